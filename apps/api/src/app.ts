@@ -1,0 +1,25 @@
+// Express wiring: request context, security headers, JSON bodies, the routes, and the error body of SPEC §2.
+import express from "express";
+import helmet from "helmet";
+import type { AppDeps } from "./context";
+import { errorHandler, unknownRoute } from "./middleware/error-handler";
+import { jsonBody } from "./middleware/json-body";
+import { requestContext } from "./middleware/request-context";
+import { routes } from "./routes";
+
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("trust proxy", deps.config.trustProxy);
+  app.set("query parser", "simple");
+
+  app.use(requestContext(deps.logger));
+  // JSON only: nothing here may load or frame anything. Pages served by the API set their own policy.
+  app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
+  app.use(jsonBody());
+  for (const router of routes(deps)) app.use(router);
+  app.use(unknownRoute);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,51 @@
+// One error type for every refusal, and one table from its code to the HTTP status (SPEC §2).
+
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  validation_failed: 400,
+  unknown_job_type: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  invite_not_found: 404,
+  cannot_remove_self: 409,
+  already_member: 409,
+  email_taken: 409,
+  idempotency_conflict: 409,
+  invite_expired: 410,
+  invite_used: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorDetail = { path: string; message: string };
+
+export class AppError extends Error {
+  override name = "AppError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    /** Extra response headers, e.g. Retry-After. */
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+export const notFound = (what = "Resource") => new AppError("not_found", `${what} not found.`);
+export const unauthorized = (message = "A valid credential is required.") => new AppError("unauthorized", message);
+export const forbidden = (message = "Your role does not allow this.") => new AppError("forbidden", message);
+
+export function validationFailed(details: ErrorDetail[], message?: string): AppError {
+  const summary = details.slice(0, 3).map((d) => `${d.path} ${d.message}`).join("; ");
+  return new AppError("validation_failed", message ?? `Invalid request: ${summary}${details.length > 3 ? "; …" : ""}.`, details);
+}

@@ -1,0 +1,14 @@
+import type Joi from "joi";
+import { validationFailed } from "./errors";
+
+/**
+ * Validates `value` (a body, a query) and returns it with defaults applied; throws 400 `validation_failed`
+ * naming every bad path, prefixed with `prefix` ("" for a body, "query" for query strings).
+ */
+export function validate<T>(schema: Joi.Schema<T>, value: unknown, prefix = ""): T {
+  const { value: result, error } = schema.validate(value, { abortEarly: false, convert: prefix === "query", errors: { label: false } });
+  if (!error) return result as T;
+  throw validationFailed(
+    error.details.map((d) => ({ path: [prefix, ...d.path.map(String)].filter(Boolean).join(".") || "body", message: d.message })),
+  );
+}

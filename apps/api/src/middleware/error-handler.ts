@@ -1,0 +1,48 @@
+// Renders every error as SPEC §2's body. Known refusals keep their code; an unreachable Postgres is 503;
+// anything else is a 500 whose message says nothing about our insides (the log has the details).
+import type { ErrorRequestHandler, RequestHandler } from "express";
+import { isDatabaseUnavailable } from "@conveyor/db";
+import { AppError, notFound } from "../http/errors";
+
+/** Errors raised by body-parser before a route runs, by their `type`. */
+function fromBodyParser(error: { type?: string; status?: number }): AppError | null {
+  switch (error.type) {
+    case "entity.too.large":
+      return new AppError("payload_too_large", "The request body is larger than 1 MiB.");
+    case "entity.parse.failed":
+      return new AppError("invalid_json", "The request body is not valid JSON.");
+    case "charset.unsupported":
+    case "encoding.unsupported":
+      return new AppError("unsupported_media_type", "The body's charset or content encoding is not supported; send UTF-8 JSON.");
+    case "request.aborted":
+    case "request.size.invalid":
+    case "stream.encoding.set":
+      return new AppError("invalid_json", "The request body could not be read.");
+    default:
+      return null;
+  }
+}
+
+export const unknownRoute: RequestHandler = (req, _res, next) => next(notFound(`Route ${req.method} ${req.path}`));
+
+export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
+  let appError: AppError;
+  if (error instanceof AppError) appError = error;
+  else if (fromBodyParser(error)) appError = fromBodyParser(error)!;
+  else if (isDatabaseUnavailable(error)) {
+    appError = new AppError("unavailable", "The service is temporarily unavailable. Try again shortly.", undefined, { "Retry-After": "5" });
+    req.log.error("database unavailable", { error });
+  } else {
+    appError = new AppError("internal_error", "Something went wrong on our side. Quote the X-Request-Id if you contact support.");
+    req.log.error("unhandled error", { error: { name: error?.name, message: error?.message, stack: error?.stack } });
+  }
+
+  const status = appError.status;
+  if (status < 500) req.log.log(status === 401 || status === 404 ? "info" : "warn", `refused: ${appError.code}`, { status });
+  if (res.headersSent) return res.destroy();
+  for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
+  if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="conveyor"');
+  res.status(status).json({
+    error: { code: appError.code, message: appError.message, ...(appError.details ? { details: appError.details } : {}) },
+  });
+};

@@ -1,0 +1,61 @@
+// The API process: parse configuration, connect to Postgres and Redis, serve HTTP, and stop cleanly.
+import type { Server } from "node:http";
+import { loadDotEnv, runMain } from "@conveyor/config";
+import { connectDatabase } from "@conveyor/db";
+import { createLogger } from "@conveyor/logger";
+import { JobQueues, connectRedis } from "@conveyor/queue";
+import { createApp } from "./app";
+import { systemClock, type AppDeps } from "./context";
+import { loadApiConfig } from "./env";
+
+/** How long in-flight requests get to finish after SIGTERM before their connections are closed. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function main(): Promise<void> {
+  loadDotEnv();
+  const config = loadApiConfig(process.env);
+  const logger = createLogger({ service: "api", level: config.logLevel, json: config.nodeEnv === "production" });
+  const db = await connectDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: "conveyor-api" });
+  const redis = await connectRedis(config.redisUrl, "producer").catch(async (error) => {
+    await db.close();
+    throw error;
+  });
+  // Keep running while Redis is away: jobs are safe in Postgres and the reconciler enqueues them later.
+  redis.on("error", (error) => logger.debug("redis connection error", { error }));
+
+  const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: config.redisPrefix }), clock: systemClock };
+  const server = createApp(deps).listen(config.port);
+  await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
+  logger.info(`API listening on http://localhost:${config.port} (public URL ${config.publicUrl})`);
+  if (config.jwt.insecureDefault) {
+    logger.warn("JWT_SECRET is not set: tokens are signed with a built-in development secret. Set JWT_SECRET before exposing this API.");
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info(`${signal} received: finishing in-flight requests`);
+    await closeServer(server);
+    await deps.queues.close();
+    await redis.quit().catch(() => redis.disconnect());
+    await db.close();
+    logger.info("API stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+runMain(main);

@@ -1,0 +1,17 @@
+// Tests run TypeScript sources directly (the "conveyor-source" export condition), transformed by SWC,
+// against the real Postgres and Redis of the machine. See packages/testkit for the isolation rules.
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: "node",
+  testEnvironmentOptions: { customExportConditions: ["conveyor-source", "node", "require", "default"] },
+  transform: {
+    "^.+\\.(t|j|mj)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }],
+  },
+  // Prisma's schema engine glue is an ES module; everything else in node_modules is CommonJS already.
+  transformIgnorePatterns: ["/node_modules/(?!@prisma/schema-engine-wasm/)"],
+  testMatch: ["<rootDir>/{apps,packages}/*/{src,test}/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
+  globalSetup: "<rootDir>/packages/testkit/src/global-setup.ts",
+  testTimeout: 60_000,
+  // Two cores: more parallel files than that only makes the process-level tests slower and flakier.
+  maxWorkers: 2,
+};

@@ -1,0 +1,54 @@
+// What a job handler sees. Handlers are plain async functions; the worker runtime owns BullMQ, Postgres,
+// retries and the fence, so a handler only does its job and says how it went.
+import type { LogLevel } from "./limits";
+
+export type JobContext = {
+  jobId: string;
+  orgId: string;
+  type: string;
+  /** 1-based attempt number: attempt n runs with retries = n − 1. */
+  attempt: number;
+  maxRetries: number;
+  /** Fires when the worker shuts down past its grace period or the attempt is abandoned. */
+  signal: AbortSignal;
+  /** Adds a line to the job's logs (GET /jobs/{id}/logs). Never log secrets or payload bodies. */
+  log(level: LogLevel, message: string): void;
+  /** Stores the file this job produced; served by GET /jobs/{id}/artifact. */
+  saveArtifact(artifact: { contentType: string; filename: string; data: Buffer }): Promise<void>;
+};
+
+/** A handler's result is stored as the job's `result` (a JSON object) when it returns. */
+export type JobResult = Record<string, unknown> | undefined | void;
+
+export type JobHandler<P> = (payload: P, ctx: JobContext) => Promise<JobResult>;
+
+/**
+ * Thrown when running the job again cannot help: invalid input found at run time, a provider's
+ * non-retryable 4xx, a missing setting. The job fails at once without consuming retries.
+ */
+export class PermanentJobError extends Error {
+  override name = "PermanentJobError";
+}
+
+/** Thrown for a failure worth retrying; `retryAfterMs` asks for a longer wait than the backoff gives. */
+export class RetryableJobError extends Error {
+  override name = "RetryableJobError";
+  constructor(
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Context given to an operator plugin: the same as a built-in handler's. */
+export type PluginContext = JobContext;
+
+/**
+ * An operator plugin module (listed in WORKER_PLUGINS) exports this shape, as default or as named exports.
+ * `handle` receives the payload's raw JSON bytes and returns (optionally a result object) or throws.
+ */
+export type JobPlugin = {
+  type: string;
+  handle(payload: Buffer, ctx: PluginContext): Promise<JobResult> | JobResult;
+};

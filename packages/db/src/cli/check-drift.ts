@@ -1,0 +1,19 @@
+// `npm run db:check`: fails when schema.prisma and prisma/migrations describe different databases.
+import { parseEnv, sharedEnv, Joi } from "@conveyor/config";
+import { findSchemaDrift } from "../drift";
+
+async function main(): Promise<void> {
+  const { DATABASE_URL } = parseEnv(Joi.object({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
+  const drift = await findSchemaDrift(DATABASE_URL);
+  if (drift.length === 0) {
+    process.stdout.write("schema.prisma and prisma/migrations agree.\n");
+    return;
+  }
+  process.stderr.write(`schema.prisma and prisma/migrations disagree (create a migration with \`npm run db:migration -- <name>\`):\n${drift.join("\n")}\n`);
+  process.exitCode = 1;
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+// `npm run db:migrate`: creates the database if it is missing and applies pending migrations.
+import { parseEnv, sharedEnv, Joi } from "@conveyor/config";
+import { migrate } from "../migrate";
+import { databaseUnreachableMessage } from "../errors";
+
+async function main(): Promise<void> {
+  const { DATABASE_URL } = parseEnv(Joi.object({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
+  try {
+    const applied = await migrate(DATABASE_URL);
+    process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
+  } catch (error) {
+    throw new Error(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+});

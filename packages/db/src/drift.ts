@@ -1,0 +1,96 @@
+// Checks that prisma/migrations and schema.prisma describe the same database. Prisma's own check
+// (`migrate diff --from-migrations`) needs a shadow database the wasm engine cannot manage here, so we
+// build the two databases ourselves and compare what Postgres' catalogs say about them.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { diffSchemas, migrate, readSchema } from "./migrate";
+
+type Catalog = Record<string, unknown[]>;
+
+const catalogQueries: Record<string, string> = {
+  enums: `SELECT t.typname AS name, array_agg(e.enumlabel ORDER BY e.enumsortorder) AS labels
+            FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid
+           WHERE t.typnamespace = 'public'::regnamespace GROUP BY t.typname ORDER BY 1`,
+  columns: `SELECT table_name, column_name, udt_name, is_nullable, column_default, character_maximum_length,
+                   numeric_precision, datetime_precision, is_identity
+              FROM information_schema.columns
+             WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' ORDER BY 1, 2`,
+  indexes: `SELECT tablename, indexname, indexdef FROM pg_indexes
+             WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1, 2`,
+  constraints: `SELECT conrelid::regclass::text AS table_name, conname, pg_get_constraintdef(oid) AS definition
+                  FROM pg_constraint
+                 WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> '_prisma_migrations' ORDER BY 1, 2`,
+};
+
+async function describe(databaseUrl: string): Promise<Catalog> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const catalog: Catalog = {};
+    for (const [name, sql] of Object.entries(catalogQueries)) catalog[name] = (await client.query(sql)).rows;
+    return catalog;
+  } finally {
+    await client.end();
+  }
+}
+
+function withDatabase(baseUrl: string, name: string): string {
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function dropDatabase(baseUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: withDatabase(baseUrl, "postgres") });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Builds one scratch database from the migrations and one from schema.prisma (or `schema`, the text of
+ * another version of it), and lists every catalog row
+ * that differs. Storage parameters such as fillfactor are not compared: Prisma cannot express them.
+ * Returns an empty list when the two agree.
+ */
+export async function findSchemaDrift(serverUrl: string, schema?: string): Promise<string[]> {
+  const suffix = randomBytes(4).toString("hex");
+  const fromMigrations = `conveyor_drift_m_${suffix}`;
+  const fromSchema = `conveyor_drift_s_${suffix}`;
+  try {
+    await migrate(withDatabase(serverUrl, fromMigrations));
+    const sql = await diffSchemas(null, schema ?? (await readSchema()), withDatabase(serverUrl, fromMigrations));
+    await migrateFromSql(withDatabase(serverUrl, fromSchema), sql);
+    const [a, b] = await Promise.all([describe(withDatabase(serverUrl, fromMigrations)), describe(withDatabase(serverUrl, fromSchema))]);
+    const differences: string[] = [];
+    for (const kind of Object.keys(catalogQueries)) {
+      const left = new Set((a[kind] ?? []).map((row) => JSON.stringify(row)));
+      const right = new Set((b[kind] ?? []).map((row) => JSON.stringify(row)));
+      for (const row of left) if (!right.has(row)) differences.push(`${kind}: only in migrations: ${row}`);
+      for (const row of right) if (!left.has(row)) differences.push(`${kind}: only in schema.prisma: ${row}`);
+    }
+    return differences;
+  } finally {
+    await Promise.all([dropDatabase(serverUrl, fromMigrations), dropDatabase(serverUrl, fromSchema)]);
+  }
+}
+
+async function migrateFromSql(databaseUrl: string, sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: withDatabase(databaseUrl, "postgres") });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(new URL(databaseUrl).pathname.slice(1))}`);
+  } finally {
+    await admin.end();
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,73 @@
+// One winston setup for every process: JSON lines in production, readable lines in development, and a
+// redaction pass so credentials and payload bodies never reach the output whatever a caller passes in.
+import winston from "winston";
+
+export type Logger = winston.Logger;
+
+export type LoggerOptions = {
+  /** Minimum level written. Default "info". */
+  level?: string;
+  /** JSON lines (production) instead of readable text. Default false. */
+  json?: boolean;
+  /** Name of the process, e.g. "api" or "worker". */
+  service: string;
+  /** Where lines go; default stdout. Tests pass a stream to inspect the output. */
+  stream?: NodeJS.WritableStream;
+};
+
+const SECRET_KEY = /^(authorization|cookie|set-cookie|x-api-key|api_?key|key|password.*|.*secret.*|.*token.*|.*_hash|.*Hash|payload|body)$/i;
+const SECRET_TEXT: [RegExp, string][] = [
+  [/\bcvk_[A-Za-z0-9]+/g, "cvk_[redacted]"],
+  [/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, "[redacted-jwt]"],
+  [/\b(Bearer|Basic)\s+[\w\-.~+/=]+/gi, "$1 [redacted]"],
+  [/\bwhsec_[A-Za-z0-9+/=]+/g, "whsec_[redacted]"],
+  [/([?&]token=)[^&\s"']+/gi, "$1[redacted]"],
+];
+
+/** Replaces credentials that look like ours (API keys, JWTs, bearer headers, invite tokens in URLs). */
+export function redactText(text: string): string {
+  return SECRET_TEXT.reduce((out, [pattern, replacement]) => out.replace(pattern, replacement), text);
+}
+
+function redactValue(value: unknown, depth: number): unknown {
+  if (typeof value === "string") return redactText(value);
+  if (value instanceof Error) return { name: value.name, message: redactText(value.message) };
+  if (value === null || typeof value !== "object" || depth > 6) return value;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_KEY.test(k) ? "[redacted]" : redactValue(v, depth + 1);
+  return out;
+}
+
+const INTERNAL = new Set(["level", "message", "timestamp", "service"]);
+
+const redact = winston.format((info) => {
+  info.message = typeof info.message === "string" ? redactText(info.message) : redactValue(info.message, 0);
+  for (const key of Object.keys(info)) {
+    if (INTERNAL.has(key)) continue;
+    info[key] = SECRET_KEY.test(key) ? "[redacted]" : redactValue(info[key], 0);
+  }
+  return info;
+});
+
+/** Escapes control characters so one log call is always one output line (CR/LF injection). */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
+}
+
+const readable = winston.format.printf((info) => {
+  const { level, message, timestamp, service, ...meta } = info as Record<string, unknown>;
+  const rest = Object.keys(meta).length ? ` ${JSON.stringify(meta)}` : "";
+  return `${timestamp} ${level} [${service}] ${oneLine(String(message))}${rest}`;
+});
+
+export function createLogger(options: LoggerOptions): Logger {
+  const colors = !options.stream && process.stdout.isTTY ? [winston.format.colorize()] : [];
+  const format = options.json
+    ? winston.format.combine(redact(), winston.format.timestamp(), winston.format.json())
+    : winston.format.combine(redact(), winston.format.timestamp(), ...colors, readable);
+  const transport = options.stream
+    ? new winston.transports.Stream({ stream: options.stream })
+    : new winston.transports.Console();
+  return winston.createLogger({ level: options.level ?? "info", defaultMeta: { service: options.service }, format, transports: [transport] });
+}

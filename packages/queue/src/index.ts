@@ -1,0 +1,2 @@
+export * from "./redis";
+export * from "./producer";

@@ -1,0 +1,74 @@
+// Puts jobs on their type's BullMQ queue. The BullMQ job id is the Postgres job id, so adding a job that
+// is already queued is a no-op, and the job's data stays in Postgres: Redis carries only the id.
+import { Queue } from "bullmq";
+import { queueName } from "@conveyor/contracts";
+import type { Redis } from "./redis";
+
+/** BullMQ's backoff type name; the worker registers the strategy that reads the delay it computed. */
+export const BACKOFF_TYPE = "conveyor";
+
+export type EnqueueRequest = {
+  id: string;
+  type: string;
+  /** Attempts left: 1 + max_retries − retries. */
+  attempts: number;
+  /** Milliseconds until the attempt is due (a scheduled retry); 0 or absent means now. */
+  delayMs?: number;
+};
+
+export type JobQueuesOptions = {
+  connection: Redis;
+  /** Key prefix for every queue (REDIS_PREFIX). */
+  prefix: string;
+};
+
+export class JobQueues {
+  private readonly queues = new Map<string, Queue>();
+
+  constructor(private readonly options: JobQueuesOptions) {}
+
+  /** The queue of `type`, created on first use and kept. */
+  queue(type: string): Queue {
+    let queue = this.queues.get(type);
+    if (!queue) {
+      queue = new Queue(queueName(type), { connection: this.options.connection, prefix: this.options.prefix });
+      // Errors surface through the calls that failed; an unhandled 'error' event must not crash the process.
+      queue.on("error", () => {});
+      this.queues.set(type, queue);
+    }
+    return queue;
+  }
+
+  /** Adds the jobs, one pipelined bulk add per type. Rejects if Redis does not take them. */
+  async enqueue(jobs: readonly EnqueueRequest[]): Promise<void> {
+    const byType = new Map<string, EnqueueRequest[]>();
+    for (const job of jobs) {
+      const list = byType.get(job.type);
+      if (list) list.push(job);
+      else byType.set(job.type, [job]);
+    }
+    await Promise.all(
+      [...byType].map(([type, list]) =>
+        this.queue(type).addBulk(
+          list.map((job) => ({
+            name: type,
+            data: {},
+            opts: {
+              jobId: job.id,
+              attempts: Math.max(1, job.attempts),
+              backoff: { type: BACKOFF_TYPE },
+              delay: job.delayMs && job.delayMs > 0 ? job.delayMs : undefined,
+              removeOnComplete: true,
+              removeOnFail: true,
+            },
+          })),
+        ),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+  }
+}

@@ -1,0 +1,5 @@
+export * from "./postgres";
+export * from "./redis";
+export * from "./processes";
+export * from "./wait";
+export * from "./redis-server";

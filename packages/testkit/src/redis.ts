@@ -1,0 +1,25 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://localhost:6379";
+
+/** A key prefix no other test file uses. */
+export function testRedisPrefix(): string {
+  return `conveyor-test-${randomBytes(5).toString("hex")}`;
+}
+
+/** Deletes every key under `prefix` (a test file's own keys) from the shared Redis. */
+export async function deleteRedisPrefix(prefix: string, url = TEST_REDIS_URL): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,6 +1,7 @@
 // The worker's configuration, parsed once at boot from the environment (SPEC §7). Nothing else reads process.env.
 import { Joi, parseEnv, sharedEnv, type Env } from "@conveyor/config";
 import { TYPE_NAME_PATTERN } from "@conveyor/contracts";
+import { handlerEnv, handlerSettings, type HandlerSettings } from "./handlers/settings";
 
 const list = () => Joi.string().custom((value: string) => value.split(",").map((s) => s.trim()).filter(Boolean));
 const typeList = () =>
@@ -28,6 +29,7 @@ export const workerEnvSchema = Joi.object({
   RECONCILE_INTERVAL_MS: Joi.number().integer().min(100).max(3_600_000).default(15_000),
   /** A pending or processing job untouched for this long, and absent from Redis, is re-enqueued. */
   RECONCILE_GRACE_MS: Joi.number().integer().min(0).max(3_600_000).default(30_000),
+  ...handlerEnv,
 });
 
 export type WorkerConfig = {
@@ -50,6 +52,7 @@ export type WorkerConfig = {
   reconcileGraceMs: number;
   urlPolicy: { allowHttp: boolean; allowPrivateNetwork: boolean };
   templatesDir: string | undefined;
+  handlers: HandlerSettings;
 };
 
 export function loadWorkerConfig(env: Env): WorkerConfig {
@@ -73,5 +76,6 @@ export function loadWorkerConfig(env: Env): WorkerConfig {
     reconcileGraceMs: v.RECONCILE_GRACE_MS,
     urlPolicy: { allowHttp: v.WEBHOOK_ALLOW_HTTP, allowPrivateNetwork: v.ALLOW_PRIVATE_NETWORK },
     templatesDir: v.TEMPLATES_DIR,
+    handlers: handlerSettings(v),
   };
 }

@@ -3,3 +3,4 @@ export * from "./ids";
 export * from "./errors";
 export { migrate, ensureDatabase } from "./migrate";
 export { findSchemaDrift } from "./drift";
+export * from "./credentials";

@@ -1,0 +1,27 @@
+// JWTs: HS256 only, always with an expiry; claims `sub` (user id) and `org` (org id).
+import jwt from "jsonwebtoken";
+import { isUuid } from "@conveyor/db";
+
+export type TokenClaims = { userId: string; orgId: string };
+export type JwtSettings = { secret: string; ttl: string };
+
+export function signToken(claims: TokenClaims, settings: JwtSettings, now: Date): string {
+  const iat = Math.floor(now.getTime() / 1000);
+  return jwt.sign({ sub: claims.userId, org: claims.orgId, iat }, settings.secret, {
+    algorithm: "HS256",
+    expiresIn: settings.ttl as jwt.SignOptions["expiresIn"],
+  });
+}
+
+/** The claims of a valid token, or null: wrong algorithm or signature, expired, no expiry, malformed claims. */
+export function verifyToken(token: string, secret: string, now: Date): TokenClaims | null {
+  try {
+    const payload = jwt.verify(token, secret, { algorithms: ["HS256"], clockTimestamp: Math.floor(now.getTime() / 1000) });
+    if (typeof payload !== "object" || typeof payload.exp !== "number") return null;
+    const { sub, org } = payload as { sub?: unknown; org?: unknown };
+    if (typeof sub !== "string" || typeof org !== "string" || !isUuid(sub) || !isUuid(org)) return null;
+    return { userId: sub, orgId: org };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,35 @@
+// Data access behind authentication: a JWT's membership and an API key's owner, read on every request
+// (or from a cache of at most a few seconds for keys) so removals and revocations take effect at once.
+import type { Role } from "@conveyor/contracts";
+import type pg from "pg";
+
+export type Membership = { orgId: string; userId: string; role: Role };
+
+/** The role of `userId` in `orgId`, or null when they are not a member. */
+export async function findMembership(pool: pg.Pool, orgId: string, userId: string): Promise<Membership | null> {
+  const { rows } = await pool.query<{ role: Role }>("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [orgId, userId]);
+  return rows[0] ? { orgId, userId, role: rows[0].role } : null;
+}
+
+export type ApiKeyOwner = { apiKeyId: string; orgId: string; userId: string };
+
+/**
+ * The live key with this SHA-256 hash: not revoked, and created by someone who is still a member of the
+ * key's organization. Null otherwise.
+ */
+export async function findLiveApiKey(pool: pg.Pool, keyHash: Buffer): Promise<ApiKeyOwner | null> {
+  const { rows } = await pool.query<{ id: string; org_id: string; created_by: string }>(
+    `SELECT k.id, k.org_id, k.created_by
+       FROM api_keys k
+       JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.created_by
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    [keyHash],
+  );
+  const row = rows[0];
+  return row ? { apiKeyId: row.id, orgId: row.org_id, userId: row.created_by } : null;
+}
+
+/** Records that a key was used; callers throttle this, it is not worth a write per request. */
+export async function touchApiKey(pool: pg.Pool, apiKeyId: string, at: Date): Promise<void> {
+  await pool.query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)", [apiKeyId, at]);
+}

@@ -1,0 +1,34 @@
+// A JobContext for calling one handler directly in a test: it keeps the log lines and the artifact in
+// memory so the test can assert on them. End-to-end tests go through the real worker runtime instead.
+import { randomUUID } from "node:crypto";
+import type { JobContext, LogLevel } from "@conveyor/contracts";
+
+export type RecordedContext = JobContext & {
+  lines: { level: LogLevel; message: string }[];
+  artifact?: { contentType: string; filename: string; data: Buffer };
+  abort(reason?: string): void;
+};
+
+export function handlerContext(overrides: Partial<Pick<JobContext, "jobId" | "orgId" | "type" | "attempt" | "maxRetries">> = {}): RecordedContext {
+  const controller = new AbortController();
+  const ctx: RecordedContext = {
+    jobId: randomUUID(),
+    orgId: randomUUID(),
+    type: "test",
+    attempt: 1,
+    maxRetries: 0,
+    ...overrides,
+    signal: controller.signal,
+    lines: [],
+    log(level, message) {
+      ctx.lines.push({ level, message });
+    },
+    async saveArtifact(artifact) {
+      ctx.artifact = artifact;
+    },
+    abort(reason) {
+      controller.abort(new Error(reason ?? "aborted"));
+    },
+  };
+  return ctx;
+}

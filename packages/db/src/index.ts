@@ -4,3 +4,8 @@ export * from "./errors";
 export { migrate, ensureDatabase } from "./migrate";
 export { findSchemaDrift } from "./drift";
 export * from "./credentials";
+export * from "./users";
+export * from "./organizations";
+export * from "./memberships";
+export * from "./invites";
+export * from "./api-keys";

@@ -3,11 +3,21 @@
 import type { Router } from "express";
 import type { AppDeps } from "../context";
 import { createAuthenticator } from "../middleware/authenticate";
+import { createRateLimits } from "../middleware/rate-limit";
+import { apiKeyRoutes } from "./api-keys";
+import { authRoutes } from "./auth";
 import { healthRoutes } from "./health";
+import { invitePageRoutes } from "./invite-page";
+import { inviteRoutes } from "./invites";
+import { orgRoutes } from "./org";
 
-export type RouteDeps = AppDeps & { authenticate: ReturnType<typeof createAuthenticator> };
+export type RouteDeps = AppDeps & {
+  authenticate: ReturnType<typeof createAuthenticator>;
+  /** Shared rate limiters; the job routes use `rateLimits.jobsByOrg` after `authenticate`. */
+  rateLimits: ReturnType<typeof createRateLimits>;
+};
 
 export function routes(appDeps: AppDeps): Router[] {
-  const deps: RouteDeps = { ...appDeps, authenticate: createAuthenticator(appDeps) };
-  return [healthRoutes(deps)];
+  const deps: RouteDeps = { ...appDeps, authenticate: createAuthenticator(appDeps), rateLimits: createRateLimits(appDeps) };
+  return [healthRoutes(deps), authRoutes(deps), apiKeyRoutes(deps), orgRoutes(deps), inviteRoutes(deps), invitePageRoutes()];
 }

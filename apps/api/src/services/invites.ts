@@ -1,0 +1,97 @@
+// Invites (SPEC §4): single-use links valid for 72 hours. A new invite for the same email replaces the
+// pending one; accepting creates the account or, for an existing account, requires its current password.
+import type { Role } from "@conveyor/contracts";
+import { findInviteByTokenHash, findUserByEmail, isMemberByEmail, newId, redeemInvite, replaceInvite, type InviteRecord } from "@conveyor/db";
+import { AppError, forbidden, unauthorized, validationFailed } from "../http/errors";
+import { normalizeEmail } from "./accounts";
+import type { Caller, ServiceDeps } from "./deps";
+import { generateInviteToken, hashInviteToken, looksLikeInviteToken } from "./invite-tokens";
+import type { FailedLoginGuard } from "./login-guard";
+import { hashPassword, passwordProblem, verifyPassword } from "./passwords";
+import { signToken } from "./tokens";
+
+export const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
+
+export type InviteJson = { invite_url: string; email: string; expires_at: string };
+
+/** Owners invite admins and members; admins invite members; nobody is made owner by invite. */
+export async function createInvite(input: { caller: Caller; email: string; role: Role }, { db, config, clock }: ServiceDeps): Promise<InviteJson> {
+  const { caller, role } = input;
+  if (role === "owner") throw validationFailed([{ path: "role", message: "cannot be owner: ownership is not granted by invite" }], "Ownership is not granted by invite; invite as admin or member.");
+  if (role === "admin" && caller.role !== "owner") throw forbidden("Only the owner can invite admins.");
+  const email = normalizeEmail(input.email);
+  if (await isMemberByEmail(db.prisma, caller.orgId, email)) throw new AppError("already_member", "This email already belongs to a member of the organization.");
+
+  const now = clock.now();
+  const { token, hash } = generateInviteToken();
+  const expiresAt = new Date(now.getTime() + INVITE_TTL_MS);
+  await replaceInvite(db.prisma, { id: newId(), orgId: caller.orgId, email, role, tokenHash: hash, invitedBy: caller.userId, expiresAt, at: now });
+  return { invite_url: `${config.publicUrl}/accept-invite?token=${token}`, email, expires_at: expiresAt.toISOString() };
+}
+
+/** The refusal for a token that cannot be used now, or null when it can. */
+function refusal(invite: InviteRecord | null, now: Date): AppError | null {
+  if (!invite) return new AppError("invite_not_found", "This invite link is not valid. Ask for a new invite.");
+  if (invite.acceptedAt) return new AppError("invite_used", "This invite has already been used. Log in instead, or ask for a new invite.");
+  if (invite.supersededAt) return new AppError("invite_expired", "This invite was replaced by a newer one or withdrawn. Use the latest link you received.");
+  if (invite.expiresAt.getTime() <= now.getTime()) return new AppError("invite_expired", "This invite has expired (invites are valid for 72 hours). Ask for a new invite.");
+  return null;
+}
+
+async function usableInvite(token: string, { db, clock }: ServiceDeps): Promise<InviteRecord> {
+  const invite = looksLikeInviteToken(token) ? await findInviteByTokenHash(db.prisma, hashInviteToken(token)) : null;
+  const refused = refusal(invite, clock.now());
+  if (refused) throw refused;
+  return invite!;
+}
+
+export type InviteInfoJson = { email: string; org_name: string; expires_at: string };
+
+export async function inspectInvite(input: { token: string }, deps: ServiceDeps): Promise<InviteInfoJson> {
+  const invite = await usableInvite(input.token, deps);
+  return { email: invite.email, org_name: invite.orgName, expires_at: invite.expiresAt.toISOString() };
+}
+
+export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role } };
+
+/** Exactly one of any number of concurrent accepts of the same token succeeds; the others get 410. */
+export async function acceptInvite(input: { token: string; password: string; guard?: FailedLoginGuard }, deps: ServiceDeps): Promise<AcceptedInviteJson> {
+  const { db, config, clock } = deps;
+  const invite = await usableInvite(input.token, deps);
+  // Twice at most: if an account with this email appears while we hash the new one's password, the second
+  // round treats it as the existing account it now is.
+  for (let round = 0; round < 2; round++) {
+    const existing = await findUserByEmail(db.prisma, invite.email);
+    let user: { existingId: string } | { newId: string; passwordHash: string };
+    if (existing) {
+      await input.guard?.check(invite.email);
+      if (!(await verifyPassword(input.password, existing.passwordHash))) {
+        await input.guard?.failed(invite.email);
+        throw unauthorized("This email already has an account: enter that account's current password to accept the invite.");
+      }
+      await input.guard?.succeeded(invite.email);
+      user = { existingId: existing.id };
+    } else {
+      const problem = passwordProblem(input.password);
+      if (problem) throw validationFailed([{ path: "password", message: problem }]);
+      user = { newId: newId(), passwordHash: await hashPassword(input.password, config.bcryptCost) };
+    }
+
+    const now = clock.now();
+    const outcome = await redeemInvite(db.prisma, { inviteId: invite.id, orgId: invite.orgId, email: invite.email, role: invite.role, at: now, user });
+    switch (outcome.kind) {
+      case "accepted":
+        return {
+          token: signToken({ userId: outcome.userId, orgId: invite.orgId }, config.jwt, now),
+          user: { id: outcome.userId, email: invite.email, role: invite.role },
+        };
+      case "unavailable":
+        throw refusal(await findInviteByTokenHash(db.prisma, hashInviteToken(input.token)), now) ?? new AppError("invite_used", "This invite has already been used.");
+      case "already_member":
+        throw new AppError("already_member", "This account is already a member of the organization. Log in instead.");
+      case "email_taken":
+        continue;
+    }
+  }
+  throw new AppError("email_taken", "An account with this email was created at the same moment; try again.");
+}

@@ -34,6 +34,8 @@ export type FakeBehaviour = {
   refuse?: (request: RecordedRequest) => FakeReply | undefined;
   /** The provider's answer to a valid request (may record what was "sent"); skipped when an answer was scripted. */
   answer: (request: RecordedRequest) => FakeReply | Promise<FakeReply>;
+  /** Forgets the provider's state (what was sent, idempotency keys); called by FakeServer.reset(). */
+  reset?: () => void;
 };
 
 type Scripted = { kind: "reply"; reply: FakeReply } | { kind: "delay"; ms: number } | { kind: "hang" } | { kind: "drop" };
@@ -58,7 +60,7 @@ export type FakeServer = {
   dropNext(): void;
   /** Resolves once at least `count` requests arrived (rejects after `timeoutMs`). */
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
-  /** Forgets recorded requests and pending scripts. */
+  /** Forgets recorded requests, pending scripts and the provider's state. */
   reset(): void;
   close(): Promise<void>;
 };
@@ -150,6 +152,7 @@ export async function startFakeServer(behaviour: FakeBehaviour): Promise<FakeSer
     reset() {
       requests.length = 0;
       scripts.length = 0;
+      behaviour.reset?.();
     },
     close() {
       for (const socket of sockets) socket.destroy();

@@ -9,3 +9,4 @@ export * from "./organizations";
 export * from "./memberships";
 export * from "./invites";
 export * from "./api-keys";
+export * from "./job-callbacks";

@@ -32,7 +32,24 @@ export async function providerRequest<T = unknown>(request: ProviderRequest): Pr
     if (signal?.aborted) throw error;
     const code = (error as { code?: string }).code;
     const what = code === "ECONNABORTED" || code === "ETIMEDOUT" ? `did not answer within ${timeoutMs} ms` : `could not be reached (${code ?? (error as Error).message})`;
-    throw new RetryableJobError(`${provider} ${what}`);
+    throw new ProviderUnreachableError(`${provider} ${what}`, code);
+  }
+}
+
+// Failures that happen before a single byte of the request can have left this machine.
+const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ERR_INVALID_URL"]);
+
+/** No response arrived. For a call that is not idempotent, `mayHaveBeenProcessed` says whether retrying is safe. */
+export class ProviderUnreachableError extends RetryableJobError {
+  override name = "ProviderUnreachableError";
+  /** False only when the request certainly never reached the provider (refused connection, unknown host). */
+  readonly mayHaveBeenProcessed: boolean;
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.mayHaveBeenProcessed = !(code && NOT_SENT_CODES.has(code));
   }
 }
 

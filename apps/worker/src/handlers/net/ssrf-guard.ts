@@ -1,0 +1,103 @@
+// The SSRF guard shared by every handler that fetches a user-supplied URL (webhook, compress_image).
+// The URL is judged first (scheme, credentials, literal IPs, internal names: the same policy the API applies
+// at enqueue, re-applied because a job may predate a policy change). Then the agents' socket `lookup`
+// resolves the host, judges EVERY address and hands the socket only addresses it judged, so the address
+// checked is the address connected to: a second, rebound DNS answer is never consulted.
+import dns from "node:dns";
+import type http from "node:http";
+import type https from "node:https";
+import net from "node:net";
+import { forbiddenAddressReason, PermanentJobError, urlRefusal, type UrlPolicy } from "@conveyor/contracts";
+import { GuardedHttpAgent, GuardedHttpsAgent } from "./guarded-agents";
+
+/** Resolves a host name to every address it has (A and AAAA). */
+export type Resolver = (hostname: string) => Promise<string[]>;
+
+export type SsrfGuardOptions = {
+  policy: UrlPolicy;
+  /** Default: the system resolver (`dns.lookup` with `all: true`). Tests inject one to play DNS tricks. */
+  resolve?: Resolver;
+  /** Extra trusted CA certificates (PEM) for https targets. Default: Node's bundled roots only. */
+  ca?: string | Buffer;
+};
+
+/**
+ * What a handler factory may take besides its deps, for tests only: a resolver and a test CA. Neither can
+ * loosen the policy (every answer is still judged), and the worker's registry never passes them.
+ */
+export type NetOptions = Pick<SsrfGuardOptions, "resolve" | "ca">;
+
+/** Heard with a host name and the addresses the guard checked and handed to the socket. */
+export type ResolvedListener = (hostname: string, addresses: string[]) => void;
+
+export type SsrfGuard = {
+  /** The parsed URL, or a PermanentJobError naming why the policy refuses it. */
+  checkUrl(raw: string): URL;
+  /** A socket `lookup` that refuses forbidden addresses and answers only the addresses it checked. */
+  lookup(onResolved?: ResolvedListener): net.LookupFunction;
+  /**
+   * Agents whose sockets resolve through `lookup` and refuse forbidden literal IPs. keepAlive is off, so
+   * every request opens a fresh socket and is judged again.
+   */
+  agents(onResolved?: ResolvedListener): { httpAgent: http.Agent; httpsAgent: https.Agent };
+};
+
+/** A connection the guard refused; handlers turn it into a permanent failure. */
+export class ForbiddenTargetError extends Error {
+  override name = "ForbiddenTargetError";
+  readonly code = "ERR_SSRF_FORBIDDEN";
+}
+
+const systemResolve: Resolver = async (hostname) => (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+
+export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
+  const { policy } = options;
+  const resolve = options.resolve ?? systemResolve;
+  const reasonFor = (address: string) => (policy.allowPrivateNetwork ? null : forbiddenAddressReason(address));
+
+  const lookup = (onResolved?: ResolvedListener): net.LookupFunction => (hostname, lookupOptions, callback) => {
+    const family = typeof lookupOptions === "number" ? lookupOptions : lookupOptions?.family;
+    const wanted = family === "IPv4" ? 4 : family === "IPv6" ? 6 : (family ?? 0);
+    const all = typeof lookupOptions === "object" && lookupOptions?.all === true;
+    resolve(hostname).then(
+      (addresses) => {
+        const refused = addresses.map(reasonFor).find((reason) => reason !== null);
+        if (refused) return callback(new ForbiddenTargetError(`${hostname} resolves to a forbidden address (${refused})`), "", 0);
+        const usable = addresses
+          .map((address) => ({ address, family: net.isIP(address) }))
+          .filter((entry) => entry.family !== 0 && (wanted === 0 || entry.family === wanted));
+        if (usable.length === 0) return callback(notFound(hostname), "", 0);
+        onResolved?.(hostname, usable.map((entry) => entry.address));
+        if (all) return callback(null, usable);
+        callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, "", 0),
+    );
+  };
+
+  // A literal IP host never reaches `lookup` (net connects to it directly), so the agents ask this instead.
+  const literalRefusal = (host: string): ForbiddenTargetError | null => {
+    const reason = net.isIP(host) === 0 ? null : reasonFor(host);
+    return reason ? new ForbiddenTargetError(reason) : null;
+  };
+
+  return {
+    checkUrl(raw) {
+      const refusal = urlRefusal(raw, policy);
+      if (refusal) throw new PermanentJobError(`URL refused: it ${refusal}`);
+      return new URL(raw);
+    },
+    lookup,
+    agents(onResolved) {
+      const common = { keepAlive: false, lookup: lookup(onResolved) };
+      return {
+        httpAgent: new GuardedHttpAgent(literalRefusal, common),
+        httpsAgent: new GuardedHttpsAgent(literalRefusal, { ...common, ...(options.ca ? { ca: options.ca } : {}) }),
+      };
+    },
+  };
+}
+
+function notFound(hostname: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND", hostname });
+}

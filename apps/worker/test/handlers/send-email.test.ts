@@ -311,7 +311,7 @@ describe("the e-mail fakes are strict", () => {
         body: JSON.stringify({ personalizations: [{ to: [{ email: "a@b.c" }] }], from: { email: "x@y.z" }, subject: "s", content: [{ type: "text/plain", value: "" }] }),
       });
       expect(empty.status).toBe(400);
-      expect((await empty.json()).errors).toEqual([{ message: "The content value must be a string at least one character in length.", field: "content.0.value", help: null }]);
+      expect(((await empty.json()) as any).errors).toEqual([{ message: "The content value must be a string at least one character in length.", field: "content.0.value", help: null }]);
       expect(fake.sent).toHaveLength(0);
     } finally {
       await fake.close();
@@ -323,7 +323,7 @@ describe("the e-mail fakes are strict", () => {
     try {
       const anonymous = await fetch(`${fake.url}/emails`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
       expect(anonymous.status).toBe(401);
-      expect((await anonymous.json()).name).toBe("missing_api_key");
+      expect(((await anonymous.json()) as any).name).toBe("missing_api_key");
 
       const noTo = await fetch(`${fake.url}/emails`, { method: "POST", headers: { Authorization: `Bearer ${RESEND_TEST_KEY}`, "Content-Type": "application/json" }, body: JSON.stringify({ from: "a@b.c", subject: "s", text: "t" }) });
       expect(noTo.status).toBe(422);
@@ -340,11 +340,11 @@ describe("the e-mail fakes are strict", () => {
     try {
       const noFrom = await fetch(`${fake.url}/email`, { method: "POST", headers: { ...headers, Accept: "application/json" }, body: JSON.stringify({ To: "a@b.c", Subject: "s", TextBody: "t" }) });
       expect(noFrom.status).toBe(422);
-      expect((await noFrom.json()).ErrorCode).toBe(300);
+      expect(((await noFrom.json()) as any).ErrorCode).toBe(300);
 
       const noAccept = await fetch(`${fake.url}/email`, { method: "POST", headers: { ...headers, Accept: "text/html" }, body: JSON.stringify({ From: "x@y.z", To: "a@b.c", Subject: "s", TextBody: "t" }) });
       expect(noAccept.status).toBe(422);
-      expect((await noAccept.json()).ErrorCode).toBe(409);
+      expect(((await noAccept.json()) as any).ErrorCode).toBe(409);
       expect(fake.sent).toHaveLength(0);
     } finally {
       await fake.close();

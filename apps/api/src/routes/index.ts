@@ -6,6 +6,7 @@ import { createAuthenticator } from "../middleware/authenticate";
 import { createRateLimits } from "../middleware/rate-limit";
 import { apiKeyRoutes } from "./api-keys";
 import { authRoutes } from "./auth";
+import { callbackRoutes } from "./callbacks";
 import { healthRoutes } from "./health";
 import { invitePageRoutes } from "./invite-page";
 import { inviteRoutes } from "./invites";
@@ -19,5 +20,5 @@ export type RouteDeps = AppDeps & {
 
 export function routes(appDeps: AppDeps): Router[] {
   const deps: RouteDeps = { ...appDeps, authenticate: createAuthenticator(appDeps), rateLimits: createRateLimits(appDeps) };
-  return [healthRoutes(deps), authRoutes(deps), apiKeyRoutes(deps), orgRoutes(deps), inviteRoutes(deps), invitePageRoutes()];
+  return [healthRoutes(deps), authRoutes(deps), apiKeyRoutes(deps), orgRoutes(deps), inviteRoutes(deps), invitePageRoutes(), callbackRoutes(deps)];
 }

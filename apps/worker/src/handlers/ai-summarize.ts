@@ -1,8 +1,61 @@
+// ai_summarize: a summary of `text` from an OpenAI-compatible Chat Completions model (OPENAI_BASE_URL, OPENAI_MODEL).
 import { PermanentJobError, type AiSummarizePayload, type JobHandler } from "@conveyor/contracts";
+import OpenAI from "openai";
+import { classifyOpenAIError } from "./ai/openai-errors";
+import { summaryMessages } from "./ai/prompt";
+import { requireSetting } from "./settings";
 import type { HandlerDeps } from "./types";
 
-export function aiSummarizeHandler(_deps: HandlerDeps): JobHandler<AiSummarizePayload> {
-  return async () => {
-    throw new PermanentJobError("ai_summarize is not implemented in this build");
+export function aiSummarizeHandler({ settings, logger }: HandlerDeps): JobHandler<AiSummarizePayload> {
+  // One client per worker, created on first use: it keeps the connection pool between jobs.
+  let client: OpenAI | undefined;
+
+  return async (payload, ctx) => {
+    const apiKey = requireSetting(settings.openai.apiKey, "OPENAI_API_KEY");
+    const { model, baseUrl } = settings.openai;
+    const timeoutMs = settings.providerTimeoutMs;
+    client ??= new OpenAI({
+      apiKey,
+      baseURL: baseUrl,
+      // The job runtime retries with its own backoff; two stacked retry layers would multiply the attempts.
+      maxRetries: 0,
+      // Backstop only: the deadline below fires first (see there).
+      timeout: timeoutMs + 1_000,
+      // Only our settings decide what is sent: no OPENAI_ORG_ID/OPENAI_PROJECT_ID picked up from the environment.
+      organization: null,
+      project: null,
+      logger,
+      logLevel: "warn",
+    });
+
+    ctx.log("info", `Summarizing ${payload.text.length} characters with ${model} (${payload.length}) at ${new URL(baseUrl).host}`);
+    // The deadline is our own signal, so a timeout is told apart from a shutdown by which signal fired, not by
+    // the SDK recognising its fetch's abort error (it cannot when the error comes from another realm).
+    const deadline = AbortSignal.timeout(timeoutMs);
+    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      completion = await client.chat.completions.create(
+        { model, messages: summaryMessages(payload.text, payload.length) },
+        { signal: AbortSignal.any([ctx.signal, deadline]) },
+      );
+    } catch (error) {
+      throw classifyOpenAIError(error, { timeoutMs, apiKey, timedOut: deadline.aborted && !ctx.signal.aborted });
+    }
+
+    const choice = completion.choices?.[0];
+    if (choice?.finish_reason === "content_filter") {
+      throw new PermanentJobError(`OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model ${completion.model})`);
+    }
+    const refusal = choice?.message?.refusal;
+    if (refusal) throw new PermanentJobError(`OpenAI's model refused to summarize: ${refusal.replace(/\s+/g, " ").slice(0, 200)}`);
+    const summary = choice?.message?.content?.trim();
+    if (!summary) {
+      throw new PermanentJobError(`OpenAI returned an empty summary (finish_reason ${choice?.finish_reason ?? "none"}, model ${completion.model || model})`);
+    }
+    if (choice?.finish_reason === "length") ctx.log("warn", "The summary was cut off at the model's output limit");
+
+    const usage = { prompt_tokens: completion.usage?.prompt_tokens ?? null, completion_tokens: completion.usage?.completion_tokens ?? null };
+    ctx.log("info", `${completion.model || model} returned a ${summary.length}-character summary (${usage.prompt_tokens ?? "?"} prompt tokens, ${usage.completion_tokens ?? "?"} completion tokens)`);
+    return { summary, model: completion.model || model, usage };
   };
 }

@@ -20,15 +20,15 @@ export function sendSmsHandler({ settings }: HandlerDeps): JobHandler<SendSmsPay
     if (!recipient) {
       const named = statusNamed(answer.summary);
       const reason = `${PROVIDER} sent nothing: ${answer.summary}${named?.hint ? ` (${named.hint})` : ""}`;
-      ctx.log("warn", reason);
       if (named?.outcome === "retry") throw new RetryableJobError(reason, named.code === 405 ? INSUFFICIENT_BALANCE_RETRY_MS : undefined);
       throw new PermanentJobError(reason);
     }
 
     const status = recipientStatus(Number(recipient.statusCode));
     if (status.outcome !== "sent") {
+      // The runtime logs the thrown reason; this line keeps AT's own fields for the record.
+      ctx.log("warn", `Recipient ${maskPhone(recipient.number)}: statusCode ${recipient.statusCode} (${status.name}), status "${recipient.status}", cost ${recipient.cost}`);
       const reason = `${PROVIDER} refused ${maskPhone(recipient.number)}: ${recipient.statusCode} ${status.name}${status.hint ? ` (${status.hint})` : ""}`;
-      ctx.log(status.outcome === "retry" ? "warn" : "error", reason);
       if (status.outcome === "retry") throw new RetryableJobError(reason, Number(recipient.statusCode) === 405 ? INSUFFICIENT_BALANCE_RETRY_MS : undefined);
       throw new PermanentJobError(reason);
     }

@@ -99,7 +99,7 @@ describe("send_sms via Africa's Talking", () => {
     const error = await failure(env(), payload(), ctx);
     expect(error).toBeInstanceOf(PermanentJobError);
     expect(error.message).toMatch(new RegExp(`^Africa's Talking refused \\+2547\\*{5}678: ${code} ${name}`));
-    expect(ctx.lines).toContainEqual({ level: "error", message: error.message });
+    expect(ctx.lines).toContainEqual({ level: "warn", message: `Recipient +2547*****678: statusCode ${code} (${name}), status "${name}", cost 0` });
   });
 
   it("retries per-recipient 405 InsufficientBalance after ten minutes", async () => {
@@ -109,7 +109,7 @@ describe("send_sms via Africa's Talking", () => {
     expect(error).toBeInstanceOf(RetryableJobError);
     expect(error.message).toBe("Africa's Talking refused +2547*****678: 405 InsufficientBalance (the Africa's Talking account is out of credit)");
     expect((error as RetryableJobError).retryAfterMs).toBe(600_000);
-    expect(ctx.lines).toContainEqual({ level: "warn", message: error.message });
+    expect(ctx.lines).toContainEqual({ level: "warn", message: 'Recipient +2547*****678: statusCode 405 (InsufficientBalance), status "InsufficientBalance", cost 0' });
   });
 
   it.each([

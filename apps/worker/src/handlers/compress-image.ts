@@ -1,8 +1,52 @@
+// compress_image: download a user-supplied image through the SSRF guard (bytes capped while streaming, pixels
+// capped from the header before decoding), shrink it to `width`, re-encode as JPEG and store the artifact.
 import { PermanentJobError, type CompressImagePayload, type JobHandler } from "@conveyor/contracts";
+import { readHeader, SUPPORTED_FORMATS } from "./image/dimensions";
+import { downloadImage } from "./image/download";
+import { toJpeg } from "./image/transcode";
+import { deadline } from "./net/failures";
+import { createSsrfGuard, type NetOptions } from "./net/ssrf-guard";
 import type { HandlerDeps } from "./types";
 
-export function compressImageHandler(_deps: HandlerDeps): JobHandler<CompressImagePayload> {
-  return async () => {
-    throw new PermanentJobError("compress_image is not implemented in this build");
+export function compressImageHandler(deps: HandlerDeps, net: NetOptions = {}): JobHandler<CompressImagePayload> {
+  const { image, urlPolicy, providerTimeoutMs } = deps.settings;
+  const guard = createSsrfGuard({ policy: urlPolicy, ...net });
+
+  return async (payload, ctx) => {
+    // One budget for every hop and the whole body: PROVIDER_TIMEOUT_MS.
+    const time = deadline(ctx.signal, providerTimeoutMs);
+    const data = await downloadImage(guard, payload.url, { maxBytes: image.maxBytes, time, log: ctx.log });
+
+    const header = readHeader(data);
+    if (!header.format) throw new PermanentJobError(`the download is not a supported image (${SUPPORTED_FORMATS})`);
+    if (!header.size) throw new PermanentJobError(`the ${header.format.toUpperCase()} header is truncated or corrupt`);
+    const { width, height } = header.size;
+    const pixels = width * height;
+    if (pixels === 0) throw new PermanentJobError(`the ${header.format.toUpperCase()} header declares an empty ${width}×${height} image`);
+    if (pixels > image.maxPixels) {
+      throw new PermanentJobError(`the image declares ${width}×${height} = ${pixels} pixels, over IMAGE_MAX_PIXELS (${image.maxPixels}); not decoded`);
+    }
+    ctx.log("info", `downloaded a ${width}×${height} ${header.format.toUpperCase()} of ${data.length} bytes`);
+    ctx.signal.throwIfAborted();
+
+    const out = await toJpeg(data, header.format, { width: payload.width, quality: payload.quality });
+    await ctx.saveArtifact({ contentType: "image/jpeg", filename: `${stem(payload.url)}.jpg`, data: out.jpeg });
+    ctx.log("info", `stored a ${out.width}×${out.height} JPEG of ${out.jpeg.length} bytes (quality ${payload.quality})`);
+    return {
+      width: out.width,
+      height: out.height,
+      original_width: out.originalWidth,
+      original_height: out.originalHeight,
+      original_bytes: data.length,
+      bytes: out.jpeg.length,
+      content_type: "image/jpeg",
+    };
   };
+}
+
+/** A file name from the URL's last path segment, reduced to safe characters ("photo.png" → "photo"). */
+function stem(raw: string): string {
+  const segment = new URL(raw).pathname.split("/").pop() ?? "";
+  const name = segment.replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+  return name || "image";
 }

@@ -77,7 +77,7 @@ describe("send_email via SendGrid", () => {
     const ctx = handlerContext();
     const error = await failure(deps, payload(), ctx);
     expect(error).toBeInstanceOf(PermanentJobError);
-    expect(error.message).toBe("SendGrid answered 401: The provided authorization grant is invalid, expired, or revoked (check EMAIL_PROVIDER_API_KEY and the verified sender)");
+    expect(error.message).toBe("SendGrid answered 401: The provided authorization grant is invalid, expired, or revoked (check EMAIL_PROVIDER_API_KEY)");
     expectNoSecrets(deps, ctx, ["SG.wrong-key-0000", BODY], [error]);
   });
 

@@ -40,8 +40,9 @@ function sendgridFailure(response: AxiosResponse): Error {
     const message = `SendGrid answered 429 (rate limited)${detail ? `: ${detail}` : ""}`;
     return new RetryableJobError(message, resetDelay(response.headers["x-ratelimit-reset"]) ?? retryAfterMs(response.headers as Record<string, unknown>));
   }
-  if (response.status === 401 || response.status === 403) {
-    return new PermanentJobError(`SendGrid answered ${response.status}: ${detail || "forbidden"} (check EMAIL_PROVIDER_API_KEY and the verified sender)`);
+  if (response.status === 401) return new PermanentJobError(`SendGrid answered 401: ${detail || "unauthorized"} (check EMAIL_PROVIDER_API_KEY)`);
+  if (response.status === 403) {
+    return new PermanentJobError(`SendGrid answered 403: ${detail || "forbidden"} (check the sender identity and the key's Mail Send permission)`);
   }
   return statusFailure("SendGrid", response, detail);
 }

@@ -112,6 +112,12 @@ describe("chat_notify via a Slack incoming webhook", () => {
     expect(fake.requests).toHaveLength(1);
   });
 
+  it("waits for a slow answer that comes within PROVIDER_TIMEOUT_MS", async () => {
+    fake.delayNext(100);
+    const result = await chatNotifyHandler(env())(payload(), handlerContext());
+    expect(result).toEqual({ delivered: true, channel: "#deploys" });
+  });
+
   it("retries when the webhook does not answer within PROVIDER_TIMEOUT_MS", async () => {
     fake.hang();
     const error = await failure(env({ PROVIDER_TIMEOUT_MS: "150" }));

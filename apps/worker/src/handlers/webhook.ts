@@ -50,7 +50,7 @@ export function webhookHandler(deps: HandlerDeps, net: NetOptions = {}): JobHand
     const failure = statusFailure(url, response, excerpt);
     if (failure) throw failure;
 
-    ctx.log("info", `${target} answered ${response.status} in ${durationMs} ms`);
+    ctx.log("info", `${target} answered ${response.status} in ${durationMs} ms${response.truncated ? " (response over 64 KiB; the rest was not read)" : ""}`);
     return { status: response.status, webhook_id: id, ...(excerpt ? { response_excerpt: excerpt } : {}), duration_ms: durationMs };
   };
 }

@@ -57,7 +57,8 @@ export function guardedRequest(guard: SsrfGuard, request: GuardedRequest): Promi
       agent: secure ? httpsAgent : httpAgent,
       signal,
     });
-    req.once("error", (error) => reject(signal.aborted ? signal.reason : error));
+    // `on`, not `once`: a late error after the answer (a reset while draining) must not go unhandled.
+    req.on("error", (error) => reject(signal.aborted ? signal.reason : error));
     req.once("response", (res) => {
       const success = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
       const read = success ? readCapped(res, request.maxBodyBytes, request.overflow, signal) : readCapped(res, Math.min(request.maxBodyBytes, ERROR_BODY_BYTES), "truncate", signal);

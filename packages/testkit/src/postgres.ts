@@ -10,6 +10,8 @@ import { createDatabase, migrate, type Database } from "@conveyor/db";
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
 
 const migrationsDir = path.resolve(__dirname, "../../../prisma/migrations");
+/** A test database older than this is left over from an interrupted run. */
+const STALE_AFTER_SECONDS = 3 * 60 * 60;
 
 export function databaseUrl(name: string): string {
   const url = new URL(TEST_SERVER_URL);
@@ -53,14 +55,15 @@ export async function prepareTemplate(): Promise<string> {
       });
     });
   }
-  // Databases left by interrupted runs, and templates of older migrations.
+  // Databases left by interrupted runs (named with their creation time; other runs may be going on right
+  // now on this machine, so only old ones), and builds of templates abandoned half-way.
   await admin(async (c) => {
-    const { rows } = await c.query<{ datname: string }>(
-      `SELECT datname FROM pg_database WHERE (datname LIKE 'conveyor_test_%' AND datname <> $1 AND datname NOT LIKE 'conveyor_test_f_%')
-          OR (datname LIKE 'conveyor_test_f_%' AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.datname = pg_database.datname))`,
-      [name],
-    );
-    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`).catch(() => {});
+    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'conveyor_test_f_%' OR datname LIKE 'conveyor_test_tpl_%_build_%'");
+    const cutoff = Math.floor(Date.now() / 1000) - STALE_AFTER_SECONDS;
+    for (const { datname } of rows) {
+      const created = Number(/^conveyor_test_f_(\d+)_/.exec(datname)?.[1] ?? 0);
+      if (created < cutoff) await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`).catch(() => {});
+    }
   });
   return name;
 }
@@ -75,7 +78,7 @@ export type TestDatabase = {
 
 /** A fresh, migrated database for one test file. Drop it in afterAll. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `conveyor_test_f_${randomBytes(6).toString("hex")}`;
+  const name = `conveyor_test_f_${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString("hex")}`;
   const template = templateName();
   for (let attempt = 0; ; attempt++) {
     try {

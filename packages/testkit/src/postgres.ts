@@ -56,9 +56,9 @@ export async function prepareTemplate(): Promise<string> {
     });
   }
   // Databases left by interrupted runs (named with their creation time; other runs may be going on right
-  // now on this machine, so only old ones), and builds of templates abandoned half-way.
+  // now on this machine, so only old ones).
   await admin(async (c) => {
-    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'conveyor_test_f_%' OR datname LIKE 'conveyor_test_tpl_%_build_%'");
+    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'conveyor_test_f_%'");
     const cutoff = Math.floor(Date.now() / 1000) - STALE_AFTER_SECONDS;
     for (const { datname } of rows) {
       const created = Number(/^conveyor_test_f_(\d+)_/.exec(datname)?.[1] ?? 0);

@@ -1,15 +1,31 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
+import { readdirSync } from "node:fs";
 import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
+import { BUILT_IN_TEMPLATES, templateNamesFromFiles } from "@conveyor/contracts";
 import { connectDatabase } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { checkRedis, connectRedis } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
+import { createBuiltInHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
+import { loadPlugins } from "./runtime/plugins";
+import { startRuntime } from "./runtime/worker-runtime";
+
+function templateNames(dir: string | undefined): string[] {
+  if (!dir) return [...BUILT_IN_TEMPLATES];
+  try {
+    return [...new Set([...BUILT_IN_TEMPLATES, ...templateNamesFromFiles(readdirSync(dir))])];
+  } catch (error) {
+    throw new StartupError(`TEMPLATES_DIR: cannot read ${dir}: ${(error as Error).message}`);
+  }
+}
 
 async function main(): Promise<void> {
   loadDotEnv();
   const config = loadWorkerConfig(process.env);
   const logger = createLogger({ service: "worker", level: config.logLevel, json: config.nodeEnv === "production" });
+  const plugins = loadPlugins(config.plugins);
+  const catalogOptions = { ...config.urlPolicy, templateNames: templateNames(config.templatesDir) };
 
   const db = await connectDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: "conveyor-worker" });
   const redis = await connectRedis(config.redisUrl, "worker").catch(async (error) => {
@@ -22,21 +38,44 @@ async function main(): Promise<void> {
     await db.close();
     throw new StartupError(`Refusing to start: ${health.reason}. Run \`redis-cli CONFIG SET maxmemory-policy noeviction\` (and set it in redis.conf).`);
   }
+  const producerRedis = await connectRedis(config.redisUrl, "producer");
+  // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
+  for (const connection of [redis, producerRedis]) connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
+
+  const handlerSet = createBuiltInHandlers({ settings: config.handlers, logger });
+  const runtime = await startRuntime({
+    db,
+    redis,
+    producerRedis,
+    logger,
+    prefix: config.redisPrefix,
+    types: config.types,
+    concurrency: config.concurrency,
+    lockMs: config.lockMs,
+    retryBaseMs: config.retryBaseMs,
+    reconcileIntervalMs: config.reconcileIntervalMs,
+    reconcileGraceMs: config.reconcileGraceMs,
+    catalogOptions,
+    handlers: handlerSet.handlers,
+    plugins,
+  });
 
   let running = true;
   const server = await startHealthServer(config.metricsPort, () => running);
-  logger.info(`worker started (health on :${server.port})`);
+  logger.info(`worker started: serving ${runtime.types.join(", ")} (concurrency ${config.concurrency} per type; health on :${server.port})`);
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     running = false;
-    logger.info(`${signal} received: stopping`);
+    logger.info(`${signal} received: taking no new jobs; in-flight jobs have ${config.shutdownMs} ms to finish`);
+    const left = await runtime.close(config.shutdownMs);
+    await handlerSet.close().catch((error: Error) => logger.warn("could not release handler resources", { error: error.message }));
     await server.close();
-    await redis.quit().catch(() => redis.disconnect());
+    await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
     await db.close();
-    logger.info("worker stopped");
+    logger.info(left ? `worker stopped; ${left} job(s) left to stalled-job recovery` : "worker stopped");
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -43,3 +43,8 @@ export const builtInTemplates = {
 
 export type BuiltInTemplate = keyof typeof builtInTemplates;
 export const BUILT_IN_TEMPLATES = Object.keys(builtInTemplates) as BuiltInTemplate[];
+
+/** Template names from a directory listing: `<name>.hbs` files whose name is a valid identifier. */
+export function templateNamesFromFiles(files: readonly string[]): string[] {
+  return [...new Set(files.filter((f) => /^[a-z0-9][a-z0-9_-]{0,63}\.hbs$/i.test(f)).map((f) => f.slice(0, -4)))].sort();
+}

@@ -10,6 +10,7 @@ import { callbackRoutes } from "./callbacks";
 import { healthRoutes } from "./health";
 import { invitePageRoutes } from "./invite-page";
 import { inviteRoutes } from "./invites";
+import { jobRoutes } from "./jobs";
 import { orgRoutes } from "./org";
 
 export type RouteDeps = AppDeps & {
@@ -20,5 +21,5 @@ export type RouteDeps = AppDeps & {
 
 export function routes(appDeps: AppDeps): Router[] {
   const deps: RouteDeps = { ...appDeps, authenticate: createAuthenticator(appDeps), rateLimits: createRateLimits(appDeps) };
-  return [healthRoutes(deps), authRoutes(deps), apiKeyRoutes(deps), orgRoutes(deps), inviteRoutes(deps), invitePageRoutes(), callbackRoutes(deps)];
+  return [healthRoutes(deps), jobRoutes(deps), authRoutes(deps), apiKeyRoutes(deps), orgRoutes(deps), inviteRoutes(deps), invitePageRoutes(), callbackRoutes(deps)];
 }

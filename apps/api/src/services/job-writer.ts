@@ -1,0 +1,75 @@
+// Group commit for job inserts. Requests arriving while an insert is in flight are written together in the
+// next multi-row INSERT, so a burst of POST /jobs costs a few statements instead of one per request. A
+// request is answered only after its rows are committed; the BullMQ adds follow in the background, pipelined
+// per batch, and the reconciler enqueues whatever Redis did not take (Redis down, process killed).
+import type pg from "pg";
+import { insertJobs, type NewJob } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type { JobQueues } from "@conveyor/queue";
+
+type Entry = { jobs: NewJob[]; resolve(): void; reject(error: unknown): void };
+
+export type JobWriterOptions = {
+  pool: pg.Pool;
+  queues: JobQueues;
+  logger: Logger;
+  /** Statements in flight at once. Default 4. */
+  maxInFlight?: number;
+  /** Rows per statement (entries are never split). Default 2000. */
+  maxRows?: number;
+};
+
+export class JobWriter {
+  private readonly waiting: Entry[] = [];
+  private inFlight = 0;
+  private readonly maxInFlight: number;
+  private readonly maxRows: number;
+
+  constructor(private readonly options: JobWriterOptions) {
+    this.maxInFlight = options.maxInFlight ?? 4;
+    this.maxRows = options.maxRows ?? 2000;
+  }
+
+  /** Resolves once `jobs` are committed to Postgres (they are then enqueued in the background). */
+  insert(jobs: NewJob[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ jobs, resolve, reject });
+      // Let the requests of this turn of the event loop join the batch.
+      if (this.inFlight < this.maxInFlight) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    if (this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
+    const batch: Entry[] = [];
+    let rows = 0;
+    while (this.waiting.length && (batch.length === 0 || rows + this.waiting[0]!.jobs.length <= this.maxRows)) {
+      const entry = this.waiting.shift()!;
+      batch.push(entry);
+      rows += entry.jobs.length;
+    }
+    this.inFlight++;
+    void this.write(batch).finally(() => {
+      this.inFlight--;
+      this.flush();
+    });
+  }
+
+  private async write(batch: Entry[]): Promise<void> {
+    try {
+      await insertJobs(this.options.pool, batch.flatMap((e) => e.jobs));
+      for (const entry of batch) entry.resolve();
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.reject(error);
+      // One bad entry must not fail its neighbours: write them one by one.
+      await Promise.all(batch.map((entry) => this.write([entry])));
+      return;
+    }
+    const jobs = batch.flatMap((e) => e.jobs);
+    this.options.queues
+      .enqueue(jobs.map((j) => ({ id: j.id, type: j.type, attempts: 1 + j.maxRetries })))
+      .catch((error: Error) =>
+        this.options.logger.warn(`Redis did not take ${jobs.length} new job(s); the reconciler will enqueue them`, { error: error.message }),
+      );
+  }
+}

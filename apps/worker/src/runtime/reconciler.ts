@@ -1,0 +1,139 @@
+// Puts back on their queues the live jobs (pending or processing in Postgres) that Redis does not hold:
+// jobs created while Redis was down, jobs of an API that died before enqueueing, and everything a Redis
+// restart without persistence or a FLUSHALL wiped. Postgres decides what must run; Redis is refilled from it.
+//
+// - One reconciler at a time across all workers (a Redis lock), and adding a job id that is already queued
+//   is a no-op in BullMQ, so two reconcilers never queue a job twice.
+// - A sentinel key tells a wiped Redis apart from a healthy one: when it is missing, every live job is
+//   checked at once; otherwise a bounded slice of old-enough jobs is checked per cycle.
+// - Done and failed jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import { queueName } from "@conveyor/contracts";
+import { deleteExpiredIdempotencyKeys, liveJobsPage, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type { JobQueues, Redis } from "@conveyor/queue";
+
+export type ReconcilerOptions = {
+  pool: pg.Pool;
+  redis: Redis;
+  queues: JobQueues;
+  prefix: string;
+  logger: Logger;
+  intervalMs: number;
+  /** Jobs untouched for less than this are left alone by the incremental sweep (they may be mid-enqueue). */
+  graceMs: number;
+  /** Jobs checked per incremental cycle. Default 5000. */
+  sliceSize?: number;
+  onReenqueued?(count: number): void;
+};
+
+export type ReconcileReport = { ran: boolean; fullSweep: boolean; checked: number; reenqueued: number };
+
+const PAGE = 500;
+const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
+
+export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private cursor: LiveJobCursor | null = null;
+  private readonly lockKey: string;
+  private readonly sentinelKey: string;
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.lockKey = `${options.prefix}:reconciler:lock`;
+    this.sentinelKey = `${options.prefix}:reconciler:sentinel`;
+  }
+
+  start(): void {
+    const tick = () => {
+      this.running = this.runOnce()
+        .catch((error: Error) => this.options.logger.warn("reconciler cycle failed; will try again", { error: error.message }))
+        .finally(() => {
+          this.running = undefined;
+          if (this.timer) this.timer = setTimeout(tick, this.options.intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, Math.min(1_000, this.options.intervalMs));
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One cycle: skipped (ran false) when another reconciler holds the lock. */
+  async runOnce(): Promise<ReconcileReport> {
+    const token = randomUUID();
+    const locked = await this.options.redis.set(this.lockKey, token, "PX", Math.max(60_000, this.options.intervalMs * 3), "NX");
+    if (locked !== "OK") return { ran: false, fullSweep: false, checked: 0, reenqueued: 0 };
+    try {
+      const fullSweep = (await this.options.redis.exists(this.sentinelKey)) === 0;
+      const report = fullSweep ? await this.sweepAll() : await this.sweepSlice();
+      if (fullSweep) await this.options.redis.set(this.sentinelKey, new Date().toISOString());
+      await deleteExpiredIdempotencyKeys(this.options.pool);
+      if (report.reenqueued > 0) {
+        this.options.logger.info(`reconciler re-enqueued ${report.reenqueued} job(s) that Redis did not hold (${fullSweep ? "full sweep after Redis lost its data" : "routine check"})`);
+        this.options.onReenqueued?.(report.reenqueued);
+      }
+      return { ran: true, fullSweep, ...report };
+    } finally {
+      await this.options.redis.eval(RELEASE_LOCK, 1, this.lockKey, token).catch(() => {});
+    }
+  }
+
+  /** Every live job, whatever its age: Redis has lost its data. */
+  private async sweepAll(): Promise<{ checked: number; reenqueued: number }> {
+    let after: LiveJobCursor | null = null;
+    let checked = 0;
+    let reenqueued = 0;
+    for (;;) {
+      const page = await liveJobsPage(this.options.pool, { after, olderThan: null, limit: PAGE });
+      if (page.length === 0) break;
+      checked += page.length;
+      reenqueued += await this.restore(page);
+      after = { updatedAt: page[page.length - 1]!.updatedAt, id: page[page.length - 1]!.id };
+    }
+    this.cursor = null;
+    return { checked, reenqueued };
+  }
+
+  /** The next slice of jobs older than the grace period, wrapping around at the end. */
+  private async sweepSlice(): Promise<{ checked: number; reenqueued: number }> {
+    const olderThan = new Date(Date.now() - this.options.graceMs);
+    const budget = this.options.sliceSize ?? 5_000;
+    let checked = 0;
+    let reenqueued = 0;
+    while (checked < budget) {
+      const page = await liveJobsPage(this.options.pool, { after: this.cursor, olderThan, limit: Math.min(PAGE, budget - checked) });
+      if (page.length === 0) {
+        this.cursor = null;
+        break;
+      }
+      checked += page.length;
+      reenqueued += await this.restore(page);
+      this.cursor = { updatedAt: page[page.length - 1]!.updatedAt, id: page[page.length - 1]!.id };
+    }
+    return { checked, reenqueued };
+  }
+
+  /** Enqueues the jobs of `page` that Redis does not hold; returns how many. */
+  private async restore(page: LiveJob[]): Promise<number> {
+    const pipeline = this.options.redis.pipeline();
+    for (const job of page) pipeline.exists(`${this.options.prefix}:${queueName(job.type)}:${job.id}`);
+    const results = (await pipeline.exec()) ?? [];
+    const missing = page.filter((_, i) => results[i]?.[1] === 0);
+    if (missing.length === 0) return 0;
+    const now = Date.now();
+    await this.options.queues.enqueue(
+      missing.map((job) => ({
+        id: job.id,
+        type: job.type,
+        attempts: 1 + job.maxRetries - job.retries,
+        delayMs: job.status === "pending" && job.runAt ? job.runAt.getTime() - now : 0,
+      })),
+    );
+    return missing.length;
+  }
+}

@@ -1,0 +1,146 @@
+// Assembles the worker: one BullMQ Worker per served job type, the attempt wrapper around each handler,
+// the batched bookkeeper, and the reconciler; and stops them in the right order on shutdown.
+import os from "node:os";
+import { Worker } from "bullmq";
+import { StartupError } from "@conveyor/config";
+import { BUILT_IN_TYPES, isBuiltInType, queueName, validatePayload, PermanentJobError, type CatalogOptions, type JobPlugin } from "@conveyor/contracts";
+import { registerJobTypes, type Database } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import { BACKOFF_TYPE, JobQueues, type Redis } from "@conveyor/queue";
+import type { BuiltInHandlers } from "../handlers";
+import { backoffStrategy, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
+import { Bookkeeper } from "./bookkeeper";
+import { Reconciler } from "./reconciler";
+
+export type RuntimeOptions = {
+  db: Database;
+  /** Blocking-capable connection (maxRetriesPerRequest: null) for the BullMQ workers. */
+  redis: Redis;
+  /** Fail-fast connection for the reconciler's reads and adds. */
+  producerRedis: Redis;
+  logger: Logger;
+  prefix: string;
+  /** WORKER_TYPES, or undefined for every built-in and plugin type. */
+  types: string[] | undefined;
+  concurrency: number;
+  lockMs: number;
+  retryBaseMs: number;
+  reconcileIntervalMs: number;
+  reconcileGraceMs: number;
+  catalogOptions: CatalogOptions;
+  handlers: BuiltInHandlers;
+  plugins: JobPlugin[];
+  onAttempt?: AttemptDeps["onAttempt"];
+  onReenqueued?(count: number): void;
+};
+
+export type Runtime = {
+  types: string[];
+  /** Active attempts right now. */
+  active(): number;
+  /**
+   * Stops taking jobs and waits up to `graceMs` for in-flight attempts; then aborts them (they go back to
+   * their queue without consuming a retry) and waits `abortMs` more. Resolves with the attempts still
+   * running after that (left to stalled-job recovery).
+   */
+  close(graceMs: number, abortMs?: number): Promise<number>;
+};
+
+function builtInRunner<T extends keyof BuiltInHandlers>(type: T, handlers: BuiltInHandlers, options: CatalogOptions): RunHandler {
+  return async (payloadJson, ctx) => {
+    const checked = validatePayload(type, JSON.parse(payloadJson), options);
+    if (!checked.ok) {
+      throw new PermanentJobError(`The payload is not valid for ${type}: ${checked.details.map((d) => `payload.${d.path} ${d.message}`).join("; ")}`);
+    }
+    return (handlers[type] as (payload: unknown, c: typeof ctx) => ReturnType<RunHandler>)(checked.value, ctx);
+  };
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const pluginTypes = options.plugins.map((p) => p.type);
+  const available = new Set<string>([...BUILT_IN_TYPES, ...pluginTypes]);
+  const types = options.types ?? [...available];
+  const unknown = types.filter((t) => !available.has(t));
+  if (unknown.length) {
+    throw new StartupError(`WORKER_TYPES names ${unknown.join(", ")}, which is neither built in nor provided by WORKER_PLUGINS`);
+  }
+  await registerJobTypes(options.db.pool, pluginTypes);
+
+  const shutdown = new AbortController();
+  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger });
+  const attemptDeps: AttemptDeps = {
+    bookkeeper,
+    pool: options.db.pool,
+    logger: options.logger,
+    retryBaseMs: options.retryBaseMs,
+    shutdownSignal: shutdown.signal,
+    onAttempt: options.onAttempt,
+  };
+  let active = 0;
+
+  const workers = types.map((type) => {
+    const plugin = options.plugins.find((p) => p.type === type);
+    const run: RunHandler = isBuiltInType(type)
+      ? builtInRunner(type, options.handlers, options.catalogOptions)
+      : async (payloadJson, ctx) => plugin!.handle(Buffer.from(payloadJson, "utf8"), ctx);
+    const processor = createProcessor(type, run, attemptDeps);
+    const worker = new Worker(
+      queueName(type),
+      async (job, token, signal) => {
+        active++;
+        try {
+          return await processor(job, token, signal);
+        } finally {
+          active--;
+        }
+      },
+      {
+        connection: options.redis,
+        prefix: options.prefix,
+        concurrency: options.concurrency,
+        lockDuration: options.lockMs,
+        stalledInterval: options.lockMs,
+        // Lost attempts are counted in Postgres (interruptions), which fails a job that keeps crashing workers.
+        maxStalledCount: 1_000,
+        name: `${os.hostname()}/${process.pid}`,
+        settings: { backoffStrategy: (attemptsMade, backoffType, error) => (backoffType === BACKOFF_TYPE ? backoffStrategy(attemptsMade, backoffType, error) : 1_000) },
+      },
+    );
+    worker.on("error", (error) => options.logger.warn(`queue ${type}: ${error.message}`));
+    return worker;
+  });
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+
+  const queues = new JobQueues({ connection: options.producerRedis, prefix: options.prefix });
+  const reconciler = new Reconciler({
+    pool: options.db.pool,
+    redis: options.producerRedis,
+    queues,
+    prefix: options.prefix,
+    logger: options.logger,
+    intervalMs: options.reconcileIntervalMs,
+    graceMs: options.reconcileGraceMs,
+    onReenqueued: options.onReenqueued,
+  });
+  reconciler.start();
+
+  return {
+    types,
+    active: () => active,
+    async close(graceMs, abortMs = 5_000) {
+      await reconciler.stop();
+      const closing = Promise.all(workers.map((w) => w.close()));
+      const within = (ms: number) => Promise.race([closing.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+      if (!(await within(graceMs))) {
+        options.logger.warn(`${active} job(s) still running after the ${graceMs} ms grace period: aborting them; they go back to their queue`);
+        shutdown.abort(new Error("worker shutting down"));
+        await within(abortMs);
+      }
+      const left = active;
+      if (left) options.logger.warn(`${left} job(s) ignored the abort; they will be recovered by another worker once their lock expires`);
+      await Promise.race([bookkeeper.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      await queues.close();
+      return left;
+    },
+  };
+}

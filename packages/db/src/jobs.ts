@@ -1,0 +1,187 @@
+// Job reads and writes for the API. Every query names the org: a job of another org is indistinguishable
+// from a job that does not exist. Lists are rendered to JSON by Postgres itself, so streaming a million
+// rows costs the API a string concatenation per row, not a Date and an object.
+import type pg from "pg";
+import QueryStream from "pg-query-stream";
+import type { JobStatus } from "@conveyor/contracts";
+
+export type NewJob = {
+  id: string;
+  orgId: string;
+  type: string;
+  /** The validated payload, already serialised as JSON. */
+  payloadJson: string;
+  maxRetries: number;
+  createdAt: Date;
+};
+
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** The list item of the seed, in its field order: no payload, result or error. */
+const LIST_ITEM = `LATERAL (SELECT j.id, j.type, j.status, j.retries, j.max_retries,
+  ${iso("j.created_at")} AS created_at, ${iso("j.updated_at")} AS updated_at) AS item`;
+
+/** Inserts jobs in one statement (the API batches concurrent requests into one call). */
+export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await client.query(
+    `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at)
+     SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[])
+         AS t(id, org_id, type, payload, max_retries, created_at)`,
+    [jobs.map((j) => j.id), jobs.map((j) => j.orgId), jobs.map((j) => j.type), jobs.map((j) => j.payloadJson), jobs.map((j) => j.maxRetries), jobs.map((j) => j.createdAt)],
+  );
+}
+
+export type IdempotentInsert =
+  | { created: true }
+  | { created: false; existing: { id: string; status: JobStatus; requestHash: Buffer } };
+
+/**
+ * Inserts `job` unless `key` was used by the org within its lifetime, atomically: of concurrent requests with
+ * the same key exactly one creates a job; the others get the job it created. An expired key is taken over.
+ */
+export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: string, requestHash: Buffer, ttlMs: number): Promise<IdempotentInsert> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await insertJobs(client, [job]);
+    const claimed = await client.query(
+      `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at)
+       VALUES ($1, $2, $3, $4, $5::timestamptz + $6 * interval '1 millisecond')
+       ON CONFLICT (org_id, key) DO UPDATE
+         SET job_id = EXCLUDED.job_id, request_hash = EXCLUDED.request_hash, expires_at = EXCLUDED.expires_at
+         WHERE idempotency_keys.expires_at <= $5
+       RETURNING job_id`,
+      [job.orgId, key, job.id, requestHash, job.createdAt, ttlMs],
+    );
+    if (claimed.rowCount) {
+      await client.query("COMMIT");
+      return { created: true };
+    }
+    await client.query("ROLLBACK");
+    const { rows } = await client.query<{ id: string; status: JobStatus; request_hash: Buffer }>(
+      `SELECT j.id, j.status, k.request_hash FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
+        WHERE k.org_id = $1 AND k.key = $2`,
+      [job.orgId, key],
+    );
+    const row = rows[0];
+    if (!row) throw new Error("idempotency key vanished between conflict and read");
+    return { created: false, existing: { id: row.id, status: row.status, requestHash: row.request_hash } };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+export type JobListQuery = {
+  orgId: string;
+  status?: JobStatus;
+  /** Only jobs older than this id (keyset pagination, newest first). */
+  before?: string;
+  limit: number;
+};
+
+/** One page of the list as JSON texts, newest first; `more` tells whether older jobs remain. */
+export async function listJobsPage(pool: pg.Pool, query: JobListQuery): Promise<{ items: string[]; more: boolean }> {
+  const { sql, params } = listSql(query);
+  const { rows } = await pool.query<{ item: string }>(`${sql} LIMIT ${query.limit + 1}`, params);
+  const more = rows.length > query.limit;
+  return { items: rows.slice(0, query.limit).map((r) => r.item), more };
+}
+
+function listSql(query: Omit<JobListQuery, "limit">): { sql: string; params: unknown[] } {
+  const params: unknown[] = [query.orgId];
+  let where = "j.org_id = $1";
+  if (query.status) {
+    params.push(query.status);
+    where += ` AND j.status = $${params.length}::job_status`;
+  }
+  if (query.before) {
+    params.push(query.before);
+    where += ` AND j.id < $${params.length}::uuid`;
+  }
+  return { sql: `SELECT row_to_json(item)::text AS item FROM jobs j, ${LIST_ITEM} WHERE ${where} ORDER BY j.id DESC`, params };
+}
+
+/**
+ * Streams every job of the org (newest first) through a server-side cursor, as JSON texts. Memory stays
+ * flat whatever the count. The caller must `release()` when done or abandoned.
+ */
+export async function streamJobs(pool: pg.Pool, query: Omit<JobListQuery, "limit" | "before">): Promise<{ rows: AsyncIterable<{ item: string }>; release(): void }> {
+  const client = await pool.connect();
+  const { sql, params } = listSql(query);
+  const stream = client.query(new QueryStream(sql, params, { batchSize: 1000, highWaterMark: 1000 }));
+  let finished = false;
+  stream.once("end", () => (finished = true));
+  let released = false;
+  return {
+    rows: stream as AsyncIterable<{ item: string }>,
+    release() {
+      if (released) return;
+      released = true;
+      if (finished) return client.release();
+      // A cursor abandoned mid-way leaves the connection mid-protocol: close it instead of reusing it.
+      stream.destroy();
+      client.release(true);
+    },
+  };
+}
+
+export type JobDetail = {
+  id: string;
+  type: string;
+  status: JobStatus;
+  payload: unknown;
+  retries: number;
+  max_retries: number;
+  created_at: string;
+  updated_at: string;
+  result: unknown;
+  error: string | null;
+};
+
+export async function findJob(pool: pg.Pool, orgId: string, id: string): Promise<JobDetail | null> {
+  const { rows } = await pool.query<JobDetail>(
+    `SELECT id, type, status, payload, retries, max_retries, ${iso("created_at")} AS created_at, ${iso("updated_at")} AS updated_at, result, error
+       FROM jobs WHERE id = $1 AND org_id = $2`,
+    [id, orgId],
+  );
+  return rows[0] ?? null;
+}
+
+export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
+
+/** The job's log lines in write order, or null when the job is not the org's. */
+export async function findJobLogs(pool: pg.Pool, orgId: string, jobId: string): Promise<JobLogLine[] | null> {
+  const { rows } = await pool.query<JobLogLine & { owned: boolean }>(
+    `SELECT true AS owned, l.attempt, l.message, l.level, ${iso("l.timestamp")} AS timestamp
+       FROM jobs j LEFT JOIN job_logs l ON l.job_id = j.id
+      WHERE j.id = $1 AND j.org_id = $2
+      ORDER BY l.id`,
+    [jobId, orgId],
+  );
+  if (rows.length === 0) return null;
+  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt, message, level, timestamp }));
+}
+
+export type JobArtifactFile = { contentType: string; filename: string; data: Buffer };
+
+/** The file a job produced, or null (no such job in the org, or no artifact). */
+export async function findJobArtifact(pool: pg.Pool, orgId: string, jobId: string): Promise<JobArtifactFile | null> {
+  const { rows } = await pool.query<{ content_type: string; filename: string; data: Buffer }>(
+    `SELECT a.content_type, a.filename, a.data FROM job_artifacts a JOIN jobs j ON j.id = a.job_id
+      WHERE a.job_id = $1 AND j.org_id = $2`,
+    [jobId, orgId],
+  );
+  const row = rows[0];
+  return row ? { contentType: row.content_type, filename: row.filename, data: row.data } : null;
+}
+
+/** Names of plugin types registered by workers (built-in types are not stored). */
+export async function listRegisteredTypes(pool: pg.Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>("SELECT name FROM job_types ORDER BY name");
+  return rows.map((r) => r.name);
+}

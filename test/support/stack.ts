@@ -1,0 +1,133 @@
+// A whole Conveyor for system tests: the real API (in-process, with its own database and Redis prefix) and
+// real worker processes started from source, with the test plugins loaded. Tests drive it over HTTP.
+import path from "node:path";
+import { spawnService, waitFor, type ServiceProcess } from "@conveyor/testkit";
+import { startTestApi, type TestApi } from "../../apps/api/test/support/test-api";
+import { createApiKey, createOrg, type TestMember } from "../../apps/api/test/support/factories";
+
+export const SCRIPTED_PLUGIN = path.resolve(__dirname, "../fixtures/plugins/scripted.js");
+export const EXAMPLE_PLUGIN = path.resolve(__dirname, "../../examples/plugins/word-count.js");
+
+export type JobView = {
+  id: string;
+  type: string;
+  status: string;
+  payload: unknown;
+  retries: number;
+  max_retries: number;
+  result: unknown;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+};
+export type LogView = { attempt: number; message: string; level: string; timestamp: string };
+
+export type StackOptions = {
+  /** API environment overrides (e.g. REDIS_URL of a private Redis). */
+  apiEnv?: Record<string, string>;
+  /** Environment every worker of this stack gets on top of the defaults. */
+  workerEnv?: Record<string, string>;
+};
+
+export type Stack = {
+  api: TestApi;
+  owner: TestMember;
+  apiKey: string;
+  redisUrl: string;
+  prefix: string;
+  workers: ServiceProcess[];
+  /** Starts a worker process and waits until it serves jobs. */
+  startWorker(env?: Record<string, string>): Promise<ServiceProcess>;
+  /** Makes the API accept the test plugin types before any worker registered them. */
+  registerPluginTypes(): Promise<void>;
+  post(pathname: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  job(id: string): Promise<JobView>;
+  logs(id: string): Promise<LogView[]>;
+  /** Polls the job until `done(job)` holds. */
+  waitForJob(id: string, done: (job: JobView) => boolean, timeoutMs?: number): Promise<JobView>;
+  close(): Promise<void>;
+};
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const api = await startTestApi({ RETRY_BASE_MS: "100", ...options.apiEnv });
+  const owner = await createOrg(api.database.db, api.deps.config);
+  const { key: apiKey } = await createApiKey(api.database.db, owner);
+  const workers: ServiceProcess[] = [];
+  const redisUrl = api.deps.config.redisUrl;
+  const prefix = api.deps.config.redisPrefix;
+
+  const stack: Stack = {
+    api,
+    owner,
+    apiKey,
+    redisUrl,
+    prefix,
+    workers,
+    async startWorker(env = {}) {
+      const worker = spawnService("worker", {
+        NODE_ENV: "test",
+        LOG_LEVEL: "debug",
+        DATABASE_URL: api.database.url,
+        REDIS_URL: redisUrl,
+        REDIS_PREFIX: prefix,
+        WORKER_METRICS_PORT: "0",
+        WORKER_PLUGINS: `${SCRIPTED_PLUGIN},${EXAMPLE_PLUGIN}`,
+        WORKER_CONCURRENCY: "5",
+        WORKER_LOCK_MS: "5000",
+        WORKER_SHUTDOWN_MS: "3000",
+        RETRY_BASE_MS: "100",
+        RECONCILE_INTERVAL_MS: "500",
+        RECONCILE_GRACE_MS: "1500",
+        ...options.workerEnv,
+        ...env,
+      });
+      workers.push(worker);
+      await worker.waitForOutput(/worker started/, 30_000);
+      return worker;
+    },
+    async registerPluginTypes() {
+      await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('scripted'), ('word_count') ON CONFLICT DO NOTHING");
+    },
+    async post(pathname, body, headers = {}) {
+      const res = await api.request.post(pathname).set("X-API-Key", apiKey).set(headers).send(body as object);
+      return { status: res.status, body: res.body };
+    },
+    async job(id) {
+      const res = await api.request.get(`/jobs/${id}`).set("X-API-Key", apiKey);
+      if (res.status !== 200) throw new Error(`GET /jobs/${id}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body as JobView;
+    },
+    async logs(id) {
+      const res = await api.request.get(`/jobs/${id}/logs`).set("X-API-Key", apiKey);
+      if (res.status !== 200) throw new Error(`GET /jobs/${id}/logs: ${res.status}`);
+      return res.body as LogView[];
+    },
+    async waitForJob(id, done, timeoutMs = 30_000) {
+      let last: JobView | undefined;
+      try {
+        return await waitFor(async () => {
+          last = await stack.job(id);
+          return done(last) ? last : null;
+        }, `job ${id}`, timeoutMs, 100);
+      } catch (error) {
+        const logs = await stack.logs(id).catch(() => []);
+        throw new Error(`${(error as Error).message}\nlast state: ${JSON.stringify(last)}\nlogs: ${JSON.stringify(logs, null, 1)}\nworker output:\n${workers.map((w) => w.output().slice(-3000)).join("\n---\n")}`);
+      }
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.stop("SIGKILL")));
+      await api.close();
+    },
+  };
+  return stack;
+}
+
+/** Log lines of one attempt. */
+export function attemptLines(logs: LogView[], attempt: number): string[] {
+  return logs.filter((l) => l.attempt === attempt).map((l) => l.message);
+}
+
+/** How many times an attempt started (one per delivery that ran the handler). */
+export function starts(logs: LogView[]): number {
+  return logs.filter((l) => /^Attempt \d+ of \d+ started/.test(l.message)).length;
+}

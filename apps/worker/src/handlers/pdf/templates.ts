@@ -1,0 +1,104 @@
+// Finding and compiling generate_pdf's Handlebars templates: the built-in ones shipped in apps/worker/templates
+// (with their partials), and an operator's own `<name>.hbs` files in TEMPLATES_DIR. An operator's file with a
+// built-in name replaces that design but keeps its data contract (validated by the API) and computed totals.
+import { readdirSync } from "node:fs";
+import { readFile, readdir, stat } from "node:fs/promises";
+import path from "node:path";
+import Handlebars from "handlebars";
+import { BUILT_IN_TEMPLATES, PermanentJobError, templateNamesFromFiles } from "@conveyor/contracts";
+import { documentDate, moneyFormat } from "./view-models";
+
+/** apps/worker/templates, found the same way from src/handlers/pdf (tests, tsx) and dist/handlers/pdf (production). */
+export const BUILT_IN_TEMPLATES_DIR = path.resolve(__dirname, "../../../templates");
+
+/**
+ * Names of the `<name>.hbs` templates in `dir`: none when it is unset or unreadable. The API offers the same
+ * names at enqueue (built-in ones plus these).
+ */
+export function templateNames(dir: string | undefined): string[] {
+  if (!dir) return [];
+  try {
+    return templateNamesFromFiles(readdirSync(dir));
+  } catch {
+    return [];
+  }
+}
+
+const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
+
+export type Template = { name: string; custom: boolean; render(context: unknown): string };
+
+/** Bad template source, or a template that fails while rendering: fixing it is the operator's job. */
+export class TemplateError extends PermanentJobError {
+  override name = "TemplateError";
+}
+
+function compile(hbs: typeof Handlebars, name: string, source: string): Template["render"] {
+  try {
+    // Compiling is lazy in Handlebars; parse now so a syntax error is reported as such, before any rendering.
+    hbs.parse(source);
+  } catch (error) {
+    throw new TemplateError(`Template "${name}" does not compile: ${firstLine(error)}`);
+  }
+  const template = hbs.compile(source, { strict: false });
+  return (context) => {
+    try {
+      return template(context);
+    } catch (error) {
+      throw new TemplateError(`Template "${name}" failed to render: ${firstLine(error)}`);
+    }
+  };
+}
+
+const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split("\n")[0];
+
+/** Helpers any template may use; their output is escaped by `{{ }}` like every other value. */
+function registerHelpers(hbs: typeof Handlebars): void {
+  hbs.registerHelper("money", (amount: unknown, currency: unknown) => {
+    const money = moneyFormat(typeof currency === "string" && /^[A-Z]{3}$/.test(currency) ? currency : "USD");
+    return money.format(Math.round(Number(amount) * 10 ** money.digits));
+  });
+  hbs.registerHelper("date", (value: unknown) => documentDate(typeof value === "string" ? value : undefined, new Date()));
+  hbs.registerHelper("multiply", (a: unknown, b: unknown) => Number(a) * Number(b));
+}
+
+export type TemplateStore = {
+  /** The template called `name`: TEMPLATES_DIR's first, then the built-in one. Throws PermanentJobError if none. */
+  resolve(name: string): Promise<Template>;
+};
+
+export async function createTemplateStore(templatesDir: string | undefined): Promise<TemplateStore> {
+  const hbs = Handlebars.create();
+  registerHelpers(hbs);
+  const partialsDir = path.join(BUILT_IN_TEMPLATES_DIR, "partials");
+  for (const file of (await readdir(partialsDir)).filter((f) => f.endsWith(".hbs"))) {
+    hbs.registerPartial(file.slice(0, -4), await readFile(path.join(partialsDir, file), "utf8"));
+  }
+  const builtIns = new Map<string, Template>();
+  for (const name of BUILT_IN_TEMPLATES) {
+    const source = await readFile(path.join(BUILT_IN_TEMPLATES_DIR, `${name}.hbs`), "utf8");
+    builtIns.set(name, { name, custom: false, render: compile(hbs, name, source) });
+  }
+  // Operators may edit their files while workers run: a changed file is compiled again.
+  const custom = new Map<string, { mtimeMs: number; template: Template }>();
+
+  return {
+    async resolve(name) {
+      if (!NAME.test(name)) throw new PermanentJobError(`"${name}" is not a template name`);
+      if (templatesDir) {
+        const file = path.join(templatesDir, `${name}.hbs`);
+        const info = await stat(file).catch(() => null);
+        if (info?.isFile()) {
+          const cached = custom.get(name);
+          if (cached && cached.mtimeMs === info.mtimeMs) return cached.template;
+          const template: Template = { name, custom: true, render: compile(hbs, name, await readFile(file, "utf8")) };
+          custom.set(name, { mtimeMs: info.mtimeMs, template });
+          return template;
+        }
+      }
+      const builtIn = builtIns.get(name);
+      if (builtIn) return builtIn;
+      throw new PermanentJobError(`No template called "${name}" (built-in: ${BUILT_IN_TEMPLATES.join(", ")}${templatesDir ? `; or a ${name}.hbs file in TEMPLATES_DIR` : ""})`);
+    },
+  };
+}

@@ -94,6 +94,8 @@ export class BrowserPool {
         .launch({
           executablePath: this.options.executablePath,
           headless: true,
+          // Over a pipe, Chromium exits when this process dies, even by SIGKILL: no orphaned browsers.
+          pipe: true,
           args: ARGS,
           timeout: this.options.launchTimeoutMs ?? 30_000,
           // The worker handles its own signals and closes the browser on shutdown.

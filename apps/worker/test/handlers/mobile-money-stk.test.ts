@@ -272,6 +272,16 @@ describe("mobile_money_stk", () => {
     expect(daraja.pushRequests()).toHaveLength(1);
   });
 
+  it("leaves the push free for the next attempt when stopped before sending it", async () => {
+    const handle = mobileMoneyStkHandler(deps());
+    const ctx = await newJob();
+    ctx.abort("worker shutting down");
+    await expect(handle(PAYLOAD, ctx)).rejects.toThrow(RetryableJobError);
+    expect(daraja.pushRequests()).toHaveLength(0);
+    await handle(PAYLOAD, { ...handlerContext({ jobId: ctx.jobId, orgId }), attempt: 2 });
+    expect(daraja.pushRequests()).toHaveLength(1);
+  });
+
   it("retries a push that could not connect at all (it never left), and pushes on the retry", async () => {
     const other = await startDarajaFake();
     const handle = mobileMoneyStkHandler(deps({ MPESA_BASE_URL: other.url }));

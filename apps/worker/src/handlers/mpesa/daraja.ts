@@ -145,6 +145,8 @@ export async function sendStkPush(config: DarajaConfig, tokens: DarajaTokens, pu
     } catch (error) {
       throw error instanceof PermanentJobError || error instanceof RetryableJobError ? new PushRefusedError(error) : error;
     }
+    // Nothing has been sent yet: an abort now leaves no doubt about the outcome.
+    if (signal.aborted) throw new PushRefusedError(new RetryableJobError("The attempt was stopped before its STK push was sent"));
     const timestamp = darajaTimestamp(new Date());
     let response: AxiosResponse;
     try {

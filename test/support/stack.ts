@@ -1,7 +1,7 @@
 // A whole Conveyor for system tests: the real API (in-process, with its own database and Redis prefix) and
 // real worker processes started from source, with the test plugins loaded. Tests drive it over HTTP.
 import path from "node:path";
-import { spawnService, waitFor, type ServiceProcess } from "@conveyor/testkit";
+import { spawnService, waitFor, type ServiceProcess, type TestDatabase } from "@conveyor/testkit";
 import { startTestApi, type TestApi } from "../../apps/api/test/support/test-api";
 import { createApiKey, createOrg, type TestMember } from "../../apps/api/test/support/factories";
 
@@ -27,6 +27,8 @@ export type StackOptions = {
   apiEnv?: Record<string, string>;
   /** Environment every worker of this stack gets on top of the defaults. */
   workerEnv?: Record<string, string>;
+  /** A database to use instead of a fresh clone on the shared server. */
+  database?: TestDatabase;
 };
 
 export type Stack = {
@@ -38,6 +40,8 @@ export type Stack = {
   workers: ServiceProcess[];
   /** Starts a worker process and waits until it serves jobs. */
   startWorker(env?: Record<string, string>): Promise<ServiceProcess>;
+  /** Starts a worker process without waiting (it may die before it says it started). */
+  spawnWorker(env?: Record<string, string>): ServiceProcess;
   /** Makes the API accept the test plugin types before any worker registered them. */
   registerPluginTypes(): Promise<void>;
   post(pathname: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
@@ -49,7 +53,7 @@ export type Stack = {
 };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const api = await startTestApi({ RETRY_BASE_MS: "100", ...options.apiEnv });
+  const api = await startTestApi({ RETRY_BASE_MS: "100", ...options.apiEnv }, { database: options.database });
   const owner = await createOrg(api.database.db, api.deps.config);
   const { key: apiKey } = await createApiKey(api.database.db, owner);
   const workers: ServiceProcess[] = [];
@@ -64,6 +68,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     prefix,
     workers,
     async startWorker(env = {}) {
+      const worker = stack.spawnWorker(env);
+      await worker.waitForOutput(/worker started/, 30_000);
+      return worker;
+    },
+    spawnWorker(env = {}) {
       const worker = spawnService("worker", {
         NODE_ENV: "test",
         LOG_LEVEL: "debug",
@@ -82,7 +91,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         ...env,
       });
       workers.push(worker);
-      await worker.waitForOutput(/worker started/, 30_000);
       return worker;
     },
     async registerPluginTypes() {

@@ -2,7 +2,7 @@
 import { readdirSync } from "node:fs";
 import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
 import { BUILT_IN_TEMPLATES, templateNamesFromFiles } from "@conveyor/contracts";
-import { connectDatabase } from "@conveyor/db";
+import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { checkRedis, connectRedis } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
   for (const connection of [redis, producerRedis]) connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
 
-  const handlerSet = createBuiltInHandlers({ settings: config.handlers, logger });
+  const handlerSet = createBuiltInHandlers({ settings: config.handlers, logger, stkPushes: stkPushStore(db.prisma) });
   const runtime = await startRuntime({
     db,
     redis,

@@ -21,12 +21,20 @@ export type ClaimedJob = {
   previousStatus: "pending" | "processing";
 };
 
+export type ClaimOptions = {
+  /** Named in the "started" log line, e.g. "host/pid". */
+  workerName: string;
+  /** Interruptions after which a taken-over job is not started again (the caller fails it). */
+  maxInterruptions: number;
+};
+
 /**
  * Claims the jobs for the attempts holding `fence`: pending jobs, and processing jobs whose attempt was lost
  * (another delivery of the same job means the previous one is gone or stale). Jobs that are done, failed
- * or unknown are not returned.
+ * or unknown are not returned. The "interrupted" and "started" log lines are written in the same statement,
+ * so they survive a handler that kills its process.
  */
-export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]): Promise<ClaimedJob[]> {
+export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[], options: ClaimOptions): Promise<ClaimedJob[]> {
   if (requests.length === 0) return [];
   const sorted = [...requests].sort((a, b) => (a.id < b.id ? -1 : 1));
   const { rows } = await pool.query<{
@@ -46,14 +54,27 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
         WHERE j.status IN ('pending', 'processing')
         ORDER BY j.id
           FOR UPDATE OF j
+     ), claimed AS (
+       UPDATE jobs j
+          SET status = 'processing', fence = i.fence, run_at = NULL, updated_at = now(),
+              interruptions = j.interruptions + (c.status = 'processing')::int
+         FROM input i JOIN live c ON c.id = i.id
+        WHERE j.id = i.id
+       RETURNING j.id, j.org_id, j.type, j.payload::text AS payload, j.retries, j.max_retries, j.interruptions, c.status AS previous_status
+     ), logged AS (
+       INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
+       SELECT id, retries + 1, level::log_level, message, clock_timestamp() FROM (
+         SELECT id, retries, 1 AS n, 'warn' AS level,
+                'Attempt ' || (retries + 1) || ' was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).' AS message
+           FROM claimed WHERE previous_status = 'processing'
+         UNION ALL
+         SELECT id, retries, 2, 'info', 'Attempt ' || (retries + 1) || ' of ' || (max_retries + 1) || ' started on ' || $3 || '.'
+           FROM claimed WHERE interruptions <= $4
+       ) AS lines
+       ORDER BY id, n
      )
-     UPDATE jobs j
-        SET status = 'processing', fence = i.fence, run_at = NULL, updated_at = now(),
-            interruptions = j.interruptions + (c.status = 'processing')::int
-       FROM input i JOIN live c ON c.id = i.id
-      WHERE j.id = i.id
-     RETURNING j.id, j.org_id, j.type, j.payload::text AS payload, j.retries, j.max_retries, j.interruptions, c.status AS previous_status`,
-    [sorted.map((r) => r.id), sorted.map((r) => r.fence)],
+     SELECT * FROM claimed`,
+    [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.workerName, options.maxInterruptions],
   );
   return rows.map((r) => ({
     id: r.id,
@@ -100,7 +121,10 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
      UPDATE jobs j
         SET status = o.status::job_status,
             retries = o.retries,
-            result = CASE WHEN o.status = 'done' THEN o.result::jsonb ELSE j.result END,
+            -- Merged, not replaced: a provider callback (M-Pesa) may have recorded result.callback meanwhile.
+            result = CASE WHEN o.status <> 'done' THEN j.result
+                          WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(o.result::jsonb) = 'object' THEN j.result || o.result::jsonb
+                          ELSE o.result::jsonb END,
             error = CASE WHEN o.status = 'done' THEN NULL ELSE COALESCE(o.error, j.error) END,
             run_at = o.run_at,
             fence = NULL,

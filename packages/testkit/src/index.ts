@@ -3,3 +3,4 @@ export * from "./redis";
 export * from "./processes";
 export * from "./wait";
 export * from "./redis-server";
+export * from "./postgres-server";

@@ -30,8 +30,13 @@ export type TestApi = {
   close(): Promise<void>;
 };
 
-export async function startTestApi(env: Env = {}): Promise<TestApi> {
-  const database = await createTestDatabase();
+export type TestApiOptions = {
+  /** Use this database instead of a fresh clone (e.g. one on a private Postgres server). */
+  database?: TestDatabase;
+};
+
+export async function startTestApi(env: Env = {}, options: TestApiOptions = {}): Promise<TestApi> {
+  const database = options.database ?? (await createTestDatabase());
   const prefix = testRedisPrefix();
   const config = loadApiConfig({
     NODE_ENV: "test",

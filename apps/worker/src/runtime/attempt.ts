@@ -27,8 +27,8 @@ export type AttemptDeps = {
   retryBaseMs: number;
   /** Fires when the worker's shutdown grace period is over. */
   shutdownSignal: AbortSignal;
-  /** Interruptions (lost attempts) tolerated before a job is failed as a probable crash. Default 2. */
-  maxInterruptions?: number;
+  /** Interruptions (lost attempts) tolerated before a job is failed as a probable crash. */
+  maxInterruptions: number;
   /** Called after every attempt, for metrics. */
   onAttempt?(event: { type: string; outcome: AttemptOutcome; durationMs: number }): void;
 };
@@ -45,7 +45,9 @@ export class RetryLater extends Error {
 }
 
 const MAX_MESSAGE_LENGTH = 8_000;
-const WORKER_NAME = `${os.hostname()}/${process.pid}`;
+/** Interruptions tolerated before a job that keeps losing its worker is failed. */
+export const MAX_INTERRUPTIONS = 2;
+export const WORKER_NAME = `${os.hostname()}/${process.pid}`;
 
 /** One line, bounded, without credentials: what goes into job logs and the job's error. */
 function clean(message: string): string {
@@ -75,7 +77,6 @@ function serialiseResult(result: JobResult): string | null {
 }
 
 export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps) {
-  const maxInterruptions = deps.maxInterruptions ?? 2;
 
   // Three parameters, so BullMQ hands us its per-job AbortSignal.
   return async function processJob(job: Job, token?: string, bullSignal?: AbortSignal): Promise<void> {
@@ -93,17 +94,14 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       deps.bookkeeper.log({ jobId: claimed.id, attempt, level, message: clean(message), timestamp: new Date() });
     const finish = (outcome: Omit<Parameters<Bookkeeper["finish"]>[0], "id" | "fence">) => deps.bookkeeper.finish({ id: claimed.id, fence, ...outcome });
 
-    if (claimed.previousStatus === "processing") {
-      log("warn", `Attempt ${attempt} was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).`);
-      if (claimed.interruptions > maxInterruptions) {
-        const reason = `Attempt ${attempt} was interrupted ${claimed.interruptions} times; giving up, as the job probably crashes its worker.`;
-        log("error", reason);
-        await finish({ status: "failed", retries: claimed.retries, result: null, error: reason, runAt: null });
-        report("failed");
-        throw new UnrecoverableError(reason);
-      }
+    // The claim itself logged "interrupted" (if it took over) and "started" (unless this is one time too many).
+    if (claimed.interruptions > deps.maxInterruptions) {
+      const reason = `Attempt ${attempt} was interrupted ${claimed.interruptions} times; giving up, as the job probably crashes its worker.`;
+      log("error", reason);
+      await finish({ status: "failed", retries: claimed.retries, result: null, error: reason, runAt: null });
+      report("failed");
+      throw new UnrecoverableError(reason);
     }
-    log("info", `Attempt ${attempt} of ${claimed.maxRetries + 1} started on ${WORKER_NAME}.`);
 
     const controller = new AbortController();
     const signals = [controller.signal, deps.shutdownSignal, ...(bullSignal ? [bullSignal] : [])];

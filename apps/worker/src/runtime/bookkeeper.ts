@@ -3,7 +3,7 @@
 // instead of four or five per job. A write that cannot reach Postgres is retried until it can (the
 // attempt waits; BullMQ keeps renewing its lock), so an outcome is never dropped.
 import type pg from "pg";
-import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type LogRow, type Outcome } from "@conveyor/db";
+import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type ClaimOptions, type LogRow, type Outcome } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
 type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
@@ -11,6 +11,7 @@ type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
 export type BookkeeperOptions = {
   pool: pg.Pool;
   logger: Logger;
+  claim: ClaimOptions;
   /** How long log lines alone may wait for a flush. Default 20 ms. */
   logFlushMs?: number;
   /** Rows per statement. Default 1000. */
@@ -97,7 +98,7 @@ export class Bookkeeper {
     const batch = [...this.claims].slice(0, this.maxBatch);
     for (const [id] of batch) this.claims.delete(id);
     try {
-      const claimed = await this.retrying("claim jobs", () => claimJobs(this.options.pool, batch.map(([id, { fence }]) => ({ id, fence }))));
+      const claimed = await this.retrying("claim jobs", () => claimJobs(this.options.pool, batch.map(([id, { fence }]) => ({ id, fence })), this.options.claim));
       const byId = new Map(claimed.map((job) => [job.id, job]));
       for (const [id, { waiters }] of batch) for (const waiter of waiters) waiter.resolve(byId.get(id) ?? null);
     } catch (error) {

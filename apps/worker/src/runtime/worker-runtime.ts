@@ -1,6 +1,5 @@
 // Assembles the worker: one BullMQ Worker per served job type, the attempt wrapper around each handler,
 // the batched bookkeeper, and the reconciler; and stops them in the right order on shutdown.
-import os from "node:os";
 import { Worker } from "bullmq";
 import { StartupError } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, queueName, validatePayload, PermanentJobError, type CatalogOptions, type JobPlugin } from "@conveyor/contracts";
@@ -8,7 +7,7 @@ import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { BACKOFF_TYPE, JobQueues, type Redis } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
-import { backoffStrategy, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
+import { MAX_INTERRUPTIONS, WORKER_NAME, backoffStrategy, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
 import { Bookkeeper } from "./bookkeeper";
 import { Reconciler } from "./reconciler";
 
@@ -67,13 +66,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   await registerJobTypes(options.db.pool, pluginTypes);
 
   const shutdown = new AbortController();
-  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger });
+  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger, claim: { workerName: WORKER_NAME, maxInterruptions: MAX_INTERRUPTIONS } });
   const attemptDeps: AttemptDeps = {
     bookkeeper,
     pool: options.db.pool,
     logger: options.logger,
     retryBaseMs: options.retryBaseMs,
     shutdownSignal: shutdown.signal,
+    maxInterruptions: MAX_INTERRUPTIONS,
     onAttempt: options.onAttempt,
   };
   let active = 0;
@@ -102,7 +102,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         stalledInterval: options.lockMs,
         // Lost attempts are counted in Postgres (interruptions), which fails a job that keeps crashing workers.
         maxStalledCount: 1_000,
-        name: `${os.hostname()}/${process.pid}`,
+        name: WORKER_NAME,
         settings: { backoffStrategy: (attemptsMade, backoffType, error) => (backoffType === BACKOFF_TYPE ? backoffStrategy(attemptsMade, backoffType, error) : 1_000) },
       },
     );

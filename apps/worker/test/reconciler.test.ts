@@ -1,0 +1,148 @@
+// The reconciler against real Postgres and a private Redis: what it re-enqueues, what it never touches, and
+// that two of them at once queue nothing twice (ROBUSTNESS A7).
+import { Queue } from "bullmq";
+import { createLogger } from "@conveyor/logger";
+import { newId } from "@conveyor/db";
+import { JobQueues, createRedis, waitForRedis, type Redis } from "@conveyor/queue";
+import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
+import { PassThrough } from "node:stream";
+import { Reconciler } from "../src/runtime/reconciler";
+
+let database: TestDatabase;
+let server: PrivateRedis;
+let redis: Redis;
+let queues: JobQueues;
+const prefix = "reconciler-test";
+const logger = createLogger({ service: "test", stream: new PassThrough() });
+let orgId: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  server = await startPrivateRedis();
+  redis = createRedis(server.url, "producer");
+  await waitForRedis(redis, 5_000);
+  queues = new JobQueues({ connection: redis, prefix });
+  orgId = newId();
+  await database.db.prisma.organization.create({ data: { id: orgId, name: "Reconciled" } });
+});
+afterAll(async () => {
+  await queues.close();
+  redis.disconnect();
+  await server.stop();
+  await database.drop();
+});
+beforeEach(async () => {
+  await redis.flushall();
+  await database.db.pool.query("DELETE FROM jobs");
+});
+
+function reconciler(overrides: Partial<ConstructorParameters<typeof Reconciler>[0]> = {}) {
+  return new Reconciler({ pool: database.db.pool, redis, queues, prefix, logger, intervalMs: 60_000, graceMs: 0, ...overrides });
+}
+
+async function insertJob(fields: { status: string; type?: string; retries?: number; maxRetries?: number; runAt?: Date | null; ageMs?: number }) {
+  const id = newId();
+  await database.db.pool.query(
+    `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, run_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4::job_status, '{}', $5, $6, $7, now(), now() - $8 * interval '1 millisecond')`,
+    [id, orgId, fields.type ?? "webhook", fields.status, fields.retries ?? 0, fields.maxRetries ?? 0, fields.runAt ?? null, fields.ageMs ?? 60_000],
+  );
+  return id;
+}
+
+async function state(type: string, id: string) {
+  const queue = new Queue(type, { connection: redis, prefix });
+  try {
+    const job = await queue.getJob(id);
+    return job ? { state: await job.getState(), attempts: job.opts.attempts, delay: job.opts.delay } : null;
+  } finally {
+    await queue.close();
+  }
+}
+
+describe("Reconciler", () => {
+  it("re-enqueues pending and processing jobs Redis does not hold, and never done or failed ones", async () => {
+    const pending = await insertJob({ status: "pending", maxRetries: 3, retries: 1 });
+    const processing = await insertJob({ status: "processing", type: "send_email" });
+    const done = await insertJob({ status: "done" });
+    const failed = await insertJob({ status: "failed" });
+
+    const report = await reconciler().runOnce();
+    expect(report).toMatchObject({ ran: true, fullSweep: true, reenqueued: 2 });
+    expect(await state("webhook", pending)).toMatchObject({ state: "waiting", attempts: 3 });
+    expect(await state("send_email", processing)).toMatchObject({ state: "waiting", attempts: 1 });
+    expect(await state("webhook", done)).toBeNull();
+    expect(await state("webhook", failed)).toBeNull();
+  });
+
+  it("keeps a scheduled retry's delay", async () => {
+    const id = await insertJob({ status: "pending", maxRetries: 2, retries: 1, runAt: new Date(Date.now() + 60_000) });
+    await reconciler().runOnce();
+    const queued = await state("webhook", id);
+    expect(queued?.state).toBe("delayed");
+    expect(queued?.delay).toBeGreaterThan(50_000);
+  });
+
+  it("leaves alone jobs that Redis already holds", async () => {
+    const id = await insertJob({ status: "pending" });
+    await queues.enqueue([{ id, type: "webhook", attempts: 1 }]);
+    await redis.set(`${prefix}:reconciler:sentinel`, "x");
+    const report = await reconciler().runOnce();
+    expect(report).toMatchObject({ ran: true, fullSweep: false, checked: 1, reenqueued: 0 });
+  });
+
+  it("in a routine cycle leaves recent jobs alone (they may be mid-enqueue), but not after a wipe", async () => {
+    const fresh = await insertJob({ status: "pending", ageMs: 0 });
+    await redis.set(`${prefix}:reconciler:sentinel`, "x");
+    expect(await reconciler({ graceMs: 30_000 }).runOnce()).toMatchObject({ fullSweep: false, reenqueued: 0 });
+    await redis.flushall();
+    expect(await reconciler({ graceMs: 30_000 }).runOnce()).toMatchObject({ fullSweep: true, reenqueued: 1 });
+    expect(await state("webhook", fresh)).toMatchObject({ state: "waiting" });
+  });
+
+  it("checks a bounded slice per routine cycle and continues where it stopped", async () => {
+    const ids = await Promise.all(Array.from({ length: 7 }, () => insertJob({ status: "pending" })));
+    await redis.set(`${prefix}:reconciler:sentinel`, "x");
+    const r = reconciler({ sliceSize: 3 });
+    const reports = [await r.runOnce(), await r.runOnce(), await r.runOnce()];
+    expect(reports.map((x) => x.checked)).toEqual([3, 3, 1]);
+    expect(reports.reduce((n, x) => n + x.reenqueued, 0)).toBe(7);
+    for (const id of ids) expect(await state("webhook", id)).not.toBeNull();
+  });
+
+  it("A7: two reconcilers running at once enqueue nothing twice", async () => {
+    const ids = await Promise.all(Array.from({ length: 50 }, () => insertJob({ status: "pending" })));
+    const a = reconciler();
+    const b = reconciler();
+    const reports = await Promise.all([a.runOnce(), b.runOnce(), a.runOnce(), b.runOnce()]);
+    const ran = reports.filter((r) => r.ran);
+    expect(ran).toHaveLength(1);
+    expect(reports.reduce((n, r) => n + r.reenqueued, 0)).toBe(50);
+
+    // BullMQ's events stream records one "added" per job actually added ("duplicated" for a no-op add).
+    const added: string[] = [];
+    const events = await redis.xrange(`${prefix}:webhook:events`, "-", "+");
+    for (const [, fields] of events) {
+      const event = Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]));
+      if (event.event === "added") added.push(event.jobId!);
+    }
+    expect(added.sort()).toEqual([...ids].sort());
+  });
+
+  it("holds a lock, so a cycle started while another runs is skipped", async () => {
+    await insertJob({ status: "pending" });
+    await redis.set(`${prefix}:reconciler:lock`, "someone-else", "PX", 10_000);
+    expect(await reconciler().runOnce()).toEqual({ ran: false, fullSweep: false, checked: 0, reenqueued: 0 });
+  });
+
+  it("forgets idempotency keys older than 24 hours", async () => {
+    const id = await insertJob({ status: "done" });
+    await database.db.pool.query(
+      `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at) VALUES ($1, 'old', $2, '\\x00', now() - interval '1 minute'), ($1, 'new', $2, '\\x00', now() + interval '1 hour')`,
+      [orgId, id],
+    );
+    await reconciler().runOnce();
+    const { rows } = await database.db.pool.query("SELECT key FROM idempotency_keys ORDER BY key");
+    expect(rows.map((r) => r.key)).toEqual(["new"]);
+  });
+});

@@ -1,0 +1,61 @@
+// A private Postgres server (initdb in a temporary folder, a spare port) for tests that stop or restart
+// Postgres: the machine's shared server, which CI uses right after, is never touched.
+import { execFileSync } from "node:child_process";
+import { chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePort } from "./redis-server";
+
+export type PrivatePostgres = {
+  port: number;
+  /** URL of database `name` on this server. */
+  url(name: string): string;
+  start(): void;
+  /** Stops at once, like a crash (`-m immediate`). */
+  stop(): void;
+  /** Stops and deletes the data folder. */
+  destroy(): void;
+};
+
+function binDir(): string {
+  const version = readdirSync("/usr/lib/postgresql").sort().pop();
+  if (!version) throw new Error("no PostgreSQL server binaries under /usr/lib/postgresql");
+  return `/usr/lib/postgresql/${version}/bin`;
+}
+
+/** Runs a server binary as the postgres user (initdb refuses root). */
+function asPostgres(binary: string, args: string[]): void {
+  const command = path.join(binDir(), binary);
+  if (process.getuid?.() === 0) execFileSync("runuser", ["-u", "postgres", "--", command, ...args], { stdio: "ignore" });
+  else execFileSync(command, args, { stdio: "ignore" });
+}
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-pg-"));
+  if (process.getuid?.() === 0) {
+    chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), Number(execFileSync("id", ["-g", "postgres"]).toString()));
+  }
+  const data = path.join(dir, "data");
+  asPostgres("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
+  const handle: PrivatePostgres = {
+    port,
+    url: (name) => `postgresql://postgres@127.0.0.1:${port}/${name}`,
+    start() {
+      asPostgres("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "start"]);
+    },
+    stop() {
+      try {
+        asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+      } catch {
+        // already stopped
+      }
+    },
+    destroy() {
+      handle.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  handle.start();
+  return handle;
+}

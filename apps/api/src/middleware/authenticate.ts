@@ -42,21 +42,27 @@ export type AuthenticateOptions = {
 
 /** Builds the authentication middleware; one instance (and one key cache) per app. */
 export function createAuthenticator(deps: AppDeps) {
-  const keyCache = new Map<string, { owner: ApiKeyOwner | null; until: number }>();
+  // Each entry remembers when it was read by the process clock and by the app's clock (which tests move);
+  // it expires when either says API_KEY_CACHE_MS have passed, or went backwards.
+  const keyCache = new Map<string, { owner: ApiKeyOwner | null; readAt: number; appReadAt: number }>();
+  const fresh = (since: number, now: number) => now >= since && now - since < API_KEY_CACHE_MS;
   const lastTouched = new Map<string, number>();
 
   async function apiKeyOwner(key: string): Promise<ApiKeyOwner | null> {
     const hash = hashApiKey(key);
     const cacheKey = hash.toString("base64");
-    const now = Date.now();
+    const readAt = Date.now();
+    const now = deps.clock.now().getTime();
     const cached = keyCache.get(cacheKey);
-    if (cached && cached.until > now) return cached.owner;
+    if (cached && fresh(cached.readAt, readAt) && fresh(cached.appReadAt, now)) return cached.owner;
     const owner = await findLiveApiKey(deps.db.pool, hash);
     if (keyCache.size > 10_000) keyCache.clear();
-    keyCache.set(cacheKey, { owner, until: now + API_KEY_CACHE_MS });
-    if (owner && (lastTouched.get(owner.apiKeyId) ?? 0) < now - TOUCH_INTERVAL_MS) {
+    keyCache.set(cacheKey, { owner, readAt, appReadAt: now });
+    const touched = owner ? lastTouched.get(owner.apiKeyId) : undefined;
+    if (owner && (touched === undefined || touched < now - TOUCH_INTERVAL_MS || touched > now)) {
       lastTouched.set(owner.apiKeyId, now);
-      touchApiKey(deps.db.pool, owner.apiKeyId, deps.clock.now()).catch((error) => deps.logger.warn("could not record API key use", { error }));
+      if (lastTouched.size > 10_000) lastTouched.clear();
+      touchApiKey(deps.db.pool, owner.apiKeyId, new Date(now)).catch((error) => deps.logger.warn("could not record API key use", { error }));
     }
     return owner;
   }

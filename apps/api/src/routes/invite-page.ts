@@ -9,7 +9,8 @@ const PAGE_POLICY = [
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
-  "img-src 'self'",
+  // data: only for the empty favicon, which spares the browser a request for /favicon.ico.
+  "img-src 'self' data:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

@@ -58,6 +58,7 @@ export type AcceptedInviteJson = { token: string; user: { id: string; email: str
 export async function acceptInvite(input: { token: string; password: string; guard?: FailedLoginGuard }, deps: ServiceDeps): Promise<AcceptedInviteJson> {
   const { db, config, clock } = deps;
   const invite = await usableInvite(input.token, deps);
+  const tokenHash = hashInviteToken(input.token);
   // Twice at most: if an account with this email appears while we hash the new one's password, the second
   // round treats it as the existing account it now is.
   for (let round = 0; round < 2; round++) {
@@ -66,6 +67,10 @@ export async function acceptInvite(input: { token: string; password: string; gua
     if (existing) {
       await input.guard?.check(invite.email);
       if (!(await verifyPassword(input.password, existing.passwordHash))) {
+        // The account may be the one a concurrent accept just created with this very invite: then the
+        // honest answer is that the invite is spent, and the password says nothing.
+        const spent = refusal(await findInviteByTokenHash(db.prisma, tokenHash), clock.now());
+        if (spent) throw spent;
         await input.guard?.failed(invite.email);
         throw unauthorized("This email already has an account: enter that account's current password to accept the invite.");
       }
@@ -86,7 +91,7 @@ export async function acceptInvite(input: { token: string; password: string; gua
           user: { id: outcome.userId, email: invite.email, role: invite.role },
         };
       case "unavailable":
-        throw refusal(await findInviteByTokenHash(db.prisma, hashInviteToken(input.token)), now) ?? new AppError("invite_used", "This invite has already been used.");
+        throw refusal(await findInviteByTokenHash(db.prisma, tokenHash), now) ?? new AppError("invite_used", "This invite has already been used.");
       case "already_member":
         throw new AppError("already_member", "This account is already a member of the organization. Log in instead.");
       case "email_taken":

@@ -7,6 +7,7 @@ export const acceptInviteHtml = `<!doctype html>
   <meta name="viewport" content="width=device-width, initial-scale=1">
   <meta name="referrer" content="no-referrer">
   <meta name="robots" content="noindex">
+  <link rel="icon" href="data:,">
   <title>Accept your invite · Conveyor</title>
   <link rel="stylesheet" href="accept-invite.css">
   <script src="accept-invite.js" defer></script>

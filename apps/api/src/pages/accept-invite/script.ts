@@ -6,11 +6,11 @@ export const acceptInviteJs = `"use strict";
   var MIN_CHARACTERS = 15;
   var MAX_BYTES = 72;
   var TITLES = {
-    invite_not_found: "This invite link is not valid",
-    invite_expired: "This invite has expired",
-    invite_used: "This invite has already been used",
+    invite_not_found: "Invalid invite link",
+    invite_expired: "Invite expired",
+    invite_used: "Invite already used",
     rate_limited: "Too many attempts",
-    validation_failed: "This invite link is incomplete"
+    validation_failed: "Incomplete invite link"
   };
 
   function $(id) { return document.getElementById(id); }

@@ -18,7 +18,7 @@ button[disabled] { opacity: .6; cursor: progress; }
 button.secondary { background: #e8edf9; color: var(--accent); margin-bottom: 1rem; }
 .error { color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; padding: .6rem .75rem; }
 textarea { width: 100%; font: .8rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; padding: .5rem; border: 1px solid var(--border); border-radius: 8px; resize: none; word-break: break-all; margin-bottom: .5rem; }
-pre { background: #f3f5f9; border-radius: 8px; padding: .6rem .75rem; font-size: .8rem; white-space: pre-wrap; word-break: break-all; }
+pre { background: #f3f5f9; border-radius: 8px; padding: .6rem .75rem; font-size: .8rem; white-space: pre-wrap; overflow-wrap: anywhere; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
 #failed h1 { color: var(--error); }
 @media (prefers-color-scheme: dark) {

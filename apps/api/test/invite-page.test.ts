@@ -1,0 +1,193 @@
+// The invite page (SPEC §4, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
+// invite, accepts it, and shows each refusal; strict CSP, no referrer, no caching, no token in the logs.
+import { mkdirSync } from "node:fs";
+import type { Server } from "node:http";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { repoRoot } from "@conveyor/testkit";
+import { createApp } from "../src/app";
+import { createOrg, TEST_PASSWORD, type TestMember } from "./support/factories";
+import { startTestApi, type TestApi } from "./support/test-api";
+
+const artifacts = path.join(repoRoot, "test-artifacts");
+const PASSWORD = "my new team password";
+
+let api: TestApi;
+let server: Server;
+let baseUrl: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(artifacts, { recursive: true });
+  api = await startTestApi({ AUTH_RATE_LIMIT_PER_MIN: "0" });
+  server = createApp(api.deps).listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((resolve) => server.close(resolve));
+  await api.close();
+});
+
+const tokens: string[] = [];
+
+async function invite(inviter: TestMember, email: string, role = "member") {
+  const res = await api.request.post("/org/invite").set("Authorization", `Bearer ${inviter.token}`).send({ email, role });
+  expect(res.status).toBe(201);
+  const token = new URL(res.body.invite_url).searchParams.get("token")!;
+  tokens.push(token);
+  return token;
+}
+
+/** A phone-sized page that records console errors (CSP violations land there). */
+async function openPage(token: string | null): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(message.text());
+  });
+  page.on("pageerror", (error) => problems.push(error.message));
+  await page.goto(`${baseUrl}/accept-invite${token === null ? "" : `?token=${token}`}`);
+  return { page, problems };
+}
+
+describe("GET /accept-invite", () => {
+  it("is served with a strict CSP, no referrer, no caching, and a separate script file", async () => {
+    const res = await api.request.get("/accept-invite").query({ token: "anything" });
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("text/html; charset=utf-8");
+    expect(res.headers["referrer-policy"]).toBe("no-referrer");
+    expect(res.headers["cache-control"]).toBe("no-store");
+    const csp = res.headers["content-security-policy"];
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(res.text).toMatch(/<script src="accept-invite\.js" defer><\/script>/);
+    expect(res.text).not.toMatch(/<script>(?!<)/);
+    for (const asset of ["/accept-invite.js", "/accept-invite.css"]) {
+      const file = await api.request.get(asset);
+      expect(file.status).toBe(200);
+      expect(file.headers["cache-control"]).toBe("no-store");
+    }
+  });
+
+  it("shows the org and email, accepts with a new password, and the returned token works on GET /me", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config, "Lighthouse Logistics");
+    const email = `new-teammate-${Date.now()}@example.test`;
+    const token = await invite(owner, email, "admin");
+    const { page, problems } = await openPage(token);
+
+    await page.getByRole("heading", { name: "Join Lighthouse Logistics" }).waitFor();
+    expect(await page.locator("#invite-email").textContent()).toBe(email);
+    expect(await page.locator("#password-rule").textContent()).toContain("At least 15 characters");
+    await page.fill("#password", PASSWORD);
+    await page.screenshot({ path: path.join(artifacts, "invite-page.png"), fullPage: true });
+
+    await page.click("#submit");
+    await page.getByRole("heading", { name: "You're in" }).waitFor();
+    expect(await page.locator("#done-text").textContent()).toBe(`You joined Lighthouse Logistics as admin (${email}).`);
+    const jwt = await page.locator("#token").inputValue();
+    tokens.push(jwt);
+    expect(await page.locator("#usage").textContent()).toBe(`curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/me`);
+    // The spent link is gone from the address bar.
+    expect(page.url()).toBe(`${baseUrl}/accept-invite`);
+    await page.screenshot({ path: path.join(artifacts, "invite-page-success.png"), fullPage: true });
+
+    const me = await api.request.get("/me").set("Authorization", `Bearer ${jwt}`);
+    expect(me.status).toBe(200);
+    expect(me.body).toMatchObject({ user: { email }, org: { id: owner.orgId, name: "Lighthouse Logistics" }, role: "admin" });
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("shows 'Invite already used' for a used link", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const token = await invite(owner, `used-${Date.now()}@example.test`);
+    expect((await api.request.post("/invite/accept").send({ token, password: PASSWORD })).status).toBe(200);
+    const { page } = await openPage(token);
+    await page.getByRole("heading", { name: "Invite already used" }).waitFor();
+    expect(await page.locator("#failed-text").textContent()).toMatch(/already been used/);
+    expect(await page.locator("#invite").isHidden()).toBe(true);
+    await page.context().close();
+  });
+
+  it("shows 'Invite expired' for a link older than 72 hours", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const token = await invite(owner, `late-${Date.now()}@example.test`);
+    api.clock.advance(72 * 3600 * 1000);
+    try {
+      const { page } = await openPage(token);
+      await page.getByRole("heading", { name: "Invite expired" }).waitFor();
+      expect(await page.locator("#failed-text").textContent()).toMatch(/72 hours/);
+      await page.screenshot({ path: path.join(artifacts, "invite-page-expired.png"), fullPage: true });
+      await page.context().close();
+    } finally {
+      api.clock.advance(-72 * 3600 * 1000);
+    }
+  });
+
+  it("shows 'Invalid invite link' for an unknown link and explains a link without a token", async () => {
+    const unknown = await openPage("A".repeat(43));
+    await unknown.page.getByRole("heading", { name: "Invalid invite link" }).waitFor();
+    await unknown.page.context().close();
+    const missing = await openPage(null);
+    await missing.page.getByRole("heading", { name: "Incomplete invite link" }).waitFor();
+    await missing.page.context().close();
+  });
+
+  it("says 'Invite already used' on submit when the link was used elsewhere after the page loaded", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const token = await invite(owner, `raced-${Date.now()}@example.test`);
+    const { page } = await openPage(token);
+    await page.locator("#password").waitFor({ state: "visible" });
+    expect((await api.request.post("/invite/accept").send({ token, password: PASSWORD })).status).toBe(200);
+    await page.fill("#password", PASSWORD);
+    await page.click("#submit");
+    await page.getByRole("heading", { name: "Invite already used" }).waitFor();
+    await page.context().close();
+  });
+
+  it("checks the 15-character rule before sending, and shows the API's answer for a wrong existing-account password", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const existing = await createOrg(api.database.db, api.deps.config);
+    const token = await invite(owner, existing.email);
+    const { page } = await openPage(token);
+    await page.locator("#password").waitFor({ state: "visible" });
+    await page.fill("#password", "too short");
+    await page.click("#submit");
+    expect(await page.locator("#form-error").textContent()).toBe("The password must be at least 15 characters long.");
+    await page.fill("#password", "not the account's current password");
+    await page.click("#submit");
+    await page.locator("#form-error", { hasText: "current password" }).waitFor();
+    await page.screenshot({ path: path.join(artifacts, "invite-page-wrong-password.png"), fullPage: true });
+    await page.fill("#password", TEST_PASSWORD);
+    await page.click("#submit");
+    await page.getByRole("heading", { name: "You're in" }).waitFor();
+    await page.context().close();
+  });
+
+  it("shows an org name containing markup as text", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config, `<img src=x onerror="window.pwned=1">Acme`);
+    const token = await invite(owner, `xss-${Date.now()}@example.test`);
+    const { page } = await openPage(token);
+    await page.locator("#org-name").waitFor({ state: "visible" });
+    expect(await page.locator("#org-name").textContent()).toBe(`<img src=x onerror="window.pwned=1">Acme`);
+    expect(await page.locator("img").count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    await page.context().close();
+  });
+
+  it("never writes an invite token, a password or a JWT to the logs", () => {
+    const logs = api.logs();
+    expect(logs).toContain("GET /accept-invite 200");
+    expect(logs).toContain("GET /invite 200");
+    for (const secret of [...tokens, PASSWORD, TEST_PASSWORD]) expect(logs).not.toContain(secret);
+  });
+});

@@ -161,6 +161,12 @@ export function isBuiltInType(type: string): type is BuiltInType {
 }
 
 export type ValidationDetail = { path: string; message: string };
+
+/** Joi may report several problems with one field (type, then allowed values); the first says enough. */
+export function firstPerPath(details: ValidationDetail[]): ValidationDetail[] {
+  const seen = new Set<string>();
+  return details.filter((d) => !seen.has(d.path) && seen.add(d.path));
+}
 export type PayloadCheck<T> = { ok: true; value: T } | { ok: false; details: ValidationDetail[] };
 
 const schemaCache = new WeakMap<CatalogOptions, Map<BuiltInType, Joi.ObjectSchema>>();
@@ -173,5 +179,5 @@ export function validatePayload<K extends BuiltInType>(type: K, payload: unknown
   if (!schema) schemas.set(type, (schema = catalog[type].payload(options)));
   const { value, error } = schema.validate(payload, { abortEarly: false, convert: false, errors: { label: false } });
   if (!error) return { ok: true, value: value as Payloads[K] };
-  return { ok: false, details: error.details.map((d) => ({ path: d.path.join("."), message: d.message })) };
+  return { ok: false, details: firstPerPath(error.details.map((d) => ({ path: d.path.join("."), message: d.message }))) };
 }

@@ -1,4 +1,5 @@
 import type Joi from "joi";
+import { firstPerPath } from "@conveyor/contracts";
 import { validationFailed } from "./errors";
 
 /**
@@ -9,6 +10,6 @@ export function validate<T>(schema: Joi.Schema<T>, value: unknown, prefix = ""):
   const { value: result, error } = schema.validate(value, { abortEarly: false, convert: prefix === "query", errors: { label: false } });
   if (!error) return result as T;
   throw validationFailed(
-    error.details.map((d) => ({ path: [prefix, ...d.path.map(String)].filter(Boolean).join(".") || "body", message: d.message })),
+    firstPerPath(error.details.map((d) => ({ path: [prefix, ...d.path.map(String)].filter(Boolean).join(".") || "body", message: d.message }))),
   );
 }

@@ -1,0 +1,116 @@
+// The fence, at the SQL level: only the attempt that owns a job can record its outcome, and nothing moves
+// a job out of done or failed.
+import { randomUUID } from "node:crypto";
+import { claimJobs, newId, saveJobArtifact, writeOutcomes, type Outcome } from "@conveyor/db";
+import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
+
+let database: TestDatabase;
+let orgId: string;
+const claimOptions = { workerName: "test/1", maxInterruptions: 2 };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  orgId = newId();
+  await database.db.prisma.organization.create({ data: { id: orgId, name: "Fenced" } });
+});
+afterAll(() => database.drop());
+
+async function newJob(status = "pending") {
+  const id = newId();
+  await database.db.pool.query("INSERT INTO jobs (id, org_id, type, status, payload, max_retries) VALUES ($1, $2, 'webhook', $3::job_status, '{\"a\":1}', 2)", [id, orgId, status]);
+  return id;
+}
+const done = (id: string, fence: string, result: object = { ok: fence }): Outcome => ({ id, fence, status: "done", retries: 0, result: JSON.stringify(result), error: null, runAt: null });
+const row = async (id: string) => (await database.db.pool.query("SELECT status, fence, retries, interruptions, result, error FROM jobs WHERE id = $1", [id])).rows[0];
+const logs = async (id: string) => (await database.db.pool.query("SELECT attempt, level, message FROM job_logs WHERE job_id = $1 ORDER BY id", [id])).rows;
+
+describe("claims", () => {
+  it("claims a pending job for a fence, returns its payload and logs the start", async () => {
+    const id = await newJob();
+    const [claimed] = await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    expect(claimed).toMatchObject({ id, orgId, type: "webhook", payload: '{"a": 1}', retries: 0, maxRetries: 2, interruptions: 0, previousStatus: "pending" });
+    expect(await row(id)).toMatchObject({ status: "processing", fence: "A" });
+    expect(await logs(id)).toEqual([{ attempt: 1, level: "info", message: "Attempt 1 of 3 started on test/1." }]);
+  });
+
+  it("lets a new delivery take over a processing job, counting the interruption", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    const [takeover] = await claimJobs(database.db.pool, [{ id, fence: "B" }], claimOptions);
+    expect(takeover).toMatchObject({ previousStatus: "processing", interruptions: 1 });
+    expect(await row(id)).toMatchObject({ fence: "B", interruptions: 1 });
+    expect((await logs(id)).map((l) => l.message)).toEqual([
+      "Attempt 1 of 3 started on test/1.",
+      expect.stringMatching(/^Attempt 1 was interrupted/),
+      "Attempt 1 of 3 started on test/1.",
+    ]);
+  });
+
+  it("does not claim done, failed or unknown jobs", async () => {
+    const ids = [await newJob("done"), await newJob("failed"), newId()];
+    expect(await claimJobs(database.db.pool, ids.map((id) => ({ id, fence: "A" })), claimOptions)).toEqual([]);
+  });
+
+  it("does not log a start once a job has been interrupted too often", async () => {
+    const id = await newJob();
+    for (const fence of ["A", "B", "C"]) await claimJobs(database.db.pool, [{ id, fence }], claimOptions);
+    const [fourth] = await claimJobs(database.db.pool, [{ id, fence: "D" }], claimOptions);
+    expect(fourth!.interruptions).toBe(3);
+    const messages = (await logs(id)).map((l) => l.message);
+    expect(messages.filter((m) => m.startsWith("Attempt 1 of 3 started"))).toHaveLength(3);
+    expect(messages.at(-1)).toMatch(/^Attempt 1 was interrupted/);
+  });
+});
+
+describe("outcomes under the fence", () => {
+  it("refuses the outcome of a stale attempt and applies the owner's", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    await claimJobs(database.db.pool, [{ id, fence: "B" }], claimOptions);
+    expect(await writeOutcomes(database.db.pool, [], [done(id, "A")])).toEqual(new Set());
+    expect(await writeOutcomes(database.db.pool, [], [done(id, "B")])).toEqual(new Set([id]));
+    expect(await row(id)).toMatchObject({ status: "done", fence: null, result: { ok: "B" } });
+  });
+
+  it("never moves a job out of done or failed, even for the attempt that finished it", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    await writeOutcomes(database.db.pool, [], [done(id, "A")]);
+    const retry: Outcome = { id, fence: "A", status: "pending", retries: 1, result: null, error: "late", runAt: new Date() };
+    expect(await writeOutcomes(database.db.pool, [], [retry])).toEqual(new Set());
+    expect(await row(id)).toMatchObject({ status: "done", retries: 0, error: null });
+  });
+
+  it("of five racing deliveries, records exactly one outcome", async () => {
+    const id = await newJob();
+    const fences = Array.from({ length: 5 }, () => randomUUID());
+    await Promise.all(fences.map((fence) => claimJobs(database.db.pool, [{ id, fence }], claimOptions)));
+    const applied = await Promise.all(fences.map((fence) => writeOutcomes(database.db.pool, [], [done(id, fence)])));
+    expect(applied.filter((s) => s.has(id))).toHaveLength(1);
+  });
+
+  it("writes the attempt's log lines with the outcome, in order, even when the outcome is refused", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    const lines = ["one", "two", "three"].map((message) => ({ jobId: id, attempt: 1, level: "info" as const, message, timestamp: new Date() }));
+    await writeOutcomes(database.db.pool, lines, [done(id, "stale")]);
+    expect((await logs(id)).slice(1).map((l) => l.message)).toEqual(["one", "two", "three"]);
+    expect((await row(id)).status).toBe("processing");
+  });
+
+  it("keeps the result a callback wrote while the job ran, merging the handler's into it", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    await database.db.pool.query(`UPDATE jobs SET result = '{"callback": {"result_code": 0}}' WHERE id = $1`, [id]);
+    await writeOutcomes(database.db.pool, [], [done(id, "A", { CheckoutRequestID: "ws_CO_1" })]);
+    expect((await row(id)).result).toEqual({ callback: { result_code: 0 }, CheckoutRequestID: "ws_CO_1" });
+  });
+
+  it("stores an artifact only for the owning attempt", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    const file = { jobId: id, contentType: "application/pdf", filename: "a.pdf", data: Buffer.from("%PDF") };
+    expect(await saveJobArtifact(database.db.pool, { ...file, fence: "B" })).toBe(false);
+    expect(await saveJobArtifact(database.db.pool, { ...file, fence: "A" })).toBe(true);
+  });
+});

@@ -180,7 +180,7 @@ describe("GET /accept-invite", () => {
     await page.locator("#org-name").waitFor({ state: "visible" });
     expect(await page.locator("#org-name").textContent()).toBe(`<img src=x onerror="window.pwned=1">Acme`);
     expect(await page.locator("img").count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
     await page.context().close();
   });
 

@@ -54,7 +54,7 @@ describe("auth endpoints, per client IP (AUTH_RATE_LIMIT_PER_MIN)", () => {
       expect(res.status).toBe(401);
       expect(res.headers["ratelimit-limit"]).toBe(String(LIMIT));
       expect(Number(res.headers["ratelimit-reset"])).toBeLessThanOrEqual(60);
-      remaining.push(res.headers["ratelimit-remaining"]);
+      remaining.push(String(res.headers["ratelimit-remaining"]));
     }
     expect(remaining).toEqual(["2", "1", "0"]);
     expectLimited(await api.request.post("/auth/login").set("X-Forwarded-For", ip).send({ email: uniqueEmail(), password: PASSWORD }), LIMIT);

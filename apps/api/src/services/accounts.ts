@@ -2,11 +2,14 @@
 // token belongs to.
 import { createOrganizationWithOwner, findMembershipDetails, findUserByEmail, listUserOrgs, newId, type MembershipDetails } from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
+import Joi from "joi";
 import { AppError, notFound, unauthorized, validationFailed } from "../http/errors";
 import type { ServiceDeps } from "./deps";
 import type { FailedLoginGuard } from "./login-guard";
 import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
 import { signToken } from "./tokens";
+
+const emailSchema = Joi.string().max(254).email({ tlds: { allow: false } });
 
 /** Emails are compared and stored trimmed and lower-cased, everywhere. */
 export function normalizeEmail(email: string): string {
@@ -23,6 +26,8 @@ export async function createOrganization(input: NewOrganization, { db, config, c
   const problem = passwordProblem(input.password);
   if (problem) throw validationFailed([{ path: "password", message: problem }]);
   if (!name) throw validationFailed([{ path: "org_name", message: "must not be empty" }]);
+  // The routes check this already; the operator CLI relies on it here.
+  if (emailSchema.validate(email).error) throw validationFailed([{ path: "email", message: "must be a valid email" }]);
   const user = { id: newId(), email, passwordHash: await hashPassword(input.password, config.bcryptCost) };
   const org = { id: newId(), name };
   const created = await createOrganizationWithOwner(db.prisma, { orgId: org.id, name, owner: user, at: clock.now() });

@@ -25,6 +25,7 @@ export const acceptInviteHtml = `<!doctype html>
       <p>You were invited as <strong id="invite-email"></strong>.</p>
       <p class="muted">This link works once and expires on <time id="expires-at"></time>.</p>
       <form id="accept-form" novalidate>
+        <input id="username" name="username" type="email" autocomplete="username" hidden readonly>
         <label for="password">Password</label>
         <input id="password" name="password" type="password" autocomplete="new-password" required minlength="15" aria-describedby="password-rule">
         <p id="password-rule" class="muted">At least 15 characters (72 bytes at most). If this email already has a Conveyor account, enter that account's current password.</p>

@@ -44,6 +44,8 @@ export const acceptInviteJs = `"use strict";
       invite = r.body;
       $("org-name").textContent = invite.org_name;
       $("invite-email").textContent = invite.email;
+      // For password managers: the account the new password belongs to.
+      $("username").value = invite.email;
       var expires = new Date(invite.expires_at);
       $("expires-at").textContent = expires.toLocaleString();
       $("expires-at").setAttribute("datetime", invite.expires_at);

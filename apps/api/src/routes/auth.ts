@@ -4,6 +4,7 @@ import Joi from "joi";
 import { validate } from "../http/validate";
 import { principal } from "../middleware/authenticate";
 import { describeCaller, login, signup } from "../services/accounts";
+import { dummyHash } from "../services/passwords";
 import { emailField, newPasswordField, passwordField } from "./fields";
 import type { RouteDeps } from "./index";
 
@@ -21,6 +22,7 @@ const loginBody = Joi.object({
 
 export function authRoutes(deps: RouteDeps): Router {
   const router = Router();
+  void dummyHash(deps.config.bcryptCost);
 
   // With signup disabled the route does not exist: the request falls through to the unknown-route 404.
   if (deps.config.allowSignup) {

@@ -33,11 +33,16 @@ const dummyHashes = new Map<number, Promise<string>>();
  * times do not tell which emails exist. Always false.
  */
 export async function verifyAgainstNothing(password: string, cost: number): Promise<false> {
+  await bcrypt.compare(password, await dummyHash(cost));
+  return false;
+}
+
+/** The dummy hash for `cost`, made once; call at start so the first unknown-email login is not slower. */
+export function dummyHash(cost: number): Promise<string> {
   let dummy = dummyHashes.get(cost);
   if (!dummy) {
     dummy = bcrypt.hash(randomBytes(24).toString("base64"), cost);
     dummyHashes.set(cost, dummy);
   }
-  await bcrypt.compare(password, await dummy);
-  return false;
+  return dummy;
 }

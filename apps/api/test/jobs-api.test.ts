@@ -285,7 +285,8 @@ describe("GET /jobs", () => {
       seen.push(...res.body.map((j: { id: string }) => j.id));
       pages++;
       const link = res.headers.link as string | undefined;
-      url = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : null;
+      const next = link ? new URL(/<([^>]+)>; rel="next"/.exec(link)![1]!) : null;
+      url = next ? next.pathname + next.search : null;
     }
     expect(pages).toBe(3);
     expect(seen).toEqual([...ids].reverse());
@@ -295,7 +296,7 @@ describe("GET /jobs", () => {
     const first = await api.request.get("/jobs?status=pending&limit=4").set(as());
     expect(first.body).toHaveLength(4);
     expect(first.headers.link).toContain("status=pending");
-    const next = new URL(/<([^>]+)>/.exec(first.headers.link)![1]!);
+    const next = new URL(/<([^>]+)>/.exec(String(first.headers.link))![1]!);
     const second = await api.request.get(next.pathname + next.search).set(as());
     expect(second.body).toHaveLength(1);
     expect(second.headers.link).toBeUndefined();
@@ -428,5 +429,28 @@ describe("when Postgres fails", () => {
     } finally {
       await api.database.db.pool.query("ALTER TABLE job_logs_renamed RENAME TO job_logs");
     }
+  });
+});
+
+describe("per-organization rate limit on the job endpoints", () => {
+  let limited: TestApi;
+  beforeAll(async () => {
+    limited = await startTestApi({ API_RATE_LIMIT_PER_SEC: "3" });
+  });
+  afterAll(() => limited.close());
+
+  it("answers 429 rate_limited with Retry-After past API_RATE_LIMIT_PER_SEC, per organization", async () => {
+    const a = await createOrg(limited.database.db, limited.deps.config);
+    const b = await createOrg(limited.database.db, limited.deps.config);
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await limited.request.get("/jobs?limit=1").set({ Authorization: `Bearer ${a.token}` })).status);
+    expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+    const refused = await limited.request.get("/jobs?limit=1").set({ Authorization: `Bearer ${a.token}` });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe("rate_limited");
+    expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+    expect(refused.headers["ratelimit-limit"]).toBe("3");
+    // Another organization has its own budget.
+    expect((await limited.request.get("/jobs?limit=1").set({ Authorization: `Bearer ${b.token}` })).status).toBe(200);
   });
 });

@@ -60,13 +60,15 @@ async function writeJsonArray(res: Response, items: AsyncIterable<{ item: string
 export function jobRoutes(deps: RouteDeps): Router {
   const router = Router();
   const auth = deps.authenticate({ accept: ["jwt", "api_key"] });
+  // Per-organization request rate; it lets requests through while Redis is away (ROBUSTNESS A1).
+  const limit = deps.rateLimits.jobsByOrg;
   const jobs: JobsDeps = {
     ...deps,
     catalog: createJobCatalog(deps),
     writer: new JobWriter({ pool: deps.db.pool, queues: deps.queues, logger: deps.logger }),
   };
 
-  router.post("/jobs", auth, async (req, res) => {
+  router.post("/jobs", auth, limit, async (req, res) => {
     const input = validate(jobInput, req.body);
     const key = req.get("idempotency-key");
     if (key !== undefined) validate(idempotencyKey, key, "headers.idempotency-key");
@@ -74,7 +76,7 @@ export function jobRoutes(deps: RouteDeps): Router {
     res.status(created ? 202 : 200).json(job);
   });
 
-  router.post("/jobs/batch", auth, async (req, res) => {
+  router.post("/jobs/batch", auth, limit, async (req, res) => {
     if (req.get("idempotency-key") !== undefined) {
       throw validationFailed([{ path: "headers.idempotency-key", message: "is supported on POST /jobs only" }]);
     }
@@ -82,7 +84,7 @@ export function jobRoutes(deps: RouteDeps): Router {
     res.status(202).json(await createJobs(jobs, { principal: principal(req), inputs }));
   });
 
-  router.get("/jobs", auth, async (req, res) => {
+  router.get("/jobs", auth, limit, async (req, res) => {
     const query = validate(listQuery, req.query, "query");
     const { orgId } = principal(req);
     if (query.limit === undefined) {
@@ -109,15 +111,15 @@ export function jobRoutes(deps: RouteDeps): Router {
     res.status(200).type("application/json").send(`[${page.items.join(",")}]`);
   });
 
-  router.get("/jobs/:id", auth, async (req, res) => {
+  router.get("/jobs/:id", auth, limit, async (req, res) => {
     res.json(await getJob(deps, { principal: principal(req), id: String(req.params.id) }));
   });
 
-  router.get("/jobs/:id/logs", auth, async (req, res) => {
+  router.get("/jobs/:id/logs", auth, limit, async (req, res) => {
     res.json(await getJobLogs(deps, { principal: principal(req), id: String(req.params.id) }));
   });
 
-  router.get("/jobs/:id/artifact", auth, async (req, res) => {
+  router.get("/jobs/:id/artifact", auth, limit, async (req, res) => {
     const artifact = await getJobArtifact(deps, { principal: principal(req), id: String(req.params.id) });
     const filename = artifact.filename.replace(/[^\w.\-]/g, "_");
     res

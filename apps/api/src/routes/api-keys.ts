@@ -6,7 +6,7 @@ import { principal } from "../middleware/authenticate";
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/api-keys";
 import type { RouteDeps } from "./index";
 
-const createBody = Joi.object({ name: Joi.string().trim().min(1).max(100).prefs({ convert: true }).required() });
+export const createBody = Joi.object({ name: Joi.string().trim().min(1).max(100).prefs({ convert: true }).required() });
 
 export function apiKeyRoutes(deps: RouteDeps): Router {
   const router = Router();

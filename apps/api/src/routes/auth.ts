@@ -8,13 +8,13 @@ import { dummyHash } from "../services/passwords";
 import { emailField, newPasswordField, passwordField } from "./fields";
 import type { RouteDeps } from "./index";
 
-const signupBody = Joi.object({
+export const signupBody = Joi.object({
   email: emailField.required(),
   password: newPasswordField.required(),
   org_name: Joi.string().trim().min(1).max(200).prefs({ convert: true }).required(),
 });
 
-const loginBody = Joi.object({
+export const loginBody = Joi.object({
   email: emailField.required(),
   password: passwordField.required(),
   org_id: Joi.string().guid(),

@@ -9,8 +9,8 @@ import type { RouteDeps } from "./index";
 // Length rules for a new account's password are applied by the service: an existing account's password
 // is only compared.
 const tokenField = Joi.string().min(1).max(200);
-const inspectQuery = Joi.object({ token: tokenField.required() });
-const acceptBody = Joi.object({ token: tokenField.required(), password: passwordField.required() });
+export const inspectQuery = Joi.object({ token: tokenField.required() });
+export const acceptBody = Joi.object({ token: tokenField.required(), password: passwordField.required() });
 
 export function inviteRoutes(deps: RouteDeps): Router {
   const router = Router();

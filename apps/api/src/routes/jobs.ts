@@ -11,17 +11,17 @@ import { JobWriter } from "../services/job-writer";
 import { createJob, createJobs, getJob, getJobArtifact, getJobLogs, type JobInput, type JobsDeps } from "../services/jobs";
 import type { RouteDeps } from "./index";
 
-const jobInput = Joi.object<JobInput>({
+export const jobInput = Joi.object<JobInput>({
   type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").required(),
   payload: Joi.object().unknown(true).required(),
   max_retries: Joi.number().integer().min(0).max(MAX_RETRIES_LIMIT).default(0),
 });
 
-const batchInput = Joi.object<{ jobs: JobInput[] }>({
+export const batchInput = Joi.object<{ jobs: JobInput[] }>({
   jobs: Joi.array().items(jobInput).min(1).max(BATCH_LIMIT).required(),
 });
 
-const listQuery = Joi.object<{ status?: JobStatus; limit?: number; cursor?: string }>({
+export const listQuery = Joi.object<{ status?: JobStatus; limit?: number; cursor?: string }>({
   status: Joi.string()
     .valid(...JOB_STATUSES)
     .messages({ "any.only": `must be one of ${JOB_STATUSES.join(", ")}` }),
@@ -29,7 +29,7 @@ const listQuery = Joi.object<{ status?: JobStatus; limit?: number; cursor?: stri
   cursor: Joi.string().max(64),
 });
 
-const idempotencyKey = Joi.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH).pattern(/^[\x21-\x7e]+$/, "visible ASCII characters");
+export const idempotencyKey = Joi.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH).pattern(/^[\x21-\x7e]+$/, "visible ASCII characters");
 
 /** Cursors are opaque to clients: the id of the last job of the previous page, base64url-encoded. */
 const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");

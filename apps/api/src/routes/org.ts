@@ -10,7 +10,7 @@ import { emailField } from "./fields";
 import type { RouteDeps } from "./index";
 
 // Every role is a valid value here; the service refuses `owner` (400) and admin-by-admin (403) with reasons.
-const inviteBody = Joi.object({ email: emailField.required(), role: Joi.string().valid(...ROLES).required() });
+export const inviteBody = Joi.object({ email: emailField.required(), role: Joi.string().valid(...ROLES).required() });
 
 export function orgRoutes(deps: RouteDeps): Router {
   const router = Router();

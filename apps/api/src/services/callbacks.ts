@@ -17,7 +17,7 @@ type StkCallback = {
 };
 
 // Safaricom may add fields at any level; only what is read here is checked.
-const callbackBody = Joi.object<{ Body: { stkCallback: StkCallback } }>({
+export const callbackBody = Joi.object<{ Body: { stkCallback: StkCallback } }>({
   Body: Joi.object({
     stkCallback: Joi.object({
       MerchantRequestID: Joi.string().max(128).required(),

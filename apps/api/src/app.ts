@@ -5,6 +5,7 @@ import type { AppDeps } from "./context";
 import { errorHandler, unknownRoute } from "./middleware/error-handler";
 import { jsonBody } from "./middleware/json-body";
 import { requestContext } from "./middleware/request-context";
+import { createApiMetrics } from "./observability/metrics";
 import { routes } from "./routes";
 
 export function createApp(deps: AppDeps): express.Express {
@@ -14,11 +15,14 @@ export function createApp(deps: AppDeps): express.Express {
   app.set("trust proxy", deps.config.trustProxy);
   app.set("query parser", "simple");
 
+  // One registry per app, so tests can run several apps in one process.
+  const metrics = createApiMetrics();
   app.use(requestContext(deps.logger));
+  app.use(metrics.observeRequests);
   // JSON only: nothing here may load or frame anything. Pages served by the API set their own policy.
   app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
   app.use(jsonBody());
-  for (const router of routes(deps)) app.use(router);
+  for (const router of routes(deps, metrics)) app.use(router);
   app.use(unknownRoute);
   app.use(errorHandler);
   return app;

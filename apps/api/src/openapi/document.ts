@@ -1,0 +1,129 @@
+// GET /openapi.json's document: OpenAPI 3.1 for every route of the app, rendered from the operation records
+// in paths/ (which hold the routes' own joi schemas) and the shared components.
+import { readFileSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { BUILT_IN_TEMPLATES, templateNamesFromFiles, type CatalogOptions } from "@conveyor/contracts";
+import type { ApiConfig } from "../env";
+import { errorResponseRef, errorResponses } from "./errors";
+import { jobSchemas } from "./job-types";
+import { jsonSchema, queryParameters, ref, type JsonSchema } from "./json-schema";
+import type { Operation, ResponseSpec } from "./operation";
+import { accountOperations, signupOperation } from "./paths/accounts";
+import { jobOperations } from "./paths/jobs";
+import { serviceOperations } from "./paths/service";
+import { teamOperations } from "./paths/team";
+import { responseSchemas } from "./responses";
+
+export type DocumentOptions = Pick<ApiConfig, "publicUrl" | "allowSignup" | "templatesDir" | "urlPolicy">;
+
+/** Every operation this app serves, given its configuration. */
+export function apiOperations(options: Pick<ApiConfig, "allowSignup">): Operation[] {
+  return [...jobOperations, ...(options.allowSignup ? [signupOperation] : []), ...accountOperations, ...teamOperations, ...serviceOperations];
+}
+
+/** The payload rules the API applies: the same template names as services/job-catalog.ts. */
+export function documentCatalogOptions({ templatesDir, urlPolicy }: Pick<ApiConfig, "templatesDir" | "urlPolicy">): CatalogOptions {
+  let extra: string[] = [];
+  try {
+    extra = templatesDir ? templateNamesFromFiles(readdirSync(templatesDir)) : [];
+  } catch {
+    // An unreadable TEMPLATES_DIR accepts no extra template in job-catalog.ts either.
+  }
+  return { ...urlPolicy, templateNames: [...new Set([...BUILT_IN_TEMPLATES, ...extra])] };
+}
+
+const TAGS = [
+  { name: "Jobs", description: "Enqueue jobs and follow them. A user token or an API key; always scoped to the caller's organization." },
+  { name: "Accounts", description: "Sign up, log in, and who am I." },
+  { name: "API keys", description: "Keys for services; managed with a user token only." },
+  { name: "Team", description: "Members and invites of the organization; user tokens only." },
+  { name: "Invites", description: "Public: what an invitee uses to join." },
+  { name: "Callbacks", description: "Called by providers, not by you." },
+  { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
+  { name: "Reference", description: "This document and its page." },
+];
+
+const DESCRIPTION = `Conveyor runs background jobs for your services: enqueue over HTTP, follow status and logs, manage your team.
+
+- **Bodies** are JSON (\`Content-Type: application/json\`, at most 1 MiB). Timestamps are ISO 8601 UTC with milliseconds; ids are UUID v7.
+- **Credentials**: \`Authorization: Bearer <JWT>\` (from signup, login or an accepted invite) or \`X-API-Key: cvk_…\`
+  (job endpoints only). With both, the bearer token is used.
+- **Errors** always have the body \`{"error": {"code", "message", "details"?}}\`; the code says what happened.
+- Every response carries \`X-Request-Id\` (yours, if you sent a sane one).`;
+
+const requestId = { $ref: "#/components/headers/XRequestId" };
+
+function version(): string {
+  try {
+    return (JSON.parse(readFileSync(path.resolve(__dirname, "../../package.json"), "utf8")) as { version: string }).version;
+  } catch {
+    return "0.0.0";
+  }
+}
+
+const oasPath = (expressPath: string) => expressPath.replace(/:(\w+)/g, "{$1}");
+
+const SECURITY: Record<Operation["auth"], Record<string, string[]>[]> = {
+  none: [],
+  jwt: [{ bearerAuth: [] }],
+  jwt_or_api_key: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
+};
+
+function response(spec: ResponseSpec): JsonSchema {
+  const headers = { "X-Request-Id": requestId, ...spec.headers };
+  if (spec.json) {
+    const schema = spec.json.array ? { type: "array", items: ref(spec.json.component) } : ref(spec.json.component);
+    return { description: spec.description, headers, content: { "application/json": { schema, example: spec.json.example } } };
+  }
+  if (spec.media) return { description: spec.description, headers, content: { [spec.media.type]: { schema: spec.media.schema } } };
+  return { description: spec.description, headers };
+}
+
+function operationObject(op: Operation): JsonSchema {
+  const parameters = [
+    ...Object.entries(op.pathParams ?? {}).map(([name, p]) => ({ name, in: "path", required: true, ...p })),
+    ...(Array.isArray(op.query) ? op.query : op.query ? queryParameters(op.query, op.queryDescriptions) : []),
+    ...(op.headers ?? []),
+  ];
+  const errors = [...new Set([...op.errors, ...(op.auth === "none" ? [] : [401 as const]), 500 as const])].sort();
+  return {
+    operationId: op.operationId,
+    tags: [op.tag],
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    security: SECURITY[op.auth],
+    ...(parameters.length ? { parameters } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { "application/json": { schema: op.body.schema ?? jsonSchema(op.body.joi), examples: op.body.examples } } } }
+      : {}),
+    responses: {
+      ...Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec)])),
+      ...Object.fromEntries(errors.map((status) => [String(status), errorResponseRef(status)])),
+    },
+  };
+}
+
+export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const op of apiOperations(options)) {
+    const key = oasPath(op.path);
+    paths[key] = { ...paths[key], [op.method]: operationObject(op) };
+  }
+  const responseComponents = Object.fromEntries(Object.entries(responseSchemas).map(([name, schema]) => [name, jsonSchema(schema)]));
+  return {
+    openapi: "3.1.0",
+    info: { title: "Conveyor API", version: version(), description: DESCRIPTION, license: { name: "Apache-2.0", identifier: "Apache-2.0" } },
+    servers: [{ url: options.publicUrl, description: "This deployment (PUBLIC_URL)." }],
+    tags: TAGS,
+    paths,
+    components: {
+      schemas: { ...jobSchemas(documentCatalogOptions(options)), ...responseComponents },
+      responses: errorResponses(),
+      headers: { XRequestId: { description: "The request's id: yours if you sent a sane X-Request-Id, else a new one.", schema: { type: "string" } } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A user token from signup, login or an accepted invite (HS256, lifetime JWT_TTL)." },
+        apiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "An organization's API key (cvk_…); job endpoints only, with a member's rights." },
+      },
+    },
+  };
+}

@@ -1,0 +1,49 @@
+// joi → OpenAPI 3.1 Schema Objects (JSON Schema 2020-12), through joi-to-json and the schemas' own
+// describe(): the document shows exactly the rules the routes validate with.
+import type Joi from "joi";
+import parse from "joi-to-json";
+
+export type JsonSchema = { [key: string]: unknown };
+
+/** The OpenAPI 3.1 schema of a joi schema. */
+export function jsonSchema(schema: Joi.Schema): JsonSchema {
+  return parse(schema, "open-api-3.1") as JsonSchema;
+}
+
+export const ref = (component: string): JsonSchema => ({ $ref: `#/components/schemas/${component}` });
+
+/**
+ * `schema` with the property at `path` (dot-separated, through `properties` and array `items`) replaced or
+ * merged: used where the converted schema needs more than joi can say (a $ref to a shared component, a
+ * description of a rule enforced by custom code).
+ */
+export function withProperty(schema: JsonSchema, path: string, change: JsonSchema | ((current: JsonSchema) => JsonSchema)): JsonSchema {
+  const [head, ...rest] = path.split(".");
+  const copy: JsonSchema = { ...schema };
+  if (head === "[]") {
+    copy.items = rest.length ? withProperty(copy.items as JsonSchema, rest.join("."), change) : apply(copy.items as JsonSchema, change);
+    return copy;
+  }
+  const properties = { ...((copy.properties as Record<string, JsonSchema> | undefined) ?? {}) };
+  if (!properties[head!]) throw new Error(`OpenAPI: no property ${head} in ${JSON.stringify(schema).slice(0, 120)}`);
+  properties[head!] = rest.length ? withProperty(properties[head!]!, rest.join("."), change) : apply(properties[head!]!, change);
+  copy.properties = properties;
+  return copy;
+}
+
+function apply(current: JsonSchema, change: JsonSchema | ((current: JsonSchema) => JsonSchema)): JsonSchema {
+  return typeof change === "function" ? change(current) : change;
+}
+
+/** Query parameters from a joi object schema of a query string. */
+export function queryParameters(schema: Joi.ObjectSchema, descriptions: Record<string, string> = {}): JsonSchema[] {
+  const converted = jsonSchema(schema);
+  const required = new Set((converted.required as string[] | undefined) ?? []);
+  return Object.entries((converted.properties as Record<string, JsonSchema>) ?? {}).map(([name, property]) => ({
+    name,
+    in: "query",
+    required: required.has(name),
+    ...(descriptions[name] ? { description: descriptions[name] } : {}),
+    schema: property,
+  }));
+}

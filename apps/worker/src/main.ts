@@ -1,13 +1,14 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
 import { readdirSync } from "node:fs";
 import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
-import { BUILT_IN_TEMPLATES, templateNamesFromFiles } from "@conveyor/contracts";
+import { BUILT_IN_TEMPLATES, BUILT_IN_TYPES, isBuiltInType, templateNamesFromFiles } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { checkRedis, connectRedis } from "@conveyor/queue";
+import { JobQueues, checkRedis, connectRedis } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
+import { createWorkerMetrics } from "./runtime/metrics";
 import { loadPlugins } from "./runtime/plugins";
 import { startRuntime } from "./runtime/worker-runtime";
 
@@ -42,7 +43,9 @@ async function main(): Promise<void> {
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
   for (const connection of [redis, producerRedis]) connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
 
-  const handlerSet = createBuiltInHandlers({ settings: config.handlers, logger, stkPushes: stkPushStore(db.prisma) });
+  const builtIns = config.types ? config.types.filter(isBuiltInType) : BUILT_IN_TYPES;
+  const handlerSet = createBuiltInHandlers({ settings: config.handlers, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
+  const metrics = createWorkerMetrics();
   const runtime = await startRuntime({
     db,
     redis,
@@ -58,10 +61,15 @@ async function main(): Promise<void> {
     catalogOptions,
     handlers: handlerSet.handlers,
     plugins,
+    onAttempt: metrics.onAttempt,
+    onReenqueued: metrics.onReenqueued,
   });
+  // Queue depth is read through the fail-fast connection, so a scrape during a Redis outage answers at once.
+  const queues = new JobQueues({ connection: producerRedis, prefix: config.redisPrefix });
+  metrics.observeQueues({ types: runtime.types, queue: (type) => queues.queue(type), active: runtime.active });
 
   let running = true;
-  const server = await startHealthServer(config.metricsPort, () => running);
+  const server = await startHealthServer(config.metricsPort, () => running, { "/metrics": metrics.serve });
   logger.info(`worker started: serving ${runtime.types.join(", ")} (concurrency ${config.concurrency} per type; health on :${server.port})`);
 
   let stopping = false;
@@ -73,6 +81,7 @@ async function main(): Promise<void> {
     const left = await runtime.close(config.shutdownMs);
     await handlerSet.close().catch((error: Error) => logger.warn("could not release handler resources", { error: error.message }));
     await server.close();
+    await queues.close();
     await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
     await db.close();
     logger.info(left ? `worker stopped; ${left} job(s) left to stalled-job recovery` : "worker stopped");

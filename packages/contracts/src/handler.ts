@@ -9,7 +9,7 @@ export type JobContext = {
   /** 1-based attempt number: attempt n runs with retries = n − 1. */
   attempt: number;
   maxRetries: number;
-  /** Fires when the worker shuts down past its grace period or the attempt is abandoned. */
+  /** Fires when the worker shuts down past its grace period: stop, the job will run again elsewhere. */
   signal: AbortSignal;
   /** Adds a line to the job's logs (GET /jobs/{id}/logs). Never log secrets or payload bodies. */
   log(level: LogLevel, message: string): void;

@@ -46,8 +46,10 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     max_retries: number;
     interruptions: number;
     previous_status: "pending" | "processing";
-  }>(
-    `WITH input AS (
+  }>({
+    // Prepared once per connection: the planner is not run again for every batch.
+    name: "conveyor-claim-jobs",
+    text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
      ), live AS (
        SELECT j.id, j.status FROM jobs j JOIN input i ON i.id = j.id
@@ -74,8 +76,8 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
        ORDER BY id, n
      )
      SELECT * FROM claimed`,
-    [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.workerName, options.maxInterruptions],
-  );
+    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.workerName, options.maxInterruptions],
+  });
   return rows.map((r) => ({
     id: r.id,
     orgId: r.org_id,
@@ -111,8 +113,9 @@ export type Outcome = {
 export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outcomes: readonly Outcome[]): Promise<Set<string>> {
   if (logs.length === 0 && outcomes.length === 0) return new Set();
   const sorted = [...outcomes].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const { rows } = await pool.query<{ id: string }>(
-    `WITH logs AS (
+  const { rows } = await pool.query<{ id: string }>({
+    name: "conveyor-write-outcomes",
+    text: `WITH logs AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT job_id, attempt, level::log_level, message, ts
          FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
@@ -133,7 +136,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
          AS o(id, fence, status, retries, result, error, run_at)
       WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
      RETURNING j.id`,
-    [
+    values: [
       logs.map((l) => l.jobId),
       logs.map((l) => l.attempt),
       logs.map((l) => l.level),
@@ -147,7 +150,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
       sorted.map((o) => o.error),
       sorted.map((o) => o.runAt),
     ],
-  );
+  });
   return new Set(rows.map((r) => r.id));
 }
 

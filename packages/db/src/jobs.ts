@@ -24,13 +24,14 @@ const LIST_ITEM = `LATERAL (SELECT j.id, j.type, j.status, j.retries, j.max_retr
 /** Inserts jobs in one statement (the API batches concurrent requests into one call). */
 export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<void> {
   if (jobs.length === 0) return;
-  await client.query(
-    `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at)
+  await client.query({
+    name: "conveyor-insert-jobs",
+    text: `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at)
      SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[])
          AS t(id, org_id, type, payload, max_retries, created_at)`,
-    [jobs.map((j) => j.id), jobs.map((j) => j.orgId), jobs.map((j) => j.type), jobs.map((j) => j.payloadJson), jobs.map((j) => j.maxRetries), jobs.map((j) => j.createdAt)],
-  );
+    values: [jobs.map((j) => j.id), jobs.map((j) => j.orgId), jobs.map((j) => j.type), jobs.map((j) => j.payloadJson), jobs.map((j) => j.maxRetries), jobs.map((j) => j.createdAt)],
+  });
 }
 
 export type IdempotentInsert =

@@ -78,8 +78,9 @@ function serialiseResult(result: JobResult): string | null {
 
 export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps) {
 
-  // Three parameters, so BullMQ hands us its per-job AbortSignal.
-  return async function processJob(job: Job, token?: string, bullSignal?: AbortSignal): Promise<void> {
+  // Two parameters: BullMQ then skips creating an AbortController per job (we never cancel through BullMQ;
+  // shutdown aborts through our own signal).
+  return async function processJob(job: Job, token?: string): Promise<void> {
     const started = Date.now();
     const fence = token ?? `${WORKER_NAME}/${job.id}/${started}`;
     const report = (outcome: AttemptOutcome) => deps.onAttempt?.({ type, outcome, durationMs: Date.now() - started });
@@ -90,8 +91,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       return report("skipped");
     }
     const attempt = claimed.retries + 1;
-    const log = (level: LogLevel, message: string) =>
-      deps.bookkeeper.log({ jobId: claimed.id, attempt, level, message: clean(message), timestamp: new Date() });
+    // The runtime's own lines are known to be clean; handler lines go through `clean` (ctx.log below).
+    const log = (level: LogLevel, message: string) => deps.bookkeeper.log({ jobId: claimed.id, attempt, level, message, timestamp: new Date() });
     const finish = (outcome: Omit<Parameters<Bookkeeper["finish"]>[0], "id" | "fence">) => deps.bookkeeper.finish({ id: claimed.id, fence, ...outcome });
 
     // The claim itself logged "interrupted" (if it took over) and "started" (unless this is one time too many).
@@ -103,16 +104,20 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       throw new UnrecoverableError(reason);
     }
 
-    const controller = new AbortController();
-    const signals = [controller.signal, deps.shutdownSignal, ...(bullSignal ? [bullSignal] : [])];
+    let signal: AbortSignal | undefined;
     const ctx: JobContext = {
       jobId: claimed.id,
       orgId: claimed.orgId,
       type,
       attempt,
       maxRetries: claimed.maxRetries,
-      signal: AbortSignal.any(signals),
-      log,
+      // Fires when the shutdown grace period is over. Made on first use: most handlers never look, and an
+      // AbortSignal per attempt is a measurable cost at thousands of jobs per second. It is the attempt's own
+      // (not the shared shutdown signal) so listeners a handler adds go away with the attempt.
+      get signal() {
+        return (signal ??= AbortSignal.any([deps.shutdownSignal]));
+      },
+      log: (level, message) => log(level, clean(message)),
       async saveArtifact(artifact) {
         const saved = await saveJobArtifact(deps.pool, { jobId: claimed.id, fence, ...artifact });
         if (!saved) throw new PermanentJobError("this attempt no longer owns the job; its artifact was not stored");
@@ -124,10 +129,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     try {
       result = serialiseResult(await run(claimed.payload, ctx));
     } catch (error) {
-      controller.abort();
       return handleFailure(error);
     }
-    controller.abort();
 
     if (!(await finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }))) return discarded();
     log("info", `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`);

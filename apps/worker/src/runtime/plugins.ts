@@ -1,5 +1,6 @@
 // Operator plugins (WORKER_PLUGINS): modules exporting `{type, handle(payload: Buffer, ctx)}`, as default or
 // named exports. A plugin that cannot be loaded stops the worker at start with one line naming it.
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { StartupError } from "@conveyor/config";
 import { isBuiltInType, TYPE_NAME_PATTERN, type JobPlugin } from "@conveyor/contracts";
@@ -7,7 +8,9 @@ import { isBuiltInType, TYPE_NAME_PATTERN, type JobPlugin } from "@conveyor/cont
 export function loadPlugins(specifiers: readonly string[], cwd = process.cwd()): JobPlugin[] {
   const plugins: JobPlugin[] = [];
   for (const specifier of specifiers) {
-    const resolved = specifier.startsWith(".") || path.isAbsolute(specifier) ? path.resolve(cwd, specifier) : specifier;
+    // A path to a file (relative to the working directory), else a package name.
+    const local = path.resolve(cwd, specifier);
+    const resolved = existsSync(local) ? local : specifier;
     let loaded: unknown;
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -27,7 +27,8 @@ export type RuntimeOptions = {
   reconcileIntervalMs: number;
   reconcileGraceMs: number;
   catalogOptions: CatalogOptions;
-  handlers: BuiltInHandlers;
+  /** Handlers of the served built-in types. */
+  handlers: Partial<BuiltInHandlers>;
   plugins: JobPlugin[];
   onAttempt?: AttemptDeps["onAttempt"];
   onReenqueued?(count: number): void;
@@ -45,13 +46,15 @@ export type Runtime = {
   close(graceMs: number, abortMs?: number): Promise<number>;
 };
 
-function builtInRunner<T extends keyof BuiltInHandlers>(type: T, handlers: BuiltInHandlers, options: CatalogOptions): RunHandler {
+function builtInRunner<T extends keyof BuiltInHandlers>(type: T, handlers: Partial<BuiltInHandlers>, options: CatalogOptions): RunHandler {
+  const handler = handlers[type];
+  if (!handler) throw new StartupError(`no handler was created for ${type}`);
   return async (payloadJson, ctx) => {
     const checked = validatePayload(type, JSON.parse(payloadJson), options);
     if (!checked.ok) {
       throw new PermanentJobError(`The payload is not valid for ${type}: ${checked.details.map((d) => `payload.${d.path} ${d.message}`).join("; ")}`);
     }
-    return (handlers[type] as (payload: unknown, c: typeof ctx) => ReturnType<RunHandler>)(checked.value, ctx);
+    return (handler as (payload: unknown, c: typeof ctx) => ReturnType<RunHandler>)(checked.value, ctx);
   };
 }
 
@@ -86,10 +89,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     const processor = createProcessor(type, run, attemptDeps);
     const worker = new Worker(
       queueName(type),
-      async (job, token, signal) => {
+      async (job, token) => {
         active++;
         try {
-          return await processor(job, token, signal);
+          return await processor(job, token);
         } finally {
           active--;
         }

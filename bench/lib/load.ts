@@ -1,0 +1,33 @@
+// HTTP load with autocannon. `rate` makes it open-loop (a fixed request rate, latencies corrected for
+// coordinated omission); without it, `connections` requests are kept in flight (closed loop, max throughput).
+import autocannon from "autocannon";
+
+export type LoadResult = { rps: number; p50: number; p99: number; errors: number; non2xx: number; total: number };
+
+export async function load(options: {
+  url: string;
+  method?: "GET" | "POST";
+  body?: string;
+  headers?: Record<string, string>;
+  durationS: number;
+  connections?: number;
+  rate?: number;
+}): Promise<LoadResult> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? "GET",
+    body: options.body,
+    headers: { "content-type": "application/json", ...options.headers },
+    duration: options.durationS,
+    connections: options.connections ?? 64,
+    overallRate: options.rate,
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  };
+}

@@ -1,0 +1,91 @@
+// The benchmark's own database and Redis prefix on the machine's Postgres and Redis, and a tenant to call
+// the API as. Everything is created fresh for a run and removed afterwards.
+import { createHash, randomBytes } from "node:crypto";
+import pg from "pg";
+import { Redis } from "ioredis";
+import { createDatabase, migrate, newId, type Database } from "@conveyor/db";
+
+export const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://localhost:6379";
+export const JWT_SECRET = "bench-secret-that-is-long-enough-for-hs256-0000";
+
+export type BenchEnv = { databaseUrl: string; redisUrl: string; prefix: string; db: Database; apiKey: string; orgId: string; close(): Promise<void> };
+
+function withDatabase(name: string): string {
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: withDatabase("postgres") });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+export async function prepare(): Promise<BenchEnv> {
+  const name = `conveyor_bench_${randomBytes(3).toString("hex")}`;
+  const databaseUrl = withDatabase(name);
+  await migrate(databaseUrl);
+  const db = createDatabase({ url: databaseUrl, poolSize: 4 });
+  const orgId = newId();
+  const userId = newId();
+  const apiKey = `cvk_${randomBytes(32).toString("base64url").replace(/[-_]/g, "A").slice(0, 43)}`;
+  await db.prisma.organization.create({ data: { id: orgId, name: "Bench" } });
+  await db.prisma.user.create({ data: { id: userId, email: `bench-${name}@example.test`, passwordHash: "unused" } });
+  await db.prisma.membership.create({ data: { orgId, userId, role: "owner" } });
+  await db.prisma.apiKey.create({ data: { id: newId(), orgId, createdBy: userId, name: "bench", prefix: apiKey.slice(0, 8), keyHash: new Uint8Array(createHash("sha256").update(apiKey).digest()) } });
+  const prefix = `conveyor-bench-${randomBytes(3).toString("hex")}`;
+  return {
+    databaseUrl,
+    redisUrl: REDIS_URL,
+    prefix,
+    db,
+    apiKey,
+    orgId,
+    async close() {
+      await db.close();
+      await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await clearPrefix(prefix);
+    },
+  };
+}
+
+/** Removes every Redis key under `prefix` (between scenarios and at the end). */
+export async function clearPrefix(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL);
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 5000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Empties the job tables between scenarios. */
+export async function clearJobs(db: Database): Promise<void> {
+  await db.pool.query("TRUNCATE jobs CASCADE");
+}
+
+/** Environment of Conveyor processes under benchmark: production settings, limits off. */
+export function conveyorEnv(env: BenchEnv, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: "production",
+    LOG_LEVEL: "info",
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    REDIS_PREFIX: env.prefix,
+    JWT_SECRET,
+    API_RATE_LIMIT_PER_SEC: "0",
+    AUTH_RATE_LIMIT_PER_MIN: "0",
+    ...extra,
+  };
+}

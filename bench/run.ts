@@ -1,0 +1,72 @@
+// `npm run bench`: Conveyor's speed and memory, each figure next to a baseline measured in the same run (a
+// ratio travels between machines better than an absolute number). Prints a table and writes
+// bench/results/latest.json. Options: --only=post,batch,worker,e2e,list  --jobs=N  --list-jobs=N  --seconds=N
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { freePort } from "@conveyor/testkit";
+import { printTable, ratio, type Row } from "./lib/report";
+import { prepare } from "./lib/setup";
+import { batch } from "./scenarios/batch";
+import { endToEnd } from "./scenarios/end-to-end";
+import { list } from "./scenarios/list";
+import { postJobs } from "./scenarios/post-jobs";
+import { worker } from "./scenarios/worker";
+
+const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
+const only = new Set((args.only ?? "post,batch,worker,e2e,list").split(","));
+const seconds = Number(args.seconds ?? 6);
+const workerJobs = Number(args.jobs ?? 20_000);
+const listJobs = Number(args["list-jobs"] ?? 1_000_000);
+const concurrency = Number(args.concurrency ?? 100);
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const env = await prepare();
+  const rows: Row[] = [];
+  const step = async (name: string, fn: () => Promise<Row[]>) => {
+    if (!only.has(name)) return;
+    const t = Date.now();
+    process.stdout.write(`running ${name}…\n`);
+    try {
+      const result = await fn();
+      rows.push(...result);
+      for (const r of result) process.stdout.write(`  ${r.metric}: ${r.conveyor.toFixed(1)} ${r.unit} (baseline ${r.baseline?.toFixed(1) ?? "—"})\n`);
+    } catch (error) {
+      process.stdout.write(`  ${name} failed: ${(error as Error).message}\n`);
+      rows.push({ scenario: name, metric: `failed: ${(error as Error).message.split("\n")[0]}`, conveyor: NaN, baseline: null, baselineName: "", unit: "", met: false });
+    }
+    process.stdout.write(`  ${name} took ${((Date.now() - t) / 1000).toFixed(0)} s\n`);
+  };
+  try {
+    const port = await freePort();
+    const workerPort = await freePort();
+    await step("post", () => postJobs(env, port, seconds));
+    await step("batch", () => batch(env, port, seconds));
+    await step("worker", () => worker(env, workerPort, workerJobs, concurrency));
+    await step("e2e", () => endToEnd(env, { api: port, worker: workerPort }, [250, 500, 1000, 2000], Math.max(4, seconds - 1), concurrency));
+    await step("list", () => list(env, port, listJobs, seconds));
+  } finally {
+    await env.close();
+  }
+
+  const table = printTable(rows);
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
+  process.stdout.write(`\n${table}\n\nmachine: ${machine}\nduration: ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  const missed = rows.filter((r) => r.met === false);
+  if (missed.length) process.stdout.write(`targets missed: ${missed.map((r) => `${r.scenario} ${r.metric}`).join("; ")}\n`);
+
+  const out = path.resolve(__dirname, "results/latest.json");
+  mkdirSync(path.dirname(out), { recursive: true });
+  writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), machine, command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(" ")}` : ""}`, rows: rows.map((r) => ({ ...r, ratio: ratio(r) })) }, null, 2)}\n`,
+  );
+  process.stdout.write(`written: ${path.relative(process.cwd(), out)}\n`);
+  if (args.check !== undefined && missed.length) process.exitCode = 1;
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.stack ?? error.message}\n`);
+  process.exit(1);
+});

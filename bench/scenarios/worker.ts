@@ -1,0 +1,68 @@
+// 3. Worker throughput from queued to done (status, log lines, result in Postgres) for a no-op plugin type,
+// one worker process, against a raw BullMQ no-op worker. 6. Worker RSS idle and under load.
+import { JobQueues } from "@conveyor/queue";
+import { newId } from "@conveyor/db";
+import { Redis } from "ioredis";
+import { run, rssMb, rssSampler, sleep, waitForHttp, type Child } from "../lib/procs";
+import type { Row } from "../lib/report";
+import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
+
+export const NOOP_PLUGIN = "bench/plugins/noop.js";
+
+/** Inserts `count` bench_noop jobs in Postgres and queues them, 1,000 per statement and pipeline. */
+export async function queueNoopJobs(env: BenchEnv, queues: JobQueues, count: number): Promise<void> {
+  for (let i = 0; i < count; i += 1000) {
+    const ids = Array.from({ length: Math.min(1000, count - i) }, () => newId());
+    await env.db.pool.query(
+      `INSERT INTO jobs (id, org_id, type, status, payload, max_retries) SELECT id, $2, 'bench_noop', 'pending', '{"n":1}', 0 FROM unnest($1::uuid[]) AS id`,
+      [ids, env.orgId],
+    );
+    await queues.enqueue(ids.map((id) => ({ id, type: "bench_noop", attempts: 1 })));
+  }
+}
+
+export async function worker(env: BenchEnv, port: number, jobs: number, concurrency: number): Promise<Row[]> {
+  const baseline = (await run("bench/baselines/bullmq-worker.ts", { REDIS_URL: env.redisUrl, PREFIX: `${env.prefix}-base`, JOBS: String(jobs), CONCURRENCY: String(concurrency) }).result) as {
+    per_second: number;
+    rss_idle_mb: number;
+    rss_peak_mb: number;
+  };
+
+  let proc: Child | undefined;
+  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 1 });
+  const queues = new JobQueues({ connection: redis, prefix: env.prefix });
+  try {
+    proc = run("apps/worker/src/main.ts", conveyorEnv(env, { WORKER_TYPES: "bench_noop", WORKER_PLUGINS: NOOP_PLUGIN, WORKER_CONCURRENCY: String(concurrency), WORKER_METRICS_PORT: String(port) }));
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+    await sleep(1000);
+    const idle = rssMb(proc.pid);
+    const sampler = rssSampler(proc.pid);
+    const started = Date.now();
+    await queueNoopJobs(env, queues, jobs);
+    for (;;) {
+      const { rows } = await env.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE status = 'done'");
+      if (Number(rows[0]!.n) >= jobs) break;
+      await sleep(25);
+    }
+    const perSecond = jobs / ((Date.now() - started) / 1000);
+    const peak = sampler.stop();
+    // Every job got its "started" and "succeeded" lines (the last ones may still be in the flush window).
+    for (let waited = 0; ; waited += 50) {
+      const { rows: logRows } = await env.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM job_logs");
+      if (Number(logRows[0]!.n) >= jobs * 2) break;
+      if (waited > 5_000) throw new Error(`expected 2 log lines per job, found ${logRows[0]!.n} for ${jobs} jobs`);
+      await sleep(50);
+    }
+    return [
+      { scenario: "Worker (no-op plugin)", metric: `queued → done, concurrency ${concurrency}`, conveyor: perSecond, baseline: baseline.per_second, baselineName: "BullMQ no-op worker", unit: "jobs/s", target: "≥ 0.6× BullMQ", met: perSecond >= 0.6 * baseline.per_second },
+      { scenario: "Worker RSS", metric: "idle", conveyor: idle, baseline: baseline.rss_idle_mb, baselineName: "BullMQ no-op worker", unit: "MB" },
+      { scenario: "Worker RSS", metric: "peak under load", conveyor: peak, baseline: baseline.rss_peak_mb, baselineName: "BullMQ no-op worker", unit: "MB" },
+    ];
+  } finally {
+    await proc?.stop();
+    await queues.close();
+    redis.disconnect();
+    await clearJobs(env.db);
+    await clearPrefix(env.prefix);
+  }
+}

@@ -104,6 +104,8 @@ export type Outcome = {
   error: string | null;
   /** When the next attempt is due, for a pending job. */
   runAt: Date | null;
+  /** A log line written only if the outcome is applied (e.g. "Attempt 1 succeeded"). */
+  appliedLine?: Omit<LogRow, "jobId">;
 };
 
 /**
@@ -120,7 +122,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
        SELECT job_id, attempt, level::log_level, message, ts
          FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
         ORDER BY n
-     )
+     ), applied AS (
      UPDATE jobs j
         SET status = o.status::job_status,
             retries = o.retries,
@@ -135,7 +137,14 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
        FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
          AS o(id, fence, status, retries, result, error, run_at)
       WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
-     RETURNING j.id`,
+     RETURNING j.id
+     ), applied_lines AS (
+       INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
+       SELECT l.job_id, l.attempt, l.level::log_level, l.message, l.ts
+         FROM unnest($13::uuid[], $14::int[], $15::text[], $16::text[], $17::timestamptz[]) AS l(job_id, attempt, level, message, ts)
+         JOIN applied a ON a.id = l.job_id
+     )
+     SELECT id FROM applied`,
     values: [
       logs.map((l) => l.jobId),
       logs.map((l) => l.attempt),
@@ -149,9 +158,21 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
       sorted.map((o) => o.result),
       sorted.map((o) => o.error),
       sorted.map((o) => o.runAt),
+      ...appliedLineColumns(sorted),
     ],
   });
   return new Set(rows.map((r) => r.id));
+}
+
+function appliedLineColumns(outcomes: readonly Outcome[]): unknown[][] {
+  const withLine = outcomes.filter((o) => o.appliedLine);
+  return [
+    withLine.map((o) => o.id),
+    withLine.map((o) => o.appliedLine!.attempt),
+    withLine.map((o) => o.appliedLine!.level),
+    withLine.map((o) => o.appliedLine!.message),
+    withLine.map((o) => o.appliedLine!.timestamp),
+  ];
 }
 
 /** Stores (or replaces) a job's artifact, only while the attempt holding `fence` owns the job. */

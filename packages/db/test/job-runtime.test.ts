@@ -98,6 +98,15 @@ describe("outcomes under the fence", () => {
     expect((await row(id)).status).toBe("processing");
   });
 
+  it("writes an outcome's success line only when the outcome is applied", async () => {
+    const id = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
+    const line = (message: string) => ({ attempt: 1, level: "info" as const, message, timestamp: new Date() });
+    await writeOutcomes(database.db.pool, [], [{ ...done(id, "stale"), appliedLine: line("stale succeeded") }]);
+    await writeOutcomes(database.db.pool, [], [{ ...done(id, "A"), appliedLine: line("owner succeeded") }]);
+    expect((await logs(id)).map((l) => l.message).slice(1)).toEqual(["owner succeeded"]);
+  });
+
   it("keeps the result a callback wrote while the job ran, merging the handler's into it", async () => {
     const id = await newJob();
     await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);

@@ -132,8 +132,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       return handleFailure(error);
     }
 
-    if (!(await finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }))) return discarded();
-    log("info", `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`);
+    const succeeded = { attempt, level: "info" as const, message: `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`, timestamp: new Date() };
+    if (!(await finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null, appliedLine: succeeded }))) return discarded();
     return report("done");
 
     async function discarded(): Promise<void> {

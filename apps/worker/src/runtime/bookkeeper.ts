@@ -16,6 +16,8 @@ export type BookkeeperOptions = {
   logFlushMs?: number;
   /** Rows per statement. Default 1000. */
   maxBatch?: number;
+  /** How long a claim may wait for others to share its statement. Default 2 ms. */
+  claimWindowMs?: number;
 };
 
 const MAX_BUFFERED_LOG_LINES = 200_000;
@@ -30,10 +32,13 @@ export class Bookkeeper {
   private droppedLogs = 0;
   private readonly logFlushMs: number;
   private readonly maxBatch: number;
+  private readonly claimWindowMs: number;
+  private claimTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: BookkeeperOptions) {
     this.logFlushMs = options.logFlushMs ?? 20;
     this.maxBatch = options.maxBatch ?? 1000;
+    this.claimWindowMs = options.claimWindowMs ?? 2;
   }
 
   /** Claims the job for the attempt holding `fence`; null when the job is done, failed or unknown. */
@@ -46,8 +51,26 @@ export class Bookkeeper {
         this.claims.set(id, { fence, waiters: [{ resolve, reject }] });
       } else if (existing) existing.waiters.push({ resolve, reject });
       else this.claims.set(id, { fence, waiters: [{ resolve, reject }] });
-      if (!this.claiming) setImmediate(() => void this.flushClaims());
+      this.scheduleClaims();
     });
+  }
+
+  /**
+   * A claim statement costs a few milliseconds whatever its size, so claims arriving within a short window
+   * share one; a full batch goes at once.
+   */
+  private scheduleClaims(): void {
+    if (this.claiming) return;
+    if (this.claims.size >= 100) {
+      clearTimeout(this.claimTimer);
+      this.claimTimer = undefined;
+      setImmediate(() => void this.flushClaims());
+      return;
+    }
+    this.claimTimer ??= setTimeout(() => {
+      this.claimTimer = undefined;
+      void this.flushClaims();
+    }, this.claimWindowMs);
   }
 
   /** Queues a log line; it is written with the next flush. */
@@ -105,7 +128,7 @@ export class Bookkeeper {
       for (const [, { waiters }] of batch) for (const waiter of waiters) waiter.reject(error);
     } finally {
       this.claiming = false;
-      if (this.claims.size) setImmediate(() => void this.flushClaims());
+      if (this.claims.size) this.scheduleClaims();
     }
   }
 

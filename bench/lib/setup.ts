@@ -2,8 +2,8 @@
 // the API as. Everything is created fresh for a run and removed afterwards.
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
-import { Redis } from "ioredis";
 import { createDatabase, migrate, newId, type Database } from "@conveyor/db";
+import { deleteRedisPrefix } from "@conveyor/testkit";
 
 export const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? "redis://localhost:6379";
@@ -56,18 +56,8 @@ export async function prepare(): Promise<BenchEnv> {
 }
 
 /** Removes every Redis key under `prefix` (between scenarios and at the end). */
-export async function clearPrefix(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL);
-  try {
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 5000);
-      cursor = next;
-      if (keys.length) await redis.unlink(...keys);
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
+export function clearPrefix(prefix: string): Promise<void> {
+  return deleteRedisPrefix(prefix, REDIS_URL);
 }
 
 /** Empties the job tables between scenarios. */

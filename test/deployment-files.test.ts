@@ -43,9 +43,10 @@ describe("docker-compose.yml", () => {
   it("runs postgres, redis, a one-shot migrate, the api and the worker", () => {
     expect(Object.keys(services).sort()).toEqual(["api", "migrate", "postgres", "redis", "worker"]);
     expect(services.migrate!.restart).toBe("no");
-    expect(services.migrate!.command).toEqual(["node", "packages/db/dist/cli/migrate.js"]);
-    expect(existsSync(path.join(root, "packages/db/src/cli/migrate.ts"))).toBe(true);
-    expect(services.migrate!.build).toEqual(services.api!.build);
+    // The product owner's choice: `prisma migrate deploy`, from the API Dockerfile's `migrate` stage.
+    expect(services.migrate!.command).toEqual(["npx", "--no-install", "prisma", "migrate", "deploy"]);
+    expect(services.migrate!.build).toEqual({ ...(services.api!.build as object), target: "migrate" });
+    expect(readFileSync(path.join(root, "Dockerfile.api"), "utf8")).toMatch(/^FROM build AS migrate$/m);
     expect(services.migrate!.environment?.DATABASE_URL).toBe(services.api!.environment?.DATABASE_URL);
   });
 
@@ -129,25 +130,26 @@ describe("Dockerfiles", () => {
   const dockerignore = read(".dockerignore").split("\n").filter((l) => l && !l.startsWith("#"));
 
   describe.each([
-    { file: "Dockerfile.api", app: "api", entry: "apps/api/dist/server.js" },
-    { file: "Dockerfile.worker", app: "worker", entry: "apps/worker/dist/main.js" },
-  ])("$file", ({ file, app, entry }) => {
+    { file: "Dockerfile.api", app: "api", entry: "apps/api/dist/server.js", names: ["build", "migrate", "prod-deps", "runtime"] },
+    { file: "Dockerfile.worker", app: "worker", entry: "apps/worker/dist/main.js", names: ["build", "prod-deps", "runtime"] },
+  ])("$file", ({ file, app, entry, names }) => {
     const all = stages(file);
     const runtime = all.at(-1)!;
+    const stage = (name: string) => all.find((s) => s.name === name)!;
     const manifest = JSON.parse(read(`apps/${app}/package.json`)) as { main: string; dependencies: Record<string, string>; scripts: Record<string, string> };
 
     it("builds in stages and runs the last one as the unprivileged node user", () => {
-      expect(all.map((s) => s.name)).toEqual(["build", "prod-deps", "runtime"]);
+      expect(all.map((s) => s.name)).toEqual(names);
       expect(runtime.lines.filter((l) => /^USER /.test(l))).toEqual(["USER node"]);
       expect(runtime.lines.at(-1)).toBe(`CMD ["node", "${entry}"]`);
       expect(`apps/${app}/${manifest.main.replace(/^\.\//, "")}`).toBe(entry);
     });
 
     it("installs production dependencies only for the image, and builds with the dev tools", () => {
-      const prodInstall = all[1]!.lines.find((l) => /^RUN npm ci /.test(l))!;
+      const prodInstall = stage("prod-deps").lines.find((l) => /^RUN npm ci /.test(l))!;
       expect(prodInstall).toMatch(/--omit=dev/);
       expect(prodInstall).toMatch(new RegExp(`--workspace @conveyor/${app}\\b`));
-      expect(all[0]!.lines).toContain(`RUN npx turbo run build --filter=@conveyor/${app}...`);
+      expect(stage("build").lines).toContain(`RUN npx turbo run build --filter=@conveyor/${app}...`);
       expect(runtime.lines).toContain("COPY --from=prod-deps /app ./");
     });
 
@@ -169,7 +171,7 @@ describe("Dockerfiles", () => {
     });
 
     it("gives every workspace manifest to the production install", () => {
-      const manifests = contextSources(all[1]!).filter((s) => s.endsWith("/package.json"));
+      const manifests = contextSources(stage("prod-deps")).filter((s) => s.endsWith("/package.json"));
       const workspaces = ["packages/config", "packages/contracts", "packages/db", "packages/logger", "packages/queue", "packages/testkit", "apps/api", "apps/worker"];
       expect(manifests.sort()).toEqual(workspaces.map((w) => `${w}/package.json`).sort());
     });

@@ -49,7 +49,8 @@ export async function startPrivateRedis(args: string[] = []): Promise<PrivateRed
       await waitFor(ping, `redis-server on port ${port}`, 10_000);
     },
     async stop() {
-      if (!child || child.exitCode !== null) return;
+      // A process killed by a signal has a null exitCode and a signalCode.
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child!.once("exit", resolve));
       child.kill("SIGKILL");
       await exited;

@@ -117,32 +117,34 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
   const sorted = [...outcomes].sort((a, b) => (a.id < b.id ? -1 : 1));
   const { rows } = await pool.query<{ id: string }>({
     name: "conveyor-write-outcomes",
-    text: `WITH logs AS (
+    text: `WITH applied AS (
+       UPDATE jobs j
+          SET status = o.status::job_status,
+              retries = o.retries,
+              -- Merged, not replaced: a provider callback (M-Pesa) may have recorded result.callback meanwhile.
+              result = CASE WHEN o.status <> 'done' THEN j.result
+                            WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(o.result::jsonb) = 'object' THEN j.result || o.result::jsonb
+                            ELSE o.result::jsonb END,
+              error = CASE WHEN o.status = 'done' THEN NULL ELSE COALESCE(o.error, j.error) END,
+              run_at = o.run_at,
+              fence = NULL,
+              updated_at = now()
+         FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
+           AS o(id, fence, status, retries, result, error, run_at)
+        WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
+       RETURNING j.id
+     ), logged AS (
+       -- One INSERT, ordered: the lines queued so far, then the lines of outcomes that were applied.
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
-       SELECT job_id, attempt, level::log_level, message, ts
-         FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
-        ORDER BY n
-     ), applied AS (
-     UPDATE jobs j
-        SET status = o.status::job_status,
-            retries = o.retries,
-            -- Merged, not replaced: a provider callback (M-Pesa) may have recorded result.callback meanwhile.
-            result = CASE WHEN o.status <> 'done' THEN j.result
-                          WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(o.result::jsonb) = 'object' THEN j.result || o.result::jsonb
-                          ELSE o.result::jsonb END,
-            error = CASE WHEN o.status = 'done' THEN NULL ELSE COALESCE(o.error, j.error) END,
-            run_at = o.run_at,
-            fence = NULL,
-            updated_at = now()
-       FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
-         AS o(id, fence, status, retries, result, error, run_at)
-      WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
-     RETURNING j.id
-     ), applied_lines AS (
-       INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
-       SELECT l.job_id, l.attempt, l.level::log_level, l.message, l.ts
-         FROM unnest($13::uuid[], $14::int[], $15::text[], $16::text[], $17::timestamptz[]) AS l(job_id, attempt, level, message, ts)
-         JOIN applied a ON a.id = l.job_id
+       SELECT job_id, attempt, level::log_level, message, ts FROM (
+         SELECT t.job_id, t.attempt, t.level, t.message, t.ts, 1 AS part, t.n
+           FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
+         UNION ALL
+         SELECT l.job_id, l.attempt, l.level, l.message, l.ts, 2, l.n
+           FROM unnest($13::uuid[], $14::int[], $15::text[], $16::text[], $17::timestamptz[]) WITH ORDINALITY AS l(job_id, attempt, level, message, ts, n)
+           JOIN applied a ON a.id = l.job_id
+       ) AS lines
+       ORDER BY part, n
      )
      SELECT id FROM applied`,
     values: [

@@ -103,8 +103,9 @@ describe("outcomes under the fence", () => {
     await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
     const line = (message: string) => ({ attempt: 1, level: "info" as const, message, timestamp: new Date() });
     await writeOutcomes(database.db.pool, [], [{ ...done(id, "stale"), appliedLine: line("stale succeeded") }]);
-    await writeOutcomes(database.db.pool, [], [{ ...done(id, "A"), appliedLine: line("owner succeeded") }]);
-    expect((await logs(id)).map((l) => l.message).slice(1)).toEqual(["owner succeeded"]);
+    await writeOutcomes(database.db.pool, [{ jobId: id, ...line("handler line") }], [{ ...done(id, "A"), appliedLine: line("owner succeeded") }]);
+    // After the attempt's own lines, never before them.
+    expect((await logs(id)).map((l) => l.message).slice(1)).toEqual(["handler line", "owner succeeded"]);
   });
 
   it("keeps the result a callback wrote while the job ran, merging the handler's into it", async () => {

@@ -29,8 +29,9 @@ export async function batch(env: BenchEnv, port: number, durationS: number): Pro
     const started = Date.now();
     const until = started + durationS * 1000;
     let sent = 0;
+    // 8 requests (8,000 jobs) in flight: enough to keep the API busy while it waits on Postgres and Redis.
     await Promise.all(
-      Array.from({ length: 4 }, async () => {
+      Array.from({ length: 8 }, async () => {
         while (Date.now() < until) {
           await post();
           sent += 1000;

@@ -1,17 +1,8 @@
 // Metrics through real processes: a job created over the API and run by a worker process shows up in the
 // API's /metrics (created) and on the worker's WORKER_METRICS_PORT (attempts, finished, durations, queues).
-import { waitFor } from "@conveyor/testkit";
+import { waitFor, metricSample as sample } from "@conveyor/testkit";
 import { startStack, type Stack } from "./support/stack";
 
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 let stack: Stack;
 let workerMetrics: () => Promise<string>;

@@ -1,3 +1,4 @@
+import { metricSample as sample } from "@conveyor/testkit";
 // GET /metrics on the API: Prometheus text with request durations labelled by route pattern (never a raw URL
 // or an id), jobs created by type, and process metrics; one registry per app.
 import supertest from "supertest";
@@ -5,16 +6,6 @@ import { createApp } from "../src/app";
 import { createApiKey, createOrg } from "./support/factories";
 import { startTestApi, type TestApi } from "./support/test-api";
 
-/** The value of the sample `name{labels}` (labels in any order), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 

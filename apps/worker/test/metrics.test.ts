@@ -2,19 +2,10 @@
 // and age read from real BullMQ queues (own Redis prefix) when scraped; a scrape still answers without Redis.
 import http from "node:http";
 import { JobQueues, createRedis, waitForRedis, type Redis } from "@conveyor/queue";
-import { deleteRedisPrefix, startPrivateRedis, testRedisPrefix, TEST_REDIS_URL } from "@conveyor/testkit";
+import { deleteRedisPrefix, startPrivateRedis, testRedisPrefix, TEST_REDIS_URL, metricSample as sample } from "@conveyor/testkit";
 import { startHealthServer, type HealthServer } from "../src/runtime/health-server";
 import { createWorkerMetrics, type WorkerMetrics } from "../src/runtime/metrics";
 
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split("\n")) {
-    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => found[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
 
 function get(port: number, path: string): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {

@@ -4,3 +4,4 @@ export * from "./processes";
 export * from "./wait";
 export * from "./redis-server";
 export * from "./postgres-server";
+export * from "./metrics";

@@ -1,6 +1,6 @@
-import { metricSample as sample } from "@conveyor/testkit";
 // GET /metrics on the API: Prometheus text with request durations labelled by route pattern (never a raw URL
 // or an id), jobs created by type, and process metrics; one registry per app.
+import { metricSample as sample } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
 import { createApiKey, createOrg } from "./support/factories";

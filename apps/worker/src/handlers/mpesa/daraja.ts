@@ -137,6 +137,23 @@ export class PushOutcomeUnknownError extends Error {
  * rejects with PushRefusedError (nothing was processed) or PushOutcomeUnknownError (anything else), or with
  * the AbortError of `signal`, which also leaves the outcome unknown.
  */
+/**
+ * POSTs `fields` to a Lipa Na M-Pesa endpoint with the bearer token and the fields every such call carries:
+ * the shortcode, and the password derived from the passkey and this call's timestamp.
+ */
+function postToShortcodeApi(config: DarajaConfig, token: string, path: string, fields: Record<string, unknown>, signal: AbortSignal): Promise<AxiosResponse> {
+  const timestamp = darajaTimestamp(new Date());
+  return providerRequest({
+    provider: PROVIDER,
+    timeoutMs: config.timeoutMs,
+    signal,
+    method: "POST",
+    url: `${config.baseUrl}${path}`,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "application/json" },
+    data: { BusinessShortCode: config.shortcode, Password: darajaPassword(config.shortcode, config.passkey, timestamp), Timestamp: timestamp, ...fields },
+  });
+}
+
 export async function sendStkPush(config: DarajaConfig, tokens: DarajaTokens, push: StkPushRequest, signal: AbortSignal): Promise<StkPushAccepted> {
   for (let refreshed = false; ; refreshed = true) {
     let token: string;
@@ -147,20 +164,13 @@ export async function sendStkPush(config: DarajaConfig, tokens: DarajaTokens, pu
     }
     // Nothing has been sent yet: an abort now leaves no doubt about the outcome.
     if (signal.aborted) throw new PushRefusedError(new RetryableJobError("The attempt was stopped before its STK push was sent"));
-    const timestamp = darajaTimestamp(new Date());
     let response: AxiosResponse;
     try {
-      response = await providerRequest({
-        provider: PROVIDER,
-        timeoutMs: config.timeoutMs,
-        signal,
-        method: "POST",
-        url: `${config.baseUrl}/mpesa/stkpush/v1/processrequest`,
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "application/json" },
-        data: {
-          BusinessShortCode: config.shortcode,
-          Password: darajaPassword(config.shortcode, config.passkey, timestamp),
-          Timestamp: timestamp,
+      response = await postToShortcodeApi(
+        config,
+        token,
+        "/mpesa/stkpush/v1/processrequest",
+        {
           TransactionType: push.transactionType,
           Amount: push.amount,
           PartyA: push.phone,
@@ -170,7 +180,8 @@ export async function sendStkPush(config: DarajaConfig, tokens: DarajaTokens, pu
           AccountReference: push.accountReference,
           TransactionDesc: push.transactionDesc,
         },
-      });
+        signal,
+      );
     } catch (error) {
       if (error instanceof ProviderUnreachableError) {
         if (!error.mayHaveBeenProcessed) throw new PushRefusedError(error);
@@ -240,21 +251,7 @@ export async function queryStkPush(config: DarajaConfig, tokens: DarajaTokens, c
     let token: string;
     try {
       token = await tokens.get(config);
-      const timestamp = darajaTimestamp(new Date());
-      response = await providerRequest({
-        provider: PROVIDER,
-        timeoutMs: config.timeoutMs,
-        signal,
-        method: "POST",
-        url: `${config.baseUrl}/mpesa/stkpushquery/v1/query`,
-        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "application/json" },
-        data: {
-          BusinessShortCode: config.shortcode,
-          Password: darajaPassword(config.shortcode, config.passkey, timestamp),
-          Timestamp: timestamp,
-          CheckoutRequestID: checkoutRequestId,
-        },
-      });
+      response = await postToShortcodeApi(config, token, "/mpesa/stkpushquery/v1/query", { CheckoutRequestID: checkoutRequestId }, signal);
     } catch (error) {
       if (signal.aborted) throw error;
       return { state: "unavailable", reason: (error as Error).message };

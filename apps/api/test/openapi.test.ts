@@ -7,7 +7,8 @@ import type express from "express";
 import { BUILT_IN_TYPES, catalog, validatePayload } from "@conveyor/contracts";
 import { createApp } from "../src/app";
 import { validate } from "../src/http/validate";
-import { apiOperations, buildOpenApiDocument, documentCatalogOptions } from "../src/openapi/document";
+import { apiOperations, buildOpenApiDocument } from "../src/openapi/document";
+import { catalogOptions } from "../src/services/job-catalog";
 import { jobComponent, payloadComponent, payloadExamples } from "../src/openapi/job-types";
 import { jsonSchema } from "../src/openapi/json-schema";
 import type { Operation } from "../src/openapi/operation";
@@ -76,7 +77,7 @@ describe("GET /openapi.json", () => {
     expect(schemas.NewJob.discriminator.propertyName).toBe("type");
     expect(Object.keys(schemas.NewJob.discriminator.mapping).sort()).toEqual([...BUILT_IN_TYPES].sort());
     expect(schemas.NewJob.oneOf).toHaveLength(BUILT_IN_TYPES.length + 1);
-    const options = documentCatalogOptions(api.deps.config);
+    const options = catalogOptions(api.deps.config);
     for (const type of BUILT_IN_TYPES) {
       const variant = schemas[jobComponent(type)];
       expect(variant.properties.type).toEqual({ const: type });
@@ -92,7 +93,7 @@ describe("GET /openapi.json", () => {
   it("has an example of every built-in type that the route and the catalog accept", () => {
     const examples = doc.paths["/jobs"]!.post.requestBody.content["application/json"].examples;
     expect(Object.keys(examples).sort()).toEqual([...BUILT_IN_TYPES].sort());
-    const options = documentCatalogOptions(api.deps.config);
+    const options = catalogOptions(api.deps.config);
     for (const type of BUILT_IN_TYPES) {
       const check = validatePayload(type, payloadExamples[type], options);
       if (!check.ok) throw new Error(`${type} example: ${JSON.stringify(check.details)}`);

@@ -1,9 +1,9 @@
 // GET /openapi.json's document: OpenAPI 3.1 for every route of the app, rendered from the operation records
 // in paths/ (which hold the routes' own joi schemas) and the shared components.
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { BUILT_IN_TEMPLATES, templateNamesFromFiles, type CatalogOptions } from "@conveyor/contracts";
 import type { ApiConfig } from "../env";
+import { catalogOptions } from "../services/job-catalog";
 import { errorResponseRef, errorResponses } from "./errors";
 import { jobSchemas } from "./job-types";
 import { jsonSchema, queryParameters, ref, type JsonSchema } from "./json-schema";
@@ -19,17 +19,6 @@ export type DocumentOptions = Pick<ApiConfig, "publicUrl" | "allowSignup" | "tem
 /** Every operation this app serves, given its configuration. */
 export function apiOperations(options: Pick<ApiConfig, "allowSignup">): Operation[] {
   return [...jobOperations, ...(options.allowSignup ? [signupOperation] : []), ...accountOperations, ...teamOperations, ...serviceOperations];
-}
-
-/** The payload rules the API applies: the same template names as services/job-catalog.ts. */
-export function documentCatalogOptions({ templatesDir, urlPolicy }: Pick<ApiConfig, "templatesDir" | "urlPolicy">): CatalogOptions {
-  let extra: string[] = [];
-  try {
-    extra = templatesDir ? templateNamesFromFiles(readdirSync(templatesDir)) : [];
-  } catch {
-    // An unreadable TEMPLATES_DIR accepts no extra template in job-catalog.ts either.
-  }
-  return { ...urlPolicy, templateNames: [...new Set([...BUILT_IN_TEMPLATES, ...extra])] };
 }
 
 const TAGS = [
@@ -117,7 +106,7 @@ export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
     tags: TAGS,
     paths,
     components: {
-      schemas: { ...jobSchemas(documentCatalogOptions(options)), ...responseComponents },
+      schemas: { ...jobSchemas(catalogOptions(options)), ...responseComponents },
       responses: errorResponses(),
       headers: { XRequestId: { description: "The request's id: yours if you sent a sane X-Request-Id, else a new one.", schema: { type: "string" } } },
       securitySchemes: {

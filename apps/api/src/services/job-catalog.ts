@@ -16,7 +16,7 @@ import { AppError } from "../http/errors";
 
 const REGISTERED_TYPES_TTL_MS = 5_000;
 
-/** Template names in TEMPLATES_DIR (`<name>.hbs`). */
+/** Template names in TEMPLATES_DIR (`<name>.hbs`); none when it is unset or unreadable. */
 function templatesIn(dir: string | undefined): string[] {
   if (!dir) return [];
   try {
@@ -24,6 +24,11 @@ function templatesIn(dir: string | undefined): string[] {
   } catch {
     return [];
   }
+}
+
+/** The payload rules this API applies (URL policy, template names); the OpenAPI document shows the same. */
+export function catalogOptions(config: Pick<AppDeps["config"], "templatesDir" | "urlPolicy">): CatalogOptions {
+  return { ...config.urlPolicy, templateNames: [...new Set([...BUILT_IN_TEMPLATES, ...templatesIn(config.templatesDir)])] };
 }
 
 export type JobCatalog = {
@@ -34,10 +39,7 @@ export type JobCatalog = {
 };
 
 export function createJobCatalog({ config, db }: Pick<AppDeps, "config" | "db">): JobCatalog {
-  const options: CatalogOptions = {
-    ...config.urlPolicy,
-    templateNames: [...new Set([...BUILT_IN_TEMPLATES, ...templatesIn(config.templatesDir)])],
-  };
+  const options = catalogOptions(config);
   let registered: { types: Set<string>; until: number } = { types: new Set(), until: 0 };
 
   async function registeredTypes(force: boolean): Promise<Set<string>> {

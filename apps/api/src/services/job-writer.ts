@@ -65,7 +65,14 @@ export class JobWriter {
       await Promise.all(batch.map((entry) => this.write([entry])));
       return;
     }
-    const jobs = batch.flatMap((e) => e.jobs);
+    this.enqueue(batch.flatMap((e) => e.jobs));
+  }
+
+  /**
+   * Puts committed jobs on their queues in the background. Redis refusing them is logged, not raised: the
+   * jobs are safe in Postgres and the reconciler enqueues them later.
+   */
+  enqueue(jobs: readonly NewJob[]): void {
     this.options.queues
       .enqueue(jobs.map((j) => ({ id: j.id, type: j.type, attempts: 1 + j.maxRetries })))
       .catch((error: Error) =>

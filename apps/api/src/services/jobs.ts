@@ -11,7 +11,7 @@ import type { JobCatalog } from "./job-catalog";
 import type { JobWriter } from "./job-writer";
 
 export type JobInput = { type: string; payload: Record<string, unknown>; max_retries: number };
-export type JobsDeps = Pick<AppDeps, "db" | "queues" | "clock" | "logger"> & { catalog: JobCatalog; writer: JobWriter };
+export type JobsDeps = Pick<AppDeps, "db" | "clock"> & { catalog: JobCatalog; writer: JobWriter };
 export type Accepted = { id: string; status: JobStatus };
 
 /** Checks each input (type known, payload valid), all before anything is stored. Paths start with `prefixes[i]`. */
@@ -62,9 +62,7 @@ export async function createJob(deps: JobsDeps, options: { principal: Principal;
   const hash = requestHash(job!);
   const outcome = await insertJobIdempotently(deps.db.pool, job!, options.idempotencyKey, hash, IDEMPOTENCY_TTL_MS);
   if (outcome.created) {
-    deps.queues.enqueue([{ id: job!.id, type: job!.type, attempts: 1 + job!.maxRetries }]).catch((error: Error) =>
-      deps.logger.warn("Redis did not take a new job; the reconciler will enqueue it", { jobId: job!.id, error: error.message }),
-    );
+    deps.writer.enqueue([job!]);
     return { created: true, job: { id: job!.id, status: "pending" } };
   }
   if (!outcome.existing.requestHash.equals(hash)) {

@@ -2,7 +2,7 @@
 // the API as. Everything is created fresh for a run and removed afterwards.
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
-import { createDatabase, migrate, newId, type Database } from "@conveyor/db";
+import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
 import { deleteRedisPrefix } from "@conveyor/testkit";
 
 export const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
@@ -11,11 +11,7 @@ export const JWT_SECRET = "bench-secret-that-is-long-enough-for-hs256-0000";
 
 export type BenchEnv = { databaseUrl: string; redisUrl: string; prefix: string; db: Database; apiKey: string; orgId: string; close(): Promise<void> };
 
-function withDatabase(name: string): string {
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+const withDatabase = (name: string) => withDatabaseName(SERVER_URL, name);
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: withDatabase("postgres") });

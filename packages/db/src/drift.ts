@@ -3,7 +3,7 @@
 // build the two databases ourselves and compare what Postgres' catalogs say about them.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { diffSchemas, migrate, readSchema } from "./migrate";
+import { diffSchemas, migrate, readSchema, withDatabaseName } from "./migrate";
 
 type Catalog = Record<string, unknown[]>;
 
@@ -34,14 +34,8 @@ async function describe(databaseUrl: string): Promise<Catalog> {
   }
 }
 
-function withDatabase(baseUrl: string, name: string): string {
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 async function dropDatabase(baseUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: withDatabase(baseUrl, "postgres") });
+  const client = new pg.Client({ connectionString: withDatabaseName(baseUrl, "postgres") });
   await client.connect();
   try {
     await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
@@ -61,10 +55,10 @@ export async function findSchemaDrift(serverUrl: string, schema?: string): Promi
   const fromMigrations = `conveyor_drift_m_${suffix}`;
   const fromSchema = `conveyor_drift_s_${suffix}`;
   try {
-    await migrate(withDatabase(serverUrl, fromMigrations));
-    const sql = await diffSchemas(null, schema ?? (await readSchema()), withDatabase(serverUrl, fromMigrations));
-    await migrateFromSql(withDatabase(serverUrl, fromSchema), sql);
-    const [a, b] = await Promise.all([describe(withDatabase(serverUrl, fromMigrations)), describe(withDatabase(serverUrl, fromSchema))]);
+    await migrate(withDatabaseName(serverUrl, fromMigrations));
+    const sql = await diffSchemas(null, schema ?? (await readSchema()), withDatabaseName(serverUrl, fromMigrations));
+    await migrateFromSql(withDatabaseName(serverUrl, fromSchema), sql);
+    const [a, b] = await Promise.all([describe(withDatabaseName(serverUrl, fromMigrations)), describe(withDatabaseName(serverUrl, fromSchema))]);
     const differences: string[] = [];
     for (const kind of Object.keys(catalogQueries)) {
       const left = new Set((a[kind] ?? []).map((row) => JSON.stringify(row)));
@@ -79,7 +73,7 @@ export async function findSchemaDrift(serverUrl: string, schema?: string): Promi
 }
 
 async function migrateFromSql(databaseUrl: string, sql: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: withDatabase(databaseUrl, "postgres") });
+  const admin = new pg.Client({ connectionString: withDatabaseName(databaseUrl, "postgres") });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(new URL(databaseUrl).pathname.slice(1))}`);

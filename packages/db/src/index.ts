@@ -1,7 +1,7 @@
 export * from "./client";
 export * from "./ids";
 export * from "./errors";
-export { migrate, ensureDatabase } from "./migrate";
+export { migrate, ensureDatabase, withDatabaseName } from "./migrate";
 export { findSchemaDrift } from "./drift";
 export * from "./credentials";
 export * from "./jobs";

@@ -16,13 +16,18 @@ const migrationsDir = path.join(prismaDir, "migrations");
 
 const noFilter = { externalTables: [], externalEnums: [] };
 
+/** `databaseUrl` pointing at database `name` on the same server (same credentials and options). */
+export function withDatabaseName(databaseUrl: string, name: string): string {
+  const url = new URL(databaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** Creates the database named in `databaseUrl` when it does not exist. Returns true if it created it. */
 export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
-  const url = new URL(databaseUrl);
-  const name = decodeURIComponent(url.pathname.replace(/^\//, ""));
+  const name = decodeURIComponent(new URL(databaseUrl).pathname.replace(/^\//, ""));
   if (!name) throw new Error("DATABASE_URL names no database");
-  url.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: url.toString() });
+  const client = new pg.Client({ connectionString: withDatabaseName(databaseUrl, "postgres") });
   await client.connect();
   try {
     const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);

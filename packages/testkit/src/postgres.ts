@@ -4,7 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { createDatabase, migrate, type Database } from "@conveyor/db";
+import { createDatabase, migrate, withDatabaseName, type Database } from "@conveyor/db";
 
 /** Server the tests use; override with TEST_DATABASE_URL (any database name: only the server is used). */
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
@@ -14,9 +14,7 @@ const migrationsDir = path.resolve(__dirname, "../../../prisma/migrations");
 const STALE_AFTER_SECONDS = 3 * 60 * 60;
 
 export function databaseUrl(name: string): string {
-  const url = new URL(TEST_SERVER_URL);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return withDatabaseName(TEST_SERVER_URL, name);
 }
 
 /** The template's name changes whenever a migration does, so a stale template is never cloned. */

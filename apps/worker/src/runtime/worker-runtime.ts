@@ -5,7 +5,7 @@ import { StartupError } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, queueName, validatePayload, PermanentJobError, type CatalogOptions, type JobPlugin } from "@conveyor/contracts";
 import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import { BACKOFF_TYPE, JobQueues, type Redis } from "@conveyor/queue";
+import { JobQueues, type Redis } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
 import { MAX_INTERRUPTIONS, WORKER_NAME, backoffStrategy, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
 import { Bookkeeper } from "./bookkeeper";
@@ -106,7 +106,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // Lost attempts are counted in Postgres (interruptions), which fails a job that keeps crashing workers.
         maxStalledCount: 1_000,
         name: WORKER_NAME,
-        settings: { backoffStrategy: (attemptsMade, backoffType, error) => (backoffType === BACKOFF_TYPE ? backoffStrategy(attemptsMade, backoffType, error) : 1_000) },
+        // Every job is added with backoff type BACKOFF_TYPE (packages/queue), whose delay the attempt computed.
+        settings: { backoffStrategy },
       },
     );
     worker.on("error", (error) => options.logger.warn(`queue ${type}: ${error.message}`));

@@ -1,5 +1,5 @@
-// HTTP load with autocannon. `rate` makes it open-loop (a fixed request rate, latencies corrected for
-// coordinated omission); without it, `connections` requests are kept in flight (closed loop, max throughput).
+// Closed-loop HTTP load with autocannon: `connections` requests kept in flight, for maximum throughput.
+// Fixed-rate (open-loop) load is in fixed-rate.ts.
 import autocannon from "autocannon";
 
 export type LoadResult = { rps: number; p50: number; p99: number; errors: number; non2xx: number; total: number };
@@ -11,7 +11,6 @@ export async function load(options: {
   headers?: Record<string, string>;
   durationS: number;
   connections?: number;
-  rate?: number;
 }): Promise<LoadResult> {
   const result = await autocannon({
     url: options.url,
@@ -20,7 +19,6 @@ export async function load(options: {
     headers: { "content-type": "application/json", ...options.headers },
     duration: options.durationS,
     connections: options.connections ?? 64,
-    overallRate: options.rate,
   });
   return {
     rps: result.requests.average,

@@ -1,5 +1,5 @@
 // Child processes for the benchmarks: Conveyor's API and worker from source, and the baseline programs.
-// Output is discarded (not buffered) so it costs the measured processes nothing but a write to /dev/null.
+// Their output is read line by line and dropped, except a baseline's `RESULT {json}` line.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -10,9 +10,13 @@ const tsx = pathToFileURL(path.join(repoRoot, "node_modules/tsx/dist/loader.mjs"
 
 export type Child = { proc: ChildProcess; pid: number; result: Promise<Record<string, unknown>>; stop(signal?: NodeJS.Signals): Promise<void> };
 
-/** Runs a TypeScript entry point. A line `RESULT {json}` on stdout resolves `result`. */
+/**
+ * Runs a TypeScript entry point. A line `RESULT {json}` on stdout resolves `result`. With BENCH_CPU_PROF=dir,
+ * Conveyor's own processes (apps/) write a V8 CPU profile there when they exit.
+ */
 export function run(entry: string, env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ["--conditions=conveyor-source", "--import", tsx, path.resolve(repoRoot, entry)], {
+  const profile = process.env.BENCH_CPU_PROF && entry.startsWith("apps/") ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const proc = spawn(process.execPath, [...profile, "--conditions=conveyor-source", "--import", tsx, path.resolve(repoRoot, entry)], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -20,11 +24,14 @@ export function run(entry: string, env: Record<string, string>): Child {
   let stderr = "";
   proc.stderr!.on("data", (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
   const result = new Promise<Record<string, unknown>>((resolve, reject) => {
-    let buffer = "";
+    // Only complete lines are looked at, each once: a server's access log must not cost the load generator
+    // (which runs in this process) more than reading it.
+    let partial = "";
     proc.stdout!.on("data", (c: Buffer) => {
-      buffer = (buffer + c.toString()).slice(-100_000);
-      const match = /^RESULT (.*)$/m.exec(buffer);
-      if (match) resolve(JSON.parse(match[1]!));
+      const lines = (partial + c.toString()).split("\n");
+      partial = lines.pop()!.slice(-100_000);
+      const line = lines.find((l) => l.startsWith("RESULT "));
+      if (line) resolve(JSON.parse(line.slice("RESULT ".length)));
     });
     proc.once("exit", (code) => reject(new Error(`${entry} exited (${code}) without a result. stderr:\n${stderr}`)));
   });

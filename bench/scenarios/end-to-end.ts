@@ -1,6 +1,6 @@
 // 4. End to end on one box (API + one worker): POST-to-done p50/p99 at fixed rates, and the highest rate
 // whose backlog stays steady, against raw BullMQ (fixed-rate producer + no-op worker) at the same rates.
-import { load } from "../lib/load";
+import { fixedRate } from "../lib/fixed-rate";
 import { run, sleep, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
@@ -11,7 +11,7 @@ type Step = { rate: number; achieved: number; p50: number; p99: number; drainedM
 async function conveyorStep(env: BenchEnv, port: number, rate: number, durationS: number): Promise<Step> {
   const body = JSON.stringify({ type: "bench_noop", payload: { n: 1 } });
   const { rows: before } = await env.db.pool.query<{ now: Date }>("SELECT now()");
-  const result = await load({ url: `http://127.0.0.1:${port}/jobs`, method: "POST", body, headers: { "x-api-key": env.apiKey }, durationS, rate, connections: Math.min(256, Math.max(32, rate / 8)) });
+  const result = await fixedRate({ url: `http://127.0.0.1:${port}/jobs`, method: "POST", body, headers: { "x-api-key": env.apiKey }, durationS, rate, connections: Math.min(256, Math.max(32, rate / 8)) });
   const loadEnded = Date.now();
   let drainedMs = NaN;
   while (Date.now() - loadEnded < 15_000) {

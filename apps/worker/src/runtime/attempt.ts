@@ -133,8 +133,14 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     }
 
     const succeeded = { attempt, level: "info" as const, message: `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`, timestamp: new Date() };
-    if (!(await finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null, appliedLine: succeeded }))) return discarded();
-    return report("done");
+    // Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
+    // commits this outcome with the next batch. A worker that dies in between leaves the job 'processing' in
+    // Postgres and absent from Redis, which the reconciler re-enqueues: the same at-least-once recovery as
+    // dying just before the write. (Failures and retries do wait: their next delivery must find them recorded.)
+    void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null, appliedLine: succeeded }).then(
+      (applied) => (applied ? report("done") : discarded()),
+      (error: Error) => deps.logger.error("could not record a job's success; the reconciler will run it again", { jobId: claimed.id, error: error.message }),
+    );
 
     async function discarded(): Promise<void> {
       log("warn", `Attempt ${attempt}'s outcome was discarded: a newer attempt owns this job.`);

@@ -1,6 +1,7 @@
 // ROBUSTNESS.md section A: nothing is lost. Real API, real worker processes, and private Redis / Postgres
 // servers for the tests that stop or wipe them (the machine's shared servers are never touched).
 import { Redis } from "ioredis";
+import { queueName } from "@conveyor/contracts";
 import { createDatabase, migrate } from "@conveyor/db";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
 import { startStack, starts, type Stack } from "./support/stack";
@@ -227,5 +228,48 @@ describe("A9: Postgres restarted", () => {
     expect(after.body.status).toBe("pending");
     expect((await stack.waitForJob(body.id, terminal)).status).toBe("done");
     expect((await stack.waitForJob(after.body.id, terminal)).status).toBe("done");
+  });
+});
+
+describe("A3b: a worker killed after its job succeeded, before Postgres recorded the success", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // The reconciler of the second worker looks at every live job at once (no grace period).
+    stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted", RECONCILE_INTERVAL_MS: "300", RECONCILE_GRACE_MS: "0" } });
+  });
+  afterAll(() => stack.close());
+
+  it("runs the job again: BullMQ had completed it, but Postgres still says processing, and Postgres decides", async () => {
+    const first = await stack.startWorker({ RECONCILE_INTERVAL_MS: "3600000" });
+    const { body } = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 1500 } });
+    await stack.waitForJob(body.id, (j) => j.status === "processing");
+
+    // Hold the job's row, so the success the handler is about to report cannot be written.
+    const holder = await stack.api.database.db.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", [body.id]);
+      // The attempt does not wait for that write: BullMQ completes the job (and removes it) meanwhile.
+      const redis = new Redis(stack.redisUrl);
+      await waitFor(async () => (await redis.exists(`${stack.prefix}:${queueName("scripted")}:${body.id}`)) === 0 || null, "BullMQ to complete the job", 20_000);
+      redis.disconnect();
+      const blocked = await holder.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+      expect(blocked.rows).toHaveLength(1);
+
+      // The worker dies with the success unwritten; its waiting statement goes with its connection.
+      await first.stop("SIGKILL");
+      await holder.query("SELECT pg_terminate_backend($1)", [blocked.rows[0]!.pid]);
+      await holder.query("ROLLBACK");
+    } finally {
+      holder.release();
+    }
+    expect((await stack.job(body.id)).status).toBe("processing");
+
+    await stack.startWorker({ SCRIPTED_TIME_SCALE: "0" });
+    const job = await stack.waitForJob(body.id, terminal);
+    expect(job).toMatchObject({ status: "done", retries: 0 });
+    const logs = await stack.logs(body.id);
+    expect(starts(logs)).toBe(2);
+    expect(logs).toContainEqual(expect.objectContaining({ attempt: 1, level: "warn", message: expect.stringMatching(/^Attempt 1 was interrupted/) }));
   });
 });

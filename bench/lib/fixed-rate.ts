@@ -14,11 +14,17 @@ export async function fixedRate(options: {
   rate: number;
   durationS: number;
   connections: number;
+  /**
+   * Seconds sent at the same rate on the same connections before the measured `durationS`, and not counted:
+   * connections are opened and code is warm before the first measured request. Default 0.
+   */
+  warmupS?: number;
 }): Promise<LoadResult> {
   const url = new URL(options.url);
   const pool = new Pool(url.origin, { connections: options.connections, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const headers = { "content-type": "application/json", ...options.headers };
-  const total = Math.max(1, Math.round(options.rate * options.durationS));
+  const skipped = Math.round(options.rate * (options.warmupS ?? 0));
+  const total = skipped + Math.max(1, Math.round(options.rate * options.durationS));
   const latencies = new Float64Array(total).fill(Number.NaN);
   let sent = 0;
   let settled = 0;
@@ -48,10 +54,10 @@ export async function fixedRate(options: {
     };
     tick();
   });
-  const elapsedS = (performance.now() - start) / 1000;
+  const elapsedS = (performance.now() - start) / 1000 - (options.warmupS ?? 0);
   await pool.close();
 
-  const measured = Array.from(latencies.filter((l) => !Number.isNaN(l))).sort((a, b) => a - b);
+  const measured = Array.from(latencies.subarray(skipped).filter((l) => !Number.isNaN(l))).sort((a, b) => a - b);
   const at = (q: number) => (measured.length ? measured[Math.min(measured.length - 1, Math.floor(q * measured.length))]! : Number.NaN);
   return { rps: measured.length / elapsedS, p50: at(0.5), p99: at(0.99), errors, non2xx, total: measured.length };
 }

@@ -23,7 +23,7 @@ export async function postJobs(env: BenchEnv, port: number, durationS: number): 
     await load({ ...target, durationS: 1 });
     const max = await load({ ...target, durationS });
     const rate = Math.round(max.rps * 0.8);
-    const steady = await fixedRate({ ...target, durationS, rate, connections: 128 });
+    const steady = await fixedRate({ ...target, durationS, rate, connections: 128, warmupS: 2 });
     if (max.non2xx || steady.non2xx) throw new Error(`POST /jobs answered non-2xx ${max.non2xx + steady.non2xx} times`);
     await api.stop();
     api = undefined;
@@ -31,7 +31,7 @@ export async function postJobs(env: BenchEnv, port: number, durationS: number): 
     // The stub at the same fixed rate, for the latency baseline.
     const stubAgain = run("bench/baselines/express-stub.ts", { PORT: String(port) });
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
-    const stubSteady = await fixedRate({ url: `http://127.0.0.1:${port}/jobs`, method: "POST", body, durationS, rate, connections: 128 });
+    const stubSteady = await fixedRate({ url: `http://127.0.0.1:${port}/jobs`, method: "POST", body, durationS, rate, connections: 128, warmupS: 2 });
     await stubAgain.stop();
 
     const name = "Express stub";

@@ -1,8 +1,8 @@
 // ROBUSTNESS.md section A: nothing is lost. Real API, real worker processes, and private Redis / Postgres
 // servers for the tests that stop or wipe them (the machine's shared servers are never touched).
 import { Redis } from "ioredis";
-import { queueName } from "@conveyor/contracts";
 import { createDatabase, migrate } from "@conveyor/db";
+import { jobKey } from "@conveyor/queue";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
 import { startStack, starts, type Stack } from "./support/stack";
 
@@ -251,7 +251,7 @@ describe("A3b: a worker killed after its job succeeded, before Postgres recorded
       await holder.query("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", [body.id]);
       // The attempt does not wait for that write: BullMQ completes the job (and removes it) meanwhile.
       const redis = new Redis(stack.redisUrl);
-      await waitFor(async () => (await redis.exists(`${stack.prefix}:${queueName("scripted")}:${body.id}`)) === 0 || null, "BullMQ to complete the job", 20_000);
+      await waitFor(async () => (await redis.exists(jobKey(stack.prefix, "scripted", body.id))) === 0 || null, "BullMQ to complete the job", 20_000);
       redis.disconnect();
       const blocked = await holder.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
       expect(blocked.rows).toHaveLength(1);

@@ -4,6 +4,11 @@ import { Queue } from "bullmq";
 import { queueName } from "@conveyor/contracts";
 import type { Redis } from "./redis";
 
+/** The Redis key of a queued job's hash (BullMQ's layout): it exists while the job is waiting, delayed or active. */
+export function jobKey(prefix: string, type: string, id: string): string {
+  return `${prefix}:${queueName(type)}:${id}`;
+}
+
 /** BullMQ's backoff type name; the worker registers the strategy that reads the delay it computed. */
 export const BACKOFF_TYPE = "conveyor";
 

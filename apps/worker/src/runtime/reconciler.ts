@@ -9,10 +9,9 @@
 // - Done and failed jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { queueName } from "@conveyor/contracts";
 import { deleteExpiredIdempotencyKeys, liveJobsPage, type LiveJob, type LiveJobCursor } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import type { JobQueues, Redis } from "@conveyor/queue";
+import { jobKey, type JobQueues, type Redis } from "@conveyor/queue";
 
 export type ReconcilerOptions = {
   pool: pg.Pool;
@@ -121,7 +120,7 @@ export class Reconciler {
   /** Enqueues the jobs of `page` that Redis does not hold; returns how many. */
   private async restore(page: LiveJob[]): Promise<number> {
     const pipeline = this.options.redis.pipeline();
-    for (const job of page) pipeline.exists(`${this.options.prefix}:${queueName(job.type)}:${job.id}`);
+    for (const job of page) pipeline.exists(jobKey(this.options.prefix, job.type, job.id));
     const results = (await pipeline.exec()) ?? [];
     const missing = page.filter((_, i) => results[i]?.[1] === 0);
     if (missing.length === 0) return 0;

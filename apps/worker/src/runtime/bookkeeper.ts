@@ -102,9 +102,10 @@ export class Bookkeeper {
 
   /** Writes everything queued so far (shutdown). */
   async drain(): Promise<void> {
-    while (this.claims.size || this.logs.length || this.outcomes.length || this.claiming > 0 || this.writing) {
-      if (!this.writing && (this.logs.length || this.outcomes.length)) void this.write();
-      if (this.claiming === 0 && this.claims.size) void this.flushClaims();
+    while (this.claims.size || this.logs.length || this.outcomes.length || this.claiming || this.writing) {
+      // Both return at once when there is nothing to send or enough statements are in flight.
+      void this.write();
+      void this.flushClaims();
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   }

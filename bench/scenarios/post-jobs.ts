@@ -25,6 +25,8 @@ export async function postJobs(env: BenchEnv, port: number, durationS: number): 
     const rate = Math.round(max.rps * 0.8);
     const steady = await fixedRate({ ...target, durationS, rate, connections: 128, warmupS: 2 });
     if (max.non2xx || steady.non2xx) throw new Error(`POST /jobs answered non-2xx ${max.non2xx + steady.non2xx} times`);
+    // A request that failed outright has no latency; it must not silently leave the percentiles.
+    if (max.errors || steady.errors) throw new Error(`POST /jobs failed without an answer ${max.errors + steady.errors} times`);
     await api.stop();
     api = undefined;
 

@@ -1,7 +1,7 @@
 // generate_pdf end to end: POST /jobs → a real worker process renders with Chromium → GET /jobs/{id}/artifact.
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "@conveyor/testkit";
@@ -49,11 +49,12 @@ async function pdfText(pdf: Buffer): Promise<string> {
 
 describe("generate_pdf end to end", () => {
   it("renders an invoice job and serves the PDF as the job's artifact", async () => {
+    // An explicit date: the worker process runs on the real clock, so only the data's date is predictable.
     const created = await stack.post("/jobs", {
       type: "generate_pdf",
       payload: {
         template: "invoice",
-        data: { number: "E2E-001", customer: "Kamau & Co", currency: "KES", items: [{ description: "Delivery", quantity: 2, unit_price: 750 }] },
+        data: { number: "E2E-001", customer: "Kamau & Co", currency: "KES", date: "2026-03-14", items: [{ description: "Delivery", quantity: 2, unit_price: 750 }] },
       },
     });
     expect(created.status).toBe(202);
@@ -70,7 +71,16 @@ describe("generate_pdf end to end", () => {
     expect(pdf.length).toBe((job.result as { bytes: number }).bytes);
     const text = await pdfText(pdf);
     expect(text).toContain("Kamau & Co");
+    expect(text).toContain("INVOICE DATE 14 March 2026");
     expect(text).toMatch(/Total due KES 1,500\.00/);
+
+    // The lines follow what happened: rendered, then stored.
+    expect((await stack.logs(job.id)).map((line) => line.message)).toEqual([
+      expect.stringMatching(/^Attempt 1 of \d+ started\.$/),
+      `Rendered template "invoice" to PDF: 1 page, ${pdf.length} bytes`,
+      `Stored artifact invoice-E2E-001.pdf (application/pdf, ${pdf.length} bytes).`,
+      expect.stringMatching(/^Attempt 1 succeeded in \d+ ms\.$/),
+    ]);
   });
 
   it("accepts and renders a template from TEMPLATES_DIR, and refuses an unknown template at enqueue", async () => {
@@ -108,5 +118,35 @@ describe("generate_pdf end to end", () => {
       }
     };
     await waitFor(async () => (browsers.some(alive) ? null : true), "Chromium to exit after its worker died", 15_000, 100);
+  });
+});
+
+describe("generate_pdf on a worker whose Chromium path is wrong", () => {
+  // Starts like the default path, so a leak of either would show in the job.
+  const WRONG_PATH = "/usr/bin/chromium-not-installed";
+  let broken: Stack;
+  beforeAll(async () => {
+    broken = await startStack();
+    await broken.startWorker({ WORKER_TYPES: "generate_pdf", PUPPETEER_EXECUTABLE_PATH: WRONG_PATH });
+  });
+  afterAll(() => broken.close());
+
+  it("fails the job naming the setting, with no host name, PID or server path in its error and logs", async () => {
+    const invoice = { number: "E2E-002", customer: "Kamau & Co", date: "2026-03-14", items: [{ description: "Delivery", quantity: 1, unit_price: 750 }] };
+    const { body } = await broken.post("/jobs", { type: "generate_pdf", payload: { template: "invoice", data: invoice } });
+    const job = await broken.waitForJob(body.id, terminal, 60_000);
+    expect(job).toMatchObject({ status: "failed", error: "Chromium could not be started; check the worker's PUPPETEER_EXECUTABLE_PATH setting" });
+    const logs = (await broken.logs(job.id)).map((line) => line.message);
+    expect(logs[0]).toMatch(/^Attempt 1 of \d+ started\.$/);
+
+    const worker = broken.workers[0]!;
+    const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    for (const text of [job.error!, ...logs]) {
+      expect(text).not.toMatch(new RegExp(`\\b${escaped(os.hostname())}\\b`));
+      expect(text).not.toMatch(new RegExp(`\\b${worker.pid}\\b`));
+      expect(text).not.toContain("/usr/bin/chromium");
+    }
+    // The operator's log keeps the path.
+    expect(worker.output()).toContain(WRONG_PATH);
   });
 });

@@ -14,26 +14,31 @@ export type GeneratePdfOptions = {
   maxPages?: number;
   /** Longest a page may take to load or print. Default 30 s. */
   renderTimeoutMs?: number;
+  /** The clock dating a document whose data has no date. Default the system clock. */
+  now?: () => Date;
 };
 
 const MARGIN = { top: "16mm", right: "16mm", bottom: "20mm", left: "16mm" };
 
 /** generate_pdf holds a browser shared by its jobs, so it also has a close(). */
 export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOptions = {}): { handle: JobHandler<GeneratePdfPayload>; close(): Promise<void> } {
-  const pool = new BrowserPool({ executablePath: deps.settings.pdf.executablePath, maxPages: options.maxPages });
+  const pool = new BrowserPool({ executablePath: deps.settings.pdf.executablePath, maxPages: options.maxPages, logger: deps.logger });
   const timeoutMs = options.renderTimeoutMs ?? 30_000;
+  const clock = options.now ?? (() => new Date());
   let store: Promise<TemplateStore> | undefined;
   const templates = () =>
     (store ??= createTemplateStore(deps.settings.pdf.templatesDir).catch((error: Error) => {
       store = undefined;
-      throw new PermanentJobError(`The built-in PDF templates could not be loaded: ${error.message}`);
+      // The reason names server paths: it goes to the operator's log, not to the job the org reads.
+      deps.logger.error("could not load the built-in PDF templates", { error: error.message });
+      throw new PermanentJobError("The built-in PDF templates could not be loaded; the worker's log has the reason");
     }));
 
   return {
     handle: async (payload, ctx) => {
       const template = await (await templates()).resolve(payload.template);
-      const now = new Date();
-      const html = template.render(viewFor(payload.template, payload.data, now));
+      const now = clock();
+      const html = template.render(viewFor(payload.template, payload.data, now), { now });
       const data = await pool
         .withPage(ctx.signal, async (page) => {
           page.setDefaultTimeout(timeoutMs);
@@ -54,8 +59,8 @@ export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOption
           throw ctx.signal.aborted ? error : renderFailure(error, timeoutMs);
         });
       const pages = countPages(data);
-      await ctx.saveArtifact({ contentType: "application/pdf", filename: filename(payload), data });
       ctx.log("info", `Rendered template "${template.name}"${template.custom ? " from TEMPLATES_DIR" : ""} to PDF: ${pages} page${pages === 1 ? "" : "s"}, ${data.length} bytes`);
+      await ctx.saveArtifact({ contentType: "application/pdf", filename: filename(payload), data });
       return { template: payload.template, pages, bytes: data.length };
     },
     close: () => pool.close(),

@@ -15,14 +15,31 @@ import { generatePdfHandler } from "../../src/handlers/generate-pdf";
 import { BrowserPool } from "../../src/handlers/pdf/browser-pool";
 import { templateNames } from "../../src/handlers/pdf/templates";
 import type { HandlerDeps } from "../../src/handlers/types";
-import { handlerContext } from "../support/handler-context";
+import { handlerDeps } from "../fakes/handler-deps";
+import { handlerContext, type RecordedContext } from "../support/handler-context";
 
 const run = promisify(execFile);
 const ARTIFACTS = path.resolve(__dirname, "../../../../test-artifacts/pdf");
+// A fixed clock, far from any real run's date: a document printing today instead of its data's date shows.
+const NOW = new Date("2031-05-02T09:30:00Z");
+const TODAY = "2 May 2031";
+const now = () => NOW;
 
 function deps(env: Record<string, string> = {}): HandlerDeps {
   const config = loadWorkerConfig({ NODE_ENV: "test", ...env });
-  return { settings: config.handlers, logger: createLogger({ service: "worker", level: "error", json: true }) };
+  return { settings: config.handlers, logger: quietLogger() };
+}
+
+const quietLogger = () => createLogger({ service: "worker", level: "error", json: true });
+
+/** Logs on save, as the worker runtime's saveArtifact does, so a test sees where the save falls among the lines. */
+function loggingSaves(ctx: RecordedContext): RecordedContext {
+  const save = ctx.saveArtifact;
+  ctx.saveArtifact = async (artifact) => {
+    await save(artifact);
+    ctx.log("info", `Stored artifact ${artifact.filename}`);
+  };
+  return ctx;
 }
 
 /** Writes the PDF and its page images (60 dpi) under test-artifacts/pdf; returns the paths. */
@@ -127,9 +144,17 @@ describe("generate_pdf", () => {
       `<!doctype html><html><head><meta charset="utf-8">{{> styles}}</head><body>
         <h1 class="doc-title">Certificate of completion</h1><p>Awarded to {{name}} for {{course}}, fee {{money fee "EUR"}}.</p></body></html>`,
     );
+    // Data fields named like the helpers (date, money, multiply), beside calls of those helpers with parameters.
+    await writeFile(
+      path.join(templatesDir, "award.hbs"),
+      `<!doctype html><html><head><meta charset="utf-8"></head><body>
+        <p>Issued {{date}} | prize {{money}} | copies {{multiply}}</p>
+        <p>Fee {{money fee "EUR"}} | due {{date due}} | total {{multiply copies fee}}</p>
+        {{#each entries}}<p>{{name}} on {{date}}</p>{{/each}}</body></html>`,
+    );
     await writeFile(path.join(templatesDir, "broken.hbs"), "<p>{{#each items}}{{name}}</p>");
     await writeFile(path.join(templatesDir, "README.txt"), "not a template");
-    handler = generatePdfHandler(deps({ TEMPLATES_DIR: templatesDir }));
+    handler = generatePdfHandler(deps({ TEMPLATES_DIR: templatesDir }), { now });
   });
 
   afterAll(async () => {
@@ -138,8 +163,8 @@ describe("generate_pdf", () => {
     await rm(templatesDir, { recursive: true, force: true });
   });
 
-  it("renders a professional invoice: number, customer, line items and the computed total", async () => {
-    const ctx = handlerContext({ type: "generate_pdf" });
+  it("renders a professional invoice: number, customer, line items, the computed total and the data's date", async () => {
+    const ctx = loggingSaves(handlerContext({ type: "generate_pdf" }));
     const result = await handler.handle(INVOICE, ctx);
 
     expect(ctx.artifact).toMatchObject({ contentType: "application/pdf", filename: "invoice-INV-2026-0042.pdf" });
@@ -161,10 +186,16 @@ describe("generate_pdf", () => {
     expect(text).toMatch(/Total due \$2,250\.24/);
     expect(text).toContain("Payment due within 30 days.");
     expect(text).toContain("Page 1 of 1");
+    // data.date, not the render date: the `date` helper must not shadow the field.
+    expect(text).not.toContain(TODAY);
     const ink = await inkRatio(files.pngs[0]!);
     expect(ink).toBeGreaterThan(0.01);
     expect(ink).toBeLessThan(0.5);
-    expect(ctx.lines).toEqual([{ level: "info", message: 'Rendered template "invoice" to PDF: 1 page, ' + pdf.length + " bytes" }]);
+    // What happened, in order: rendered, then stored.
+    expect(ctx.lines).toEqual([
+      { level: "info", message: 'Rendered template "invoice" to PDF: 1 page, ' + pdf.length + " bytes" },
+      { level: "info", message: "Stored artifact invoice-INV-2026-0042.pdf" },
+    ]);
   });
 
   it("renders a receipt in the document's currency with the customer given as a plain name", async () => {
@@ -182,6 +213,7 @@ describe("generate_pdf", () => {
     expect(text).toContain("RECEIPT");
     expect(text).toContain("PAID");
     expect(text).toContain("Otieno Auto Spares");
+    expect(text).toContain(`DATE PAID ${TODAY}`); // no date in the data: the clock's
     expect(text).toMatch(/Total paid KES 1,500\.00/);
     expect(result).toMatchObject({ template: "receipt", pages: 1 });
     expect(await inkRatio(files.pngs[0]!)).toBeGreaterThan(0.01);
@@ -202,6 +234,7 @@ describe("generate_pdf", () => {
     expect(ctx.artifact!.filename).toBe("report.pdf");
     const text = await textOf(files.pdf);
     expect(text).toContain("Quarterly operations review");
+    expect(text).toContain(`DATE SECTIONS ${TODAY} 12`); // a report is dated by the clock
     expect(text).toContain("CONTENTS");
     expect(text).toContain("12. Finding 12: Cost");
     expect(text).toContain(`Page ${result.pages} of ${result.pages}`);
@@ -258,7 +291,7 @@ describe("generate_pdf", () => {
   });
 
   it("renders a template from TEMPLATES_DIR, with the built-in partials and helpers", async () => {
-    expect(templateNames(templatesDir)).toEqual(["broken", "certificate", "leaky"]);
+    expect(templateNames(templatesDir)).toEqual(["award", "broken", "certificate", "leaky"]);
     expect(templateNames(undefined)).toEqual([]);
     expect(templateNames(path.join(templatesDir, "missing"))).toEqual([]);
     const ctx = handlerContext();
@@ -270,14 +303,39 @@ describe("generate_pdf", () => {
     expect(ctx.lines[0]!.message).toContain("from TEMPLATES_DIR");
   });
 
-  it("lets TEMPLATES_DIR restyle a built-in template, keeping its computed totals", async () => {
+  it("prints a TEMPLATES_DIR template's data fields named date, money and multiply; the helpers run when given parameters", async () => {
+    const ctx = handlerContext();
+    await handler.handle(
+      {
+        template: "award",
+        data: {
+          date: "the first Monday of term",
+          money: "<b>a book token</b>",
+          multiply: "three",
+          fee: 49.5,
+          due: "2026-03-14",
+          copies: 2,
+          entries: [{ name: "Amina", date: "<i>spring</i>" }, { name: "Baraka" }],
+        },
+      },
+      ctx,
+    );
+    const text = await textOf((await keep("award", ctx.artifact!.data)).pdf);
+    // The data's values, escaped like any value (the markup is printed as text).
+    expect(text).toContain("Issued the first Monday of term | prize <b>a book token</b> | copies three");
+    expect(text).toContain("Fee €49.50 | due 14 March 2026 | total 99");
+    // Each item is the context inside #each: its own date wins; without one, the helper gives the clock's date.
+    expect(text).toContain(`Amina on <i>spring</i> Baraka on ${TODAY}`);
+  });
+
+  it("lets TEMPLATES_DIR restyle a built-in template, keeping its computed totals and the data's date", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "conveyor-override-"));
-    const restyled = generatePdfHandler(deps({ TEMPLATES_DIR: dir }));
+    const restyled = generatePdfHandler(deps({ TEMPLATES_DIR: dir }), { now });
     try {
-      await writeFile(path.join(dir, "invoice.hbs"), "<p>ACME invoice {{number}} for {{customer.name}}: {{total}}</p>");
+      await writeFile(path.join(dir, "invoice.hbs"), "<p>ACME invoice {{number}} for {{customer.name}}: {{total}}, dated {{date}}</p>");
       const ctx = handlerContext();
       await restyled.handle(INVOICE, ctx);
-      expect(await textOf((await keep("invoice-restyled", ctx.artifact!.data)).pdf)).toContain("ACME invoice INV-2026-0042 for Wanjiku Holdings Ltd: $2,250.24");
+      expect(await textOf((await keep("invoice-restyled", ctx.artifact!.data)).pdf)).toContain("ACME invoice INV-2026-0042 for Wanjiku Holdings Ltd: $2,250.24, dated 21 November 2026");
     } finally {
       await restyled.close();
       await rm(dir, { recursive: true, force: true });
@@ -325,12 +383,17 @@ describe("generate_pdf", () => {
     expect(ctx.artifact!.data.subarray(0, 5).toString()).toBe("%PDF-");
   });
 
-  it("fails permanently naming PUPPETEER_EXECUTABLE_PATH when Chromium is not there", async () => {
-    const missing = generatePdfHandler(deps({ PUPPETEER_EXECUTABLE_PATH: "/nonexistent/chromium" }));
+  it("fails permanently naming PUPPETEER_EXECUTABLE_PATH, not the server's path, when Chromium is not there", async () => {
+    const operator = handlerDeps({ PUPPETEER_EXECUTABLE_PATH: "/usr/bin/chromium-not-installed" });
+    const missing = generatePdfHandler(operator, { now });
     try {
-      const failure = await missing.handle(INVOICE, handlerContext()).catch((error: Error) => error);
+      const ctx = handlerContext();
+      const failure = await missing.handle(INVOICE, ctx).catch((error: Error) => error);
       expect(failure).toBeInstanceOf(PermanentJobError);
-      expect((failure as Error).message).toContain("PUPPETEER_EXECUTABLE_PATH (/nonexistent/chromium)");
+      expect((failure as Error).message).toBe("Chromium could not be started; check the worker's PUPPETEER_EXECUTABLE_PATH setting");
+      expect(ctx.lines.map((line) => line.message).join("\n")).not.toContain("/usr/bin/chromium");
+      // The operator's log has the path.
+      expect(operator.processOutput.join("")).toContain("/usr/bin/chromium-not-installed");
     } finally {
       await missing.close();
     }
@@ -339,7 +402,7 @@ describe("generate_pdf", () => {
 
 describe("the PDF browser pool", () => {
   it("rejects with the abort reason when the job is aborted mid-render, and closes the page", async () => {
-    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).handlers.pdf.executablePath });
+    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).handlers.pdf.executablePath, logger: quietLogger() });
     try {
       const controller = new AbortController();
       let page: import("puppeteer-core").Page | undefined;
@@ -359,7 +422,7 @@ describe("the PDF browser pool", () => {
   });
 
   it("caps the pages open at once, and close() leaves no Chromium running", async () => {
-    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).handlers.pdf.executablePath, maxPages: 2 });
+    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).handlers.pdf.executablePath, maxPages: 2, logger: quietLogger() });
     const signal = new AbortController().signal;
     let running = 0;
     let peak = 0;

@@ -3,9 +3,12 @@
 // cookies or cache), with JavaScript off and no network at all, closed when the job ends whatever happened.
 import puppeteer, { type Browser, type HTTPRequest, type Page } from "puppeteer-core";
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
+import type { Logger } from "@conveyor/logger";
 
 export type BrowserPoolOptions = {
   executablePath: string;
+  /** Operator log: why Chromium did not start, with its path (job errors name only the setting). */
+  logger: Logger;
   /** Pages rendering at once in this process; more wait their turn. Default 2. */
   maxPages?: number;
   /** How long Chromium may take to start. Default 30 s. */
@@ -112,11 +115,22 @@ export class BrowserPool {
         })
         .catch((error: Error) => {
           if (this.browser === launching) this.browser = undefined;
-          throw launchFailure(error, this.options.executablePath);
+          throw this.launchFailure(error);
         });
       this.browser = launching;
     }
     return this.browser;
+  }
+
+  /** The job's error tells the org what failed; the server's path and Chromium's own words go to the operator. */
+  private launchFailure(error: Error): Error {
+    const reason = error.message.split("\n")[0]!;
+    this.options.logger.error("Chromium could not be started", { executablePath: this.options.executablePath, error: reason });
+    // A missing or unusable binary will not fix itself by retrying.
+    if (/not found at the configured executablePath|ENOENT|EACCES|no such file/i.test(error.message)) {
+      return new PermanentJobError("Chromium could not be started; check the worker's PUPPETEER_EXECUTABLE_PATH setting");
+    }
+    return new RetryableJobError("Chromium did not start; the worker's log has the reason");
   }
 
   private async acquire(signal: AbortSignal): Promise<void> {
@@ -146,12 +160,4 @@ export class BrowserPool {
     if (next) next();
     else this.active--;
   }
-}
-
-function launchFailure(error: Error, executablePath: string): Error {
-  // A missing or unusable binary will not fix itself by retrying.
-  if (/not found at the configured executablePath|ENOENT|EACCES|no such file/i.test(error.message)) {
-    return new PermanentJobError(`Chromium could not be started from PUPPETEER_EXECUTABLE_PATH (${executablePath}): ${error.message.split("\n")[0]}`);
-  }
-  return new RetryableJobError(`Chromium did not start: ${error.message.split("\n")[0]}`);
 }

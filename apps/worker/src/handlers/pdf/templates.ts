@@ -26,7 +26,12 @@ export function templateNames(dir: string | undefined): string[] {
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
 
-export type Template = { name: string; custom: boolean; render(context: unknown): string };
+export type RenderOptions = {
+  /** The render's date: what `{{date}}` prints where the data has none. */
+  now: Date;
+};
+
+export type Template = { name: string; custom: boolean; render(context: unknown, options: RenderOptions): string };
 
 /** Bad template source, or a template that fails while rendering: fixing it is the operator's job. */
 export class TemplateError extends PermanentJobError {
@@ -41,9 +46,10 @@ function compile(hbs: typeof Handlebars, name: string, source: string): Template
     throw new TemplateError(`Template "${name}" does not compile: ${firstLine(error)}`);
   }
   const template = hbs.compile(source, { strict: false });
-  return (context) => {
+  return (context, { now }) => {
     try {
-      return template(context);
+      // Per-render values reach the helpers as Handlebars data (`options.data`), not as shared state.
+      return template(context, { data: { now } });
     } catch (error) {
       throw new TemplateError(`Template "${name}" failed to render: ${firstLine(error)}`);
     }
@@ -52,14 +58,30 @@ function compile(hbs: typeof Handlebars, name: string, source: string): Template
 
 const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split("\n")[0];
 
+type Helper = (params: unknown[], options: Handlebars.HelperOptions) => unknown;
+
+/**
+ * Registers `helper` so that a data value wins over it: `{{date}}` (no parameters, no hash, not a block) prints
+ * the current context's own `date` when it has one, as `{{date}}` would without the helper. Templates print their
+ * data by name, and a field must not turn into today's date because a helper happens to share its name.
+ */
+function registerHelper(hbs: typeof Handlebars, name: string, helper: Helper): void {
+  hbs.registerHelper(name, function (this: unknown, ...args: unknown[]) {
+    const options = args.pop() as Handlebars.HelperOptions;
+    const bare = args.length === 0 && Object.keys(options.hash ?? {}).length === 0 && !options.fn;
+    if (bare && typeof this === "object" && this !== null && Object.hasOwn(this, name)) return (this as Record<string, unknown>)[name];
+    return helper(args, options);
+  });
+}
+
 /** Helpers any template may use; their output is escaped by `{{ }}` like every other value. */
 function registerHelpers(hbs: typeof Handlebars): void {
-  hbs.registerHelper("money", (amount: unknown, currency: unknown) => {
+  registerHelper(hbs, "money", ([amount, currency]) => {
     const money = moneyFormat(typeof currency === "string" && /^[A-Z]{3}$/.test(currency) ? currency : "USD");
     return money.format(Math.round(Number(amount) * 10 ** money.digits));
   });
-  hbs.registerHelper("date", (value: unknown) => documentDate(typeof value === "string" ? value : undefined, new Date()));
-  hbs.registerHelper("multiply", (a: unknown, b: unknown) => Number(a) * Number(b));
+  registerHelper(hbs, "date", ([value], options) => documentDate(typeof value === "string" ? value : undefined, (options.data as RenderOptions).now));
+  registerHelper(hbs, "multiply", ([a, b]) => Number(a) * Number(b));
 }
 
 export type TemplateStore = {
@@ -91,7 +113,11 @@ export async function createTemplateStore(templatesDir: string | undefined): Pro
         if (info?.isFile()) {
           const cached = custom.get(name);
           if (cached && cached.mtimeMs === info.mtimeMs) return cached.template;
-          const template: Template = { name, custom: true, render: compile(hbs, name, await readFile(file, "utf8")) };
+          // The error (a path under TEMPLATES_DIR) stays out of the message: the org reads it in the job's error.
+          const source = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+            throw new TemplateError(`Template "${name}" could not be read from TEMPLATES_DIR (${error.code ?? "error"})`);
+          });
+          const template: Template = { name, custom: true, render: compile(hbs, name, source) };
           custom.set(name, { mtimeMs: info.mtimeMs, template });
           return template;
         }

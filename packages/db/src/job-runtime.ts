@@ -22,8 +22,6 @@ export type ClaimedJob = {
 };
 
 export type ClaimOptions = {
-  /** Named in the "started" log line, e.g. "host/pid". */
-  workerName: string;
   /** Interruptions after which a taken-over job is not started again (the caller fails it). */
   maxInterruptions: number;
 };
@@ -32,7 +30,7 @@ export type ClaimOptions = {
  * Claims the jobs for the attempts holding `fence`: pending jobs, and processing jobs whose attempt was lost
  * (another delivery of the same job means the previous one is gone or stale). Jobs that are done, failed
  * or unknown are not returned. The "interrupted" and "started" log lines are written in the same statement,
- * so they survive a handler that kills its process.
+ * so they survive a handler that kills its process. The org reads these lines, so they name no worker host or PID.
  */
 export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[], options: ClaimOptions): Promise<ClaimedJob[]> {
   if (requests.length === 0) return [];
@@ -70,13 +68,13 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
                 'Attempt ' || (retries + 1) || ' was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).' AS message
            FROM claimed WHERE previous_status = 'processing'
          UNION ALL
-         SELECT id, retries, 2, 'info', 'Attempt ' || (retries + 1) || ' of ' || (max_retries + 1) || ' started on ' || $3 || '.'
-           FROM claimed WHERE interruptions <= $4
+         SELECT id, retries, 2, 'info', 'Attempt ' || (retries + 1) || ' of ' || (max_retries + 1) || ' started.'
+           FROM claimed WHERE interruptions <= $3
        ) AS lines
        ORDER BY id, n
      )
      SELECT * FROM claimed`,
-    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.workerName, options.maxInterruptions],
+    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.maxInterruptions],
   });
   return rows.map((r) => ({
     id: r.id,

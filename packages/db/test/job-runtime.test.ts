@@ -6,7 +6,7 @@ import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 
 let database: TestDatabase;
 let orgId: string;
-const claimOptions = { workerName: "test/1", maxInterruptions: 2 };
+const claimOptions = { maxInterruptions: 2 };
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -30,7 +30,7 @@ describe("claims", () => {
     const [claimed] = await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
     expect(claimed).toMatchObject({ id, orgId, type: "webhook", payload: '{"a": 1}', retries: 0, maxRetries: 2, interruptions: 0, previousStatus: "pending" });
     expect(await row(id)).toMatchObject({ status: "processing", fence: "A" });
-    expect(await logs(id)).toEqual([{ attempt: 1, level: "info", message: "Attempt 1 of 3 started on test/1." }]);
+    expect(await logs(id)).toEqual([{ attempt: 1, level: "info", message: "Attempt 1 of 3 started." }]);
   });
 
   it("lets a new delivery take over a processing job, counting the interruption", async () => {
@@ -40,9 +40,9 @@ describe("claims", () => {
     expect(takeover).toMatchObject({ previousStatus: "processing", interruptions: 1 });
     expect(await row(id)).toMatchObject({ fence: "B", interruptions: 1 });
     expect((await logs(id)).map((l) => l.message)).toEqual([
-      "Attempt 1 of 3 started on test/1.",
+      "Attempt 1 of 3 started.",
       expect.stringMatching(/^Attempt 1 was interrupted/),
-      "Attempt 1 of 3 started on test/1.",
+      "Attempt 1 of 3 started.",
     ]);
   });
 

@@ -69,7 +69,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   await registerJobTypes(options.db.pool, pluginTypes);
 
   const shutdown = new AbortController();
-  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger, claim: { workerName: WORKER_NAME, maxInterruptions: MAX_INTERRUPTIONS } });
+  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger, claim: { maxInterruptions: MAX_INTERRUPTIONS } });
   const attemptDeps: AttemptDeps = {
     bookkeeper,
     pool: options.db.pool,

@@ -12,16 +12,51 @@ export type UrlPolicy = {
 
 const BLOCKED_HOSTNAMES = [/^localhost$/, /\.localhost$/, /\.internal$/, /^metadata$/, /\.local$/, /^ip6-localhost$/];
 
+// IPv6 ranges that carry an IPv4 address or translate to one (all but IPv4-mapped ::ffff:0:0/96).
+// Refused whole, never judged by the IPv4 inside: simpler, and a gateway, not us, decides where they lead.
+// ipaddr.js names all but ::/96 already (it calls that block "unicast"); listing them keeps the refusal from
+// depending on its table. :: and ::1 keep their own names (unspecified, loopback): ipaddr.js judges first.
+const IPV4_CARRYING_RANGES: Record<string, [ipaddr.IPv6, number][]> = {
+  ipv4Compatible: [ipaddr.IPv6.parseCIDR("::/96")], // deprecated by RFC 4291
+  rfc6145: [ipaddr.IPv6.parseCIDR("::ffff:0:0:0/96")], // IPv4-translated
+  rfc6052: [ipaddr.IPv6.parseCIDR("64:ff9b::/96"), ipaddr.IPv6.parseCIDR("64:ff9b:1::/48")], // NAT64, and RFC 8215's local-use prefix
+  "6to4": [ipaddr.IPv6.parseCIDR("2002::/16")],
+  teredo: [ipaddr.IPv6.parseCIDR("2001::/32")],
+};
+
 /**
  * Why `address` (an IPv4 or IPv6 literal) may not be contacted, or null when it is a public unicast address.
- * IPv4-mapped IPv6 addresses are judged by the IPv4 address they carry.
+ * IPv4-mapped IPv6 addresses (::ffff:0:0/96) are judged by the IPv4 address they carry; every other IPv6
+ * range that carries or translates to an IPv4 address is refused.
  */
 export function forbiddenAddressReason(address: string): string | null {
-  if (!ipaddr.isValid(address)) return `"${address}" is not an IP address`;
-  let parsed = ipaddr.parse(address);
+  const canonical = canonicalAddress(address);
+  if (canonical === null || !ipaddr.isValid(canonical)) return `"${address}" is not an IP address`;
+  let parsed = ipaddr.parse(canonical);
   if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
-  return range === "unicast" ? null : `${parsed.toString()} is a ${range} address`;
+  if (range !== "unicast") return `${parsed.toString()} is a ${range} address`;
+  const carrier = parsed.kind() === "ipv6" ? ipaddr.subnetMatch(parsed, IPV4_CARRYING_RANGES, "") : "";
+  return carrier ? `${parsed.toString()} is a ${carrier} address` : null;
+}
+
+/**
+ * `address` as the URL parser spells it (dotted-decimal IPv4; compressed, lower-case, all-hex IPv6 without a
+ * zone), or null. ipaddr.js must never see any other spelling: it reads "::a.b.c.d" as ::ffff:a.b.c.d, so
+ * ::8.8.8.8 (IPv4-compatible) would be judged as the public 8.8.8.8. One parser, the URL's, decides what an
+ * address is, at enqueue and at connect time.
+ */
+function canonicalAddress(address: string): string | null {
+  const ipv6 = address.includes(":");
+  // A zone (fe80::1%eth0) only picks the interface; the address is judged without it.
+  const bare = ipv6 ? address.replace(/%.*$/s, "") : address;
+  if (!/^[\da-fx.:]+$/i.test(bare)) return null;
+  try {
+    const host = new URL(`http://${ipv6 ? `[${bare}]` : bare}/`).hostname;
+    return ipv6 ? host.slice(1, -1) : host;
+  } catch {
+    return null;
+  }
 }
 
 /**

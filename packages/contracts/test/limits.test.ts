@@ -25,6 +25,8 @@ describe("URL policy", () => {
     "https://localhost/",
     "https://[::1]/",
     "https://[::ffff:127.0.0.1]/",
+    "https://[::127.0.0.1]/",
+    "https://[::a9fe:a9fe]/",
     "https://0.0.0.0/",
     "https://2130706433/",
     "https://0x7f.0.0.1/",
@@ -59,6 +61,25 @@ describe("URL policy", () => {
     expect(forbiddenAddressReason("::ffff:10.0.0.1")).toMatch(/private/);
     expect(forbiddenAddressReason("::ffff:8.8.8.8")).toBeNull();
     expect(forbiddenAddressReason("2606:4700::1111")).toBeNull();
+  });
+
+  it("refuses every other IPv6 range that carries or translates to an IPv4 address, even a public one", () => {
+    expect(urlRefusal("https://[::127.0.0.1]/", strict)).toBe("points to a non-public address (::7f00:1 is a ipv4Compatible address)");
+    expect(urlRefusal("https://[::a9fe:a9fe]/", strict)).toBe("points to a non-public address (::a9fe:a9fe is a ipv4Compatible address)");
+    expect(forbiddenAddressReason("::8.8.8.8")).toBe("::808:808 is a ipv4Compatible address");
+    expect(forbiddenAddressReason("::ffff:0:808:808")).toBe("::ffff:0:808:808 is a rfc6145 address");
+    expect(forbiddenAddressReason("64:ff9b::8.8.8.8")).toBe("64:ff9b::808:808 is a rfc6052 address");
+    expect(forbiddenAddressReason("64:ff9b:1::808:808")).toBe("64:ff9b:1::808:808 is a rfc6052 address");
+    expect(forbiddenAddressReason("2002:808:808::1")).toBe("2002:808:808::1 is a 6to4 address");
+    expect(forbiddenAddressReason("2001:0:4136:e378:8000:63bf:f7f7:f7f7")).toBe("2001:0:4136:e378:8000:63bf:f7f7:f7f7 is a teredo address");
+    expect(forbiddenAddressReason("::")).toBe(":: is a unspecified address");
+    expect(forbiddenAddressReason("::1")).toBe("::1 is a loopback address");
+  });
+
+  it("judges a zoned IPv6 address without its zone, and refuses what is not an address", () => {
+    expect(forbiddenAddressReason("fe80::1%eth0")).toBe("fe80::1 is a linkLocal address");
+    expect(forbiddenAddressReason("example.com")).toBe('"example.com" is not an IP address');
+    expect(forbiddenAddressReason("1.2.3.4/8")).toBe('"1.2.3.4/8" is not an IP address');
   });
 });
 

@@ -71,6 +71,8 @@ describe("SSRF guard, at connect time", () => {
       ["100.64/10 (CGNAT)", "http://100.64.0.1/", /100\.64\.0\.1 is a carrierGradeNat address/],
       ["fc00::/7 (ULA, AWS IPv6 metadata)", "http://[fd00:ec2::254]/", /fd00:ec2::254 is a uniqueLocal address/],
       ["fe80::/10 (link-local)", "http://[fe80::1]/", /fe80::1 is a linkLocal address/],
+      ["[::127.0.0.1] (IPv4-compatible)", `http://[::127.0.0.1]:${port}/`, /::7f00:1 is a ipv4Compatible address/],
+      ["[::a9fe:a9fe] (IPv4-compatible 169.254.169.254)", "http://[::a9fe:a9fe]/latest/meta-data/", /::a9fe:a9fe is a ipv4Compatible address/],
       ["credentials in the URL", `http://user:pass@public.example:${port}/`, /must not contain credentials/],
     ];
     it.each(vectors(0).map(([label], index) => [label, index] as const))("%s", async (_label, index) => {
@@ -101,6 +103,14 @@ describe("SSRF guard, at connect time", () => {
       ["224.0.0.1", "multicast"],
       ["ff02::1", "multicast"],
       ["64:ff9b::7f00:1", "rfc6052"],
+      ["::7f00:1", "ipv4Compatible"],
+      ["::169.254.169.254", "ipv4Compatible"],
+      // ipaddr.js alone reads "::a.b.c.d" as ::ffff:a.b.c.d, which would judge this one as the public 8.8.8.8.
+      ["::8.8.8.8", "ipv4Compatible"],
+      ["::ffff:0:7f00:1", "rfc6145"],
+      ["64:ff9b:1::a9fe:a9fe", "rfc6052"],
+      ["2002:7f00:1::", "6to4"],
+      ["2001:0:4136:e378:8000:63bf:80ff:fffe", "teredo"],
     ])("%s (%s)", async (address, range) => {
       const resolve = recordingResolver({ "innocent.example": [address] });
       const error = await make({ resolve })(`http://innocent.example:${server.port}/`).catch((e: unknown) => e);
@@ -160,7 +170,7 @@ describe("SSRF guard, at connect time", () => {
 
   describe("the agents on their own", () => {
     // Literal IPs never reach `lookup`; the agents judge them when the socket is made, whoever calls them.
-    it.each(["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]"])("refuses a socket to %s even without the URL check", async (host) => {
+    it.each(["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[::127.0.0.1]", "[::a9fe:a9fe]"])("refuses a socket to %s even without the URL check", async (host) => {
       const { httpAgent } = createSsrfGuard({ policy: { allowHttp: true, allowPrivateNetwork: false } }).agents();
       const error = await new Promise((resolve) => {
         http.get(`http://${host}:${server.port}/`, { agent: httpAgent }, () => resolve(null)).once("error", resolve);

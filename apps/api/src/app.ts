@@ -1,7 +1,10 @@
 // Express wiring: request context, security headers, JSON bodies, the routes, and the error body of SPEC §2.
+import { randomUUID } from "node:crypto";
+import http from "node:http";
 import express from "express";
 import helmet from "helmet";
 import type { AppDeps } from "./context";
+import { AppError } from "./http/errors";
 import { errorHandler, unknownRoute } from "./middleware/error-handler";
 import { jsonBody } from "./middleware/json-body";
 import { requestContext } from "./middleware/request-context";
@@ -32,9 +35,33 @@ export function createApp(deps: AppDeps): express.Express {
       xXssProtection: false,
     }),
   );
+  // Same-origin API: no CORS preflight to answer, and Express' automatic OPTIONS reply is not JSON.
+  app.use((req, _res, next) => next(req.method === "OPTIONS" ? new AppError("method_not_allowed", "OPTIONS is not supported: this API does not serve cross-origin requests.") : undefined));
   app.use(jsonBody());
   for (const router of routes(deps, metrics)) app.use(router);
   app.use(unknownRoute);
   app.use(errorHandler);
   return app;
+}
+
+/**
+ * The HTTP server for `app`. Requests Node's parser refuses before Express sees them (a request line or headers
+ * over 16 KiB, malformed HTTP) are answered in SPEC §2's shape too, with a request id, instead of Node's bare
+ * status line.
+ */
+export function createServer(app: express.Express): http.Server {
+  const server = http.createServer(app);
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === "ECONNRESET") return void socket.destroy();
+    const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
+    const refusal = tooLarge
+      ? new AppError("headers_too_large", "The request line and headers are larger than 16 KiB; send long values in the body.")
+      : new AppError("bad_request", "The request is not valid HTTP.");
+    const body = JSON.stringify({ error: { code: refusal.code, message: refusal.message } });
+    socket.end(
+      `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
 }

@@ -4,7 +4,7 @@ import { loadDotEnv, runMain } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { JobQueues, connectRedis } from "@conveyor/queue";
-import { createApp } from "./app";
+import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
 import { loadApiConfig } from "./env";
 
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   redis.on("error", (error) => logger.debug("redis connection error", { error }));
 
   const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: config.redisPrefix }), clock: systemClock };
-  const server = createApp(deps).listen(config.port);
+  const server = createServer(createApp(deps)).listen(config.port);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   logger.info(`API listening on http://localhost:${config.port} (public URL ${config.publicUrl})`);
   if (config.jwt.insecureDefault) {

@@ -17,6 +17,11 @@ export const BATCH_LIMIT = 1000;
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 /** How long an `Idempotency-Key` is remembered. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * Deepest nesting of a JSON request body (objects and arrays, the body itself included). Deeper values are
+ * refused with 400: they overflow JSON.stringify and Postgres' jsonb parser long before they mean anything.
+ */
+export const MAX_JSON_DEPTH = 64;
 /** Longest retry delay. */
 export const RETRY_DELAY_CAP_MS = 60 * 60 * 1000;
 /** What a job type name may look like (built-in or plugin); it is also the BullMQ queue name. */

@@ -1,12 +1,14 @@
 // One error type for every refusal, and one table from its code to the HTTP status (SPEC §2).
 
 export const ERROR_STATUS = {
+  bad_request: 400,
   invalid_json: 400,
   validation_failed: 400,
   unknown_job_type: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   invite_not_found: 404,
   cannot_remove_self: 409,
   already_member: 409,
@@ -16,6 +18,7 @@ export const ERROR_STATUS = {
   invite_used: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
   unavailable: 503,

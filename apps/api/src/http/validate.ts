@@ -7,6 +7,8 @@ import { validationFailed } from "./errors";
  * naming every bad path, prefixed with `prefix` ("" for a body, "query" for query strings).
  */
 export function validate<T>(schema: Joi.Schema<T>, value: unknown, prefix = ""): T {
+  // A POST without a body (no Content-Length, nothing sent) reaches here as undefined.
+  if (value === undefined && prefix === "") throw validationFailed([{ path: "body", message: "is required: send a JSON object" }]);
   const { value: result, error } = schema.validate(value, { abortEarly: false, convert: prefix === "query", errors: { label: false } });
   if (!error) return result as T;
   throw validationFailed(

@@ -23,12 +23,21 @@ function fromBodyParser(error: { type?: string; status?: number }): AppError | n
   }
 }
 
+/** A path segment Express could not percent-decode (e.g. `%E0%A4%A`). */
+function fromRouter(error: unknown): AppError | null {
+  if (!(error instanceof URIError)) return null;
+  return new AppError("validation_failed", "The request URL is not valid: a path segment has a malformed percent-encoding.", [
+    { path: "url", message: "has a malformed percent-encoding" },
+  ]);
+}
+
 export const unknownRoute: RequestHandler = (req, _res, next) => next(notFound(`Route ${req.method} ${req.path}`));
 
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   let appError: AppError;
   if (error instanceof AppError) appError = error;
   else if (fromBodyParser(error)) appError = fromBodyParser(error)!;
+  else if (fromRouter(error)) appError = fromRouter(error)!;
   else if (isDatabaseUnavailable(error)) {
     appError = new AppError("unavailable", "The service is temporarily unavailable. Try again shortly.", undefined, { "Retry-After": "5" });
     req.log.error("database unavailable", { error });

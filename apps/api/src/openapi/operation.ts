@@ -21,13 +21,13 @@ export type ResponseSpec = {
   description: string;
   /** A JSON body, as a component of responseSchemas (an array of them with `array`). */
   json?: { component: ResponseSchemaName; array?: boolean; example: unknown };
-  /** Any other body: its media type and schema. */
-  media?: { type: string; schema: JsonSchema };
+  /** Any other body: the media types it may have, and its schema. */
+  media?: { types: string[]; schema: JsonSchema };
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 };
 
 /** Refusals by status; each becomes a shared response whose body is SPEC §2's error. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 429 | 431 | 500 | 503;
 
 export type Operation = {
   method: "get" | "post" | "delete";

@@ -116,6 +116,15 @@ describe("failed logins per account (10 per 15 minutes)", () => {
     expect((await attempt(bystander.email, TEST_PASSWORD)).status).toBe(200);
   });
 
+  it("checks at most 10 of 15 parallel wrong passwords for one account: the count comes before the check", async () => {
+    const user = await createOrg(api.database.db, api.deps.config);
+    const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => attempt(user.email, `parallel wrong password ${i}`)));
+    const statuses = answers.map((res) => res.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(FAILED_LOGINS_PER_ACCOUNT);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15 - FAILED_LOGINS_PER_ACCOUNT);
+    expectLimited(await attempt(user.email, TEST_PASSWORD), FAILED_LOGINS_PER_ACCOUNT);
+  });
+
   it("treats an unknown email exactly like an existing one", async () => {
     const ghost = uniqueEmail("ghost");
     for (let i = 0; i < FAILED_LOGINS_PER_ACCOUNT; i++) expect((await attempt(ghost, PASSWORD)).status).toBe(401);

@@ -104,19 +104,13 @@ export function createRateLimits({ config, redis, logger }: AppDeps): RateLimits
   const perAccount: Limit = { points: FAILED_LOGINS_PER_ACCOUNT, duration: FAILED_LOGIN_WINDOW_SECONDS };
   const accountLimiter = limiter("failed-logins", perAccount, { insured: true, timeoutMs: AUTH_REDIS_TIMEOUT_MS });
   const failedLogins: FailedLoginGuard = {
-    async check(email) {
-      const used = await accountLimiter.get(accountKey(email)).catch((error: unknown) => {
-        warnUnavailable("failed-logins", error);
-        return null;
-      });
-      if (used && used.consumedPoints >= perAccount.points) {
-        throw rateLimited(perAccount, used, "Too many failed password attempts for this account. Try again after the Retry-After delay.");
-      }
-    },
-    async failed(email) {
+    async attempt(email) {
+      // consume() is one atomic increment in Redis: of N parallel guesses, at most the limit get through.
       await accountLimiter.consume(accountKey(email)).catch((rejection: unknown) => {
-        // Over the limit already: this attempt is refused anyway, the next one gets 429.
-        if (!(rejection instanceof RateLimiterRes)) warnUnavailable("failed-logins", rejection);
+        if (rejection instanceof RateLimiterRes) {
+          throw rateLimited(perAccount, rejection, "Too many failed password attempts for this account. Try again after the Retry-After delay.");
+        }
+        warnUnavailable("failed-logins", rejection);
       });
     },
     async succeeded(email) {

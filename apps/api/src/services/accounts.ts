@@ -56,13 +56,10 @@ const invalidLogin = () => unauthorized("The email or password is not correct.")
 /** Checks the password and issues a token scoped to `orgId`, or to the user's oldest membership. */
 export async function login(input: LoginInput, { db, config, clock }: ServiceDeps): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
-  await input.guard?.check(email);
+  await input.guard?.attempt(email);
   const user = await findUserByEmail(db.prisma, email);
   const valid = user ? await verifyPassword(input.password, user.passwordHash) : await verifyAgainstNothing(input.password, config.bcryptCost);
-  if (!user || !valid) {
-    await input.guard?.failed(email);
-    throw invalidLogin();
-  }
+  if (!user || !valid) throw invalidLogin();
   await input.guard?.succeeded(email);
 
   const orgs = await listUserOrgs(db.prisma, user.id);

@@ -65,13 +65,12 @@ export async function acceptInvite(input: { token: string; password: string; gua
     const existing = await findUserByEmail(db.prisma, invite.email);
     let user: { existingId: string } | { newId: string; passwordHash: string };
     if (existing) {
-      await input.guard?.check(invite.email);
+      await input.guard?.attempt(invite.email);
       if (!(await verifyPassword(input.password, existing.passwordHash))) {
         // The account may be the one a concurrent accept just created with this very invite: then the
         // honest answer is that the invite is spent, and the password says nothing.
         const spent = refusal(await findInviteByTokenHash(db.prisma, tokenHash), clock.now());
         if (spent) throw spent;
-        await input.guard?.failed(invite.email);
         throw unauthorized("This email already has an account: enter that account's current password to accept the invite.");
       }
       await input.guard?.succeeded(invite.email);

@@ -1,10 +1,11 @@
 /**
- * Counts failed password checks per account (SPEC §3: 10 per 15 minutes), whoever sends them. Implemented
- * by the rate limiter; services only report what happened.
+ * Counts password checks per account (SPEC §3: 10 failures per 15 minutes), whoever sends them. A check is
+ * counted before it is made, atomically, so parallel guesses cannot all slip under the limit; a right password
+ * forgets the count. Implemented by the rate limiter; services only report what happens.
  */
 export type FailedLoginGuard = {
-  /** Throws 429 `rate_limited` when `email` has no failed attempts left. */
-  check(email: string): Promise<void>;
-  failed(email: string): Promise<void>;
+  /** Counts a password check for `email`; throws 429 `rate_limited` when the account has no attempts left. */
+  attempt(email: string): Promise<void>;
+  /** The password was right: the account's failures are forgotten. */
   succeeded(email: string): Promise<void>;
 };

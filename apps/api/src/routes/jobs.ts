@@ -39,6 +39,17 @@ function decodeCursor(cursor: string): string {
   return id;
 }
 
+/** Resolves when `res` can take more, or is closed; removes both listeners either way. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done).off("close", done);
+      resolve();
+    };
+    res.on("drain", done).on("close", done);
+  });
+}
+
 /** Writes the JSON array from an async source of JSON texts, in ~64 KiB chunks, honouring backpressure. */
 async function writeJsonArray(res: Response, items: AsyncIterable<{ item: string }>): Promise<void> {
   res.status(200).type("application/json");
@@ -51,7 +62,7 @@ async function writeJsonArray(res: Response, items: AsyncIterable<{ item: string
     if (chunk.length >= 65_536) {
       const flushed = res.write(chunk);
       chunk = "";
-      if (!flushed) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve));
+      if (!flushed) await drained(res);
     }
   }
   res.end(`${chunk}]`);

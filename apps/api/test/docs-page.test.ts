@@ -74,6 +74,12 @@ describe("GET /docs", () => {
     await page.close();
   });
 
+  it("sends a browser that opens the API's root to the reference page", async () => {
+    const res = await fetch(`${base}/`, { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/docs");
+  });
+
   it("serves the page with a policy that allows scripts from this origin only and nothing external", async () => {
     const res = await api.request.get("/docs");
     expect(res.status).toBe(200);

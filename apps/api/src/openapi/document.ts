@@ -3,10 +3,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { ApiConfig } from "../env";
+import { MAX_JSON_DEPTH } from "@conveyor/contracts";
 import { catalogOptions } from "../services/job-catalog";
 import { errorResponseRef, errorResponses } from "./errors";
 import { jobSchemas } from "./job-types";
-import { jsonSchema, queryParameters, ref, type JsonSchema } from "./json-schema";
+import { jsonSchema, queryParameters, ref, withoutDefaults, type JsonSchema } from "./json-schema";
 import type { Operation, ResponseSpec } from "./operation";
 import { accountOperations, signupOperation } from "./paths/accounts";
 import { jobOperations } from "./paths/jobs";
@@ -34,7 +35,9 @@ const TAGS = [
 
 const DESCRIPTION = `Conveyor runs background jobs for your services: enqueue over HTTP, follow status and logs, manage your team.
 
-- **Bodies** are JSON (\`Content-Type: application/json\`, at most 1 MiB). Timestamps are ISO 8601 UTC with milliseconds; ids are UUID v7.
+- **Bodies** are UTF-8 JSON (\`Content-Type: application/json\`, at most 1 MiB, nested at most ${MAX_JSON_DEPTH} levels), with no
+  \`__proto__\`, \`constructor\` or \`prototype\` key and no NUL or lone surrogate in any string or key. Timestamps are
+  ISO 8601 UTC with milliseconds; ids are UUID v7.
 - **Credentials**: \`Authorization: Bearer <JWT>\` (from signup, login or an accepted invite) or \`X-API-Key: cvk_…\`
   (job endpoints only). With both, the bearer token is used.
 - **Errors** always have the body \`{"error": {"code", "message", "details"?}}\`; the code says what happened.
@@ -64,14 +67,14 @@ function response(spec: ResponseSpec): JsonSchema {
     const schema = spec.json.array ? { type: "array", items: ref(spec.json.component) } : ref(spec.json.component);
     return { description: spec.description, headers, content: { "application/json": { schema, example: spec.json.example } } };
   }
-  if (spec.media) return { description: spec.description, headers, content: { [spec.media.type]: { schema: spec.media.schema } } };
+  if (spec.media) return { description: spec.description, headers, content: Object.fromEntries(spec.media.types.map((type) => [type, { schema: spec.media!.schema }])) };
   return { description: spec.description, headers };
 }
 
 function operationObject(op: Operation): JsonSchema {
   const parameters = [
     ...Object.entries(op.pathParams ?? {}).map(([name, p]) => ({ name, in: "path", required: true, ...p })),
-    ...(Array.isArray(op.query) ? op.query : op.query ? queryParameters(op.query, op.queryDescriptions) : []),
+    ...withoutDefaults(Array.isArray(op.query) ? op.query : op.query ? queryParameters(op.query, op.queryDescriptions) : []),
     ...(op.headers ?? []),
   ];
   const errors = [...new Set([...op.errors, ...(op.auth === "none" ? [] : [401 as const]), 500 as const])].sort();
@@ -83,7 +86,7 @@ function operationObject(op: Operation): JsonSchema {
     security: SECURITY[op.auth],
     ...(parameters.length ? { parameters } : {}),
     ...(op.body
-      ? { requestBody: { required: true, content: { "application/json": { schema: op.body.schema ?? jsonSchema(op.body.joi), examples: op.body.examples } } } }
+      ? { requestBody: { required: true, content: { "application/json": { schema: withoutDefaults(op.body.schema ?? jsonSchema(op.body.joi)), examples: op.body.examples } } } }
       : {}),
     responses: {
       ...Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec)])),

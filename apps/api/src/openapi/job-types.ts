@@ -4,7 +4,7 @@
 import Joi from "joi";
 import { BUILT_IN_TYPES, TYPE_NAME_PATTERN, catalog, type BuiltInType, type CatalogOptions, type Payloads } from "@conveyor/contracts";
 import { jobInput } from "../routes/jobs";
-import { jsonSchema, ref, withProperty, type JsonSchema } from "./json-schema";
+import { jsonSchema, ref, withoutDefaults, withProperty, type JsonSchema } from "./json-schema";
 
 /** An example payload of every built-in type; the OpenAPI test validates each against the catalog. */
 export const payloadExamples: { [K in BuiltInType]: Partial<Payloads[K]> } = {
@@ -41,16 +41,18 @@ function inRouteOrder(schema: JsonSchema): JsonSchema {
 
 const MAX_RETRIES = "Retries allowed after failed attempts: the job runs at most 1 + max_retries times, then ends failed.";
 
-/** components.schemas for job requests: NewJob (the oneOf), one *Job and *Payload per type, PluginJob. */
+/**
+ * components.schemas for job requests: NewJob (the oneOf), one *Job and *Payload per type, PluginJob. Each
+ * variant's `type` tells them apart, but NewJob declares no `discriminator`: the plugin variant has no single
+ * type name to map, and generators would then pin it to a made-up one.
+ */
 export function jobSchemas(options: CatalogOptions): Record<string, JsonSchema> {
   const schemas: Record<string, JsonSchema> = {};
-  const mapping: Record<string, string> = {};
   for (const type of BUILT_IN_TYPES) {
     schemas[payloadComponent(type)] = { ...jsonSchema(catalog[type].payload(options)), description: catalog[type].description };
     const variant = withProperty(inRouteOrder(jsonSchema(jobVariantJoi(type, options))), "payload", ref(payloadComponent(type)));
     const settings = catalog[type].settings.length ? ` Needs the worker settings ${catalog[type].settings.join(", ")}.` : "";
     schemas[jobComponent(type)] = { ...variant, description: `${catalog[type].description}${settings}` };
-    mapping[type] = `#/components/schemas/${jobComponent(type)}`;
   }
   const plugin = jobInput.keys({ type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").invalid(...BUILT_IN_TYPES).required() });
   schemas[PLUGIN_JOB] = {
@@ -60,11 +62,10 @@ export function jobSchemas(options: CatalogOptions): Record<string, JsonSchema> 
       "its payload is any JSON object, handed to the plugin as bytes. Unknown names are refused with unknown_job_type.",
   };
   schemas.NewJob = {
-    description: "A job to run: its type, the payload that type takes, and how many retries it may use.",
+    description: "A job to run: its type, the payload that type takes, and how many retries it may use. `type` decides which variant applies.",
     oneOf: [...BUILT_IN_TYPES.map((type) => ref(jobComponent(type))), ref(PLUGIN_JOB)],
-    discriminator: { propertyName: "type", mapping },
   };
-  return schemas;
+  return withoutDefaults(schemas);
 }
 
 /** Examples of POST /jobs, one per built-in type. */

@@ -8,9 +8,9 @@ import type { RouteDeps } from "./index";
 export function callbackRoutes(deps: RouteDeps): Router {
   const router = Router();
 
-  router.post("/callbacks/mpesa/:jobId", async (req, res) => {
+  router.post("/callbacks/mpesa/:job_id", async (req, res) => {
     const secret = typeof req.query.secret === "string" ? req.query.secret : undefined;
-    await recordMpesaCallback({ deps, jobId: String(req.params.jobId), secret, body: req.body });
+    await recordMpesaCallback({ deps, jobId: String(req.params.job_id), secret, body: req.body });
     // What Safaricom's C2B callbacks expect; harmless for STK callbacks.
     res.status(200).json({ ResultCode: 0, ResultDesc: "Accepted" });
   });

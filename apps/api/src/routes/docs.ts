@@ -19,6 +19,9 @@ function page(res: Response, type: string, body: string): void {
 export function docsRoutes(): Router {
   const router = Router();
 
+  // Until the console lives at /, a browser pointed at the API lands on its reference.
+  router.get("/", (_req, res) => res.redirect(302, "/docs"));
+
   router.get("/docs", async (_req, res) => {
     const bundle = await docsBundle();
     page(res, "text/html; charset=utf-8", docsHtml(`/docs/scalar.js?v=${bundle?.hash ?? "missing"}`));

@@ -27,9 +27,9 @@ export function orgRoutes(deps: RouteDeps): Router {
     res.status(201).setHeader("Cache-Control", "no-store").json(invite);
   });
 
-  router.delete("/org/members/:userId", userOnly, requireRole("owner"), async (req, res) => {
-    await removeMember({ caller: principal(req), userId: String(req.params.userId) }, deps);
-    req.log.info("member removed", { orgId: principal(req).orgId, userId: req.params.userId });
+  router.delete("/org/members/:user_id", userOnly, requireRole("owner"), async (req, res) => {
+    await removeMember({ caller: principal(req), userId: String(req.params.user_id) }, deps);
+    req.log.info("member removed", { orgId: principal(req).orgId, userId: req.params.user_id });
     res.status(204).end();
   });
 

@@ -135,7 +135,7 @@ export const jobOperations: Operation[] = [
     responses: {
       200: {
         description: "The file, as an attachment.",
-        media: { type: "application/octet-stream", schema: { type: "string", contentMediaType: "application/octet-stream" } },
+        media: { types: ["application/pdf", "image/jpeg"], schema: { type: "string", format: "binary" } },
         headers: { "Content-Disposition": { description: 'attachment; filename="…"', schema: { type: "string" } } },
       },
     },

@@ -2,7 +2,7 @@
 import { callbackBody } from "../../services/callbacks";
 import type { Operation } from "../operation";
 
-const text = (description: string, type: string) => ({ description, media: { type, schema: { type: "string" } } });
+const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 
 export const serviceOperations: Operation[] = [
   {
@@ -53,7 +53,18 @@ export const serviceOperations: Operation[] = [
     summary: "This document",
     description: "OpenAPI 3.1, generated from the same joi schemas the routes validate with.",
     auth: "none",
-    responses: { 200: { description: "The OpenAPI document.", media: { type: "application/json", schema: { type: "object" } } } },
+    responses: { 200: { description: "The OpenAPI document.", media: { types: ["application/json"], schema: { type: "object" } } } },
+    errors: [500],
+  },
+  {
+    method: "get",
+    path: "/",
+    operationId: "root",
+    tag: "Reference",
+    summary: "Where a browser lands",
+    description: "Redirects to /docs.",
+    auth: "none",
+    responses: { 302: { description: "To the reference page.", headers: { Location: { description: "/docs", schema: { type: "string" } } } } },
     errors: [500],
   },
   {
@@ -90,7 +101,7 @@ export const serviceOperations: Operation[] = [
   },
   {
     method: "post",
-    path: "/callbacks/mpesa/:jobId",
+    path: "/callbacks/mpesa/:job_id",
     operationId: "mpesaCallback",
     tag: "Callbacks",
     summary: "M-Pesa STK push result (called by Safaricom)",
@@ -99,7 +110,7 @@ export const serviceOperations: Operation[] = [
       "Conveyor put in the push's CallBackURL; an unknown job, a wrong secret or another push's CheckoutRequestID is 404. " +
       "Recorded once as a job log line and `result.callback`; repeats are accepted and ignored.",
     auth: "none",
-    pathParams: { jobId: { description: "The mobile_money_stk job.", schema: { type: "string", format: "uuid" } } },
+    pathParams: { job_id: { description: "The mobile_money_stk job.", schema: { type: "string", format: "uuid" } } },
     query: [{ name: "secret", in: "query", required: true, description: "The per-job secret from the CallBackURL.", schema: { type: "string" } }],
     body: {
       joi: callbackBody,

@@ -15,7 +15,7 @@ const acceptSchema = withProperty(jsonSchema(acceptBody), "password", (current) 
   description: "For a new account: its password (15 characters to 72 bytes). For an existing account: its current password.",
 }));
 
-const page = (description: string, type: string) => ({ description, media: { type, schema: { type: "string" } } });
+const page = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 
 export const teamOperations: Operation[] = [
   {
@@ -52,13 +52,13 @@ export const teamOperations: Operation[] = [
   },
   {
     method: "delete",
-    path: "/org/members/:userId",
+    path: "/org/members/:user_id",
     operationId: "removeMember",
     tag: "Team",
     summary: "Remove a member",
     description: "Owners only. Removes this membership (not the user's others) and revokes the member's API keys in this organization. An owner cannot remove themselves (409).",
     auth: "jwt",
-    pathParams: { userId: { description: "The member's user id.", schema: { type: "string", format: "uuid" } } },
+    pathParams: { user_id: { description: "The member's user id.", schema: { type: "string", format: "uuid" } } },
     responses: { 204: { description: "Removed." } },
     errors: [...AUTHENTICATED_ERRORS, 403, 404, 409],
   },

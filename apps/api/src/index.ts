@@ -1,0 +1,7 @@
+// What other packages may take from the API: the app to embed or serve, its configuration, and the credentials
+// it issues (the test kit signs tokens and makes keys the way the API does). Nothing else imports src/ paths.
+export { createApp, createServer } from "./app";
+export { systemClock, type AppDeps, type Clock } from "./context";
+export { apiEnvSchema, loadApiConfig, type ApiConfig } from "./env";
+export { generateApiKey, hashApiKey } from "./services/api-key-secrets";
+export { signToken, verifyToken } from "./services/tokens";

@@ -3,7 +3,7 @@
 // both cleanly on Ctrl-C. Production runs `npm run start:api` and `npm run start:worker` separately.
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
-import { Joi, loadDotEnv, parseEnv, runMain, sharedEnv, StartupError } from "@conveyor/config";
+import { envSchema, loadDotEnv, parseEnv, runMain, sharedEnv, StartupError } from "@conveyor/config";
 import { databaseUnreachableMessage, migrate } from "@conveyor/db";
 import { connectRedis } from "@conveyor/queue";
 
@@ -16,7 +16,7 @@ function run(name: string, entry: string): ChildProcess {
 
 async function main(): Promise<void> {
   loadDotEnv();
-  const { DATABASE_URL, REDIS_URL } = parseEnv(Joi.object({ DATABASE_URL: sharedEnv.DATABASE_URL, REDIS_URL: sharedEnv.REDIS_URL }), process.env);
+  const { DATABASE_URL, REDIS_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL, REDIS_URL: sharedEnv.REDIS_URL }), process.env);
 
   const applied = await migrate(DATABASE_URL).catch((error) => {
     throw new StartupError(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);

@@ -2,6 +2,6 @@
 // it issues (the test kit signs tokens and makes keys the way the API does). Nothing else imports src/ paths.
 export { createApp, createServer } from "./app";
 export { systemClock, type AppDeps, type Clock } from "./context";
-export { apiEnvSchema, loadApiConfig, type ApiConfig } from "./env";
+export { apiEnvSchema, loadApiConfig, usesDevelopmentJwtSecret, type ApiConfig } from "./env";
 export { generateApiKey, hashApiKey } from "./services/api-key-secrets";
 export { signToken, verifyToken } from "./services/tokens";

@@ -6,7 +6,7 @@ import { createLogger } from "@conveyor/logger";
 import { JobQueues, connectRedis } from "@conveyor/queue";
 import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
-import { loadApiConfig } from "./env";
+import { loadApiConfig, usesDevelopmentJwtSecret } from "./env";
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are closed. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -14,20 +14,20 @@ const SHUTDOWN_GRACE_MS = 10_000;
 async function main(): Promise<void> {
   loadDotEnv();
   const config = loadApiConfig(process.env);
-  const logger = createLogger({ service: "api", level: config.logLevel, json: config.nodeEnv === "production" });
-  const db = await connectDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: "conveyor-api" });
-  const redis = await connectRedis(config.redisUrl, "producer").catch(async (error) => {
+  const logger = createLogger({ service: "api", level: config.LOG_LEVEL, json: config.NODE_ENV === "production" });
+  const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "conveyor-api" });
+  const redis = await connectRedis(config.REDIS_URL, "producer").catch(async (error) => {
     await db.close();
     throw error;
   });
   // Keep running while Redis is away: jobs are safe in Postgres and the reconciler enqueues them later.
   redis.on("error", (error) => logger.debug("redis connection error", { error }));
 
-  const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: config.redisPrefix }), clock: systemClock };
-  const server = createServer(createApp(deps)).listen(config.port);
+  const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: config.REDIS_PREFIX }), clock: systemClock };
+  const server = createServer(createApp(deps)).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
-  logger.info(`API listening on http://localhost:${config.port} (public URL ${config.publicUrl})`);
-  if (config.jwt.insecureDefault) {
+  logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL})`);
+  if (usesDevelopmentJwtSecret(config)) {
     logger.warn("JWT_SECRET is not set: tokens are signed with a built-in development secret. Set JWT_SECRET before exposing this API.");
   }
 

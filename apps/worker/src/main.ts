@@ -1,7 +1,6 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
-import { readdirSync } from "node:fs";
-import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
-import { BUILT_IN_TEMPLATES, BUILT_IN_TYPES, isBuiltInType, templateNamesFromFiles } from "@conveyor/contracts";
+import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy } from "@conveyor/config";
+import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { JobQueues, checkRedis, connectRedis } from "@conveyor/queue";
@@ -12,24 +11,15 @@ import { createWorkerMetrics } from "./runtime/metrics";
 import { loadPlugins } from "./runtime/plugins";
 import { startRuntime } from "./runtime/worker-runtime";
 
-function templateNames(dir: string | undefined): string[] {
-  if (!dir) return [...BUILT_IN_TEMPLATES];
-  try {
-    return [...new Set([...BUILT_IN_TEMPLATES, ...templateNamesFromFiles(readdirSync(dir))])];
-  } catch (error) {
-    throw new StartupError(`TEMPLATES_DIR: cannot read ${dir}: ${(error as Error).message}`);
-  }
-}
-
 async function main(): Promise<void> {
   loadDotEnv();
   const config = loadWorkerConfig(process.env);
-  const logger = createLogger({ service: "worker", level: config.logLevel, json: config.nodeEnv === "production" });
-  const plugins = loadPlugins(config.plugins);
-  const catalogOptions = { ...config.urlPolicy, templateNames: templateNames(config.templatesDir) };
+  const logger = createLogger({ service: "worker", level: config.LOG_LEVEL, json: config.NODE_ENV === "production" });
+  const plugins = loadPlugins(config.WORKER_PLUGINS);
+  const catalogOptions = { ...urlPolicy(config), templateNames: templateNames(config.TEMPLATES_DIR) };
 
-  const db = await connectDatabase({ url: config.databaseUrl, poolSize: config.databasePoolSize, applicationName: "conveyor-worker" });
-  const redis = await connectRedis(config.redisUrl, "worker").catch(async (error) => {
+  const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "conveyor-worker" });
+  const redis = await connectRedis(config.REDIS_URL, "worker").catch(async (error) => {
     await db.close();
     throw error;
   });
@@ -39,25 +29,25 @@ async function main(): Promise<void> {
     await db.close();
     throw new StartupError(`Refusing to start: ${health.reason}. Run \`redis-cli CONFIG SET maxmemory-policy noeviction\` (and set it in redis.conf).`);
   }
-  const producerRedis = await connectRedis(config.redisUrl, "producer");
+  const producerRedis = await connectRedis(config.REDIS_URL, "producer");
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
   for (const connection of [redis, producerRedis]) connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
 
-  const builtIns = config.types ? config.types.filter(isBuiltInType) : BUILT_IN_TYPES;
-  const handlerSet = createBuiltInHandlers({ settings: config.handlers, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
+  const builtIns = config.WORKER_TYPES ? config.WORKER_TYPES.filter(isBuiltInType) : BUILT_IN_TYPES;
+  const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
   const metrics = createWorkerMetrics();
   const runtime = await startRuntime({
     db,
     redis,
     producerRedis,
     logger,
-    prefix: config.redisPrefix,
-    types: config.types,
-    concurrency: config.concurrency,
-    lockMs: config.lockMs,
-    retryBaseMs: config.retryBaseMs,
-    reconcileIntervalMs: config.reconcileIntervalMs,
-    reconcileGraceMs: config.reconcileGraceMs,
+    prefix: config.REDIS_PREFIX,
+    types: config.WORKER_TYPES,
+    concurrency: config.WORKER_CONCURRENCY,
+    lockMs: config.WORKER_LOCK_MS,
+    retryBaseMs: config.RETRY_BASE_MS,
+    reconcileIntervalMs: config.RECONCILE_INTERVAL_MS,
+    reconcileGraceMs: config.RECONCILE_GRACE_MS,
     catalogOptions,
     handlers: handlerSet.handlers,
     plugins,
@@ -65,20 +55,20 @@ async function main(): Promise<void> {
     onReenqueued: metrics.onReenqueued,
   });
   // Queue depth is read through the fail-fast connection, so a scrape during a Redis outage answers at once.
-  const queues = new JobQueues({ connection: producerRedis, prefix: config.redisPrefix });
+  const queues = new JobQueues({ connection: producerRedis, prefix: config.REDIS_PREFIX });
   metrics.observeQueues({ types: runtime.types, queue: (type) => queues.queue(type), active: runtime.active });
 
   let running = true;
-  const server = await startHealthServer(config.metricsPort, () => running, { "/metrics": metrics.serve });
-  logger.info(`worker started: serving ${runtime.types.join(", ")} (concurrency ${config.concurrency} per type; health on :${server.port})`);
+  const server = await startHealthServer(config.WORKER_METRICS_PORT, () => running, { "/metrics": metrics.serve });
+  logger.info(`worker started: serving ${runtime.types.join(", ")} (concurrency ${config.WORKER_CONCURRENCY} per type; health on :${server.port})`);
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     running = false;
-    logger.info(`${signal} received: taking no new jobs; in-flight jobs have ${config.shutdownMs} ms to finish`);
-    const left = await runtime.close(config.shutdownMs);
+    logger.info(`${signal} received: taking no new jobs; in-flight jobs have ${config.WORKER_SHUTDOWN_MS} ms to finish`);
+    const left = await runtime.close(config.WORKER_SHUTDOWN_MS);
     await handlerSet.close().catch((error: Error) => logger.warn("could not release handler resources", { error: error.message }));
     await server.close();
     await queues.close();

@@ -1,15 +1,14 @@
 // JWTs: HS256 only, always with an expiry; claims `sub` (user id) and `org` (org id).
 import jwt from "jsonwebtoken";
 import { isUuid } from "@conveyor/db";
+import type { ApiConfig } from "../env";
 
 export type TokenClaims = { userId: string; orgId: string };
-export type JwtSettings = { secret: string; ttl: string };
-
-export function signToken(claims: TokenClaims, settings: JwtSettings, now: Date): string {
+export function signToken(claims: TokenClaims, config: Pick<ApiConfig, "JWT_SECRET" | "JWT_TTL">, now: Date): string {
   const iat = Math.floor(now.getTime() / 1000);
-  return jwt.sign({ sub: claims.userId, org: claims.orgId, iat }, settings.secret, {
+  return jwt.sign({ sub: claims.userId, org: claims.orgId, iat }, config.JWT_SECRET, {
     algorithm: "HS256",
-    expiresIn: settings.ttl as jwt.SignOptions["expiresIn"],
+    expiresIn: config.JWT_TTL as jwt.SignOptions["expiresIn"],
   });
 }
 

@@ -11,9 +11,8 @@ export function aiSummarizeHandler({ settings, logger }: HandlerDeps): JobHandle
   let client: OpenAI | undefined;
 
   return async (payload, ctx) => {
-    const apiKey = requireSetting(settings.openai.apiKey, "OPENAI_API_KEY");
-    const { model, baseUrl } = settings.openai;
-    const timeoutMs = settings.providerTimeoutMs;
+    const apiKey = requireSetting(settings.OPENAI_API_KEY, "OPENAI_API_KEY");
+    const { OPENAI_MODEL: model, OPENAI_BASE_URL: baseUrl, PROVIDER_TIMEOUT_MS: timeoutMs } = settings;
     client ??= new OpenAI({
       apiKey,
       baseURL: baseUrl,

@@ -8,7 +8,7 @@ import type { HandlerDeps } from "./types";
 
 export function chatNotifyHandler({ settings }: HandlerDeps): JobHandler<ChatNotifyPayload> {
   return async (payload, ctx) => {
-    const url = requireSetting(settings.chat.webhookUrl, "CHAT_WEBHOOK_URL");
+    const url = requireSetting(settings.CHAT_WEBHOOK_URL, "CHAT_WEBHOOK_URL");
     const provider = `The chat webhook at ${new URL(url).host}`;
 
     ctx.log("info", `Posting to channel ${payload.channel} through the chat webhook at ${new URL(url).host} (${payload.text.length} characters)`);
@@ -20,7 +20,7 @@ export function chatNotifyHandler({ settings }: HandlerDeps): JobHandler<ChatNot
       data: { channel: payload.channel, text: payload.text },
       // Both answers are text (`ok`, `channel_not_found`) unless Mattermost sends a JSON error; read them raw.
       responseType: "text",
-      timeoutMs: settings.providerTimeoutMs,
+      timeoutMs: settings.PROVIDER_TIMEOUT_MS,
       signal: ctx.signal,
     });
 

@@ -1,5 +1,6 @@
 // compress_image: download a user-supplied image through the SSRF guard (bytes capped while streaming, pixels
 // capped from the header before decoding), shrink it to `width`, re-encode as JPEG and store the artifact.
+import { urlPolicy } from "@conveyor/config";
 import { PermanentJobError, type CompressImagePayload, type JobHandler } from "@conveyor/contracts";
 import { readHeader, SUPPORTED_FORMATS } from "./image/dimensions";
 import { downloadImage } from "./image/download";
@@ -9,13 +10,13 @@ import { createSsrfGuard, type NetOptions } from "./net/ssrf-guard";
 import type { HandlerDeps } from "./types";
 
 export function compressImageHandler(deps: HandlerDeps, net: NetOptions = {}): JobHandler<CompressImagePayload> {
-  const { image, urlPolicy, providerTimeoutMs } = deps.settings;
-  const guard = createSsrfGuard({ policy: urlPolicy, ...net });
+  const { IMAGE_MAX_BYTES: maxBytes, IMAGE_MAX_PIXELS: maxPixels, PROVIDER_TIMEOUT_MS: timeoutMs } = deps.settings;
+  const guard = createSsrfGuard({ policy: urlPolicy(deps.settings), ...net });
 
   return async (payload, ctx) => {
     // One budget for every hop and the whole body: PROVIDER_TIMEOUT_MS.
-    const time = deadline(ctx.signal, providerTimeoutMs);
-    const data = await downloadImage(guard, payload.url, { maxBytes: image.maxBytes, time, log: ctx.log });
+    const time = deadline(ctx.signal, timeoutMs);
+    const data = await downloadImage(guard, payload.url, { maxBytes, time, log: ctx.log });
 
     const header = readHeader(data);
     if (!header.format) throw new PermanentJobError(`the download is not a supported image (${SUPPORTED_FORMATS})`);
@@ -23,8 +24,8 @@ export function compressImageHandler(deps: HandlerDeps, net: NetOptions = {}): J
     const { width, height } = header.size;
     const pixels = width * height;
     if (pixels === 0) throw new PermanentJobError(`the ${header.format.toUpperCase()} header declares an empty ${width}×${height} image`);
-    if (pixels > image.maxPixels) {
-      throw new PermanentJobError(`the image declares ${width}×${height} = ${pixels} pixels, over IMAGE_MAX_PIXELS (${image.maxPixels}); not decoded`);
+    if (pixels > maxPixels) {
+      throw new PermanentJobError(`the image declares ${width}×${height} = ${pixels} pixels, over IMAGE_MAX_PIXELS (${maxPixels}); not decoded`);
     }
     ctx.log("info", `downloaded a ${width}×${height} ${header.format.toUpperCase()} of ${data.length} bytes`);
     ctx.signal.throwIfAborted();

@@ -22,12 +22,12 @@ const MARGIN = { top: "16mm", right: "16mm", bottom: "20mm", left: "16mm" };
 
 /** generate_pdf holds a browser shared by its jobs, so it also has a close(). */
 export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOptions = {}): { handle: JobHandler<GeneratePdfPayload>; close(): Promise<void> } {
-  const pool = new BrowserPool({ executablePath: deps.settings.pdf.executablePath, maxPages: options.maxPages, logger: deps.logger });
+  const pool = new BrowserPool({ executablePath: deps.settings.PUPPETEER_EXECUTABLE_PATH, maxPages: options.maxPages, logger: deps.logger });
   const timeoutMs = options.renderTimeoutMs ?? 30_000;
   const clock = options.now ?? (() => new Date());
   let store: Promise<TemplateStore> | undefined;
   const templates = () =>
-    (store ??= createTemplateStore(deps.settings.pdf.templatesDir).catch((error: Error) => {
+    (store ??= createTemplateStore(deps.settings.TEMPLATES_DIR).catch((error: Error) => {
       store = undefined;
       // The reason names server paths: it goes to the operator's log, not to the job the org reads.
       deps.logger.error("could not load the built-in PDF templates", { error: error.message });

@@ -27,16 +27,16 @@ export function mobileMoneyStkHandler(deps: HandlerDeps): JobHandler<MobileMoney
   const tokens = new DarajaTokens();
 
   return async (payload, ctx) => {
-    const settings = deps.settings.mpesa;
+    const { settings } = deps;
     const config: DarajaConfig = {
-      baseUrl: settings.baseUrl.replace(/\/+$/, ""),
-      consumerKey: requireSetting(settings.consumerKey, "MPESA_CONSUMER_KEY"),
-      consumerSecret: requireSetting(settings.consumerSecret, "MPESA_CONSUMER_SECRET"),
-      shortcode: requireSetting(settings.shortcode, "MPESA_SHORTCODE"),
-      passkey: requireSetting(settings.passkey, "MPESA_PASSKEY"),
-      timeoutMs: deps.settings.providerTimeoutMs,
+      baseUrl: settings.MPESA_BASE_URL.replace(/\/+$/, ""),
+      consumerKey: requireSetting(settings.MPESA_CONSUMER_KEY, "MPESA_CONSUMER_KEY"),
+      consumerSecret: requireSetting(settings.MPESA_CONSUMER_SECRET, "MPESA_CONSUMER_SECRET"),
+      shortcode: requireSetting(settings.MPESA_SHORTCODE, "MPESA_SHORTCODE"),
+      passkey: requireSetting(settings.MPESA_PASSKEY, "MPESA_PASSKEY"),
+      timeoutMs: settings.PROVIDER_TIMEOUT_MS,
     };
-    const publicUrl = requireSetting(settings.publicUrl, "PUBLIC_URL");
+    const publicUrl = requireSetting(settings.PUBLIC_URL, "PUBLIC_URL");
     const store = deps.stkPushes;
     if (!store) throw new PermanentJobError("mobile_money_stk needs the worker's database to track its pushes, and this worker was started without it");
 
@@ -65,8 +65,8 @@ export function mobileMoneyStkHandler(deps: HandlerDeps): JobHandler<MobileMoney
           transactionDesc: TRANSACTION_DESC,
           // The secret stays in the query string: access logs carry paths only.
           callbackUrl: `${publicUrl}/callbacks/mpesa/${ctx.jobId}?secret=${secret}`,
-          transactionType: settings.transactionType,
-          partyB: settings.partyB ?? config.shortcode,
+          transactionType: settings.MPESA_TRANSACTION_TYPE,
+          partyB: settings.MPESA_PARTY_B ?? config.shortcode,
         },
         ctx.signal,
       );

@@ -8,13 +8,13 @@ import type { HandlerDeps } from "./types";
 
 export function sendSmsHandler({ settings }: HandlerDeps): JobHandler<SendSmsPayload> {
   return async (payload, ctx) => {
-    const username = requireSetting(settings.sms.username, "SMS_PROVIDER_USERNAME");
-    const apiKey = requireSetting(settings.sms.apiKey, "SMS_PROVIDER_API_KEY");
-    const baseUrl = (settings.sms.baseUrl ?? defaultBaseUrl(username)).replace(/\/+$/, "");
+    const username = requireSetting(settings.SMS_PROVIDER_USERNAME, "SMS_PROVIDER_USERNAME");
+    const apiKey = requireSetting(settings.SMS_PROVIDER_API_KEY, "SMS_PROVIDER_API_KEY");
+    const baseUrl = (settings.SMS_PROVIDER_BASE_URL ?? defaultBaseUrl(username)).replace(/\/+$/, "");
     const sandbox = username.toLowerCase() === "sandbox" ? " (sandbox)" : "";
 
     ctx.log("info", `Sending SMS via ${PROVIDER}${sandbox} to ${maskPhone(payload.to)}${payload.from ? ` from ${payload.from}` : ""} (${payload.message.length} characters)`);
-    const answer = await sendSms({ username, apiKey, baseUrl, to: payload.to, message: payload.message, from: payload.from, timeoutMs: settings.providerTimeoutMs, signal: ctx.signal });
+    const answer = await sendSms({ username, apiKey, baseUrl, to: payload.to, message: payload.message, from: payload.from, timeoutMs: settings.PROVIDER_TIMEOUT_MS, signal: ctx.signal });
 
     const recipient = answer.recipients.find((r) => r.number === payload.to) ?? answer.recipients[0];
     if (!recipient) {

@@ -1,9 +1,10 @@
 import type { Logger } from "@conveyor/logger";
-import type { HandlerSettings } from "./settings";
+import type { WorkerConfig } from "../env";
 
 /** What every built-in handler factory receives from the worker. */
 export type HandlerDeps = {
-  settings: HandlerSettings;
+  /** The worker's configuration: handlers read their variables (handlers/settings.ts) and the shared ones they need. */
+  settings: WorkerConfig;
   /** Process logger, for operator-facing lines; job-facing lines go through ctx.log. */
   logger: Logger;
   /** Where mobile_money_stk keeps its pushes (`stkPushStore(db.prisma)` from @conveyor/db); without it that type fails permanently. */

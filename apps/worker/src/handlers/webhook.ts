@@ -1,5 +1,6 @@
 // webhook: POSTs the payload's JSON to a user-supplied URL through the SSRF guard, with Standard Webhooks
 // headers. Never follows redirects; 2xx is success, 429/5xx/network/timeout retry, other statuses are final.
+import { urlPolicy } from "@conveyor/config";
 import { PermanentJobError, RetryableJobError, type JobHandler, type WebhookPayload } from "@conveyor/contracts";
 import { bodyExcerpt, retryAfterMs } from "./http";
 import { deadline, exchangeFailure } from "./net/failures";
@@ -13,8 +14,8 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const EXCERPT_CHARS = 200;
 
 export function webhookHandler(deps: HandlerDeps, net: NetOptions = {}): JobHandler<WebhookPayload> {
-  const { webhook, urlPolicy } = deps.settings;
-  const guard = createSsrfGuard({ policy: urlPolicy, ...net });
+  const { WEBHOOK_SIGNING_SECRET: secret, WEBHOOK_TIMEOUT_MS: timeoutMs } = deps.settings;
+  const guard = createSsrfGuard({ policy: urlPolicy(deps.settings), ...net });
 
   return async (payload, ctx) => {
     const url = guard.checkUrl(payload.url);
@@ -24,11 +25,11 @@ export function webhookHandler(deps: HandlerDeps, net: NetOptions = {}): JobHand
     const headers = {
       "content-type": "application/json",
       "user-agent": "Conveyor-Webhooks/1",
-      ...webhookHeaders({ id, timestamp: Math.floor(Date.now() / 1000), body, secret: webhook.signingSecret }),
+      ...webhookHeaders({ id, timestamp: Math.floor(Date.now() / 1000), body, secret }),
     };
-    ctx.log("info", `POST to ${target} (${Buffer.byteLength(body)} bytes, ${webhook.signingSecret ? "signed" : "unsigned"}, webhook-id ${id})`);
+    ctx.log("info", `POST to ${target} (${Buffer.byteLength(body)} bytes, ${secret ? "signed" : "unsigned"}, webhook-id ${id})`);
 
-    const time = deadline(ctx.signal, webhook.timeoutMs);
+    const time = deadline(ctx.signal, timeoutMs);
     const started = performance.now();
     let response: GuardedResponse;
     try {

@@ -2,9 +2,9 @@
 // with the worker's own schema (so defaults and conversions are the real ones), and the process logger's output
 // is kept so a test can check that nothing secret reached it.
 import { Writable } from "node:stream";
-import { Joi, parseEnv, type Env } from "@conveyor/config";
+import type { Env } from "@conveyor/config";
 import { createLogger } from "@conveyor/logger";
-import { handlerEnv, handlerSettings } from "../../src/handlers/settings";
+import { loadWorkerConfig } from "../../src/env";
 import type { HandlerDeps } from "../../src/handlers/types";
 
 export type TestDeps = HandlerDeps & { processOutput: string[] };
@@ -17,6 +17,6 @@ export function handlerDeps(env: Env): TestDeps {
       done();
     },
   });
-  const settings = handlerSettings(parseEnv(Joi.object(handlerEnv), env) as Record<string, unknown>);
+  const settings = loadWorkerConfig(env);
   return { settings, logger: createLogger({ service: "worker-test", stream, level: "debug" }), processOutput };
 }

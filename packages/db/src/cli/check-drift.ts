@@ -1,9 +1,9 @@
 // `npm run db:check`: fails when schema.prisma and prisma/migrations describe different databases.
-import { parseEnv, sharedEnv, Joi } from "@conveyor/config";
+import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
 import { findSchemaDrift } from "../drift";
 
 async function main(): Promise<void> {
-  const { DATABASE_URL } = parseEnv(Joi.object({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
+  const { DATABASE_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
   const drift = await findSchemaDrift(DATABASE_URL);
   if (drift.length === 0) {
     process.stdout.write("schema.prisma and prisma/migrations agree.\n");

@@ -1,10 +1,10 @@
 // `npm run db:migrate`: creates the database if it is missing and applies pending migrations.
-import { parseEnv, sharedEnv, Joi } from "@conveyor/config";
+import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
 import { migrate } from "../migrate";
 import { databaseUnreachableMessage } from "../errors";
 
 async function main(): Promise<void> {
-  const { DATABASE_URL } = parseEnv(Joi.object({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
+  const { DATABASE_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
   try {
     const applied = await migrate(DATABASE_URL);
     process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");

@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { parseEnv, sharedEnv, Joi } from "@conveyor/config";
+import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
 import { diffSchemas, prismaDir, readSchema } from "../migrate";
 
 function committedSchema(rev: string): string | null {
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const rev = fromIndex >= 0 ? args.splice(fromIndex, 2)[1] ?? "HEAD" : "HEAD";
   const name = args[0];
   if (!name || !/^[a-z0-9_]+$/.test(name)) throw new Error("Usage: npm run db:migration -- <name_in_snake_case> [--from <git-rev>]");
-  const { DATABASE_URL } = parseEnv(Joi.object({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
+  const { DATABASE_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
   const sql = await diffSchemas(committedSchema(rev), await readSchema(), DATABASE_URL);
   if (!sql.trim() || /^-- This is an empty migration\.?\s*$/.test(sql.trim())) {
     process.stdout.write(`schema.prisma has no changes since ${rev}.\n`);

@@ -1,28 +1,15 @@
 // Finding and compiling generate_pdf's Handlebars templates: the built-in ones shipped in apps/worker/templates
 // (with their partials), and an operator's own `<name>.hbs` files in TEMPLATES_DIR. An operator's file with a
 // built-in name replaces that design but keeps its data contract (validated by the API) and computed totals.
-import { readdirSync } from "node:fs";
+// Which names jobs may use is decided at start-up by templateNames() in @conveyor/config.
 import { readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import Handlebars from "handlebars";
-import { BUILT_IN_TEMPLATES, PermanentJobError, templateNamesFromFiles } from "@conveyor/contracts";
+import { BUILT_IN_TEMPLATES, PermanentJobError } from "@conveyor/contracts";
 import { documentDate, moneyFormat } from "./view-models";
 
 /** apps/worker/templates, found the same way from src/handlers/pdf (tests, tsx) and dist/handlers/pdf (production). */
 export const BUILT_IN_TEMPLATES_DIR = path.resolve(__dirname, "../../../templates");
-
-/**
- * Names of the `<name>.hbs` templates in `dir`: none when it is unset or unreadable. The API offers the same
- * names at enqueue (built-in ones plus these).
- */
-export function templateNames(dir: string | undefined): string[] {
-  if (!dir) return [];
-  try {
-    return templateNamesFromFiles(readdirSync(dir));
-  } catch {
-    return [];
-  }
-}
 
 const NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/i;
 

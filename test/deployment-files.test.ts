@@ -6,8 +6,7 @@ import path from "node:path";
 import type Joi from "joi";
 import { CORE_SCHEMA, load, mergeTag } from "js-yaml";
 import { apiEnvSchema } from "../apps/api/src/env";
-import { handlerEnv } from "../apps/worker/src/handlers/settings";
-import { workerEnvSchema } from "../apps/worker/src/env";
+import { handlerEnv, workerEnvSchema } from "@conveyor/worker";
 
 const root = path.resolve(__dirname, "..");
 const read = (file: string) => readFileSync(path.join(root, file), "utf8");

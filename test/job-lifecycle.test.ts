@@ -1,11 +1,12 @@
 // Jobs end to end through the real API, Redis, Postgres and worker processes (SPEC §5).
-import { attemptLines, startStack, starts, type Stack } from "./support/stack";
+import { attemptLines, startStack, starts, type Stack } from "@conveyor/testkit/stack";
 
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack();
   await stack.startWorker();
 });
+afterEach(() => stack.expectOtherOrgUntouched());
 afterAll(() => stack.close());
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";

@@ -1,12 +1,13 @@
 // compress_image end to end: POST /jobs on the real API, a real worker process downloading from a local image
 // server, and the JPEG served back by GET /jobs/{id}/artifact. Loopback, so ALLOW_PRIVATE_NETWORK=true.
-import { Jimp } from "jimp";
-import { startStack, type Stack } from "./support/stack";
-import { decodeImage } from "../apps/worker/src/handlers/image/decode";
-import { serve, startImageServer, type RouteServer } from "../apps/worker/test/fakes/image-server";
+import { defaultFormats, Jimp } from "jimp";
+import { serve, startImageServer, type RouteServer } from "@conveyor/testkit/fakes";
+import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
+// jimp's own JPEG decoder: the artifact must decode as a JPEG, whatever the worker uses internally.
+const jpeg = defaultFormats.map((format) => format()).find((format) => format.mime === "image/jpeg")!;
 
 let stack: Stack;
 let images: RouteServer;
@@ -15,6 +16,7 @@ beforeAll(async () => {
   stack = await startStack({ apiEnv: local, workerEnv: { ...local, WORKER_TYPES: "compress_image" } });
   await stack.startWorker();
 });
+afterEach(() => stack?.expectOtherOrgUntouched());
 afterAll(async () => {
   await stack?.close();
   await images?.close();
@@ -46,7 +48,7 @@ describe("compress_image through the API and a worker", () => {
     expect(artifact.headers["content-type"]).toMatch(/^image\/jpeg/);
     const body = artifact.body as Buffer;
     expect(body.length).toBe((job.result as { bytes: number }).bytes);
-    const decoded = await decodeImage(body, "jpeg");
+    const decoded = jpeg.decode!(body);
     expect([decoded.width, decoded.height]).toEqual([150, 100]);
   });
 });

@@ -5,7 +5,7 @@ import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "@conveyor/testkit";
-import { startStack, type Stack } from "./support/stack";
+import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 const run = promisify(execFile);
 let stack: Stack;
@@ -17,6 +17,7 @@ beforeAll(async () => {
   stack = await startStack({ apiEnv: { TEMPLATES_DIR: templatesDir }, workerEnv: { TEMPLATES_DIR: templatesDir } });
   await stack.startWorker({ WORKER_TYPES: "generate_pdf" });
 });
+afterEach(() => stack.expectOtherOrgUntouched());
 afterAll(async () => {
   await stack.close();
   await rm(templatesDir, { recursive: true, force: true });
@@ -129,6 +130,7 @@ describe("generate_pdf on a worker whose Chromium path is wrong", () => {
     broken = await startStack();
     await broken.startWorker({ WORKER_TYPES: "generate_pdf", PUPPETEER_EXECUTABLE_PATH: WRONG_PATH });
   });
+  afterEach(() => broken.expectOtherOrgUntouched());
   afterAll(() => broken.close());
 
   it("fails the job naming the setting, with no host name, PID or server path in its error and logs", async () => {

@@ -1,10 +1,19 @@
 // send_sms, chat_notify and ai_summarize end to end: POST /jobs on the real API, a real worker process serving the
 // three types, and each provider's strict fake. Each runs to done, and each fails with a clear logged reason when
 // its provider refuses.
-import { AT_TEST_KEY, AT_TEST_USERNAME, startAfricasTalkingFake, type AfricasTalkingFake } from "../apps/worker/test/fakes/africastalking";
-import { OPENAI_TEST_KEY, openaiError, startOpenAIFake, type OpenAIFake } from "../apps/worker/test/fakes/openai";
-import { startSlackFake, type SlackFake } from "../apps/worker/test/fakes/slack";
-import { startStack, type Stack } from "./support/stack";
+import {
+  AT_TEST_KEY,
+  AT_TEST_USERNAME,
+  OPENAI_TEST_KEY,
+  openaiError,
+  startAfricasTalkingFake,
+  startOpenAIFake,
+  startSlackFake,
+  type AfricasTalkingFake,
+  type OpenAIFake,
+  type SlackFake,
+} from "@conveyor/testkit/fakes";
+import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 
@@ -28,6 +37,7 @@ beforeAll(async () => {
   });
   await stack.startWorker();
 });
+afterEach(() => stack?.expectOtherOrgUntouched());
 afterAll(async () => {
   await stack?.close();
   await Promise.all([sms?.close(), slack?.close(), openai?.close()]);

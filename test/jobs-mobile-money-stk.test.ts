@@ -2,9 +2,9 @@
 // real worker process with its Postgres push store, and the strict Daraja fake.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApp } from "../apps/api/src/app";
-import { SANDBOX, startDarajaFake, type DarajaFake } from "../apps/worker/test/fakes/daraja";
-import { startStack, starts, type Stack } from "./support/stack";
+import { createApp } from "@conveyor/api";
+import { SANDBOX, startDarajaFake, type DarajaFake } from "@conveyor/testkit/fakes";
+import { startStack, starts, type Stack } from "@conveyor/testkit/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 
@@ -34,6 +34,7 @@ beforeAll(async () => {
   server.on("request", createApp(stack.api.deps));
   await stack.startWorker();
 });
+afterEach(() => stack?.expectOtherOrgUntouched());
 afterAll(async () => {
   await stack?.close();
   await new Promise((resolve) => server?.close(resolve));

@@ -2,9 +2,8 @@
 // the Standard Webhooks signature with the reference library. The receiver is on loopback, so both API and
 // worker run with ALLOW_PRIVATE_NETWORK=true and WEBHOOK_ALLOW_HTTP=true.
 import { randomBytes } from "node:crypto";
-import { attemptLines, startStack, starts, type Stack } from "./support/stack";
-import type { FakeServer } from "../apps/worker/test/fakes/fake-server";
-import { startWebhookReceiver, verifyDelivery } from "../apps/worker/test/fakes/webhook-receiver";
+import { startWebhookReceiver, verifyDelivery, type FakeServer } from "@conveyor/testkit/fakes";
+import { attemptLines, startStack, starts, type Stack } from "@conveyor/testkit/stack";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
@@ -17,6 +16,7 @@ beforeAll(async () => {
   stack = await startStack({ apiEnv: local, workerEnv: { ...local, WORKER_TYPES: "webhook", WEBHOOK_SIGNING_SECRET: SECRET } });
   await stack.startWorker();
 });
+afterEach(() => stack?.expectOtherOrgUntouched());
 afterAll(async () => {
   await stack?.close();
   await receiver?.close();

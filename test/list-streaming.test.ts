@@ -3,7 +3,7 @@
 import http from "node:http";
 import { readFileSync } from "node:fs";
 import { freePort, spawnService, testRedisPrefix, deleteRedisPrefix, createTestDatabase, TEST_REDIS_URL, waitFor, type ServiceProcess, type TestDatabase } from "@conveyor/testkit";
-import { createApiKey, createOrg, type TestMember } from "../apps/api/test/support/factories";
+import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/testkit/api";
 import { loadApiConfig } from "../apps/api/src/env";
 
 const JOBS = 100_000;
@@ -14,6 +14,7 @@ let api: ServiceProcess;
 let port: number;
 let owner: TestMember;
 let key: string;
+let other: SecondOrg;
 const prefix = testRedisPrefix();
 
 function rssBytes(pid: number): number {
@@ -50,7 +51,7 @@ beforeAll(async () => {
   const config = loadApiConfig({ JWT_SECRET: "test-secret-that-is-long-enough-for-hs256-000" });
   owner = await createOrg(database.db, config);
   key = (await createApiKey(database.db, owner)).key;
-  const other = await createOrg(database.db, config);
+  other = await createSecondOrg(database.db);
   await database.db.pool.query(
     `INSERT INTO jobs (id, org_id, type, status, payload, max_retries)
      SELECT gen_random_uuid(), $1, 'webhook', (ARRAY['pending','processing','done','failed'])[1 + g % 4]::job_status,
@@ -73,7 +74,10 @@ beforeAll(async () => {
     JWT_SECRET: "test-secret-that-is-long-enough-for-hs256-000",
   });
   await api.waitForOutput(/API listening/);
+  await other.watch(httpGet(`http://127.0.0.1:${port}`));
 }, 120_000);
+
+afterEach(() => other.expectUntouched({ "X-API-Key": key }));
 
 afterAll(async () => {
   await api.stop();

@@ -1,7 +1,7 @@
 // Metrics through real processes: a job created over the API and run by a worker process shows up in the
 // API's /metrics (created) and on the worker's WORKER_METRICS_PORT (attempts, finished, durations, queues).
 import { waitFor, metricSample as sample } from "@conveyor/testkit";
-import { startStack, type Stack } from "./support/stack";
+import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 
 let stack: Stack;
@@ -17,6 +17,7 @@ beforeAll(async () => {
     return res.text();
   };
 });
+afterEach(() => stack.expectOtherOrgUntouched());
 afterAll(() => stack.close());
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";

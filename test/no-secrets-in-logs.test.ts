@@ -12,10 +12,8 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { OPENAI_TEST_KEY, openaiError, startOpenAIFake, type OpenAIFake } from "../apps/worker/test/fakes/openai";
-import { RESEND_TEST_KEY, startResendFake, type ResendFake } from "../apps/worker/test/fakes/resend";
-import { startWebhookReceiver } from "../apps/worker/test/fakes/webhook-receiver";
-import type { FakeServer } from "../apps/worker/test/fakes/fake-server";
+import { createSecondOrg, httpGet, type SecondOrg } from "@conveyor/testkit/api";
+import { OPENAI_TEST_KEY, openaiError, RESEND_TEST_KEY, startOpenAIFake, startResendFake, startWebhookReceiver, type FakeServer, type OpenAIFake, type ResendFake } from "@conveyor/testkit/fakes";
 
 const JWT_SECRET = `jwt-${randomBytes(24).toString("hex")}`;
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
@@ -32,6 +30,7 @@ let base: string;
 let resend: ResendFake;
 let openai: OpenAIFake;
 let receiver: FakeServer;
+let other: SecondOrg;
 const prefix = testRedisPrefix();
 const secrets: Record<string, string> = {
   JWT_SECRET,
@@ -53,6 +52,7 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  other = await createSecondOrg(database.db);
   [resend, openai, receiver] = await Promise.all([startResendFake(), startOpenAIFake(), startWebhookReceiver()]);
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
@@ -80,7 +80,11 @@ beforeAll(async () => {
     WEBHOOK_SIGNING_SECRET: SIGNING_SECRET,
   });
   await Promise.all([api.waitForOutput(/API listening/), worker.waitForOutput(/worker started/)]);
+  await other.watch(httpGet(base));
 }, 120_000);
+
+// The intruder is the session's org, by the API key the test creates in it.
+afterEach(() => other.expectUntouched({ "X-API-Key": secrets.API_KEY ?? "" }));
 
 afterAll(async () => {
   await Promise.all([api?.stop(), worker?.stop()]);

@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import { createDatabase, migrate } from "@conveyor/db";
 import { jobKey } from "@conveyor/queue";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
-import { startStack, starts, type Stack } from "./support/stack";
+import { startStack, starts, type Stack } from "@conveyor/testkit/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 
@@ -16,6 +16,7 @@ describe("A1: Redis stopped when a job is created", () => {
     stack = await startStack({ apiEnv: { REDIS_URL: redis.url } });
     await stack.registerPluginTypes();
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(async () => {
     await stack.close();
     await redis.stop();
@@ -44,6 +45,7 @@ describe("A2: Redis wiped (FLUSHALL) with jobs pending, running and done", () =>
     stack = await startStack({ apiEnv: { REDIS_URL: redis.url }, workerEnv: { WORKER_CONCURRENCY: "1", WORKER_TYPES: "scripted" } });
     await stack.startWorker();
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(async () => {
     await stack.close();
     await redis.stop();
@@ -77,6 +79,7 @@ describe("A3: a worker killed with SIGKILL mid-job", () => {
   beforeAll(async () => {
     stack = await startStack({ workerEnv: { WORKER_LOCK_MS: "2000", WORKER_TYPES: "scripted" } });
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
   it("leaves the job to another worker, which finishes it; the logs show the interrupted attempt", async () => {
@@ -100,6 +103,7 @@ describe("A4: a job that crashes its worker every time", () => {
     stack = await startStack({ workerEnv: { WORKER_LOCK_MS: "1500", WORKER_TYPES: "scripted" } });
     await stack.registerPluginTypes();
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
   it("ends failed with a reason instead of looping, as a supervisor keeps restarting workers", async () => {
@@ -122,6 +126,7 @@ describe("A5: SIGTERM with jobs in flight", () => {
   beforeAll(async () => {
     stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted" } });
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
   it("finishes a job that fits in the grace period, then exits 0", async () => {
@@ -169,6 +174,7 @@ describe("A6: a handler slower than its lock", () => {
   beforeAll(async () => {
     stack = await startStack({ workerEnv: { WORKER_LOCK_MS: "1000", WORKER_TYPES: "scripted" } });
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
   it("may run twice, but only the owning attempt's outcome is recorded; the stale one is refused by the fence", async () => {
@@ -203,6 +209,7 @@ describe("A9: Postgres restarted", () => {
     stack = await startStack({ database: { name: "conveyor", url, db, drop: () => db.close() }, workerEnv: { WORKER_TYPES: "scripted" } });
     await stack.startWorker();
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(async () => {
     await stack.close();
     server.destroy();
@@ -219,7 +226,13 @@ describe("A9: Postgres restarted", () => {
     const read = await stack.api.request.get(`/jobs/${body.id}`).set("X-API-Key", stack.apiKey);
     expect(read.status).toBe(503);
 
-    await new Promise((r) => setTimeout(r, 2500)); // the handler finishes while Postgres is down
+    // The handler finishes while Postgres is down: BullMQ completes (and removes) the job, its success unrecorded.
+    const redis = new Redis(stack.redisUrl);
+    try {
+      await waitFor(async () => (await redis.exists(jobKey(stack.prefix, "scripted", body.id))) === 0 || null, "the handler to finish while Postgres is down", 20_000);
+    } finally {
+      redis.disconnect();
+    }
     server.start();
     const after = await waitFor(async () => {
       const res = await stack.post("/jobs", { type: "scripted", payload: {} });
@@ -237,6 +250,7 @@ describe("A3b: a worker killed after its job succeeded, before Postgres recorded
     // The reconciler of the second worker looks at every live job at once (no grace period).
     stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted", RECONCILE_INTERVAL_MS: "300", RECONCILE_GRACE_MS: "0" } });
   });
+  afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
   it("runs the job again: BullMQ had completed it, but Postgres still says processing, and Postgres decides", async () => {

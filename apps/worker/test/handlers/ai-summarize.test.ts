@@ -5,7 +5,7 @@ import { APIUserAbortError } from "openai";
 import { aiSummarizeHandler } from "../../src/handlers/ai-summarize";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
-import { completionBody, OPENAI_TEST_KEY, openaiError, startOpenAIFake, type OpenAIFake } from "../fakes/openai";
+import { completionBody, OPENAI_TEST_KEY, openaiError, startOpenAIFake, type OpenAIFake } from "@conveyor/testkit/fakes";
 import { handlerContext, type RecordedContext } from "../support/handler-context";
 
 const TEXT =

@@ -4,8 +4,7 @@ import { PermanentJobError, RetryableJobError, type ChatNotifyPayload } from "@c
 import { chatNotifyHandler } from "../../src/handlers/chat-notify";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
-import { mattermostError, startMattermostFake, type MattermostFake } from "../fakes/mattermost";
-import { slackError, startSlackFake, type SlackFake } from "../fakes/slack";
+import { mattermostError, startMattermostFake, type MattermostFake, slackError, startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
 import { handlerContext, type RecordedContext } from "../support/handler-context";
 
 const TEXT = "Deploy 1.4.2 finished: 3 migrations applied, customer ACME-7731 notified.";

@@ -12,14 +12,14 @@ import { decodeImage } from "../../src/handlers/image/decode";
 import { readHeader } from "../../src/handlers/image/dimensions";
 import type { NetOptions, Resolver } from "../../src/handlers/net/ssrf-guard";
 import type { HandlerDeps } from "../../src/handlers/types";
-import { endless, hang, redirect, selfSignedCertificate, serve, startImageServer, type RouteServer, type TestCertificate } from "../fakes/image-server";
+import { endless, hang, redirect, selfSignedCertificate, serve, startImageServer, type RouteServer, type TestCertificate } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";
 
 const local: Env = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
 
 function deps(env: Env): HandlerDeps {
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
-  return { settings: loadWorkerConfig(env).handlers, logger: createLogger({ service: "test", stream: discard }) };
+  return { settings: loadWorkerConfig(env), logger: createLogger({ service: "test", stream: discard }) };
 }
 
 /** Every *.test name resolves to loopback; the names it was asked for are kept in order. */

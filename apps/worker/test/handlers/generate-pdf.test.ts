@@ -8,12 +8,13 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { defaultFormats } from "jimp";
+import { templateNames } from "@conveyor/config";
 import { PermanentJobError, RetryableJobError, type GeneratePdfPayload } from "@conveyor/contracts";
 import { createLogger } from "@conveyor/logger";
+import { waitFor } from "@conveyor/testkit";
 import { loadWorkerConfig } from "../../src/env";
 import { generatePdfHandler } from "../../src/handlers/generate-pdf";
 import { BrowserPool } from "../../src/handlers/pdf/browser-pool";
-import { templateNames } from "../../src/handlers/pdf/templates";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { handlerDeps } from "../fakes/handler-deps";
 import { handlerContext, type RecordedContext } from "../support/handler-context";
@@ -27,7 +28,7 @@ const now = () => NOW;
 
 function deps(env: Record<string, string> = {}): HandlerDeps {
   const config = loadWorkerConfig({ NODE_ENV: "test", ...env });
-  return { settings: config.handlers, logger: quietLogger() };
+  return { settings: config, logger: quietLogger() };
 }
 
 const quietLogger = () => createLogger({ service: "worker", level: "error", json: true });
@@ -284,16 +285,18 @@ describe("generate_pdf", () => {
     const text = await textOf(files.pdf);
     expect(text).toContain("Static content");
     expect(text).not.toContain("SCRIPT RAN");
-    // Give any stray request time to arrive before concluding that none did.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(canaryHits.slice(before.hits)).toEqual([]);
-    expect(canaryConnections - before.connections).toBe(0);
+    // The render is over and its browser context closed. Whatever the page sent would be queued on the canary's
+    // socket ahead of a request of ours made now (connections are accepted in order): once ours is answered,
+    // the canary has heard all it ever will from the page.
+    expect((await fetch(`${canaryUrl}/after-render`, { signal: AbortSignal.timeout(10_000) })).status).toBe(200);
+    expect(canaryHits.slice(before.hits)).toEqual(["/after-render"]);
+    expect(canaryConnections - before.connections).toBe(1);
   });
 
   it("renders a template from TEMPLATES_DIR, with the built-in partials and helpers", async () => {
-    expect(templateNames(templatesDir)).toEqual(["award", "broken", "certificate", "leaky"]);
-    expect(templateNames(undefined)).toEqual([]);
-    expect(templateNames(path.join(templatesDir, "missing"))).toEqual([]);
+    expect(templateNames(templatesDir)).toEqual(["invoice", "receipt", "report", "award", "broken", "certificate", "leaky"]);
+    expect(templateNames(undefined)).toEqual(["invoice", "receipt", "report"]);
+    expect(() => templateNames(path.join(templatesDir, "missing"))).toThrow(/^TEMPLATES_DIR: cannot read /);
     const ctx = handlerContext();
     const result = await handler.handle({ template: "certificate", data: { name: "Amina Njeri", course: "Job queues 101", fee: 49.5 } }, ctx);
     const files = await keep("certificate", ctx.artifact!.data);
@@ -402,7 +405,7 @@ describe("generate_pdf", () => {
 
 describe("the PDF browser pool", () => {
   it("rejects with the abort reason when the job is aborted mid-render, and closes the page", async () => {
-    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).handlers.pdf.executablePath, logger: quietLogger() });
+    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).PUPPETEER_EXECUTABLE_PATH, logger: quietLogger() });
     try {
       const controller = new AbortController();
       let page: import("puppeteer-core").Page | undefined;
@@ -422,7 +425,7 @@ describe("the PDF browser pool", () => {
   });
 
   it("caps the pages open at once, and close() leaves no Chromium running", async () => {
-    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).handlers.pdf.executablePath, maxPages: 2, logger: quietLogger() });
+    const pool = new BrowserPool({ executablePath: loadWorkerConfig({}).PUPPETEER_EXECUTABLE_PATH, maxPages: 2, logger: quietLogger() });
     const signal = new AbortController().signal;
     let running = 0;
     let peak = 0;
@@ -450,7 +453,6 @@ describe("the PDF browser pool", () => {
     await Promise.all(jobs);
     expect(peak).toBe(2);
     await pool.close();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await chromiumChildren()).toEqual([]);
+    await waitFor(async () => (await chromiumChildren()).length === 0, "every Chromium process to exit after close()", 10_000);
   });
 });

@@ -10,8 +10,7 @@ import { mobileMoneyStkHandler } from "../../src/handlers/mobile-money-stk";
 import { DarajaTokens, darajaTimestamp } from "../../src/handlers/mpesa/daraja";
 import { MissingSettingError } from "../../src/handlers/settings";
 import type { HandlerDeps } from "../../src/handlers/types";
-import { startDarajaFake, SANDBOX, type DarajaFake } from "../fakes/daraja";
-import { startFakeServer, type FakeServer } from "../fakes/fake-server";
+import { startDarajaFake, SANDBOX, type DarajaFake, startFakeServer, type FakeServer } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";
 
 const PAYLOAD: MobileMoneyStkPayload = { phone: "254708374149", amount: 1, ref: "INV0042" };
@@ -56,7 +55,7 @@ describe("mobile_money_stk", () => {
       PROVIDER_TIMEOUT_MS: "1000",
       ...env,
     });
-    return { settings: config.handlers, logger: createLogger({ service: "worker", level: "debug", json: true, stream }), stkPushes: store ?? undefined };
+    return { settings: config, logger: createLogger({ service: "worker", level: "debug", json: true, stream }), stkPushes: store ?? undefined };
   }
 
   /** A job row for the handler's push record to belong to; returns a context for its attempt 1. */

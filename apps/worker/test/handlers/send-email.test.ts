@@ -4,9 +4,19 @@ import { PermanentJobError, RetryableJobError, type SendEmailPayload } from "@co
 import { sendEmailHandler } from "../../src/handlers/send-email";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
-import { POSTMARK_TEST_TOKEN, postmarkError, startPostmarkFake, type PostmarkFake } from "../fakes/postmark";
-import { RESEND_TEST_KEY, resendError, startResendFake, type ResendFake } from "../fakes/resend";
-import { SENDGRID_TEST_KEY, startSendGridFake, type SendGridFake } from "../fakes/sendgrid";
+import {
+  POSTMARK_TEST_TOKEN,
+  postmarkError,
+  startPostmarkFake,
+  type PostmarkFake,
+  RESEND_TEST_KEY,
+  resendError,
+  startResendFake,
+  type ResendFake,
+  SENDGRID_TEST_KEY,
+  startSendGridFake,
+  type SendGridFake,
+} from "@conveyor/testkit/fakes";
 import { handlerContext, type RecordedContext } from "../support/handler-context";
 
 const BODY = "Your invoice #4471 is ready. Secret-ish contents that must never reach a log line.";

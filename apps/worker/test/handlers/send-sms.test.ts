@@ -4,7 +4,7 @@ import { PermanentJobError, RetryableJobError, type SendSmsPayload } from "@conv
 import { sendSmsHandler } from "../../src/handlers/send-sms";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { defaultBaseUrl } from "../../src/handlers/sms/africastalking";
-import { AT_TEST_KEY, startAfricasTalkingFake, type AfricasTalkingFake } from "../fakes/africastalking";
+import { AT_TEST_KEY, startAfricasTalkingFake, type AfricasTalkingFake } from "@conveyor/testkit/fakes";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
 import { handlerContext, type RecordedContext } from "../support/handler-context";
 

@@ -2,7 +2,7 @@
 // refused by both handlers that fetch user URLs, and a live server on loopback proves nothing reached it.
 import http from "node:http";
 import { Writable } from "node:stream";
-import type { Env } from "@conveyor/config";
+import { urlPolicy, type Env } from "@conveyor/config";
 import { PermanentJobError, RetryableJobError, type JobHandler } from "@conveyor/contracts";
 import { createLogger } from "@conveyor/logger";
 import { loadWorkerConfig } from "../../src/env";
@@ -10,7 +10,7 @@ import { compressImageHandler } from "../../src/handlers/compress-image";
 import { createSsrfGuard, ForbiddenTargetError, type NetOptions, type Resolver } from "../../src/handlers/net/ssrf-guard";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { webhookHandler } from "../../src/handlers/webhook";
-import { startImageServer, type RouteServer } from "../fakes/image-server";
+import { startImageServer, type RouteServer } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";
 
 // http is allowed so that every refusal below is about the target, not the scheme.
@@ -18,7 +18,7 @@ const guardOn: Env = { WEBHOOK_ALLOW_HTTP: "true", WEBHOOK_TIMEOUT_MS: "1000", P
 
 function deps(env: Env): HandlerDeps {
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
-  return { settings: loadWorkerConfig(env).handlers, logger: createLogger({ service: "test", stream: discard }) };
+  return { settings: loadWorkerConfig(env), logger: createLogger({ service: "test", stream: discard }) };
 }
 
 type Fetcher = (url: string) => Promise<unknown>;
@@ -180,7 +180,7 @@ describe("SSRF guard, at connect time", () => {
     });
 
     it("lets loopback through only when ALLOW_PRIVATE_NETWORK is set", async () => {
-      const guard = createSsrfGuard({ policy: loadWorkerConfig({ ALLOW_PRIVATE_NETWORK: "true" }).urlPolicy });
+      const guard = createSsrfGuard({ policy: urlPolicy(loadWorkerConfig({ ALLOW_PRIVATE_NETWORK: "true" })) });
       const status = await new Promise((resolve, reject) => {
         http.get(`http://127.0.0.1:${server.port}/`, { agent: guard.agents().httpAgent }, (res) => resolve(res.resume().statusCode)).once("error", reject);
       });

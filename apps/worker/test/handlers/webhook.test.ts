@@ -10,9 +10,7 @@ import { loadWorkerConfig } from "../../src/env";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { webhookHandler } from "../../src/handlers/webhook";
 import { webhookSignature } from "../../src/handlers/webhook/signature";
-import type { FakeServer } from "../fakes/fake-server";
-import { endless, redirect, startImageServer, type RouteServer } from "../fakes/image-server";
-import { startWebhookReceiver, verifyDelivery } from "../fakes/webhook-receiver";
+import { type FakeServer, endless, redirect, startImageServer, type RouteServer, startWebhookReceiver, verifyDelivery } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
@@ -20,7 +18,7 @@ const local: Env = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" }
 
 function deps(env: Env): HandlerDeps {
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
-  return { settings: loadWorkerConfig(env).handlers, logger: createLogger({ service: "test", stream: discard }) };
+  return { settings: loadWorkerConfig(env), logger: createLogger({ service: "test", stream: discard }) };
 }
 
 /** Resolves once the wall clock has moved into the next Unix second (a condition, not a guess). */

@@ -1,13 +1,15 @@
 // An in-process API on its own database and Redis prefix, with the real app, real Postgres and real Redis.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
 import supertest from "supertest";
 import type { Env } from "@conveyor/config";
 import { createLogger } from "@conveyor/logger";
 import { JobQueues, createRedis, waitForRedis } from "@conveyor/queue";
-import { createTestDatabase, deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL, type TestDatabase } from "@conveyor/testkit";
-import { createApp } from "../../src/app";
-import type { AppDeps, Clock } from "../../src/context";
-import { loadApiConfig } from "../../src/env";
+import { createApp, loadApiConfig, type AppDeps, type Clock } from "@conveyor/api";
+import { createTestDatabase, type TestDatabase } from "../postgres";
+import { deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL } from "../redis";
+import type { ApiGet } from "./second-org";
 
 /** A clock tests can move. */
 export class TestClock implements Clock {
@@ -22,11 +24,16 @@ export class TestClock implements Clock {
 
 export type TestApi = {
   request: ReturnType<typeof supertest>;
+  /** GET `path` with `headers` over `request`: the status and the parsed body. */
+  get: ApiGet;
   deps: AppDeps;
   database: TestDatabase;
   clock: TestClock;
   /** Every log line the API wrote (JSON lines). */
   logs(): string;
+  /** Serves the same app over HTTP on a spare loopback port, for callers outside the test process's requests
+   *  (a provider fake calling back); returns its base URL. The server stops with close(). */
+  listen(): Promise<string>;
   close(): Promise<void>;
 };
 
@@ -51,23 +58,36 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
   const stream = new PassThrough();
   stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   const logger = createLogger({ service: "api", level: "debug", json: true, stream });
-  const redis = createRedis(config.redisUrl, "producer");
+  const redis = createRedis(config.REDIS_URL, "producer");
   redis.on("error", () => {});
   await waitForRedis(redis, 5_000);
   const clock = new TestClock();
   const deps: AppDeps = { config, logger, db: database.db, redis, queues: new JobQueues({ connection: redis, prefix }), clock };
   const app = createApp(deps);
+  const servers: Server[] = [];
+  const request = supertest(app);
   return {
-    request: supertest(app),
+    request,
+    async get(path, headers) {
+      const res = await request.get(path).set(headers);
+      return { status: res.status, body: res.body as unknown };
+    },
     deps,
     database,
     clock,
     logs: () => output,
+    async listen() {
+      const server = createServer(app);
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
     async close() {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
       await deps.queues.close();
       redis.disconnect();
       await database.drop();
-      await deleteRedisPrefix(prefix, config.redisUrl);
+      await deleteRedisPrefix(prefix, config.REDIS_URL);
     },
   };
 }

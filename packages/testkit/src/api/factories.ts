@@ -4,9 +4,7 @@ import { randomBytes } from "node:crypto";
 import bcrypt from "bcrypt";
 import type { Role } from "@conveyor/contracts";
 import { newId, type Database } from "@conveyor/db";
-import type { ApiConfig } from "../../src/env";
-import { generateApiKey } from "../../src/services/api-key-secrets";
-import { signToken } from "../../src/services/tokens";
+import { generateApiKey, signToken, type ApiConfig } from "@conveyor/api";
 
 export const TEST_PASSWORD = "correct horse battery staple";
 let passwordHash: string | undefined;
@@ -17,19 +15,25 @@ export function uniqueEmail(label = "user"): string {
 
 export type TestMember = { orgId: string; userId: string; email: string; role: Role; token: string };
 
+/** A new user whose password is TEST_PASSWORD, with an email made from `label`. */
+export async function createUser(db: Database, label = "user"): Promise<{ userId: string; email: string }> {
+  passwordHash ??= await bcrypt.hash(TEST_PASSWORD, 4);
+  const userId = newId();
+  const email = uniqueEmail(label);
+  await db.prisma.user.create({ data: { id: userId, email, passwordHash } });
+  return { userId, email };
+}
+
 /** A user with `role` in `orgId` (a new user unless `userId` is given), and a JWT for that org. */
 export async function addMember(db: Database, config: ApiConfig, orgId: string, role: Role, userId?: string): Promise<TestMember> {
-  passwordHash ??= await bcrypt.hash(TEST_PASSWORD, 4);
   let email: string;
   if (userId) {
     email = (await db.prisma.user.findUniqueOrThrow({ where: { id: userId } })).email;
   } else {
-    userId = newId();
-    email = uniqueEmail(role);
-    await db.prisma.user.create({ data: { id: userId, email, passwordHash } });
+    ({ userId, email } = await createUser(db, role));
   }
   await db.prisma.membership.create({ data: { orgId, userId, role } });
-  return { orgId, userId, email, role, token: signToken({ userId, orgId }, config.jwt, new Date()) };
+  return { orgId, userId, email, role, token: signToken({ userId, orgId }, config, new Date()) };
 }
 
 /** A new organization and its owner. */

@@ -1,38 +1,35 @@
 // The M-Pesa round trip across both apps: a job created with POST /jobs, the mobile_money_stk handler pushing to
 // the Daraja fake with its records in the API's database, and the fake calling the real API back over HTTP at the
-// job's CallBackURL. (The handler is called directly; the worker process passes it the same store.)
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+// job's CallBackURL. (The handler is called directly; the worker process passes it the same store. The whole
+// trip through a worker process is test/jobs-mobile-money-stk.test.ts.)
 import { stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { createApp } from "../apps/api/src/app";
-import { createApiKey, createOrg } from "../apps/api/test/support/factories";
-import { startTestApi, type TestApi } from "../apps/api/test/support/test-api";
-import { loadWorkerConfig } from "../apps/worker/src/env";
-import { mobileMoneyStkHandler } from "../apps/worker/src/handlers/mobile-money-stk";
-import { SANDBOX, startDarajaFake, type DarajaFake } from "../apps/worker/test/fakes/daraja";
-import { handlerContext } from "../apps/worker/test/support/handler-context";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi } from "@conveyor/testkit/api";
+import { SANDBOX, startDarajaFake, type DarajaFake } from "@conveyor/testkit/fakes";
+import { loadWorkerConfig } from "../src/env";
+import { mobileMoneyStkHandler } from "../src/handlers/mobile-money-stk";
+import { handlerContext } from "./support/handler-context";
 
 let api: TestApi;
-let server: Server;
 let publicUrl: string;
 let daraja: DarajaFake;
 let apiKey: string;
 let orgId: string;
+let other: SecondOrg;
 
 beforeAll(async () => {
   api = await startTestApi();
-  server = createServer(createApp(api.deps));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  publicUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  publicUrl = await api.listen();
   daraja = await startDarajaFake();
   const owner = await createOrg(api.database.db, api.deps.config);
   orgId = owner.orgId;
   apiKey = (await createApiKey(api.database.db, owner)).key;
+  other = await createSecondOrg(api.database.db);
+  await other.watch(api.get);
 });
+afterEach(() => other.expectUntouched({ "X-API-Key": apiKey }));
 afterAll(async () => {
   await daraja?.close();
-  await new Promise((resolve) => server?.close(resolve));
   await api?.close();
 });
 
@@ -47,7 +44,7 @@ function handler() {
     PUBLIC_URL: publicUrl,
   });
   return mobileMoneyStkHandler({
-    settings: config.handlers,
+    settings: config,
     logger: createLogger({ service: "worker", level: "error", json: true }),
     stkPushes: stkPushStore(api.database.db.prisma),
   });

@@ -1,12 +1,14 @@
 // A whole Conveyor for system tests: the real API (in-process, with its own database and Redis prefix) and
-// real worker processes started from source, with the test plugins loaded. Tests drive it over HTTP.
+// real worker processes started from source, with the test plugins loaded. Tests drive it over HTTP. Beside
+// the org the tests use, the stack holds a second org that every test must leave untouched.
 import path from "node:path";
-import { spawnService, waitFor, type ServiceProcess, type TestDatabase } from "@conveyor/testkit";
-import { startTestApi, type TestApi } from "../../apps/api/test/support/test-api";
-import { createApiKey, createOrg, type TestMember } from "../../apps/api/test/support/factories";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "../api";
+import { repoRoot, spawnService, type ServiceProcess } from "../processes";
+import type { TestDatabase } from "../postgres";
+import { waitFor } from "../wait";
 
-export const SCRIPTED_PLUGIN = path.resolve(__dirname, "../fixtures/plugins/scripted.js");
-export const EXAMPLE_PLUGIN = path.resolve(__dirname, "../../examples/plugins/word-count.js");
+export const SCRIPTED_PLUGIN = path.join(__dirname, "scripted-plugin.js");
+export const EXAMPLE_PLUGIN = path.join(repoRoot, "examples/plugins/word-count.js");
 
 export type JobView = {
   id: string;
@@ -35,6 +37,8 @@ export type Stack = {
   api: TestApi;
   owner: TestMember;
   apiKey: string;
+  /** A second organization with a finished job of its own; nothing the tests do may change what it sees. */
+  otherOrg: SecondOrg;
   redisUrl: string;
   prefix: string;
   workers: ServiceProcess[];
@@ -49,6 +53,11 @@ export type Stack = {
   logs(id: string): Promise<LogView[]>;
   /** Polls the job until `done(job)` holds. */
   waitForJob(id: string, done: (job: JobView) => boolean, timeoutMs?: number): Promise<JobView>;
+  /**
+   * Fails unless the second org still sees exactly what it saw when the stack started (its list, its job, the
+   * job's logs), none of the first org's jobs is in its lists, and the first org's key cannot read its job.
+   */
+  expectOtherOrgUntouched(): Promise<void>;
   close(): Promise<void>;
 };
 
@@ -56,14 +65,17 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const api = await startTestApi({ RETRY_BASE_MS: "100", ...options.apiEnv }, { database: options.database });
   const owner = await createOrg(api.database.db, api.deps.config);
   const { key: apiKey } = await createApiKey(api.database.db, owner);
+  const otherOrg = await createSecondOrg(api.database.db);
+  await otherOrg.watch(api.get);
   const workers: ServiceProcess[] = [];
-  const redisUrl = api.deps.config.redisUrl;
-  const prefix = api.deps.config.redisPrefix;
+  const redisUrl = api.deps.config.REDIS_URL;
+  const prefix = api.deps.config.REDIS_PREFIX;
 
   const stack: Stack = {
     api,
     owner,
     apiKey,
+    otherOrg,
     redisUrl,
     prefix,
     workers,
@@ -119,9 +131,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         }, `job ${id}`, timeoutMs, 100);
       } catch (error) {
         const logs = await stack.logs(id).catch(() => []);
-        throw new Error(`${(error as Error).message}\nlast state: ${JSON.stringify(last)}\nlogs: ${JSON.stringify(logs, null, 1)}\nworker output:\n${workers.map((w) => w.output().slice(-3000)).join("\n---\n")}`);
+        throw new Error(`${(error as Error).message}\nlast state: ${JSON.stringify(last)}\nlogs: ${JSON.stringify(logs, null, 1)}\nworker output:\n${workers.map((w) => w.output().slice(-3000)).join("\n---\n")}`, { cause: error });
       }
     },
+    expectOtherOrgUntouched: () => otherOrg.expectUntouched({ "X-API-Key": apiKey }),
     async close() {
       await Promise.all(workers.map((w) => w.stop("SIGKILL")));
       await api.close();

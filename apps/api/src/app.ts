@@ -1,21 +1,28 @@
-// Express wiring: request context, security headers, JSON bodies, the routes, and the error body of SPEC §2.
+// Express wiring: request context, security headers, JSON bodies, the endpoints, and the error body of SPEC §2.
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import express from "express";
 import helmet from "helmet";
 import type { AppDeps } from "./context";
+import { endpoints } from "./endpoints";
 import { AppError } from "./http/errors";
+import { buildRouter, type RouterDeps } from "./http/router";
+import { createAuthenticator } from "./middleware/authenticate";
 import { errorHandler, unknownRoute } from "./middleware/error-handler";
 import { jsonBody } from "./middleware/json-body";
+import { createRateLimits } from "./middleware/rate-limit";
 import { requestContext } from "./middleware/request-context";
 import { createApiMetrics } from "./observability/metrics";
-import { routes } from "./routes";
+import { buildOpenApiDocument } from "./openapi/document";
+import { createJobCatalog } from "./services/job-catalog";
+import { JobWriter } from "./services/job-writer";
+import { dummyHash } from "./services/passwords";
 
 export function createApp(deps: AppDeps): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
-  app.set("trust proxy", deps.config.trustProxy);
+  app.set("trust proxy", deps.config.TRUST_PROXY);
   app.set("query parser", "simple");
 
   // One registry per app, so tests can run several apps in one process.
@@ -35,13 +42,31 @@ export function createApp(deps: AppDeps): express.Express {
       xXssProtection: false,
     }),
   );
-  // Same-origin API: no CORS preflight to answer, and Express' automatic OPTIONS reply is not JSON.
-  app.use((req, _res, next) => next(req.method === "OPTIONS" ? new AppError("method_not_allowed", "OPTIONS is not supported: this API does not serve cross-origin requests.") : undefined));
   app.use(jsonBody());
-  for (const router of routes(deps, metrics)) app.use(router);
+  app.use(buildRouter(endpoints, routerDeps(deps, metrics.registry)));
+  // Same-origin API: no CORS preflight to answer on paths it does not have either.
+  app.use((req, _res, next) => next(req.method === "OPTIONS" ? new AppError("method_not_allowed", "OPTIONS is not supported: this API does not serve cross-origin requests.") : undefined));
   app.use(unknownRoute);
   app.use(errorHandler);
   return app;
+}
+
+/** What the endpoints' handlers and guards use; one authenticator (with its API-key cache) per app. */
+function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>["registry"]): RouterDeps {
+  const rateLimits = createRateLimits(deps);
+  // Computed once, so the first unknown-email login does not pay for it.
+  void dummyHash(deps.config.BCRYPT_COST);
+  let document: string | undefined;
+  return {
+    ...deps,
+    catalog: createJobCatalog(deps),
+    writer: new JobWriter({ pool: deps.db.pool, queues: deps.queues, logger: deps.logger }),
+    failedLogins: rateLimits.failedLogins,
+    authenticate: createAuthenticator(deps),
+    rateLimits,
+    openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),
+    metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+  };
 }
 
 /**

@@ -8,8 +8,7 @@ import { errorHandler } from "../src/middleware/error-handler";
 import { API_KEY_CACHE_MS, createAuthenticator } from "../src/middleware/authenticate";
 import { requestContext } from "../src/middleware/request-context";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, type TestMember } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { addMember, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 let api: TestApi;
 /** A route that accepts API keys like the job endpoints do, behind the real authenticator with its cache. */
@@ -19,7 +18,7 @@ beforeAll(async () => {
   const authenticate = createAuthenticator(api.deps);
   const app = express()
     .use(requestContext(api.deps.logger))
-    .get("/probe", authenticate({ accept: ["jwt", "api_key"] }), (req, res) => res.json(req.auth))
+    .get("/probe", authenticate("job"), (req, res) => res.json(req.auth))
     .use(errorHandler);
   probe = supertest(app);
 });

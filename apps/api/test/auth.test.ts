@@ -3,8 +3,7 @@ import jwt from "jsonwebtoken";
 import { newId } from "@conveyor/db";
 import { signToken } from "../src/services/tokens";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, uniqueEmail, TEST_PASSWORD } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { addMember, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -179,7 +178,7 @@ describe("POST /auth/login", () => {
 });
 
 describe("GET /me and JWT verification (ROBUSTNESS B10, B11)", () => {
-  const secret = () => api.deps.config.jwt.secret;
+  const secret = () => api.deps.config.JWT_SECRET;
   const now = () => Math.floor(Date.now() / 1000);
 
   it("refuses a request without a credential with 401 and WWW-Authenticate", async () => {
@@ -214,7 +213,7 @@ describe("GET /me and JWT verification (ROBUSTNESS B10, B11)", () => {
 
   it("expires a token after JWT_TTL (12 h by default) on the API's clock", async () => {
     const owner = await createOrg(api.database.db, api.deps.config);
-    const token = signToken({ userId: owner.userId, orgId: owner.orgId }, api.deps.config.jwt, api.clock.now());
+    const token = signToken({ userId: owner.userId, orgId: owner.orgId }, api.deps.config, api.clock.now());
     expect((await api.request.get("/me").set("Authorization", `Bearer ${token}`)).status).toBe(200);
     const decoded = jwt.decode(token) as { exp: number; iat: number };
     expect(decoded.exp - decoded.iat).toBe(12 * 3600);
@@ -258,6 +257,6 @@ describe("secrets", () => {
     }
     const logs = api.logs();
     expect(logs).toContain("POST /auth/login 200");
-    for (const secret of [...secrets, hash, api.deps.config.jwt.secret]) expect(logs).not.toContain(secret);
+    for (const secret of [...secrets, hash, api.deps.config.JWT_SECRET]) expect(logs).not.toContain(secret);
   });
 });

@@ -8,7 +8,7 @@ import { chromium, type Browser } from "playwright-core";
 import { createApp } from "../src/app";
 import { DOCS_PAGE_POLICY } from "../src/pages/docs";
 import { bundlePath } from "../src/pages/docs/bundle";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 const ARTIFACTS = path.resolve(__dirname, "../../../test-artifacts");
 /** Keeps a response body as raw bytes (no decompression by the test client). */

@@ -6,8 +6,7 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { repoRoot } from "@conveyor/testkit";
 import { createApp } from "../src/app";
-import { createOrg, TEST_PASSWORD, type TestMember } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 const artifacts = path.join(repoRoot, "test-artifacts");
 const PASSWORD = "my new team password";

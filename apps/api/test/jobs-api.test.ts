@@ -4,8 +4,7 @@ import { createDatabase, isUuid } from "@conveyor/db";
 import { freePort, waitFor } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
-import { addMember, createApiKey, createOrg, type TestMember } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { addMember, createApiKey, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 let api: TestApi;
 let alice: TestMember; // owner of org A
@@ -38,9 +37,9 @@ describe("POST /jobs", () => {
     const row = await api.database.db.prisma.job.findUniqueOrThrow({ where: { id: res.body.id } });
     expect(row).toMatchObject({ orgId: alice.orgId, type: "webhook", status: "pending", retries: 0, maxRetries: 2 });
 
-    const redis = new Redis(api.deps.config.redisUrl);
+    const redis = new Redis(api.deps.config.REDIS_URL);
     try {
-      await waitFor(async () => (await redis.exists(`${api.deps.config.redisPrefix}:webhook:${res.body.id}`)) === 1, "the job on its BullMQ queue", 5_000);
+      await waitFor(async () => (await redis.exists(`${api.deps.config.REDIS_PREFIX}:webhook:${res.body.id}`)) === 1, "the job on its BullMQ queue", 5_000);
     } finally {
       redis.disconnect();
     }

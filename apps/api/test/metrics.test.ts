@@ -3,8 +3,7 @@
 import { metricSample as sample } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
-import { createApiKey, createOrg } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;

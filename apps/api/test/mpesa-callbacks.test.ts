@@ -1,8 +1,7 @@
 // POST /callbacks/mpesa/{job_id}?secret=…: Safaricom's STK callback, authenticated by the per-job secret.
 import { createHash, randomBytes } from "node:crypto";
 import { newId } from "@conveyor/db";
-import { createOrg, type TestMember } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 type Push = { jobId: string; secret: string; checkoutRequestId: string; merchantRequestId: string };
 

@@ -6,8 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "@conveyor/testkit";
-import { uniqueEmail } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 const PASSWORD = "operator chosen passphrase";
 const entry = path.join(repoRoot, "apps/api/src/cli/org-create.ts");

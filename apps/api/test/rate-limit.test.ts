@@ -12,8 +12,7 @@ import { errorHandler } from "../src/middleware/error-handler";
 import { FAILED_LOGINS_PER_ACCOUNT, createRateLimits } from "../src/middleware/rate-limit";
 import { requestContext } from "../src/middleware/request-context";
 import { expectError } from "./support/expect-error";
-import { createOrg, TEST_PASSWORD, uniqueEmail } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 const LIMIT = 3;
 /** A client address no other test uses (TRUST_PROXY=1 makes X-Forwarded-For the client IP). */
@@ -36,7 +35,7 @@ describe("auth endpoints, per client IP (AUTH_RATE_LIMIT_PER_MIN)", () => {
   let replica: ReturnType<typeof supertest>;
   beforeAll(async () => {
     api = await startTestApi({ AUTH_RATE_LIMIT_PER_MIN: String(LIMIT), TRUST_PROXY: "1" });
-    secondRedis = createRedis(api.deps.config.redisUrl, "producer");
+    secondRedis = createRedis(api.deps.config.REDIS_URL, "producer");
     secondRedis.on("error", () => {});
     await waitForRedis(secondRedis, 5_000);
     replica = supertest(createApp({ ...api.deps, redis: secondRedis }));
@@ -83,7 +82,7 @@ describe("auth endpoints, per client IP (AUTH_RATE_LIMIT_PER_MIN)", () => {
       statuses.push((await app.post("/auth/login").set("X-Forwarded-For", ip).send({ email: uniqueEmail(), password: PASSWORD })).status);
     }
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
-    const keys = await secondRedis.keys(`${api.deps.config.redisPrefix}:rl:auth:login:*`);
+    const keys = await secondRedis.keys(`${api.deps.config.REDIS_PREFIX}:rl:auth:login:*`);
     expect(keys.length).toBeGreaterThan(0);
   });
 
@@ -181,7 +180,7 @@ describe("job endpoints per org (API_RATE_LIMIT_PER_SEC), with Redis up and down
     jobsProbe = supertest(
       express()
         .use(requestContext(api.deps.logger))
-        .post("/jobs", authenticate({ accept: ["jwt", "api_key"] }), limits.jobsByOrg, (_req, res) => res.status(202).json({ status: "pending" }))
+        .post("/jobs", authenticate("job"), limits.jobsByOrg, (_req, res) => res.status(202).json({ status: "pending" }))
         .use(errorHandler),
     );
   });

@@ -2,8 +2,7 @@
 // removal and what it takes with it, and another organization's ids answered like random ones.
 import { newId } from "@conveyor/db";
 import { expectError } from "./support/expect-error";
-import { addMember, createApiKey, createOrg, uniqueEmail, type TestMember } from "./support/factories";
-import { startTestApi, type TestApi } from "./support/test-api";
+import { addMember, createApiKey, createOrg, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -141,7 +140,7 @@ describe("POST /org/invite role matrix", () => {
     const res = await invite(t.owner, "member", ` ${email.toUpperCase()}  `);
     expect(res.body.email).toBe(email.toLowerCase());
     expect(new Date(res.body.expires_at).getTime() - before).toBe(72 * 3600 * 1000);
-    expect(res.body.invite_url.startsWith(`${api.deps.config.publicUrl}/accept-invite?token=`)).toBe(true);
+    expect(res.body.invite_url.startsWith(`${api.deps.config.PUBLIC_URL}/accept-invite?token=`)).toBe(true);
   });
 });
 

@@ -8,24 +8,17 @@ import type { RequestHandler } from "express";
 import type { Role } from "@conveyor/contracts";
 import { findLiveApiKey, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
 import type { AppDeps } from "../context";
+import type { Access } from "../http/endpoint";
 import { forbidden, unauthorized } from "../http/errors";
+import type { Caller } from "../services/deps";
 import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
 import { verifyToken } from "../services/tokens";
-
-export type Principal = {
-  kind: "jwt" | "api_key";
-  orgId: string;
-  userId: string;
-  role: Role;
-  /** Set when the caller used an API key. */
-  apiKeyId?: string;
-};
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Request {
-      auth?: Principal;
+      auth?: Caller;
     }
   }
 }
@@ -35,13 +28,11 @@ export const API_KEY_CACHE_MS = 4_000;
 /** last_used_at is written at most this often per key. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-export type AuthenticateOptions = {
-  /** Credential kinds this route accepts. API keys are for the job endpoints only. */
-  accept: ReadonlyArray<Principal["kind"]>;
-};
+/** The credential check of an endpoint that is not public: API keys are for the job endpoints only. */
+export type Authenticator = (access: Exclude<Access, "public">) => RequestHandler;
 
 /** Builds the authentication middleware; one instance (and one key cache) per app. */
-export function createAuthenticator(deps: AppDeps) {
+export function createAuthenticator(deps: AppDeps): Authenticator {
   // Each entry remembers when it was read by the process clock and by the app's clock (which tests move);
   // it expires when either says API_KEY_CACHE_MS have passed, or went backwards.
   const keyCache = new Map<string, { owner: ApiKeyOwner | null; readAt: number; appReadAt: number }>();
@@ -67,18 +58,17 @@ export function createAuthenticator(deps: AppDeps) {
     return owner;
   }
 
-  return function authenticate(options: AuthenticateOptions): RequestHandler {
+  return function authenticate(access) {
     return async (req, _res, next) => {
       const authorization = req.get("authorization");
       const apiKey = req.get("x-api-key");
 
       if (authorization !== undefined) {
         const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-        const claims = match ? verifyToken(match[1]!, deps.config.jwt.secret, deps.clock.now()) : null;
+        const claims = match ? verifyToken(match[1]!, deps.config.JWT_SECRET, deps.clock.now()) : null;
         if (!claims) return next(unauthorized("The bearer token is missing, malformed, expired or not signed by this service."));
         const membership = await findMembership(deps.db.pool, claims.orgId, claims.userId);
         if (!membership) return next(unauthorized("This token's user is no longer a member of its organization."));
-        if (!options.accept.includes("jwt")) return next(forbidden("This endpoint does not accept user tokens."));
         req.auth = { kind: "jwt", orgId: membership.orgId, userId: membership.userId, role: membership.role };
         return next();
       }
@@ -86,7 +76,7 @@ export function createAuthenticator(deps: AppDeps) {
       if (apiKey !== undefined) {
         const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
         if (!owner) return next(unauthorized("The API key is not valid or has been revoked."));
-        if (!options.accept.includes("api_key")) return next(forbidden("API keys can only be used on the job endpoints; use a user token here."));
+        if (access !== "job") return next(forbidden("API keys can only be used on the job endpoints; use a user token here."));
         req.auth = { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId };
         return next();
       }
@@ -103,10 +93,4 @@ export function requireRole(...roles: Role[]): RequestHandler {
     if (!roles.includes(req.auth.role)) return next(forbidden(`This requires the ${roles.join(" or ")} role.`));
     next();
   };
-}
-
-/** The authenticated principal of a request that passed `authenticate`. */
-export function principal(req: { auth?: Principal }): Principal {
-  if (!req.auth) throw unauthorized();
-  return req.auth;
 }

@@ -61,7 +61,7 @@ const passThrough: RequestHandler = (_req, _res, next) => next();
 const accountKey = (email: string) => createHash("sha256").update(email).digest("hex").slice(0, 32);
 
 export function createRateLimits({ config, redis, logger }: AppDeps): RateLimits {
-  const prefix = `${config.redisPrefix}:rl`;
+  const prefix = `${config.REDIS_PREFIX}:rl`;
   let lastWarning = 0;
   const warnUnavailable = (what: string, error: unknown) => {
     if (Date.now() - lastWarning < WARN_INTERVAL_MS) return;
@@ -83,7 +83,7 @@ export function createRateLimits({ config, redis, logger }: AppDeps): RateLimits
     return new RLWrapperTimeouts({ limiter: store, timeoutMs: options.timeoutMs });
   }
 
-  const perIp: Limit = { points: config.authRateLimitPerMin, duration: 60 };
+  const perIp: Limit = { points: config.AUTH_RATE_LIMIT_PER_MIN, duration: 60 };
   function authByIp(endpoint: AuthEndpoint): RequestHandler {
     if (perIp.points === 0) return passThrough;
     const ipLimiter = limiter(`auth:${endpoint}`, perIp, { insured: true, timeoutMs: AUTH_REDIS_TIMEOUT_MS });
@@ -118,7 +118,7 @@ export function createRateLimits({ config, redis, logger }: AppDeps): RateLimits
     },
   };
 
-  const perOrg: Limit = { points: config.apiRateLimitPerSec, duration: 1 };
+  const perOrg: Limit = { points: config.API_RATE_LIMIT_PER_SEC, duration: 1 };
   let jobsByOrg: RequestHandler = passThrough;
   if (perOrg.points > 0) {
     const orgLimiter = limiter("jobs", perOrg, { insured: false, timeoutMs: JOBS_REDIS_TIMEOUT_MS });

@@ -68,7 +68,7 @@ export function createApiMetrics(): ApiMetrics {
   const createdOf = new Map<string, { inc(): void }>();
 
   const record = (req: Request, res: Response, started: number) => {
-    // Every router is mounted at the root (routes/index.ts), so the route's own path is the whole pattern.
+    // The endpoints' router is mounted at the root (app.ts), so the route's own path is the whole pattern.
     const route: string = req.route?.path ?? UNMATCHED_ROUTE;
     const method = route === UNMATCHED_ROUTE && !KNOWN_METHODS.has(req.method) ? "OTHER" : req.method;
     durationOf(method, route, res.statusCode).observe((performance.now() - started) / 1000);

@@ -1,26 +1,18 @@
-// GET /openapi.json's document: OpenAPI 3.1 for every route of the app, rendered from the operation records
-// in paths/ (which hold the routes' own joi schemas) and the shared components.
+// The OpenAPI 3.1 document of this app, rendered from the endpoint declarations (endpoints/index.ts) that the
+// router is built from, and the shared components.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { ApiConfig } from "../env";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
+import { endpoints } from "../endpoints";
+import type { ApiConfig } from "../env";
+import { servedEndpoints, type Access, type Endpoint, type JsonSchema, type ResponseSpec } from "../http/endpoint";
 import { catalogOptions } from "../services/job-catalog";
 import { errorResponseRef, errorResponses } from "./errors";
 import { jobSchemas } from "./job-types";
-import { jsonSchema, queryParameters, ref, withoutDefaults, type JsonSchema } from "./json-schema";
-import type { Operation, ResponseSpec } from "./operation";
-import { accountOperations, signupOperation } from "./paths/accounts";
-import { jobOperations } from "./paths/jobs";
-import { serviceOperations } from "./paths/service";
-import { teamOperations } from "./paths/team";
+import { jsonSchema, queryParameters, ref, withoutDefaults } from "./json-schema";
 import { responseSchemas } from "./responses";
 
-export type DocumentOptions = Pick<ApiConfig, "publicUrl" | "allowSignup" | "templatesDir" | "urlPolicy">;
-
-/** Every operation this app serves, given its configuration. */
-export function apiOperations(options: Pick<ApiConfig, "allowSignup">): Operation[] {
-  return [...jobOperations, ...(options.allowSignup ? [signupOperation] : []), ...accountOperations, ...teamOperations, ...serviceOperations];
-}
+export type DocumentOptions = ApiConfig;
 
 const TAGS = [
   { name: "Jobs", description: "Enqueue jobs and follow them. A user token or an API key; always scoped to the caller's organization." },
@@ -55,10 +47,10 @@ function version(): string {
 
 const oasPath = (expressPath: string) => expressPath.replace(/:(\w+)/g, "{$1}");
 
-const SECURITY: Record<Operation["auth"], Record<string, string[]>[]> = {
-  none: [],
-  jwt: [{ bearerAuth: [] }],
-  jwt_or_api_key: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
+const SECURITY: Record<Access, Record<string, string[]>[]> = {
+  public: [],
+  user: [{ bearerAuth: [] }],
+  job: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
 };
 
 function response(spec: ResponseSpec): JsonSchema {
@@ -71,22 +63,22 @@ function response(spec: ResponseSpec): JsonSchema {
   return { description: spec.description, headers };
 }
 
-function operationObject(op: Operation): JsonSchema {
+function operationObject(op: Endpoint): JsonSchema {
   const parameters = [
-    ...Object.entries(op.pathParams ?? {}).map(([name, p]) => ({ name, in: "path", required: true, ...p })),
+    ...Object.entries(op.params ?? {}).map(([name, p]) => ({ name, in: "path", required: true, ...p })),
     ...withoutDefaults(Array.isArray(op.query) ? op.query : op.query ? queryParameters(op.query, op.queryDescriptions) : []),
-    ...(op.headers ?? []),
+    ...(op.headers ?? []).map((h) => h.document),
   ];
-  const errors = [...new Set([...op.errors, ...(op.auth === "none" ? [] : [401 as const]), 500 as const])].sort();
+  const errors = [...new Set([...op.errors, ...(op.access === "public" ? [] : [401 as const]), 500 as const])].sort();
   return {
     operationId: op.operationId,
     tags: [op.tag],
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
-    security: SECURITY[op.auth],
+    security: SECURITY[op.access],
     ...(parameters.length ? { parameters } : {}),
     ...(op.body
-      ? { requestBody: { required: true, content: { "application/json": { schema: withoutDefaults(op.body.schema ?? jsonSchema(op.body.joi)), examples: op.body.examples } } } }
+      ? { requestBody: { required: true, content: { "application/json": { schema: withoutDefaults(op.body.document ?? jsonSchema(op.body.schema)), examples: op.body.examples } } } }
       : {}),
     responses: {
       ...Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec)])),
@@ -97,7 +89,7 @@ function operationObject(op: Operation): JsonSchema {
 
 export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const op of apiOperations(options)) {
+  for (const op of servedEndpoints(endpoints, { config: options })) {
     const key = oasPath(op.path);
     paths[key] = { ...paths[key], [op.method]: operationObject(op) };
   }
@@ -105,7 +97,7 @@ export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
   return {
     openapi: "3.1.0",
     info: { title: "Conveyor API", version: version(), description: DESCRIPTION, license: { name: "Apache-2.0", identifier: "Apache-2.0" } },
-    servers: [{ url: options.publicUrl, description: "This deployment (PUBLIC_URL)." }],
+    servers: [{ url: options.PUBLIC_URL, description: "This deployment (PUBLIC_URL)." }],
     tags: TAGS,
     paths,
     components: {

@@ -3,7 +3,7 @@
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import type { JsonSchema } from "./json-schema";
 import { ref } from "./json-schema";
-import type { ErrorStatus } from "./operation";
+import type { ErrorStatus } from "../http/endpoint";
 
 const NAMES: Record<ErrorStatus, string> = {
   400: "BadRequest",

@@ -21,7 +21,7 @@ function toJson(key: ApiKeyView): ApiKeyJson {
   };
 }
 
-export async function createApiKey(input: { caller: Caller; name: string }, { db, clock }: ServiceDeps): Promise<CreatedApiKeyJson> {
+export async function createApiKey(input: { caller: Caller; name: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<CreatedApiKeyJson> {
   const { key, prefix, hash } = generateApiKey();
   const stored = await insertApiKey(db.prisma, {
     id: newId(),
@@ -35,14 +35,14 @@ export async function createApiKey(input: { caller: Caller; name: string }, { db
   return { id: stored.id, name: stored.name, prefix: stored.prefix, key, created_at: stored.createdAt.toISOString() };
 }
 
-export async function listApiKeys(input: { caller: Caller }, { db }: ServiceDeps): Promise<ApiKeyJson[]> {
+export async function listApiKeys(input: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<ApiKeyJson[]> {
   const { caller } = input;
   const keys = await listKeys(db.prisma, { orgId: caller.orgId, createdBy: seesAllKeys(caller) ? undefined : caller.userId });
   return keys.map(toJson);
 }
 
 /** Revokes a key of the caller's organization: 404 when absent, revoked or elsewhere; 403 for a member's colleague's key. */
-export async function revokeApiKey(input: { caller: Caller; id: string }, { db, clock }: ServiceDeps): Promise<void> {
+export async function revokeApiKey(input: { caller: Caller; id: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const { caller, id } = input;
   const key = isUuid(id) ? await findApiKey(db.prisma, caller.orgId, id) : null;
   if (!key) throw notFound("API key");

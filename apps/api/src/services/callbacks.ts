@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import Joi from "joi";
 import { findCallbackTarget, isUuid, recordJobCallback } from "@conveyor/db";
-import type { AppDeps } from "../context";
+import type { ServiceDeps } from "./deps";
 import { notFound } from "../http/errors";
 import { validate } from "../http/validate";
 
@@ -42,14 +42,13 @@ export const callbackBody = Joi.object<{ Body: { stkCallback: StkCallback } }>({
 const NO_HASH = Buffer.alloc(32);
 
 export type MpesaCallbackOptions = {
-  deps: Pick<AppDeps, "db" | "clock">;
   jobId: string;
   secret: string | undefined;
   body: unknown;
 };
 
 /** Records the callback; resolves for a new or a repeated one. Unknown job, wrong secret, other push: 404. */
-export async function recordMpesaCallback({ deps, jobId, secret, body }: MpesaCallbackOptions): Promise<void> {
+export async function recordMpesaCallback({ jobId, secret, body }: MpesaCallbackOptions, deps: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const refused = () => notFound("Callback");
   const target = isUuid(jobId) ? await findCallbackTarget(deps.db.prisma, jobId) : null;
   const given = createHash("sha256")

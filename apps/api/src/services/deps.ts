@@ -1,8 +1,27 @@
+// What services receive. Every service is `async function name(options, deps)`: one options object with its
+// inputs (the caller among them), and these dependencies, whose `db` a caller may swap for a transaction.
 import type { Role } from "@conveyor/contracts";
 import type { AppDeps } from "../context";
+import type { JobCatalog } from "./job-catalog";
+import type { JobWriter } from "./job-writer";
+import type { FailedLoginGuard } from "./login-guard";
 
-/** What account and team services need: the database, the configuration and the clock (no Redis). */
-export type ServiceDeps = Pick<AppDeps, "db" | "config" | "clock">;
+export type ServiceDeps = AppDeps & {
+  catalog: JobCatalog;
+  writer: JobWriter;
+  /** Failed password checks per account (SPEC §3), shared by login and invite acceptance. */
+  failedLogins: FailedLoginGuard;
+};
 
-/** The authenticated user a service acts for. */
-export type Caller = { orgId: string; userId: string; role: Role };
+/**
+ * Who a request acts for, read from the database on every request: a user through their token (JWT), or an API
+ * key, which acts with the rights of a member of its organization.
+ */
+export type Caller = {
+  kind: "jwt" | "api_key";
+  orgId: string;
+  userId: string;
+  role: Role;
+  /** Set when the caller used an API key. */
+  apiKeyId?: string;
+};

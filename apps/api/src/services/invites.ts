@@ -6,7 +6,6 @@ import { AppError, forbidden, unauthorized, validationFailed } from "../http/err
 import { normalizeEmail } from "./accounts";
 import type { Caller, ServiceDeps } from "./deps";
 import { generateInviteToken, hashInviteToken, looksLikeInviteToken } from "./invite-tokens";
-import type { FailedLoginGuard } from "./login-guard";
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords";
 import { signToken } from "./tokens";
 
@@ -15,7 +14,7 @@ export const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
 export type InviteJson = { invite_url: string; email: string; expires_at: string };
 
 /** Owners invite admins and members; admins invite members; nobody is made owner by invite. */
-export async function createInvite(input: { caller: Caller; email: string; role: Role }, { db, config, clock }: ServiceDeps): Promise<InviteJson> {
+export async function createInvite(input: { caller: Caller; email: string; role: Role }, { db, config, clock }: Pick<ServiceDeps, "db" | "config" | "clock">): Promise<InviteJson> {
   const { caller, role } = input;
   if (role === "owner") throw validationFailed([{ path: "role", message: "cannot be owner: ownership is not granted by invite" }], "Ownership is not granted by invite; invite as admin or member.");
   if (role === "admin" && caller.role !== "owner") throw forbidden("Only the owner can invite admins.");
@@ -26,7 +25,7 @@ export async function createInvite(input: { caller: Caller; email: string; role:
   const { token, hash } = generateInviteToken();
   const expiresAt = new Date(now.getTime() + INVITE_TTL_MS);
   await replaceInvite(db.prisma, { id: newId(), orgId: caller.orgId, email, role, tokenHash: hash, invitedBy: caller.userId, expiresAt, at: now });
-  return { invite_url: `${config.publicUrl}/accept-invite?token=${token}`, email, expires_at: expiresAt.toISOString() };
+  return { invite_url: `${config.PUBLIC_URL}/accept-invite?token=${token}`, email, expires_at: expiresAt.toISOString() };
 }
 
 /** The refusal for a token that cannot be used now, or null when it can. */
@@ -38,7 +37,7 @@ function refusal(invite: InviteRecord | null, now: Date): AppError | null {
   return null;
 }
 
-async function usableInvite(token: string, { db, clock }: ServiceDeps): Promise<InviteRecord> {
+async function usableInvite(token: string, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<InviteRecord> {
   const invite = looksLikeInviteToken(token) ? await findInviteByTokenHash(db.prisma, hashInviteToken(token)) : null;
   const refused = refusal(invite, clock.now());
   if (refused) throw refused;
@@ -47,7 +46,7 @@ async function usableInvite(token: string, { db, clock }: ServiceDeps): Promise<
 
 export type InviteInfoJson = { email: string; org_name: string; expires_at: string };
 
-export async function inspectInvite(input: { token: string }, deps: ServiceDeps): Promise<InviteInfoJson> {
+export async function inspectInvite(input: { token: string }, deps: Pick<ServiceDeps, "db" | "clock">): Promise<InviteInfoJson> {
   const invite = await usableInvite(input.token, deps);
   return { email: invite.email, org_name: invite.orgName, expires_at: invite.expiresAt.toISOString() };
 }
@@ -55,7 +54,7 @@ export async function inspectInvite(input: { token: string }, deps: ServiceDeps)
 export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role } };
 
 /** Exactly one of any number of concurrent accepts of the same token succeeds; the others get 410. */
-export async function acceptInvite(input: { token: string; password: string; guard?: FailedLoginGuard }, deps: ServiceDeps): Promise<AcceptedInviteJson> {
+export async function acceptInvite(input: { token: string; password: string }, deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">): Promise<AcceptedInviteJson> {
   const { db, config, clock } = deps;
   const invite = await usableInvite(input.token, deps);
   const tokenHash = hashInviteToken(input.token);
@@ -65,7 +64,7 @@ export async function acceptInvite(input: { token: string; password: string; gua
     const existing = await findUserByEmail(db.prisma, invite.email);
     let user: { existingId: string } | { newId: string; passwordHash: string };
     if (existing) {
-      await input.guard?.attempt(invite.email);
+      await deps.failedLogins.attempt(invite.email);
       if (!(await verifyPassword(input.password, existing.passwordHash))) {
         // The account may be the one a concurrent accept just created with this very invite: then the
         // honest answer is that the invite is spent, and the password says nothing.
@@ -73,12 +72,12 @@ export async function acceptInvite(input: { token: string; password: string; gua
         if (spent) throw spent;
         throw unauthorized("This email already has an account: enter that account's current password to accept the invite.");
       }
-      await input.guard?.succeeded(invite.email);
+      await deps.failedLogins.succeeded(invite.email);
       user = { existingId: existing.id };
     } else {
       const problem = passwordProblem(input.password);
       if (problem) throw validationFailed([{ path: "password", message: problem }]);
-      user = { newId: newId(), passwordHash: await hashPassword(input.password, config.bcryptCost) };
+      user = { newId: newId(), passwordHash: await hashPassword(input.password, config.BCRYPT_COST) };
     }
 
     const now = clock.now();
@@ -86,7 +85,7 @@ export async function acceptInvite(input: { token: string; password: string; gua
     switch (outcome.kind) {
       case "accepted":
         return {
-          token: signToken({ userId: outcome.userId, orgId: invite.orgId }, config.jwt, now),
+          token: signToken({ userId: outcome.userId, orgId: invite.orgId }, config, now),
           user: { id: outcome.userId, email: invite.email, role: invite.role },
         };
       case "unavailable":

@@ -3,7 +3,7 @@
 // request is answered only after its rows are committed; the BullMQ adds follow in the background, pipelined
 // per batch, and the reconciler enqueues whatever Redis did not take (Redis down, process killed).
 import type pg from "pg";
-import { insertJobs, type NewJob } from "@conveyor/db";
+import { insertJobIdempotently, insertJobs, type IdempotentInsert, type NewJob } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues } from "@conveyor/queue";
 
@@ -69,10 +69,20 @@ export class JobWriter {
   }
 
   /**
+   * Inserts `job` unless the org used `key` within its lifetime (then the job that key made is returned); of
+   * concurrent requests with one key exactly one creates a job. A created job is enqueued like any other.
+   */
+  async insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
+    const outcome = await insertJobIdempotently(this.options.pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs);
+    if (outcome.created) this.enqueue([job]);
+    return outcome;
+  }
+
+  /**
    * Puts committed jobs on their queues in the background. Redis refusing them is logged, not raised: the
    * jobs are safe in Postgres and the reconciler enqueues them later.
    */
-  enqueue(jobs: readonly NewJob[]): void {
+  private enqueue(jobs: readonly NewJob[]): void {
     this.options.queues
       .enqueue(jobs.map((j) => ({ id: j.id, type: j.type, attempts: 1 + j.maxRetries })))
       .catch((error: Error) =>

@@ -1,45 +1,40 @@
-// Creating and reading jobs (SPEC §5). Postgres is written first and is the only thing a 202 promises;
+// Creating, listing and reading jobs (SPEC §5). Postgres is written first and is the only thing a 202 promises;
 // Redis gets the job id afterwards (or from the reconciler).
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import { IDEMPOTENCY_TTL_MS, type JobStatus } from "@conveyor/contracts";
-import { findJob, findJobArtifact, findJobLogs, insertJobIdempotently, isUuid, newId, type JobDetail, type NewJob } from "@conveyor/db";
-import type { AppDeps } from "../context";
+import { findJob, findJobArtifact, findJobLogs, isUuid, listJobsPage, newId, streamJobs, type JobDetail, type NewJob } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
-import type { Principal } from "../middleware/authenticate";
-import type { JobCatalog } from "./job-catalog";
-import type { JobWriter } from "./job-writer";
+import type { Caller, ServiceDeps } from "./deps";
 
 export type JobInput = { type: string; payload: Record<string, unknown>; max_retries: number };
-export type JobsDeps = Pick<AppDeps, "db" | "clock"> & { catalog: JobCatalog; writer: JobWriter };
 export type Accepted = { id: string; status: JobStatus };
 
 /** Checks each input (type known, payload valid), all before anything is stored. Paths start with `prefixes[i]`. */
-async function prepare(deps: JobsDeps, orgId: string, inputs: JobInput[], prefixes: string[]): Promise<NewJob[]> {
-  const details: ErrorDetail[] = [];
-  const unknown: AppError[] = [];
+async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, deps: Pick<ServiceDeps, "catalog" | "clock">): Promise<NewJob[]> {
+  const invalid: ErrorDetail[] = [];
+  const unknownTypes: ErrorDetail[] = [];
+  let firstUnknown: string | undefined;
   const now = deps.clock.now();
   const jobs: NewJob[] = [];
   for (const [i, input] of inputs.entries()) {
-    try {
-      await deps.catalog.assertKnownType(input.type);
-    } catch (error) {
-      if (!(error instanceof AppError)) throw error;
-      unknown.push(new AppError(error.code, error.message, [{ path: `${prefixes[i]}type`, message: "is not a known job type" }]));
+    if (!(await deps.catalog.isKnownType(input.type))) {
+      unknownTypes.push({ path: `${prefixes[i]}type`, message: "is not a known job type" });
+      firstUnknown ??= input.type;
       continue;
     }
     const checked = deps.catalog.checkPayload(input.type, input.payload);
     if (!checked.ok) {
-      details.push(...checked.details.map((d) => ({ path: `${prefixes[i]}payload.${d.path}`, message: d.message })));
+      invalid.push(...checked.details.map((d) => ({ path: `${prefixes[i]}payload.${d.path}`, message: d.message })));
       continue;
     }
     jobs.push({ id: newId(), orgId, type: input.type, payloadJson: JSON.stringify(checked.value), maxRetries: input.max_retries, createdAt: now });
   }
-  if (unknown.length) {
-    const first = unknown[0]!;
-    throw new AppError("unknown_job_type", first.message, unknown.flatMap((e) => e.details ?? []));
+  if (firstUnknown !== undefined) {
+    const known = (await deps.catalog.knownTypes()).join(", ");
+    throw new AppError("unknown_job_type", `Unknown job type "${firstUnknown}". Known types: ${known}.`, unknownTypes);
   }
-  if (details.length) throw validationFailed(details);
+  if (invalid.length) throw validationFailed(invalid);
   return jobs;
 }
 
@@ -53,18 +48,19 @@ function requestHash(job: NewJob): Buffer {
  * Creates one job. With an idempotency key, a repeat of the same request within 24 h returns the first job
  * (`created: false`), and a different request with the same key is a 409.
  */
-export async function createJob(deps: JobsDeps, options: { principal: Principal; input: JobInput; idempotencyKey?: string }): Promise<{ created: boolean; job: Accepted }> {
-  const [job] = await prepare(deps, options.principal.orgId, [options.input], [""]);
+export async function createJob(
+  options: { caller: Caller; input: JobInput; idempotencyKey?: string },
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer">,
+): Promise<{ created: boolean; job: Accepted }> {
+  const [job] = await prepare([options.input], [""], options.caller.orgId, deps);
+  if (!job) throw new Error("prepare returned no job for a valid input");
   if (!options.idempotencyKey) {
-    await deps.writer.insert([job!]);
-    return { created: true, job: { id: job!.id, status: "pending" } };
+    await deps.writer.insert([job]);
+    return { created: true, job: { id: job.id, status: "pending" } };
   }
-  const hash = requestHash(job!);
-  const outcome = await insertJobIdempotently(deps.db.pool, job!, options.idempotencyKey, hash, IDEMPOTENCY_TTL_MS);
-  if (outcome.created) {
-    deps.writer.enqueue([job!]);
-    return { created: true, job: { id: job!.id, status: "pending" } };
-  }
+  const hash = requestHash(job);
+  const outcome = await deps.writer.insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS });
+  if (outcome.created) return { created: true, job: { id: job.id, status: "pending" } };
   if (!outcome.existing.requestHash.equals(hash)) {
     throw new AppError("idempotency_conflict", "This Idempotency-Key was already used with a different request body in the last 24 hours.");
   }
@@ -72,26 +68,71 @@ export async function createJob(deps: JobsDeps, options: { principal: Principal;
 }
 
 /** Creates 1..1000 jobs, all or none: one invalid job refuses the whole batch. */
-export async function createJobs(deps: JobsDeps, options: { principal: Principal; inputs: JobInput[] }): Promise<Accepted[]> {
-  const jobs = await prepare(deps, options.principal.orgId, options.inputs, options.inputs.map((_, i) => `jobs.${i}.`));
+export async function createJobs(options: { caller: Caller; inputs: JobInput[] }, deps: Pick<ServiceDeps, "catalog" | "clock" | "writer">): Promise<Accepted[]> {
+  const jobs = await prepare(
+    options.inputs,
+    options.inputs.map((_, i) => `jobs.${i}.`),
+    options.caller.orgId,
+    deps,
+  );
   await deps.writer.insert(jobs);
   return jobs.map((j) => ({ id: j.id, status: "pending" as const }));
 }
 
-export async function getJob(deps: Pick<AppDeps, "db">, options: { principal: Principal; id: string }): Promise<JobDetail> {
-  const job = isUuid(options.id) ? await findJob(deps.db.pool, options.principal.orgId, options.id) : null;
+export type JobListQuery = { status?: JobStatus; limit?: number; cursor?: string };
+
+/** Items are JSON texts rendered by Postgres; a page says where the next one starts. */
+export type JobList =
+  | { kind: "page"; items: string[]; next: URLSearchParams | null }
+  | { kind: "stream"; items: AsyncIterable<string>; release(): void };
+
+/** Cursors are opaque to clients: the id of the last job of the previous page, base64url-encoded. */
+const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, "base64url").toString("utf8");
+  if (!isUuid(id)) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
+  return id;
+}
+
+/**
+ * The org's jobs, newest first: one page with `limit` (and the query of the next one while more remain), or
+ * every job, streamed from a database cursor so memory stays flat whatever the count.
+ */
+export async function listJobs(options: { caller: Caller; query: JobListQuery }, deps: Pick<ServiceDeps, "db">): Promise<JobList> {
+  const { query } = options;
+  const orgId = options.caller.orgId;
+  if (query.limit === undefined) {
+    if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
+    const stream = await streamJobs(deps.db.pool, { orgId, status: query.status });
+    return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
+  }
+  const page = await listJobsPage(deps.db.pool, { orgId, status: query.status, limit: query.limit, before: query.cursor ? decodeCursor(query.cursor) : undefined });
+  const last = page.items[page.items.length - 1];
+  const next =
+    page.more && last
+      ? new URLSearchParams({ ...(query.status ? { status: query.status } : {}), limit: String(query.limit), cursor: encodeCursor((JSON.parse(last) as { id: string }).id) })
+      : null;
+  return { kind: "page", items: page.items, next };
+}
+
+async function* mapItems(rows: AsyncIterable<{ item: string }>): AsyncIterable<string> {
+  for await (const row of rows) yield row.item;
+}
+
+export async function getJob(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">): Promise<JobDetail> {
+  const job = isUuid(options.id) ? await findJob(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!job) throw notFound("Job");
   return job;
 }
 
-export async function getJobLogs(deps: Pick<AppDeps, "db">, options: { principal: Principal; id: string }) {
-  const logs = isUuid(options.id) ? await findJobLogs(deps.db.pool, options.principal.orgId, options.id) : null;
+export async function getJobLogs(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">) {
+  const logs = isUuid(options.id) ? await findJobLogs(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!logs) throw notFound("Job");
   return logs;
 }
 
-export async function getJobArtifact(deps: Pick<AppDeps, "db">, options: { principal: Principal; id: string }) {
-  const artifact = isUuid(options.id) ? await findJobArtifact(deps.db.pool, options.principal.orgId, options.id) : null;
+export async function getJobArtifact(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">) {
+  const artifact = isUuid(options.id) ? await findJobArtifact(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!artifact) throw notFound("Artifact");
   return artifact;
 }

@@ -6,7 +6,7 @@ import type { Caller, ServiceDeps } from "./deps";
 
 export type MemberJson = { id: string; email: string; role: Role; joined_at: string };
 
-export async function listMembers(input: { caller: Caller }, { db }: ServiceDeps): Promise<MemberJson[]> {
+export async function listMembers(input: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<MemberJson[]> {
   const members = await listOrgMembers(db.prisma, input.caller.orgId);
   return members.map((m) => ({ id: m.userId, email: m.email, role: m.role, joined_at: m.joinedAt.toISOString() }));
 }
@@ -15,7 +15,7 @@ export async function listMembers(input: { caller: Caller }, { db }: ServiceDeps
  * Removes `userId` from the caller's organization, revoking their API keys there and their pending invites.
  * 409 for the caller themselves; 404 for anyone who is not a member (including malformed ids).
  */
-export async function removeMember(input: { caller: Caller; userId: string }, { db, clock }: ServiceDeps): Promise<void> {
+export async function removeMember(input: { caller: Caller; userId: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const { caller, userId } = input;
   if (!isUuid(userId)) throw notFound("Member");
   if (userId.toLowerCase() === caller.userId) {

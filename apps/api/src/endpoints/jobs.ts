@@ -1,0 +1,174 @@
+// The job endpoints (SPEC §5): a user token or an API key, any role, always scoped to the caller's organization.
+import { BATCH_LIMIT, IDEMPOTENCY_KEY_MAX_LENGTH } from "@conveyor/contracts";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { validationFailed } from "../http/errors";
+import { jobExamples, payloadExamples } from "../openapi/job-types";
+import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
+import { createJob, createJobs, getJob, getJobArtifact, getJobLogs, listJobs } from "../services/jobs";
+import { batchInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
+
+const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
+const AT = "2026-11-21T09:30:00.000Z";
+const listItem = { id: JOB_ID, type: "send_email", status: "done", retries: 0, max_retries: 3, created_at: AT, updated_at: "2026-11-21T09:30:01.250Z" };
+
+const rateLimitHeaders = {
+  "RateLimit-Limit": { description: "Requests per second allowed for your organization (API_RATE_LIMIT_PER_SEC).", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Requests left in the current second.", schema: { type: "integer" } },
+};
+
+export const jobEndpoints = [
+  endpoint({
+    method: "post",
+    path: "/jobs",
+    operationId: "createJob",
+    tag: "Jobs",
+    summary: "Enqueue a job",
+    description:
+      "Validates the payload against its type's schema, stores the job, then queues it. Answers 202 even while Redis is " +
+      "away (a reconciler queues it later). With `Idempotency-Key`, a repeat of the same request within 24 h returns the " +
+      "first job with 200 and creates nothing; the same key with another body is 409 `idempotency_conflict`.",
+    access: "job",
+    headers: [
+      {
+        name: "Idempotency-Key",
+        schema: idempotencyKey,
+        document: {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Any visible ASCII string, unique per intended job; kept 24 hours per organization.",
+          schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: "^[\\x21-\\x7e]+$" },
+        },
+      },
+    ],
+    body: { schema: jobInput, document: ref("NewJob"), examples: jobExamples() },
+    responses: {
+      202: { description: "Created and queued.", json: { component: "JobAccepted", example: { id: JOB_ID, status: "pending" } }, headers: rateLimitHeaders },
+      200: { description: "An idempotent repeat: the job the first request created, as it is now.", json: { component: "JobAccepted", example: { id: JOB_ID, status: "processing" } } },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 409, 413, 415, 429],
+    async handle({ caller, body, headers }, deps) {
+      const { created, job } = await createJob({ caller, input: body, idempotencyKey: headers["idempotency-key"] }, deps);
+      return { status: created ? 202 : 200, json: job };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/jobs/batch",
+    operationId: "createJobs",
+    tag: "Jobs",
+    summary: "Enqueue up to 1,000 jobs at once",
+    description: `All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most ${BATCH_LIMIT} jobs; no Idempotency-Key.`,
+    access: "job",
+    body: {
+      schema: batchInput,
+      document: withProperty(jsonSchema(batchInput), "jobs.[]", ref("NewJob")),
+      examples: {
+        two: {
+          summary: "An e-mail and a webhook",
+          value: { jobs: [{ type: "send_email", payload: payloadExamples.send_email }, { type: "webhook", payload: payloadExamples.webhook, max_retries: 5 }] },
+        },
+      },
+    },
+    responses: {
+      202: { description: "Every job created, in request order.", json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending" }] } },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 413, 415, 429],
+    async handle({ caller, body, req }, deps) {
+      if (req.get("idempotency-key") !== undefined) {
+        throw validationFailed([{ path: "headers.idempotency-key", message: "is supported on POST /jobs only" }]);
+      }
+      return { status: 202, json: await createJobs({ caller, inputs: body.jobs }, deps) };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/jobs",
+    operationId: "listJobs",
+    tag: "Jobs",
+    summary: "List the organization's jobs",
+    description:
+      "Newest first, without payload, result or error. Without `limit`, every job is returned in one streamed array. " +
+      "With `limit`, one page and, while more remain, a `Link` header to the next one.",
+    access: "job",
+    query: listQuery,
+    queryDescriptions: {
+      status: "Only jobs in this status.",
+      limit: "Page size; without it the whole list is streamed.",
+      cursor: "Opaque; taken from the previous page's Link header.",
+    },
+    responses: {
+      200: {
+        description: "The jobs.",
+        json: { component: "JobListItem", array: true, example: [listItem] },
+        headers: { Link: { description: 'With `limit`, while more remain: `<…/jobs?limit=…&cursor=…>; rel="next"`.', schema: { type: "string" } } },
+      },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 429],
+    async handle({ caller, query }, deps) {
+      const list = await listJobs({ caller, query }, deps);
+      if (list.kind === "stream") return { jsonArray: list.items, release: list.release };
+      return { jsonArray: list.items, headers: list.next ? { Link: `<${deps.config.PUBLIC_URL}/jobs?${list.next}>; rel="next"` } : undefined };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/jobs/:id",
+    operationId: "getJob",
+    tag: "Jobs",
+    summary: "Get a job",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      200: {
+        description: "The job, with its payload, result and last error.",
+        json: { component: "Job", example: { ...listItem, payload: payloadExamples.send_email, result: { message_id: "re_123" }, error: null } },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 429],
+    async handle({ caller, params }, deps) {
+      return { json: await getJob({ caller, id: params.id }, deps) };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/jobs/:id/logs",
+    operationId: "getJobLogs",
+    tag: "Jobs",
+    summary: "Read a job's log lines",
+    description: "Every attempt's lines, in the order they were written.",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      200: {
+        description: "The log lines.",
+        json: { component: "JobLogEntry", array: true, example: [{ attempt: 1, message: "Attempt 1 of 4 started.", level: "info", timestamp: AT }] },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 429],
+    async handle({ caller, params }, deps) {
+      return { json: await getJobLogs({ caller, id: params.id }, deps) };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/jobs/:id/artifact",
+    operationId: "getJobArtifact",
+    tag: "Jobs",
+    summary: "Download the file a job produced",
+    description: "The PDF of a generate_pdf job or the JPEG of a compress_image job, with its Content-Type; 404 while there is none.",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      200: {
+        description: "The file, as an attachment.",
+        media: { types: ["application/pdf", "image/jpeg"], schema: { type: "string", format: "binary" } },
+        headers: { "Content-Disposition": { description: 'attachment; filename="…"', schema: { type: "string" } } },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 429],
+    async handle({ caller, params }, deps) {
+      return { file: await getJobArtifact({ caller, id: params.id }, deps) };
+    },
+  }),
+];

@@ -39,7 +39,15 @@ async function main(): Promise<void> {
       for (const r of result) process.stdout.write(`  ${r.metric}: ${r.conveyor.toFixed(1)} ${r.unit} (baseline ${r.baseline?.toFixed(1) ?? "—"})\n`);
     } catch (error) {
       process.stdout.write(`  ${name} failed: ${(error as Error).message}\n`);
-      rows.push({ scenario: name, metric: `failed: ${(error as Error).message.split("\n")[0]}`, conveyor: NaN, baseline: null, baselineName: "", unit: "", met: false });
+      rows.push({
+        scenario: name,
+        metric: `failed: ${(error as Error).message.split("\n")[0]}`,
+        conveyor: NaN,
+        baseline: null,
+        baselineName: "",
+        unit: "",
+        met: false,
+      });
     }
     process.stdout.write(`  ${name} took ${((Date.now() - t) / 1000).toFixed(0)} s\n`);
   };

@@ -115,7 +115,10 @@ describe("Dockerfiles", () => {
   const stages = (file: string): Stage[] => {
     const text = read(file).replace(/\\\n/g, " ");
     const result: Stage[] = [];
-    for (const line of text.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"))) {
+    for (const line of text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith("#"))) {
       const from = /^FROM \S+ AS (\S+)$/i.exec(line);
       if (from) result.push({ name: from[1]!, lines: [] });
       else result.at(-1)?.lines.push(line);
@@ -124,9 +127,18 @@ describe("Dockerfiles", () => {
   };
   /** Sources of `COPY` lines that read the build context (not another stage). */
   const contextSources = (stage: Stage) =>
-    stage.lines.filter((l) => /^COPY /.test(l) && !/--from=/.test(l)).flatMap((l) => l.replace(/^COPY\s+(--\S+\s+)*/, "").split(/\s+/).slice(0, -1));
+    stage.lines
+      .filter((l) => /^COPY /.test(l) && !/--from=/.test(l))
+      .flatMap((l) =>
+        l
+          .replace(/^COPY\s+(--\S+\s+)*/, "")
+          .split(/\s+/)
+          .slice(0, -1),
+      );
   const fromBuild = (stage: Stage) => stage.lines.filter((l) => /^COPY --from=build /.test(l)).map((l) => l.split(/\s+/)[2]!.replace(/^\/app\//, ""));
-  const dockerignore = read(".dockerignore").split("\n").filter((l) => l && !l.startsWith("#"));
+  const dockerignore = read(".dockerignore")
+    .split("\n")
+    .filter((l) => l && !l.startsWith("#"));
 
   describe.each([
     { file: "Dockerfile.api", app: "api", entry: "apps/api/dist/server.js", names: ["build", "migrate", "prod-deps", "runtime"] },
@@ -163,7 +175,9 @@ describe("Dockerfiles", () => {
     });
 
     it("copies the compiled output of the app and of every workspace package it depends on", () => {
-      const workspaceDeps = Object.keys(manifest.dependencies).filter((d) => d.startsWith("@conveyor/")).map((d) => `packages/${d.slice("@conveyor/".length)}/dist`);
+      const workspaceDeps = Object.keys(manifest.dependencies)
+        .filter((d) => d.startsWith("@conveyor/"))
+        .map((d) => `packages/${d.slice("@conveyor/".length)}/dist`);
       expect(fromBuild(runtime).sort()).toEqual([...workspaceDeps, `apps/${app}/dist`].sort());
       // The Prisma client is generated into packages/db/src/generated and compiled with the package.
       expect(read("prisma/schema.prisma")).toMatch(/output\s*=\s*"..\/packages\/db\/src\/generated/);
@@ -171,7 +185,16 @@ describe("Dockerfiles", () => {
 
     it("gives every workspace manifest to the production install", () => {
       const manifests = contextSources(stage("prod-deps")).filter((s) => s.endsWith("/package.json"));
-      const workspaces = ["packages/config", "packages/contracts", "packages/db", "packages/logger", "packages/queue", "packages/testkit", "apps/api", "apps/worker"];
+      const workspaces = [
+        "packages/config",
+        "packages/contracts",
+        "packages/db",
+        "packages/logger",
+        "packages/queue",
+        "packages/testkit",
+        "apps/api",
+        "apps/worker",
+      ];
       expect(manifests.sort()).toEqual(workspaces.map((w) => `${w}/package.json`).sort());
     });
   });

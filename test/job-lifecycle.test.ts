@@ -64,10 +64,13 @@ describe("job lifecycle", () => {
       expect([...new Set(logs.map((l) => l.attempt))]).toEqual(Array.from({ length: attempts }, (_, i) => i + 1));
       expect(starts(logs)).toBe(attempts);
       for (let n = 1; n < attempts; n++) {
-        expect(attemptLines(logs, n)).toContainEqual(expect.stringMatching(new RegExp(`^Attempt ${n} failed: scripted failure on attempt ${n}\\. Retry ${n} of ${maxRetries} at \\S+Z`)));
+        expect(attemptLines(logs, n)).toContainEqual(
+          expect.stringMatching(new RegExp(`^Attempt ${n} failed: scripted failure on attempt ${n}\\. Retry ${n} of ${maxRetries} at \\S+Z`)),
+        );
       }
       const last = attemptLines(logs, attempts);
-      if (status === "failed") expect(last).toContainEqual(expect.stringMatching(new RegExp(`^Attempt ${attempts} failed; no retries left \\(max_retries ${maxRetries}\\)`)));
+      if (status === "failed")
+        expect(last).toContainEqual(expect.stringMatching(new RegExp(`^Attempt ${attempts} failed; no retries left \\(max_retries ${maxRetries}\\)`)));
       else expect(last).toContainEqual(expect.stringMatching(new RegExp(`^Attempt ${attempts} succeeded`)));
     },
   );

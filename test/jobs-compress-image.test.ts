@@ -32,7 +32,15 @@ describe("compress_image through the API and a worker", () => {
     const job = await stack.waitForJob(created.body.id, terminal);
     expect(job).toMatchObject({
       status: "done",
-      result: { width: 150, height: 100, original_width: 300, original_height: 200, original_bytes: png.length, bytes: expect.any(Number), content_type: "image/jpeg" },
+      result: {
+        width: 150,
+        height: 100,
+        original_width: 300,
+        original_height: 200,
+        original_bytes: png.length,
+        bytes: expect.any(Number),
+        content_type: "image/jpeg",
+      },
     });
 
     const artifact = await stack.api.request

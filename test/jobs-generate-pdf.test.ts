@@ -55,7 +55,13 @@ describe("generate_pdf end to end", () => {
       type: "generate_pdf",
       payload: {
         template: "invoice",
-        data: { number: "E2E-001", customer: "Kamau & Co", currency: "KES", date: "2026-03-14", items: [{ description: "Delivery", quantity: 2, unit_price: 750 }] },
+        data: {
+          number: "E2E-001",
+          customer: "Kamau & Co",
+          currency: "KES",
+          date: "2026-03-14",
+          items: [{ description: "Delivery", quantity: 2, unit_price: 750 }],
+        },
       },
     });
     expect(created.status).toBe(202);

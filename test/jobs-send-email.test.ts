@@ -44,7 +44,10 @@ describe("send_email through the API and a worker", () => {
   });
 
   it("retries a rate-limited send after Retry-After with the same Idempotency-Key, and sends once", async () => {
-    fake.replyNext({ ...resendError(429, "rate_limit_exceeded", "Too many requests. You can only make 2 requests per second."), headers: { "retry-after": "1" } });
+    fake.replyNext({
+      ...resendError(429, "rate_limit_exceeded", "Too many requests. You can only make 2 requests per second."),
+      headers: { "retry-after": "1" },
+    });
     const created = await stack.post("/jobs", { type: "send_email", payload: { to: "ada@example.com", subject: "Export ready", body: BODY }, max_retries: 2 });
 
     const job = await stack.waitForJob(created.body.id, terminal);
@@ -54,7 +57,9 @@ describe("send_email through the API and a worker", () => {
 
     const logs = await stack.logs(job.id);
     expect(starts(logs)).toBe(2);
-    expect(attemptLines(logs, 1)).toContainEqual(expect.stringMatching(/^Attempt 1 failed: Resend answered 429 rate_limit_exceeded: Too many requests\..* Retry 1 of 2 at /));
+    expect(attemptLines(logs, 1)).toContainEqual(
+      expect.stringMatching(/^Attempt 1 failed: Resend answered 429 rate_limit_exceeded: Too many requests\..* Retry 1 of 2 at /),
+    );
   });
 
   it("fails a provider refusal at once, without consuming retries, with the provider's reason as the job error", async () => {
@@ -62,7 +67,11 @@ describe("send_email through the API and a worker", () => {
     const created = await stack.post("/jobs", { type: "send_email", payload: { to: "ada@example.com", subject: "Export ready", body: BODY }, max_retries: 3 });
 
     const job = await stack.waitForJob(created.body.id, terminal);
-    expect(job).toMatchObject({ status: "failed", retries: 0, error: "Resend answered 422 validation_error: The noreply@conveyor.test domain is not verified." });
+    expect(job).toMatchObject({
+      status: "failed",
+      retries: 0,
+      error: "Resend answered 422 validation_error: The noreply@conveyor.test domain is not verified.",
+    });
     expect(starts(await stack.logs(job.id))).toBe(1);
   });
 

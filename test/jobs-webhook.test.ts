@@ -30,10 +30,17 @@ describe("webhook through the API and a worker", () => {
     expect(created.status).toBe(202);
 
     const job = await stack.waitForJob(created.body.id, terminal);
-    expect(job).toMatchObject({ status: "done", retries: 0, error: null, result: { status: 200, webhook_id: `msg_${job.id}`, duration_ms: expect.any(Number) } });
+    expect(job).toMatchObject({
+      status: "done",
+      retries: 0,
+      error: null,
+      result: { status: 200, webhook_id: `msg_${job.id}`, duration_ms: expect.any(Number) },
+    });
     expect(receiver.requests).toHaveLength(1);
     expect(verifyDelivery(SECRET, receiver.lastRequest())).toEqual(payload);
-    expect(attemptLines(await stack.logs(job.id), 1)).toContain(`POST to 127.0.0.1:${receiver.port} (${JSON.stringify(payload).length} bytes, signed, webhook-id msg_${job.id})`);
+    expect(attemptLines(await stack.logs(job.id), 1)).toContain(
+      `POST to 127.0.0.1:${receiver.port} (${JSON.stringify(payload).length} bytes, signed, webhook-id msg_${job.id})`,
+    );
   });
 
   it("retries a 503 with the same webhook-id, and every attempt's signature verifies", async () => {

@@ -2,7 +2,17 @@
 // process lists 100,000 jobs to a slow client while we watch its memory.
 import http from "node:http";
 import { readFileSync } from "node:fs";
-import { freePort, spawnService, testRedisPrefix, deleteRedisPrefix, createTestDatabase, TEST_REDIS_URL, waitFor, type ServiceProcess, type TestDatabase } from "@conveyor/testkit";
+import {
+  freePort,
+  spawnService,
+  testRedisPrefix,
+  deleteRedisPrefix,
+  createTestDatabase,
+  TEST_REDIS_URL,
+  waitFor,
+  type ServiceProcess,
+  type TestDatabase,
+} from "@conveyor/testkit";
 import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/testkit/api";
 import { loadApiConfig } from "../apps/api/src/env";
 
@@ -59,7 +69,10 @@ beforeAll(async () => {
        FROM generate_series(1, $2) AS g`,
     [owner.orgId, JOBS],
   );
-  await database.db.pool.query(`INSERT INTO jobs (id, org_id, type, status, payload) SELECT gen_random_uuid(), $1, 'webhook', 'done', '{}' FROM generate_series(1, 500)`, [other.orgId]);
+  await database.db.pool.query(
+    `INSERT INTO jobs (id, org_id, type, status, payload) SELECT gen_random_uuid(), $1, 'webhook', 'done', '{}' FROM generate_series(1, 500)`,
+    [other.orgId],
+  );
   await database.db.pool.query("ANALYZE jobs");
 
   port = await freePort();
@@ -126,10 +139,14 @@ describe("GET /jobs without limit", () => {
         req.on("error", () => resolve());
       });
     }
-    const answer = await waitFor(async () => {
-      const res = await slowGet("/jobs?limit=1");
-      return res.status === 200 ? res : null;
-    }, "a page after abandoned streams", 10_000);
+    const answer = await waitFor(
+      async () => {
+        const res = await slowGet("/jobs?limit=1");
+        return res.status === 200 ? res : null;
+      },
+      "a page after abandoned streams",
+      10_000,
+    );
     expect(JSON.parse(answer.body)).toHaveLength(1);
   });
 });

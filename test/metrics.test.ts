@@ -3,7 +3,6 @@
 import { waitFor, metricSample as sample } from "@conveyor/testkit";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
-
 let stack: Stack;
 let workerMetrics: () => Promise<string>;
 beforeAll(async () => {
@@ -35,10 +34,15 @@ describe("metrics across the API and a worker process", () => {
     expect(sample(api, "conveyor_http_request_duration_seconds_count", { method: "POST", route: "/jobs", status_code: "202" })).toBe(2);
 
     // The attempt's outcome is reported once the bookkeeper recorded it; poll rather than race it.
-    const text = await waitFor(async () => {
-      const current = await workerMetrics();
-      return sample(current, "conveyor_jobs_finished_total", { type: "scripted", status: "failed" }) === 1 ? current : null;
-    }, "the failed job in the worker's metrics", 10_000, 100);
+    const text = await waitFor(
+      async () => {
+        const current = await workerMetrics();
+        return sample(current, "conveyor_jobs_finished_total", { type: "scripted", status: "failed" }) === 1 ? current : null;
+      },
+      "the failed job in the worker's metrics",
+      10_000,
+      100,
+    );
     expect(sample(text, "conveyor_jobs_finished_total", { type: "scripted", status: "done" })).toBe(1);
     expect(sample(text, "conveyor_job_attempts_total", { type: "scripted", outcome: "done" })).toBe(1);
     expect(sample(text, "conveyor_job_attempts_total", { type: "scripted", outcome: "retry" })).toBe(1);

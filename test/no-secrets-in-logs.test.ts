@@ -13,7 +13,17 @@ import {
   type TestDatabase,
 } from "@conveyor/testkit";
 import { createSecondOrg, httpGet, type SecondOrg } from "@conveyor/testkit/api";
-import { OPENAI_TEST_KEY, openaiError, RESEND_TEST_KEY, startOpenAIFake, startResendFake, startWebhookReceiver, type FakeServer, type OpenAIFake, type ResendFake } from "@conveyor/testkit/fakes";
+import {
+  OPENAI_TEST_KEY,
+  openaiError,
+  RESEND_TEST_KEY,
+  startOpenAIFake,
+  startResendFake,
+  startWebhookReceiver,
+  type FakeServer,
+  type OpenAIFake,
+  type ResendFake,
+} from "@conveyor/testkit/fakes";
 
 const JWT_SECRET = `jwt-${randomBytes(24).toString("hex")}`;
 const SIGNING_SECRET = `whsec_${randomBytes(32).toString("base64")}`;
@@ -45,7 +55,11 @@ const secrets: Record<string, string> = {
 };
 
 async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, { method, headers: { ...(body ? { "content-type": "application/json" } : {}), ...headers }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body ? { "content-type": "application/json" } : {}), ...headers },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as any) : null, text };
 }
@@ -129,10 +143,14 @@ describe("a full session", () => {
     ]);
     for (const job of jobs) expect(job.status).toBe(202);
     for (const job of jobs) {
-      await waitFor(async () => {
-        const j = await call("GET", `/jobs/${job.body.id}`, undefined, withKey);
-        return j.body.status === "done" || j.body.status === "failed";
-      }, `job ${job.body.id} to finish`, 30_000);
+      await waitFor(
+        async () => {
+          const j = await call("GET", `/jobs/${job.body.id}`, undefined, withKey);
+          return j.body.status === "done" || j.body.status === "failed";
+        },
+        `job ${job.body.id} to finish`,
+        30_000,
+      );
       expect((await call("GET", `/jobs/${job.body.id}/logs`, undefined, withKey)).status).toBe(200);
     }
     expect(receiver.requests.length).toBeGreaterThan(0);

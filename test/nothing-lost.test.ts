@@ -161,7 +161,9 @@ describe("A5: SIGTERM with jobs in flight", () => {
 
     const released = await stack.job(body.id);
     expect(released).toMatchObject({ status: "pending", retries: 0 });
-    expect(await stack.logs(body.id)).toContainEqual(expect.objectContaining({ level: "warn", message: "Attempt 1 was stopped by a worker shutdown; the job goes back to the queue." }));
+    expect(await stack.logs(body.id)).toContainEqual(
+      expect.objectContaining({ level: "warn", message: "Attempt 1 was stopped by a worker shutdown; the job goes back to the queue." }),
+    );
 
     await stack.startWorker({ SCRIPTED_TIME_SCALE: "0" });
     const job = await stack.waitForJob(body.id, terminal);
@@ -187,10 +189,14 @@ describe("A6: a handler slower than its lock", () => {
 
     const job = await stack.waitForJob(body.id, terminal);
     expect(job.status).toBe("done");
-    const logs = await waitFor(async () => {
-      const lines = await stack.logs(body.id);
-      return lines.some((l) => l.message.includes("outcome was discarded")) ? lines : null;
-    }, "the stale attempt to report back", 20_000);
+    const logs = await waitFor(
+      async () => {
+        const lines = await stack.logs(body.id);
+        return lines.some((l) => l.message.includes("outcome was discarded")) ? lines : null;
+      },
+      "the stale attempt to report back",
+      20_000,
+    );
     expect(starts(logs)).toBe(2);
     expect(logs).toContainEqual(expect.objectContaining({ level: "warn", message: "Attempt 1's outcome was discarded: a newer attempt owns this job." }));
     // The stale attempt did not move the job out of done, nor change its result.
@@ -229,15 +235,24 @@ describe("A9: Postgres restarted", () => {
     // The handler finishes while Postgres is down: BullMQ completes (and removes) the job, its success unrecorded.
     const redis = new Redis(stack.redisUrl);
     try {
-      await waitFor(async () => (await redis.exists(jobKey(stack.prefix, "scripted", body.id))) === 0 || null, "the handler to finish while Postgres is down", 20_000);
+      await waitFor(
+        async () => (await redis.exists(jobKey(stack.prefix, "scripted", body.id))) === 0 || null,
+        "the handler to finish while Postgres is down",
+        20_000,
+      );
     } finally {
       redis.disconnect();
     }
     server.start();
-    const after = await waitFor(async () => {
-      const res = await stack.post("/jobs", { type: "scripted", payload: {} });
-      return res.status === 202 ? res : null;
-    }, "the API to recover", 30_000, 250);
+    const after = await waitFor(
+      async () => {
+        const res = await stack.post("/jobs", { type: "scripted", payload: {} });
+        return res.status === 202 ? res : null;
+      },
+      "the API to recover",
+      30_000,
+      250,
+    );
     expect(after.body.status).toBe("pending");
     expect((await stack.waitForJob(body.id, terminal)).status).toBe("done");
     expect((await stack.waitForJob(after.body.id, terminal)).status).toBe("done");

@@ -26,7 +26,9 @@ async function main() {
   const sampler = setInterval(() => (peak = Math.max(peak, rss())), 50);
   const started = Date.now();
   for (let i = 0; i < total; i += 1000) {
-    await queue.addBulk(Array.from({ length: Math.min(1000, total - i) }, (_, j) => ({ name: "noop", data: { n: i + j }, opts: { removeOnComplete: true, removeOnFail: true } })));
+    await queue.addBulk(
+      Array.from({ length: Math.min(1000, total - i) }, (_, j) => ({ name: "noop", data: { n: i + j }, opts: { removeOnComplete: true, removeOnFail: true } })),
+    );
   }
   await allDone;
   const seconds = (Date.now() - started) / 1000;

@@ -12,7 +12,13 @@ async function main() {
   const base = rss();
   let peak = base;
   const started = Date.now();
-  const stream = client.query(new QueryStream("SELECT id, type, status, retries, max_retries, created_at, updated_at FROM jobs WHERE org_id = $1 ORDER BY id DESC", [process.env.ORG_ID], { batchSize: 1000 }));
+  const stream = client.query(
+    new QueryStream(
+      "SELECT id, type, status, retries, max_retries, created_at, updated_at FROM jobs WHERE org_id = $1 ORDER BY id DESC",
+      [process.env.ORG_ID],
+      { batchSize: 1000 },
+    ),
+  );
   let rows = 0;
   let bytes = 0;
   for await (const row of stream) {

@@ -34,7 +34,16 @@ export async function prepare(): Promise<BenchEnv> {
   await db.prisma.organization.create({ data: { id: orgId, name: "Bench" } });
   await db.prisma.user.create({ data: { id: userId, email: `bench-${name}@example.test`, passwordHash: "unused" } });
   await db.prisma.membership.create({ data: { orgId, userId, role: "owner" } });
-  await db.prisma.apiKey.create({ data: { id: newId(), orgId, createdBy: userId, name: "bench", prefix: apiKey.slice(0, 8), keyHash: new Uint8Array(createHash("sha256").update(apiKey).digest()) } });
+  await db.prisma.apiKey.create({
+    data: {
+      id: newId(),
+      orgId,
+      createdBy: userId,
+      name: "bench",
+      prefix: apiKey.slice(0, 8),
+      keyHash: new Uint8Array(createHash("sha256").update(apiKey).digest()),
+    },
+  });
   const prefix = `conveyor-bench-${randomBytes(3).toString("hex")}`;
   return {
     databaseUrl,

@@ -7,7 +7,8 @@ import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
 
 export async function batch(env: BenchEnv, port: number, durationS: number): Promise<Row[]> {
-  const baseline = (await run("bench/baselines/bullmq-add.ts", { REDIS_URL: env.redisUrl, PREFIX: `${env.prefix}-base`, DURATION_MS: String(durationS * 1000) }).result) as { per_second: number };
+  const baseline = (await run("bench/baselines/bullmq-add.ts", { REDIS_URL: env.redisUrl, PREFIX: `${env.prefix}-base`, DURATION_MS: String(durationS * 1000) })
+    .result) as { per_second: number };
 
   const jobs = Array.from({ length: 1000 }, (_, i) => ({ type: "webhook", payload: { url: "https://example.com/hooks/orders", payload: { order: i } } }));
   const body = JSON.stringify({ jobs });
@@ -18,7 +19,11 @@ export async function batch(env: BenchEnv, port: number, durationS: number): Pro
     api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port) }));
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
     const post = async () => {
-      const res = await fetch(`http://127.0.0.1:${port}/jobs/batch`, { method: "POST", body, headers: { "content-type": "application/json", "x-api-key": env.apiKey } });
+      const res = await fetch(`http://127.0.0.1:${port}/jobs/batch`, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", "x-api-key": env.apiKey },
+      });
       if (res.status !== 202) throw new Error(`batch answered ${res.status}`);
       await res.arrayBuffer();
     };
@@ -41,7 +46,18 @@ export async function batch(env: BenchEnv, port: number, durationS: number): Pro
     // Count only what is on the queue: a 202 that Redis has not received yet is not finished work.
     while ((await queue.getWaitingCount()) < sent) await new Promise((r) => setTimeout(r, 20));
     const perSecond = sent / ((Date.now() - started) / 1000);
-    return [{ scenario: "POST /jobs/batch (1,000/request)", metric: "jobs committed and queued", conveyor: perSecond, baseline: baseline.per_second, baselineName: "BullMQ add ×64", unit: "jobs/s", target: "≥ 1.0× BullMQ add", met: perSecond >= baseline.per_second }];
+    return [
+      {
+        scenario: "POST /jobs/batch (1,000/request)",
+        metric: "jobs committed and queued",
+        conveyor: perSecond,
+        baseline: baseline.per_second,
+        baselineName: "BullMQ add ×64",
+        unit: "jobs/s",
+        target: "≥ 1.0× BullMQ add",
+        met: perSecond >= baseline.per_second,
+      },
+    ];
   } finally {
     await api?.stop();
     await queue.close();

@@ -37,7 +37,10 @@ export async function list(env: BenchEnv, port: number, count: number, durationS
   await stub.stop();
 
   await seedJobs(env, count);
-  const cursor = (await run("bench/baselines/pg-stream.ts", { DATABASE_URL: env.databaseUrl, ORG_ID: env.orgId }).result) as { seconds: number; rss_growth_mb: number };
+  const cursor = (await run("bench/baselines/pg-stream.ts", { DATABASE_URL: env.databaseUrl, ORG_ID: env.orgId }).result) as {
+    seconds: number;
+    rss_growth_mb: number;
+  };
 
   let api: Child | undefined;
   try {
@@ -59,12 +62,58 @@ export async function list(env: BenchEnv, port: number, count: number, durationS
     if (res.status !== 200 || bytes < count * 100) throw new Error(`stream answered ${res.status} with ${bytes} bytes`);
 
     return [
-      { scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`, metric: "p99 latency, one request in flight", conveyor: steady.p99, baseline: stubSteady.p99, baselineName: "Express stub, canned page", unit: "ms", target: "≤ 10 ms", met: steady.p99 <= 10 },
-      { scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`, metric: "p50 latency at saturation (16 in flight)", conveyor: page.p50, baseline: stubPage.p50, baselineName: "Express stub, canned page", unit: "ms" },
-      { scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`, metric: "p99 latency at saturation (16 in flight)", conveyor: page.p99, baseline: stubPage.p99, baselineName: "Express stub, canned page", unit: "ms" },
-      { scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`, metric: "throughput at saturation", conveyor: page.rps, baseline: stubPage.rps, baselineName: "Express stub, canned page", unit: "req/s" },
-      { scenario: `GET /jobs unpaged (${(count / 1e6).toFixed(1)} M jobs)`, metric: `time to stream ${(bytes / 1024 / 1024).toFixed(0)} MB`, conveyor: seconds, baseline: cursor.seconds, baselineName: "bare pg cursor read", unit: "s" },
-      { scenario: `GET /jobs unpaged (${(count / 1e6).toFixed(1)} M jobs)`, metric: "API RSS growth", conveyor: growth, baseline: cursor.rss_growth_mb, baselineName: "bare pg cursor read", unit: "MB", target: "≤ 50 MB", met: growth <= 50 },
+      {
+        scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`,
+        metric: "p99 latency, one request in flight",
+        conveyor: steady.p99,
+        baseline: stubSteady.p99,
+        baselineName: "Express stub, canned page",
+        unit: "ms",
+        target: "≤ 10 ms",
+        met: steady.p99 <= 10,
+      },
+      {
+        scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`,
+        metric: "p50 latency at saturation (16 in flight)",
+        conveyor: page.p50,
+        baseline: stubPage.p50,
+        baselineName: "Express stub, canned page",
+        unit: "ms",
+      },
+      {
+        scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`,
+        metric: "p99 latency at saturation (16 in flight)",
+        conveyor: page.p99,
+        baseline: stubPage.p99,
+        baselineName: "Express stub, canned page",
+        unit: "ms",
+      },
+      {
+        scenario: `GET /jobs?limit=100 (${(count / 1e6).toFixed(1)} M jobs)`,
+        metric: "throughput at saturation",
+        conveyor: page.rps,
+        baseline: stubPage.rps,
+        baselineName: "Express stub, canned page",
+        unit: "req/s",
+      },
+      {
+        scenario: `GET /jobs unpaged (${(count / 1e6).toFixed(1)} M jobs)`,
+        metric: `time to stream ${(bytes / 1024 / 1024).toFixed(0)} MB`,
+        conveyor: seconds,
+        baseline: cursor.seconds,
+        baselineName: "bare pg cursor read",
+        unit: "s",
+      },
+      {
+        scenario: `GET /jobs unpaged (${(count / 1e6).toFixed(1)} M jobs)`,
+        metric: "API RSS growth",
+        conveyor: growth,
+        baseline: cursor.rss_growth_mb,
+        baselineName: "bare pg cursor read",
+        unit: "MB",
+        target: "≤ 50 MB",
+        met: growth <= 50,
+      },
     ];
   } finally {
     await api?.stop();

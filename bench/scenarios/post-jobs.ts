@@ -38,9 +38,27 @@ export async function postJobs(env: BenchEnv, port: number, durationS: number): 
 
     const name = "Express stub";
     return [
-      { scenario: "POST /jobs", metric: "sustained throughput", conveyor: max.rps, baseline: baseline.rps, baselineName: name, unit: "req/s", target: "≥ 0.7× stub", met: max.rps >= 0.7 * baseline.rps },
+      {
+        scenario: "POST /jobs",
+        metric: "sustained throughput",
+        conveyor: max.rps,
+        baseline: baseline.rps,
+        baselineName: name,
+        unit: "req/s",
+        target: "≥ 0.7× stub",
+        met: max.rps >= 0.7 * baseline.rps,
+      },
       { scenario: "POST /jobs", metric: `p50 at ${rate} req/s (80 %)`, conveyor: steady.p50, baseline: stubSteady.p50, baselineName: name, unit: "ms" },
-      { scenario: "POST /jobs", metric: `p99 at ${rate} req/s (80 %)`, conveyor: steady.p99, baseline: stubSteady.p99, baselineName: name, unit: "ms", target: "≤ 50 ms", met: steady.p99 <= 50 },
+      {
+        scenario: "POST /jobs",
+        metric: `p99 at ${rate} req/s (80 %)`,
+        conveyor: steady.p99,
+        baseline: stubSteady.p99,
+        baselineName: name,
+        unit: "ms",
+        target: "≤ 50 ms",
+        met: steady.p99 <= 50,
+      },
     ];
   } finally {
     await api?.stop();

@@ -22,7 +22,12 @@ export async function queueNoopJobs(env: BenchEnv, queues: JobQueues, count: num
 }
 
 export async function worker(env: BenchEnv, port: number, jobs: number, concurrency: number): Promise<Row[]> {
-  const baseline = (await run("bench/baselines/bullmq-worker.ts", { REDIS_URL: env.redisUrl, PREFIX: `${env.prefix}-base`, JOBS: String(jobs), CONCURRENCY: String(concurrency) }).result) as {
+  const baseline = (await run("bench/baselines/bullmq-worker.ts", {
+    REDIS_URL: env.redisUrl,
+    PREFIX: `${env.prefix}-base`,
+    JOBS: String(jobs),
+    CONCURRENCY: String(concurrency),
+  }).result) as {
     per_second: number;
     rss_idle_mb: number;
     rss_peak_mb: number;
@@ -32,7 +37,10 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
   const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 1 });
   const queues = new JobQueues({ connection: redis, prefix: env.prefix });
   try {
-    proc = run("apps/worker/src/main.ts", conveyorEnv(env, { WORKER_TYPES: "bench_noop", WORKER_PLUGINS: NOOP_PLUGIN, WORKER_CONCURRENCY: String(concurrency), WORKER_METRICS_PORT: String(port) }));
+    proc = run(
+      "apps/worker/src/main.ts",
+      conveyorEnv(env, { WORKER_TYPES: "bench_noop", WORKER_PLUGINS: NOOP_PLUGIN, WORKER_CONCURRENCY: String(concurrency), WORKER_METRICS_PORT: String(port) }),
+    );
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
     await sleep(1000);
     const idle = rssMb(proc.pid);
@@ -57,7 +65,16 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
       await sleep(50);
     }
     return [
-      { scenario: "Worker (no-op plugin)", metric: `queued → done, concurrency ${concurrency}`, conveyor: perSecond, baseline: baseline.per_second, baselineName: "BullMQ no-op worker", unit: "jobs/s", target: "≥ 0.6× BullMQ", met: perSecond >= 0.6 * baseline.per_second },
+      {
+        scenario: "Worker (no-op plugin)",
+        metric: `queued → done, concurrency ${concurrency}`,
+        conveyor: perSecond,
+        baseline: baseline.per_second,
+        baselineName: "BullMQ no-op worker",
+        unit: "jobs/s",
+        target: "≥ 0.6× BullMQ",
+        met: perSecond >= 0.6 * baseline.per_second,
+      },
       { scenario: "Worker RSS", metric: "idle", conveyor: idle, baseline: baseline.rss_idle_mb, baselineName: "BullMQ no-op worker", unit: "MB" },
       { scenario: "Worker RSS", metric: "peak under load", conveyor: peak, baseline: baseline.rss_peak_mb, baselineName: "BullMQ no-op worker", unit: "MB" },
     ];

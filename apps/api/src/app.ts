@@ -45,7 +45,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.use(jsonBody());
   app.use(buildRouter(endpoints, routerDeps(deps, metrics.registry)));
   // Same-origin API: no CORS preflight to answer on paths it does not have either.
-  app.use((req, _res, next) => next(req.method === "OPTIONS" ? new AppError("method_not_allowed", "OPTIONS is not supported: this API does not serve cross-origin requests.") : undefined));
+  app.use((req, _res, next) =>
+    next(req.method === "OPTIONS" ? new AppError("method_not_allowed", "OPTIONS is not supported: this API does not serve cross-origin requests.") : undefined),
+  );
   app.use(unknownRoute);
   app.use(errorHandler);
   return app;

@@ -28,7 +28,10 @@ const keys: string[] = [];
 const bearer = (m: TestMember) => ["Authorization", `Bearer ${m.token}`] as const;
 
 async function create(member: TestMember, name = "ci deploys") {
-  const res = await api.request.post("/api-keys").set(...bearer(member)).send({ name });
+  const res = await api.request
+    .post("/api-keys")
+    .set(...bearer(member))
+    .send({ name });
   expect(res.status).toBe(201);
   keys.push(res.body.key);
   return res.body as { id: string; name: string; prefix: string; key: string; created_at: string };
@@ -47,7 +50,13 @@ describe("POST /api-keys", () => {
     const t = await team();
     for (const caller of [t.owner, t.admin, t.member]) {
       const created = await create(caller, `key of ${caller.role}`);
-      expect(created).toEqual({ id: expect.any(String), name: `key of ${caller.role}`, prefix: created.key.slice(0, 8), key: expect.stringMatching(/^cvk_[0-9A-Za-z]{43}$/), created_at: expect.stringMatching(/Z$/) });
+      expect(created).toEqual({
+        id: expect.any(String),
+        name: `key of ${caller.role}`,
+        prefix: created.key.slice(0, 8),
+        key: expect.stringMatching(/^cvk_[0-9A-Za-z]{43}$/),
+        created_at: expect.stringMatching(/Z$/),
+      });
       const res = await probe.get("/probe").set("X-API-Key", created.key);
       expect(res.body).toMatchObject({ kind: "api_key", orgId: t.owner.orgId, userId: caller.userId, role: "member", apiKeyId: created.id });
     }
@@ -72,7 +81,14 @@ describe("POST /api-keys", () => {
     const t = await team();
     const other = await createOrg(api.database.db, api.deps.config);
     for (const body of [{ name: "x", org_id: other.orgId }, { name: "x", created_by: other.userId }, { name: "" }, {}]) {
-      expectError(await api.request.post("/api-keys").set(...bearer(t.owner)).send(body), 400, "validation_failed");
+      expectError(
+        await api.request
+          .post("/api-keys")
+          .set(...bearer(t.owner))
+          .send(body),
+        400,
+        "validation_failed",
+      );
     }
     expect(await api.database.db.prisma.apiKey.count({ where: { orgId: { in: [t.owner.orgId, other.orgId] } } })).toBe(0);
   });
@@ -87,7 +103,12 @@ describe("GET /api-keys", () => {
     const memberKey = await create(t.member);
     const member2Key = await create(t.member2);
     const shape = (k: { id: string; name: string; prefix: string }, by: TestMember) => ({
-      id: k.id, name: k.name, prefix: k.prefix, created_by: by.userId, created_at: expect.any(String), last_used_at: null,
+      id: k.id,
+      name: k.name,
+      prefix: k.prefix,
+      created_by: by.userId,
+      created_at: expect.any(String),
+      last_used_at: null,
     });
     for (const caller of [t.owner, t.admin]) {
       const res = await api.request.get("/api-keys").set(...bearer(caller));
@@ -142,9 +163,7 @@ describe("DELETE /api-keys/{id}", () => {
     const foreign = await create(other);
     const mine = await create(t.owner);
     expect((await api.request.delete(`/api-keys/${mine.id}`).set(...bearer(t.owner))).status).toBe(204);
-    const answers = await Promise.all(
-      [foreign.id, newId(), "nope", mine.id].map((id) => api.request.delete(`/api-keys/${id}`).set(...bearer(t.owner))),
-    );
+    const answers = await Promise.all([foreign.id, newId(), "nope", mine.id].map((id) => api.request.delete(`/api-keys/${id}`).set(...bearer(t.owner))));
     for (const res of answers) expectError(res, 404, "not_found");
     expect(new Set(answers.map((r) => r.text)).size).toBe(1);
     expect((await api.database.db.prisma.apiKey.findUniqueOrThrow({ where: { id: foreign.id } })).revokedAt).toBeNull();
@@ -189,7 +208,10 @@ describe("API keys as credentials", () => {
   it("lose to a bearer token when both headers are sent", async () => {
     const t = await team();
     const created = await create(t.member);
-    const res = await probe.get("/probe").set("X-API-Key", created.key).set(...bearer(t.admin));
+    const res = await probe
+      .get("/probe")
+      .set("X-API-Key", created.key)
+      .set(...bearer(t.admin));
     expect(res.body).toMatchObject({ kind: "jwt", userId: t.admin.userId, role: "admin" });
     expectError(await probe.get("/probe").set("X-API-Key", created.key).set("Authorization", "Bearer broken"), 401, "unauthorized");
   });

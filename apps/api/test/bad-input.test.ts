@@ -29,7 +29,12 @@ afterAll(async () => {
  * A request written byte for byte on a socket: exactly the headers given (no Content-Length, no chunking unless
  * named), as `curl -X POST` without data sends it. The answer is read until the server closes.
  */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any; headers: Record<string, string> }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: any; headers: Record<string, string> }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1");
     const head = [`${method} ${path} HTTP/1.1`, "Host: localhost", "Connection: close", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
@@ -82,9 +87,19 @@ describe("a POST without any body", () => {
 describe("characters Postgres cannot store", () => {
   const cases: [string, string, Record<string, unknown>, string][] = [
     ["NUL in a payload string", "/jobs", { type: "webhook", payload: { url: "https://example.com/a\u0000b", payload: {} } }, "payload.url"],
-    ["NUL in a plugin payload key", "/jobs", { type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b", "x\u0000": 1 } }, "payload.x\u0000"],
+    [
+      "NUL in a plugin payload key",
+      "/jobs",
+      { type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b", "x\u0000": 1 } },
+      "payload.x\u0000",
+    ],
     ["a lone high surrogate in a payload", "/jobs", { type: "send_email", payload: { to: "a@example.com", subject: "\ud800", body: "b" } }, "payload.subject"],
-    ["a lone low surrogate in a nested array", "/jobs", { type: "webhook", payload: { url: "https://example.com/", payload: { list: ["ok", "\udc00x"] } } }, "payload.payload.list.1"],
+    [
+      "a lone low surrogate in a nested array",
+      "/jobs",
+      { type: "webhook", payload: { url: "https://example.com/", payload: { list: ["ok", "\udc00x"] } } },
+      "payload.payload.list.1",
+    ],
     ["NUL in an API key name", "/api-keys", { name: "billing\u0000" }, "name"],
   ];
   it.each(cases)("refuses %s with 400 naming the path", async (_what, path, body, detailPath) => {
@@ -102,7 +117,10 @@ describe("characters Postgres cannot store", () => {
   });
 
   it("keeps well-formed surrogate pairs (emoji) and stores them", async () => {
-    const res = await api.request.post("/jobs").set("Authorization", `Bearer ${owner.token}`).send({ type: "send_email", payload: { to: "a@example.com", subject: "Ship it 🚀", body: "𝄞" } });
+    const res = await api.request
+      .post("/jobs")
+      .set("Authorization", `Bearer ${owner.token}`)
+      .send({ type: "send_email", payload: { to: "a@example.com", subject: "Ship it 🚀", body: "𝄞" } });
     expect(res.status).toBe(202);
     const job = await api.request.get(`/jobs/${res.body.id}`).set("Authorization", `Bearer ${owner.token}`);
     expect(job.body.payload.subject).toBe("Ship it 🚀");
@@ -132,12 +150,20 @@ describe("nesting", () => {
     const ok = await api.request.post("/jobs").set("Authorization", `Bearer ${owner.token}`).set("Content-Type", "application/json").send(fits);
     expect(ok.status).toBe(202);
     const over = `{"type":"webhook","payload":{"url":"https://example.com/","payload":${nested(MAX_JSON_DEPTH - 1)}}}`;
-    expectError(await api.request.post("/jobs").set("Authorization", `Bearer ${owner.token}`).set("Content-Type", "application/json").send(over), 400, "validation_failed");
+    expectError(
+      await api.request.post("/jobs").set("Authorization", `Bearer ${owner.token}`).set("Content-Type", "application/json").send(over),
+      400,
+      "validation_failed",
+    );
   });
 
   it("refuses a million nested arrays on a public route without a credential", async () => {
     const body = `${"[".repeat(500_000)}${"]".repeat(500_000)}`;
-    expectShape(await raw("POST", "/auth/login", { "Content-Type": "application/json", "Content-Length": String(body.length) }, body), 400, "validation_failed");
+    expectShape(
+      await raw("POST", "/auth/login", { "Content-Type": "application/json", "Content-Length": String(body.length) }, body),
+      400,
+      "validation_failed",
+    );
   });
 });
 
@@ -159,7 +185,10 @@ describe("content types and methods", () => {
       const res = await api.request.post("/auth/login").set("Content-Type", type).send(Buffer.from('{"email":"a@b.c","password":"x"}', "utf16le"));
       expectError(res, 415, "unsupported_media_type");
     }
-    const utf8 = await api.request.post("/auth/login").set("Content-Type", "application/json; charset=utf-8").send({ email: "nobody@example.test", password: "x" });
+    const utf8 = await api.request
+      .post("/auth/login")
+      .set("Content-Type", "application/json; charset=utf-8")
+      .send({ email: "nobody@example.test", password: "x" });
     expect(utf8.status).toBe(401);
   });
 

@@ -18,7 +18,15 @@ const binary = (res: import("supertest").Response, done: (error: Error | null, b
   stream.on("data", (chunk: Buffer) => chunks.push(chunk));
   stream.on("end", () => done(null, Buffer.concat(chunks)));
 };
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 describe("GET /docs", () => {
   let api: TestApi;
@@ -62,7 +70,9 @@ describe("GET /docs", () => {
     expect(problems).toEqual([]);
     expect(requests.length).toBeGreaterThan(0);
     expect(requests.filter((url) => !url.startsWith(`${base}/`) && !/^(data|blob):/.test(url))).toEqual([]);
-    expect(requests).toEqual(expect.arrayContaining([`${base}/openapi.json`, `${base}/docs/init.js`, expect.stringMatching(/\/docs\/scalar\.js\?v=[0-9a-f]{16}$/)]));
+    expect(requests).toEqual(
+      expect.arrayContaining([`${base}/openapi.json`, `${base}/docs/init.js`, expect.stringMatching(/\/docs\/scalar\.js\?v=[0-9a-f]{16}$/)]),
+    );
 
     // The body of POST /jobs: one option per job type, from the discriminated oneOf.
     await page.getByText("Enqueue a job").first().click();

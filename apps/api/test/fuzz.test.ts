@@ -48,7 +48,15 @@ beforeAll(async () => {
   const fodderKey = await createApiKey(api.database.db, fodder);
   const other = await createOrg(api.database.db, api.deps.config);
   const [own, foreign] = await Promise.all(
-    [owner, other].map(async (m) => (await api.request.post("/jobs").set("Authorization", `Bearer ${m.token}`).send({ type: "chat_notify", payload: { channel: "#x", text: "y" } })).body.id as string),
+    [owner, other].map(
+      async (m) =>
+        (
+          await api.request
+            .post("/jobs")
+            .set("Authorization", `Bearer ${m.token}`)
+            .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } })
+        ).body.id as string,
+    ),
   );
   ids.push(own!, foreign!, fodder.userId, fodderKey.id, owner.userId, other.userId, "00000000-0000-7000-8000-000000000000");
 
@@ -105,7 +113,11 @@ const leaf = fc.oneof(weirdString, hugeNumber, fc.integer(), fc.double({ noNaN: 
 const jsonValue = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: "small", withCrossShrink: true }, leaf, tie("array"), tie("object")),
   array: fc.array(tie("value"), { maxLength: 5 }),
-  object: fc.dictionary(fc.oneof(weirdString, fc.constantFrom("type", "payload", "max_retries", "email", "password", "token", "role", "name", "org_id", "__proto__")), tie("value"), { maxKeys: 5 }),
+  object: fc.dictionary(
+    fc.oneof(weirdString, fc.constantFrom("type", "payload", "max_retries", "email", "password", "token", "role", "name", "org_id", "__proto__")),
+    tie("value"),
+    { maxKeys: 5 },
+  ),
 })).value;
 
 /** `value` with one field (at a random path) replaced by `replacement`. */
@@ -121,7 +133,23 @@ function mutate(value: unknown, choice: number, replacement: unknown): unknown {
 
 const rawText = fc.oneof(
   fc.string(),
-  fc.constantFrom("", "{", "[", "null", "true", "1", '"x"', "{}", "[]", '{"a":1,}', "{'a':1}", '{"a":NaN}', '{"a":1e999}', '{"a":123456789012345678901234567890}', "\ufeff{}"),
+  fc.constantFrom(
+    "",
+    "{",
+    "[",
+    "null",
+    "true",
+    "1",
+    '"x"',
+    "{}",
+    "[]",
+    '{"a":1,}',
+    "{'a':1}",
+    '{"a":NaN}',
+    '{"a":1e999}',
+    '{"a":123456789012345678901234567890}',
+    "\ufeff{}",
+  ),
   fc.integer({ min: 60, max: 20_000 }).map((n) => `${"[".repeat(n)}${"]".repeat(n)}`),
   fc.integer({ min: 60, max: 5_000 }).map((n) => `{"type":"webhook","payload":${'{"a":'.repeat(n)}1${"}".repeat(n)}}`),
 );
@@ -148,11 +176,25 @@ function encode(value: string): string {
 const brokenEncoding = fc.constantFrom("%", "%zz", "%E0%A4%A", "%ED%A0%80", "%C0%AF", "%00", "%FF%FE", "a%2Fb", "%252F");
 const pathValue = () => fc.oneof(fc.constantFrom(...ids), weirdString.map(encode), brokenEncoding);
 const queryValue = (schema: { enum?: unknown[] }) =>
-  fc.oneof(...(schema.enum?.length ? [fc.constantFrom(...schema.enum.map(String))] : []), weirdString.map(encode), hugeNumber.map(String), brokenEncoding, fc.constant(""));
+  fc.oneof(
+    ...(schema.enum?.length ? [fc.constantFrom(...schema.enum.map(String))] : []),
+    weirdString.map(encode),
+    hugeNumber.map(String),
+    brokenEncoding,
+    fc.constant(""),
+  );
 
 function queryFor(op: Operation) {
-  const declared = op.query.map((q) => fc.option(queryValue(q.schema).map((v) => `${q.name}=${v}`), { nil: undefined }));
-  const extra = fc.array(fc.tuple(weirdString.map(encode), weirdString.map(encode)).map(([k, v]) => `${k}=${v}`), { maxLength: 2 });
+  const declared = op.query.map((q) =>
+    fc.option(
+      queryValue(q.schema).map((v) => `${q.name}=${v}`),
+      { nil: undefined },
+    ),
+  );
+  const extra = fc.array(
+    fc.tuple(weirdString.map(encode), weirdString.map(encode)).map(([k, v]) => `${k}=${v}`),
+    { maxLength: 2 },
+  );
   return fc.tuple(fc.tuple(...declared), extra, fc.boolean()).map(([known, more, repeat]) => {
     const parts = [...known.filter((p): p is string => p !== undefined), ...more];
     if (repeat && parts.length) parts.push(parts[0]!);
@@ -180,7 +222,7 @@ const contentType = fc.constantFrom(
   "application/json",
   "application/json; charset=utf-8",
   "application/json; charset=utf-16",
-  "application/json; charset=\"UTF-8\"",
+  'application/json; charset="UTF-8"',
   "application/merge-patch+json",
   "text/plain",
   "application/x-www-form-urlencoded",
@@ -216,7 +258,10 @@ async function send(req: FuzzRequest): Promise<void> {
   const text = await res.body.text();
   const label = `${req.op.method} ${req.op.path}`;
   hits.set(label, (hits.get(label) ?? 0) + 1);
-  const problem = (why: string) => new Error(`${label} → ${res.statusCode}: ${why}\nsent ${req.path} ${JSON.stringify(req.headers)} ${JSON.stringify(req.body?.slice(0, 300))}\ngot ${text.slice(0, 500)}`);
+  const problem = (why: string) =>
+    new Error(
+      `${label} → ${res.statusCode}: ${why}\nsent ${req.path} ${JSON.stringify(req.headers)} ${JSON.stringify(req.body?.slice(0, 300))}\ngot ${text.slice(0, 500)}`,
+    );
   if (res.statusCode >= 500) throw problem("a server error");
   if (!res.headers["x-request-id"]) throw problem("no X-Request-Id");
   if (res.statusCode < 400) return;
@@ -231,7 +276,10 @@ async function send(req: FuzzRequest): Promise<void> {
   if (typeof error.code !== "string" || !(error.code in ERROR_STATUS)) throw problem(`unknown error code ${error.code}`);
   if (ERROR_STATUS[error.code as keyof typeof ERROR_STATUS] !== res.statusCode) throw problem(`code ${error.code} with the wrong status`);
   if (typeof error.message !== "string" || !/\.$/.test(error.message)) throw problem("a message that is not a sentence");
-  if (error.details !== undefined && !(Array.isArray(error.details) && error.details.every((d) => typeof d?.path === "string" && typeof d?.message === "string"))) {
+  if (
+    error.details !== undefined &&
+    !(Array.isArray(error.details) && error.details.every((d) => typeof d?.path === "string" && typeof d?.message === "string"))
+  ) {
     throw problem("malformed details");
   }
   if (Object.keys(error).some((k) => !["code", "message", "details"].includes(k))) throw problem("extra keys in the error");

@@ -28,10 +28,22 @@ function typeErrors(files: Record<string, string>): string[] {
   mkdirSync(OUT, { recursive: true });
   for (const [name, text] of Object.entries(files)) writeFileSync(path.join(OUT, name), text);
   const program = ts.createProgram(
-    Object.keys(files).filter((f) => f.endsWith(".ts")).map((f) => path.join(OUT, f)),
-    { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, types: [], skipLibCheck: true },
+    Object.keys(files)
+      .filter((f) => f.endsWith(".ts"))
+      .map((f) => path.join(OUT, f)),
+    {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      types: [],
+      skipLibCheck: true,
+    },
   );
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file ? path.basename(d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => `${d.file ? path.basename(d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
 }
 
 let api: TestApi;
@@ -51,7 +63,19 @@ const client = `import createClient from "openapi-fetch";\nimport type { paths }
 describe("a client generated from /openapi.json", () => {
   it("finds the README's job examples, a plugin type among them", () => {
     const types = readmeJobs().map((j) => j.type);
-    expect(types).toEqual(expect.arrayContaining(["send_email", "send_sms", "webhook", "generate_pdf", "compress_image", "ai_summarize", "mobile_money_stk", "chat_notify", "word_count"]));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        "send_email",
+        "send_sms",
+        "webhook",
+        "generate_pdf",
+        "compress_image",
+        "ai_summarize",
+        "mobile_money_stk",
+        "chat_notify",
+        "word_count",
+      ]),
+    );
   });
 
   it("type-checks POST /jobs for every README example and POST /jobs/batch with all of them", () => {

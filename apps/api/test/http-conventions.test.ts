@@ -74,7 +74,10 @@ describe("HTTP conventions (SPEC §2)", () => {
 
   it("logs the request id on the access line and never the query string", async () => {
     await api.request.get("/no/such/route?token=very-secret-invite-token").set("X-Request-Id", "trace-me-1");
-    const line = api.logs().split("\n").find((l) => l.includes("trace-me-1") && l.includes("GET /no/such/route"));
+    const line = api
+      .logs()
+      .split("\n")
+      .find((l) => l.includes("trace-me-1") && l.includes("GET /no/such/route"));
     expect(line).toBeDefined();
     expect(api.logs()).not.toContain("very-secret-invite-token");
   });

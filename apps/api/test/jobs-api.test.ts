@@ -111,7 +111,15 @@ describe("POST /jobs", () => {
   });
 
   it("refuses webhook URLs that point at internal addresses, at enqueue", async () => {
-    for (const url of ["http://example.com/x", "https://127.0.0.1/x", "https://[::1]/", "https://169.254.169.254/latest", "https://user:pw@example.com/", "file:///etc/passwd", "https://metadata.google.internal/"]) {
+    for (const url of [
+      "http://example.com/x",
+      "https://127.0.0.1/x",
+      "https://[::1]/",
+      "https://169.254.169.254/latest",
+      "https://user:pw@example.com/",
+      "file:///etc/passwd",
+      "https://metadata.google.internal/",
+    ]) {
       const res = await create({ type: "webhook", payload: { url, payload: {} } });
       expect(res.status).toBe(400);
       expect(res.body.error.details[0].path).toBe("payload.url");
@@ -149,7 +157,10 @@ describe("Idempotency-Key", () => {
   it("treats the same request with defaults spelled out as the same request", async () => {
     const k = key();
     const first = await create({ type: "compress_image", payload: { url: "https://example.com/i.png", width: 10 } }, { ...asAlice(), "Idempotency-Key": k });
-    const again = await create({ type: "compress_image", payload: { width: 10, url: "https://example.com/i.png", quality: 80 }, max_retries: 0 }, { ...asAlice(), "Idempotency-Key": k });
+    const again = await create(
+      { type: "compress_image", payload: { width: 10, url: "https://example.com/i.png", quality: 80 }, max_retries: 0 },
+      { ...asAlice(), "Idempotency-Key": k },
+    );
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(first.body.id);
   });
@@ -201,7 +212,10 @@ describe("Idempotency-Key", () => {
 
 describe("POST /jobs/batch", () => {
   it("creates 1..1000 jobs and answers 202 with their ids in order", async () => {
-    const res = await api.request.post("/jobs/batch").set(asAlice()).send({ jobs: [webhook(1), { ...webhook(2), max_retries: 4 }] });
+    const res = await api.request
+      .post("/jobs/batch")
+      .set(asAlice())
+      .send({ jobs: [webhook(1), { ...webhook(2), max_retries: 4 }] });
     expect(res.status).toBe(202);
     expect(res.body).toEqual([
       { id: expect.any(String), status: "pending" },
@@ -213,7 +227,10 @@ describe("POST /jobs/batch", () => {
 
   it("stores nothing when one job is invalid, and names it by index", async () => {
     const before = await api.database.db.prisma.job.count();
-    const res = await api.request.post("/jobs/batch").set(asAlice()).send({ jobs: [webhook(1), webhook(2), { type: "send_sms", payload: { to: "+254700000000" } }] });
+    const res = await api.request
+      .post("/jobs/batch")
+      .set(asAlice())
+      .send({ jobs: [webhook(1), webhook(2), { type: "send_sms", payload: { to: "+254700000000" } }] });
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual([{ path: "jobs.2.payload.message", message: "is required" }]);
     expect(await api.database.db.prisma.job.count()).toBe(before);
@@ -221,21 +238,38 @@ describe("POST /jobs/batch", () => {
 
   it("refuses an empty batch, more than 1000 jobs, and unknown types", async () => {
     expect((await api.request.post("/jobs/batch").set(asAlice()).send({ jobs: [] })).status).toBe(400);
-    expect((await api.request.post("/jobs/batch").set(asAlice()).send({ jobs: Array.from({ length: 1001 }, () => webhook()) })).status).toBe(400);
-    const unknown = await api.request.post("/jobs/batch").set(asAlice()).send({ jobs: [webhook(), { type: "nope_type", payload: {} }] });
+    expect(
+      (
+        await api.request
+          .post("/jobs/batch")
+          .set(asAlice())
+          .send({ jobs: Array.from({ length: 1001 }, () => webhook()) })
+      ).status,
+    ).toBe(400);
+    const unknown = await api.request
+      .post("/jobs/batch")
+      .set(asAlice())
+      .send({ jobs: [webhook(), { type: "nope_type", payload: {} }] });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.code).toBe("unknown_job_type");
     expect(unknown.body.error.details).toEqual([{ path: "jobs.1.type", message: "is not a known job type" }]);
   });
 
   it("accepts exactly 1000 jobs", async () => {
-    const res = await api.request.post("/jobs/batch").set(asAlice()).send({ jobs: Array.from({ length: 1000 }, (_, i) => webhook(i)) });
+    const res = await api.request
+      .post("/jobs/batch")
+      .set(asAlice())
+      .send({ jobs: Array.from({ length: 1000 }, (_, i) => webhook(i)) });
     expect(res.status).toBe(202);
     expect(new Set(res.body.map((j: { id: string }) => j.id)).size).toBe(1000);
   });
 
   it("refuses an Idempotency-Key (supported on POST /jobs only)", async () => {
-    const res = await api.request.post("/jobs/batch").set(asAlice()).set("Idempotency-Key", "b1").send({ jobs: [webhook()] });
+    const res = await api.request
+      .post("/jobs/batch")
+      .set(asAlice())
+      .set("Idempotency-Key", "b1")
+      .send({ jobs: [webhook()] });
     expect(res.status).toBe(400);
   });
 });
@@ -245,7 +279,10 @@ describe("GET /jobs", () => {
   let ids: string[];
   beforeAll(async () => {
     org = await createOrg(api.database.db, api.deps.config);
-    const res = await api.request.post("/jobs/batch").set({ Authorization: `Bearer ${org.token}` }).send({ jobs: Array.from({ length: 7 }, (_, i) => webhook(i)) });
+    const res = await api.request
+      .post("/jobs/batch")
+      .set({ Authorization: `Bearer ${org.token}` })
+      .send({ jobs: Array.from({ length: 7 }, (_, i) => webhook(i)) });
     ids = res.body.map((j: { id: string }) => j.id);
     await api.database.db.pool.query("UPDATE jobs SET status = 'done' WHERE id = ANY($1)", [[ids[1], ids[4]]]);
   });
@@ -323,7 +360,10 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
          ($1, 1, 'info', 'Attempt 1 of 2 started', now()), ($1, 1, 'warn', 'Attempt 1 failed: boom', now()), ($1, 2, 'info', 'second', now())`,
       [id],
     );
-    await api.database.db.pool.query("INSERT INTO job_artifacts (job_id, content_type, filename, size, data) VALUES ($1, 'application/pdf', 'invoice 1.pdf', 4, '\\x25504446')", [id]);
+    await api.database.db.pool.query(
+      "INSERT INTO job_artifacts (job_id, content_type, filename, size, data) VALUES ($1, 'application/pdf', 'invoice 1.pdf', 4, '\\x25504446')",
+      [id],
+    );
   });
 
   it("returns the job with payload, result and error", async () => {
@@ -360,10 +400,14 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
   });
 
   it("serves the artifact with its content type as a download", async () => {
-    const res = await api.request.get(`/jobs/${id}/artifact`).set(asAlice()).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on("data", (c: Buffer) => chunks.push(c)).on("end", () => cb(null, Buffer.concat(chunks)));
-    });
+    const res = await api.request
+      .get(`/jobs/${id}/artifact`)
+      .set(asAlice())
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on("data", (c: Buffer) => chunks.push(c)).on("end", () => cb(null, Buffer.concat(chunks)));
+      });
     expect(res.status).toBe(200);
     expect(res.headers["content-type"]).toBe("application/pdf");
     expect(res.headers["content-disposition"]).toBe('attachment; filename="invoice_1.pdf"');

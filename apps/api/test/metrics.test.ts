@@ -5,7 +5,6 @@ import supertest from "supertest";
 import { createApp } from "../src/app";
 import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
-
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 
 describe("GET /metrics", () => {
@@ -34,7 +33,10 @@ describe("GET /metrics", () => {
   });
 
   it("labels request durations with the route pattern and status, never the URL's ids", async () => {
-    const created = await api.request.post("/jobs").set("X-API-Key", key).send({ type: "chat_notify", payload: { channel: "#ops", text: "hi" } });
+    const created = await api.request
+      .post("/jobs")
+      .set("X-API-Key", key)
+      .send({ type: "chat_notify", payload: { channel: "#ops", text: "hi" } });
     expect(created.status).toBe(202);
     expect((await api.request.get(`/jobs/${created.body.id}`).set("X-API-Key", key)).status).toBe(200);
     expect((await api.request.get(`/jobs/${created.body.id}/logs`).set("X-API-Key", key)).status).toBe(200);
@@ -65,7 +67,10 @@ describe("GET /metrics", () => {
     const first = await api.request.post("/jobs").set("X-API-Key", key).set("Idempotency-Key", "metrics-1").send(body);
     const repeat = await api.request.post("/jobs").set("X-API-Key", key).set("Idempotency-Key", "metrics-1").send(body);
     expect([first.status, repeat.status]).toEqual([202, 200]);
-    const batch = await api.request.post("/jobs/batch").set("X-API-Key", key).send({ jobs: [body, body, { type: "chat_notify", payload: { channel: "#a", text: "b" } }] });
+    const batch = await api.request
+      .post("/jobs/batch")
+      .set("X-API-Key", key)
+      .send({ jobs: [body, body, { type: "chat_notify", payload: { channel: "#a", text: "b" } }] });
     expect(batch.status).toBe(202);
     const invalid = await api.request.post("/jobs").set("X-API-Key", key).send({ type: "send_email", payload: {} });
     expect(invalid.status).toBe(400);

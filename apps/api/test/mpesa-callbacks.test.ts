@@ -30,7 +30,12 @@ function successBody(push: Pick<Push, "checkoutRequestId" | "merchantRequestId">
 function cancelledBody(push: Pick<Push, "checkoutRequestId" | "merchantRequestId">) {
   return {
     Body: {
-      stkCallback: { MerchantRequestID: push.merchantRequestId, CheckoutRequestID: push.checkoutRequestId, ResultCode: 1032, ResultDesc: "Request cancelled by user" },
+      stkCallback: {
+        MerchantRequestID: push.merchantRequestId,
+        CheckoutRequestID: push.checkoutRequestId,
+        ResultCode: 1032,
+        ResultDesc: "Request cancelled by user",
+      },
     },
   };
 }
@@ -188,10 +193,22 @@ describe("POST /callbacks/mpesa/{job_id}", () => {
   });
 
   it.each([
-    ["a string ResultCode", (p: Push) => ({ Body: { stkCallback: { ...cancelledBody(p).Body.stkCallback, ResultCode: "1032" } } }), "Body.stkCallback.ResultCode"],
-    ["no CheckoutRequestID", (p: Push) => ({ Body: { stkCallback: { MerchantRequestID: p.merchantRequestId, ResultCode: 0, ResultDesc: "ok" } } }), "Body.stkCallback.CheckoutRequestID"],
+    [
+      "a string ResultCode",
+      (p: Push) => ({ Body: { stkCallback: { ...cancelledBody(p).Body.stkCallback, ResultCode: "1032" } } }),
+      "Body.stkCallback.ResultCode",
+    ],
+    [
+      "no CheckoutRequestID",
+      (p: Push) => ({ Body: { stkCallback: { MerchantRequestID: p.merchantRequestId, ResultCode: 0, ResultDesc: "ok" } } }),
+      "Body.stkCallback.CheckoutRequestID",
+    ],
     ["no Body", () => ({ stkCallback: {} }), "Body"],
-    ["items without Name", (p: Push) => ({ Body: { stkCallback: { ...successBody(p).Body.stkCallback, CallbackMetadata: { Item: [{ Value: 1 }] } } } }), "Body.stkCallback.CallbackMetadata.Item.0.Name"],
+    [
+      "items without Name",
+      (p: Push) => ({ Body: { stkCallback: { ...successBody(p).Body.stkCallback, CallbackMetadata: { Item: [{ Value: 1 }] } } } }),
+      "Body.stkCallback.CallbackMetadata.Item.0.Name",
+    ],
   ])("answers 400 validation_failed to a body with %s", async (_label, body, path) => {
     const push = await acceptedPush();
     const res = await post(push.jobId, push.secret, body(push));

@@ -26,7 +26,8 @@ function registeredRoutes(app: express.Express): string[] {
   const walk = (stack: any[]) => {
     for (const layer of stack) {
       // `_all` routes are the router's 405 answers for known paths, not endpoints.
-      if (layer.route) for (const method of Object.keys(layer.route.methods).filter((m) => m !== "_all")) found.push(`${method.toUpperCase()} ${oasPath(layer.route.path)}`);
+      if (layer.route)
+        for (const method of Object.keys(layer.route.methods).filter((m) => m !== "_all")) found.push(`${method.toUpperCase()} ${oasPath(layer.route.path)}`);
       else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
@@ -34,7 +35,10 @@ function registeredRoutes(app: express.Express): string[] {
   return found.sort();
 }
 
-const documentedRoutes = (doc: Doc) => Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
+const documentedRoutes = (doc: Doc) =>
+  Object.entries(doc.paths)
+    .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
+    .sort();
 
 function validateWithStandardValidator(doc: unknown): { valid: boolean; version: string; errors: unknown } {
   const script = path.join(__dirname, "support/validate-openapi.mjs");
@@ -62,7 +66,9 @@ describe("GET /openapi.json", () => {
 
   it("documents every route the app registers, with its method, and no route it does not", () => {
     expect(documentedRoutes(doc)).toEqual(registeredRoutes(createApp(api.deps)));
-    expect(registeredRoutes(createApp(api.deps))).toEqual(expect.arrayContaining(["POST /jobs", "GET /metrics", "GET /openapi.json", "GET /docs", "GET /accept-invite"]));
+    expect(registeredRoutes(createApp(api.deps))).toEqual(
+      expect.arrayContaining(["POST /jobs", "GET /metrics", "GET /openapi.json", "GET /docs", "GET /accept-invite"]),
+    );
   });
 
   it("leaves POST /auth/signup out when signup is disabled, as the app does", () => {
@@ -113,7 +119,7 @@ describe("GET /openapi.json", () => {
         try {
           validate(op.body.schema, example.value);
         } catch (error) {
-          throw new Error(`${op.method.toUpperCase()} ${op.path} example ${name}: ${(error as Error).message}`);
+          throw new Error(`${op.method.toUpperCase()} ${op.path} example ${name}: ${(error as Error).message}`, { cause: error });
         }
       }
     }
@@ -201,14 +207,24 @@ describe("GET /openapi.json", () => {
 
       const job = await r.post("/jobs").set(viaKey).send({ type: "send_email", payload: payloadExamples.send_email });
       expectDocumented("post", "/jobs", job);
-      expectDocumented("post", "/jobs/batch", await r.post("/jobs/batch").set(viaKey).send({ jobs: [{ type: "chat_notify", payload: payloadExamples.chat_notify }] }));
+      expectDocumented(
+        "post",
+        "/jobs/batch",
+        await r
+          .post("/jobs/batch")
+          .set(viaKey)
+          .send({ jobs: [{ type: "chat_notify", payload: payloadExamples.chat_notify }] }),
+      );
       expectDocumented("get", "/jobs", await r.get("/jobs").set(viaKey));
       expectDocumented("get", "/jobs", await r.get("/jobs?limit=1").set(viaKey));
       expectDocumented("get", "/jobs/:id", await r.get(`/jobs/${job.body.id}`).set(viaKey));
       expectDocumented("get", "/jobs/:id/logs", await r.get(`/jobs/${job.body.id}/logs`).set(viaKey));
 
       expectDocumented("get", "/org/members", await r.get("/org/members").set(auth));
-      const invite = await r.post("/org/invite").set(auth).send({ email: uniqueEmail("invitee"), role: "member" });
+      const invite = await r
+        .post("/org/invite")
+        .set(auth)
+        .send({ email: uniqueEmail("invitee"), role: "member" });
       expectDocumented("post", "/org/invite", invite);
       const token = new URL(invite.body.invite_url).searchParams.get("token")!;
       expectDocumented("get", "/invite", await r.get(`/invite?token=${encodeURIComponent(token)}`));

@@ -77,7 +77,10 @@ describe("npm run org:create", () => {
   });
 
   it("prints the usage for missing or unknown arguments", async () => {
-    for (const args of [["--org", "No email"], ["--email", "a@b.test", "--org", "X", "--role", "admin"]]) {
+    for (const args of [
+      ["--org", "No email"],
+      ["--email", "a@b.test", "--org", "X", "--role", "admin"],
+    ]) {
       const result = await run(args, { ORG_CREATE_PASSWORD: PASSWORD });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain("Usage: npm run org:create -- --email <owner email> --org <organization name>");

@@ -65,8 +65,16 @@ describe("auth endpoints, per client IP (AUTH_RATE_LIMIT_PER_MIN)", () => {
     const ip = newIp();
     const calls = [
       () => api.request.post("/auth/signup").set("X-Forwarded-For", ip).send({ email: uniqueEmail(), password: PASSWORD, org_name: "Limited" }),
-      () => api.request.get("/invite").set("X-Forwarded-For", ip).query({ token: "A".repeat(43) }),
-      () => api.request.post("/invite/accept").set("X-Forwarded-For", ip).send({ token: "A".repeat(43), password: PASSWORD }),
+      () =>
+        api.request
+          .get("/invite")
+          .set("X-Forwarded-For", ip)
+          .query({ token: "A".repeat(43) }),
+      () =>
+        api.request
+          .post("/invite/accept")
+          .set("X-Forwarded-For", ip)
+          .send({ token: "A".repeat(43), password: PASSWORD }),
     ];
     for (const call of calls) {
       for (let i = 0; i < LIMIT; i++) expect((await call()).status).not.toBe(429);
@@ -219,9 +227,22 @@ describe("job endpoints per org (API_RATE_LIMIT_PER_SEC), with Redis up and down
     try {
       const ip = newIp();
       for (let i = 0; i < LIMIT; i++) {
-        expect((await api.request.get("/invite").set("X-Forwarded-For", ip).query({ token: "A".repeat(43) })).status).toBe(404);
+        expect(
+          (
+            await api.request
+              .get("/invite")
+              .set("X-Forwarded-For", ip)
+              .query({ token: "A".repeat(43) })
+          ).status,
+        ).toBe(404);
       }
-      expectLimited(await api.request.get("/invite").set("X-Forwarded-For", ip).query({ token: "A".repeat(43) }), LIMIT);
+      expectLimited(
+        await api.request
+          .get("/invite")
+          .set("X-Forwarded-For", ip)
+          .query({ token: "A".repeat(43) }),
+        LIMIT,
+      );
     } finally {
       await redis.start();
     }

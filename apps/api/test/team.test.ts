@@ -89,7 +89,11 @@ describe("POST /org/invite role matrix", () => {
     const res = await invite(t[callerRole], role);
     expect(res.status).toBe(status);
     if (status === 201) {
-      expect(res.body).toEqual({ invite_url: expect.stringMatching(/\/accept-invite\?token=[A-Za-z0-9_-]{43}$/), email: expect.any(String), expires_at: expect.any(String) });
+      expect(res.body).toEqual({
+        invite_url: expect.stringMatching(/\/accept-invite\?token=[A-Za-z0-9_-]{43}$/),
+        email: expect.any(String),
+        expires_at: expect.any(String),
+      });
       const stored = await api.database.db.prisma.invite.findFirstOrThrow({ where: { email: res.body.email } });
       expect(stored).toMatchObject({ orgId: t.owner.orgId, role, invitedBy: t[callerRole].userId });
     } else {
@@ -128,7 +132,14 @@ describe("POST /org/invite role matrix", () => {
       { email: uniqueEmail(), role: "superuser" },
       { email: uniqueEmail() },
     ]) {
-      expectError(await api.request.post("/org/invite").set(...bearer(t.owner)).send(body), 400, "validation_failed");
+      expectError(
+        await api.request
+          .post("/org/invite")
+          .set(...bearer(t.owner))
+          .send(body),
+        400,
+        "validation_failed",
+      );
     }
     expect(await api.database.db.prisma.invite.count({ where: { orgId: { in: [t.owner.orgId, other.owner.orgId] } } })).toBe(0);
   });
@@ -154,7 +165,10 @@ describe("DELETE /org/members/{user_id}", () => {
     const t = await team();
     const other = await bystander();
     const adminKey = await createApiKey(api.database.db, t.admin);
-    const pending = await api.request.post("/org/invite").set(...bearer(t.admin)).send({ email: uniqueEmail("backdoor"), role: "member" });
+    const pending = await api.request
+      .post("/org/invite")
+      .set(...bearer(t.admin))
+      .send({ email: uniqueEmail("backdoor"), role: "member" });
     const res = await remove(t.owner, t.admin.userId);
     expect(res.status).toBe(204);
     expect(res.text).toBe("");

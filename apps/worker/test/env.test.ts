@@ -8,13 +8,29 @@ const expectType = <T extends true>(): T | undefined => undefined;
 describe("loadWorkerConfig", () => {
   it("applies the documented defaults, leaving optional settings undefined", () => {
     const config = loadWorkerConfig({});
-    expect(config).toMatchObject({ WORKER_CONCURRENCY: 10, WORKER_PLUGINS: [], WORKER_METRICS_PORT: 9464, EMAIL_PROVIDER: "sendgrid", PROVIDER_TIMEOUT_MS: 15_000 });
+    expect(config).toMatchObject({
+      WORKER_CONCURRENCY: 10,
+      WORKER_PLUGINS: [],
+      WORKER_METRICS_PORT: 9464,
+      EMAIL_PROVIDER: "sendgrid",
+      PROVIDER_TIMEOUT_MS: 15_000,
+    });
     expect([config.WORKER_TYPES, config.PUBLIC_URL, config.EMAIL_PROVIDER_API_KEY, config.TEMPLATES_DIR]).toEqual([undefined, undefined, undefined, undefined]);
   });
 
   it("converts lists, numbers and PUBLIC_URL (no trailing slash, so callback paths append cleanly)", () => {
-    const config = loadWorkerConfig({ WORKER_TYPES: "webhook, send_email,", WORKER_PLUGINS: "./a.js", WORKER_CONCURRENCY: "3", PUBLIC_URL: "https://jobs.example.com/" });
-    expect(config).toMatchObject({ WORKER_TYPES: ["webhook", "send_email"], WORKER_PLUGINS: ["./a.js"], WORKER_CONCURRENCY: 3, PUBLIC_URL: "https://jobs.example.com" });
+    const config = loadWorkerConfig({
+      WORKER_TYPES: "webhook, send_email,",
+      WORKER_PLUGINS: "./a.js",
+      WORKER_CONCURRENCY: "3",
+      PUBLIC_URL: "https://jobs.example.com/",
+    });
+    expect(config).toMatchObject({
+      WORKER_TYPES: ["webhook", "send_email"],
+      WORKER_PLUGINS: ["./a.js"],
+      WORKER_CONCURRENCY: 3,
+      PUBLIC_URL: "https://jobs.example.com",
+    });
   });
 
   it("refuses bad values, naming each variable", () => {

@@ -6,7 +6,6 @@ import { deleteRedisPrefix, startPrivateRedis, testRedisPrefix, TEST_REDIS_URL, 
 import { startHealthServer, type HealthServer } from "../src/runtime/health-server";
 import { createWorkerMetrics, type WorkerMetrics } from "../src/runtime/metrics";
 
-
 function get(port: number, path: string): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
     http

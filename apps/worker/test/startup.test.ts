@@ -1,5 +1,14 @@
 // The worker as a real process: clear refusals, and a clean stop.
-import { createTestDatabase, deleteRedisPrefix, freePort, spawnService, startPrivateRedis, testRedisPrefix, TEST_REDIS_URL, type TestDatabase } from "@conveyor/testkit";
+import {
+  createTestDatabase,
+  deleteRedisPrefix,
+  freePort,
+  spawnService,
+  startPrivateRedis,
+  testRedisPrefix,
+  TEST_REDIS_URL,
+  type TestDatabase,
+} from "@conveyor/testkit";
 
 describe("worker process start-up", () => {
   let database: TestDatabase;

@@ -2,7 +2,6 @@
 // layer, the variables the apps have in common, and start-up helpers; no other code reads process.env.
 import Joi from "joi";
 import { ConfigError, StartupError } from "./errors";
-import { flag } from "./rules";
 
 export { Joi };
 export { ConfigError, StartupError } from "./errors";

@@ -17,7 +17,10 @@ export function oneOf<const V extends string>(...values: V[]): Joi.StringSchema<
  */
 export function list(item?: { pattern: RegExp; name: string }): Joi.AnySchema<string[]> {
   const rule = Joi.string().custom((value: string, helpers) => {
-    const entries = value.split(",").map((s) => s.trim()).filter(Boolean);
+    const entries = value
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (!item) return entries;
     const bad = entries.find((entry) => !item.pattern.test(entry));
     return bad === undefined ? entries : helpers.message({ custom: `names an invalid ${item.name} "${bad}"` });
@@ -28,5 +31,7 @@ export function list(item?: { pattern: RegExp; name: string }): Joi.AnySchema<st
 
 /** The http(s) URL the service is reached at, without trailing slashes, so paths append as `${url}/path`. */
 export function publicUrl(): Joi.StringSchema<string> {
-  return Joi.string().uri({ scheme: ["http", "https"] }).custom((value: string) => value.replace(/\/+$/, ""));
+  return Joi.string()
+    .uri({ scheme: ["http", "https"] })
+    .custom((value: string) => value.replace(/\/+$/, ""));
 }

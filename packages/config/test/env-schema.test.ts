@@ -20,7 +20,12 @@ describe("setting() and envSchema()", () => {
   const secret = "s".repeat(32);
 
   it("parses each variable under its own name, converted, with defaults for the unset ones", () => {
-    expect(parseEnv(schema, { PORT: "8080", NAME: "conveyor", SECRET: secret, OTHER: "ignored" })).toEqual({ PORT: 8080, NAME: "conveyor", SECRET: secret, URL: "http://localhost:8080" });
+    expect(parseEnv(schema, { PORT: "8080", NAME: "conveyor", SECRET: secret, OTHER: "ignored" })).toEqual({
+      PORT: 8080,
+      NAME: "conveyor",
+      SECRET: secret,
+      URL: "http://localhost:8080",
+    });
   });
 
   it("leaves an optional variable undefined, and treats an empty string as unset", () => {
@@ -79,7 +84,9 @@ describe("rules", () => {
 
   it("publicUrl takes http(s) URLs and drops trailing slashes", () => {
     expect(parse(publicUrl(), "https://jobs.example.com/base///")).toBe("https://jobs.example.com/base");
-    expect(message(() => parse(publicUrl(), "ftp://jobs.example.com"))).toBe("Invalid configuration: X must be a valid uri with a scheme matching the http|https pattern");
+    expect(message(() => parse(publicUrl(), "ftp://jobs.example.com"))).toBe(
+      "Invalid configuration: X must be a valid uri with a scheme matching the http|https pattern",
+    );
   });
 });
 

@@ -34,8 +34,15 @@ export type Payloads = {
 export type BuiltInType = keyof Payloads;
 
 // No CR/LF in anything that may end up in a provider's header line (subjects, sender names).
-const singleLine = (max: number) => Joi.string().min(1).max(max).pattern(/^[^\r\n]*$/, "a single line");
-const email = () => Joi.string().max(254).email({ tlds: { allow: false } });
+const singleLine = (max: number) =>
+  Joi.string()
+    .min(1)
+    .max(max)
+    .pattern(/^[^\r\n]*$/, "a single line");
+const email = () =>
+  Joi.string()
+    .max(254)
+    .email({ tlds: { allow: false } });
 const anyObject = () => Joi.object().unknown(true);
 
 function fetchableUrl(policy: UrlPolicy) {
@@ -72,7 +79,8 @@ type CatalogEntry = {
   description: string;
   /** Deployment settings the handler needs (documented; checked by the worker when the job runs). */
   settings: readonly string[];
-  payload: (options: CatalogOptions) => Joi.ObjectSchema;
+  /** Joi cannot infer the payload type from the schema: `unknown` until validatePayload says Payloads[K]. */
+  payload: (options: CatalogOptions) => Joi.ObjectSchema<unknown>;
 };
 
 export const catalog: Record<BuiltInType, CatalogEntry> = {
@@ -92,7 +100,9 @@ export const catalog: Record<BuiltInType, CatalogEntry> = {
     settings: ["SMS_PROVIDER_USERNAME", "SMS_PROVIDER_API_KEY"],
     payload: () =>
       Joi.object({
-        to: Joi.string().pattern(/^\+[1-9]\d{6,14}$/, "E.164 (a + then 7 to 15 digits)").required(),
+        to: Joi.string()
+          .pattern(/^\+[1-9]\d{6,14}$/, "E.164 (a + then 7 to 15 digits)")
+          .required(),
         message: Joi.string().min(1).max(1600).required(),
         from: Joi.string().pattern(/^[A-Za-z0-9 ]{1,11}$|^\d{3,15}$/, "a sender ID (up to 11 letters or digits) or a short code"),
       }),
@@ -140,7 +150,9 @@ export const catalog: Record<BuiltInType, CatalogEntry> = {
       Joi.object({
         phone: mpesaPhone().required(),
         amount: Joi.number().integer().min(1).max(250_000).required(),
-        ref: Joi.string().pattern(/^[A-Za-z0-9]{1,12}$/, "1 to 12 letters or digits").required(),
+        ref: Joi.string()
+          .pattern(/^[A-Za-z0-9]{1,12}$/, "1 to 12 letters or digits")
+          .required(),
       }),
   },
   chat_notify: {
@@ -169,15 +181,16 @@ export function firstPerPath(details: ValidationDetail[]): ValidationDetail[] {
 }
 export type PayloadCheck<T> = { ok: true; value: T } | { ok: false; details: ValidationDetail[] };
 
-const schemaCache = new WeakMap<CatalogOptions, Map<BuiltInType, Joi.ObjectSchema>>();
+const schemaCache = new WeakMap<CatalogOptions, Map<BuiltInType, Joi.ObjectSchema<unknown>>>();
 
 /** Validates a built-in type's payload; `details` paths are relative to the payload (prefix them yourself). */
 export function validatePayload<K extends BuiltInType>(type: K, payload: unknown, options: CatalogOptions): PayloadCheck<Payloads[K]> {
   let schemas = schemaCache.get(options);
-  if (!schemas) schemaCache.set(options, (schemas = new Map()));
+  if (!schemas) schemaCache.set(options, (schemas = new Map<BuiltInType, Joi.ObjectSchema<unknown>>()));
   let schema = schemas.get(type);
   if (!schema) schemas.set(type, (schema = catalog[type].payload(options)));
-  const { value, error } = schema.validate(payload, { abortEarly: false, convert: false, errors: { label: false } });
-  if (!error) return { ok: true, value: value as Payloads[K] };
-  return { ok: false, details: firstPerPath(error.details.map((d) => ({ path: d.path.join("."), message: d.message }))) };
+  // Not destructured: joi types `value` as `any` when there is an error; narrowing the whole result keeps `unknown`.
+  const outcome = schema.validate(payload, { abortEarly: false, convert: false, errors: { label: false } });
+  if (!outcome.error) return { ok: true, value: outcome.value as Payloads[K] };
+  return { ok: false, details: firstPerPath(outcome.error.details.map((d) => ({ path: d.path.join("."), message: d.message }))) };
 }

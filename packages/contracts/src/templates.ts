@@ -23,7 +23,9 @@ const billing = Joi.object({
     )
     .required(),
   items: lineItems.required(),
-  currency: Joi.string().pattern(/^[A-Z]{3}$/).default("USD"),
+  currency: Joi.string()
+    .pattern(/^[A-Z]{3}$/)
+    .default("USD"),
   date: Joi.string().isoDate(),
   notes: Joi.string().max(2000),
 });

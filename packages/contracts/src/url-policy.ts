@@ -75,7 +75,10 @@ export function urlRefusal(raw: string, policy: UrlPolicy): string | null {
   if (url.username || url.password) return "must not contain credentials";
   if (!url.hostname) return "has no host";
   if (policy.allowPrivateNetwork) return null;
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase().replace(/\.$/, "");
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.$/, "");
   // The URL parser has already turned every IPv4 spelling (integer, hex, octal) into dotted decimal and kept
   // IPv6 in brackets, so only these two shapes can be addresses; skipping ipaddr.js for names is cheaper.
   if ((/^[\d.]+$/.test(host) || host.includes(":")) && ipaddr.isValid(host)) {

@@ -34,7 +34,9 @@ describe.each(BUILT_IN_TYPES)("%s payload", (type) => {
   });
 
   it.each(Object.keys(valid[type]))("refuses a wrong type for %s", (field) => {
-    expect(paths(type, { ...valid[type], [field]: field === "payload" || field === "data" ? "not an object" : { not: "a string or number" } })).toEqual([field]);
+    expect(paths(type, { ...valid[type], [field]: field === "payload" || field === "data" ? "not an object" : { not: "a string or number" } })).toEqual([
+      field,
+    ]);
   });
 
   it("refuses a non-object payload", () => {
@@ -45,7 +47,8 @@ describe.each(BUILT_IN_TYPES)("%s payload", (type) => {
 
 describe("field rules from the seed and SPEC §6", () => {
   it("send_sms: `to` must be E.164", () => {
-    for (const to of ["0712345678", "254712345678", "+0712345678", "+2547 1234", "+1234567890123456"]) expect(paths("send_sms", { ...valid.send_sms, to })).toEqual(["to"]);
+    for (const to of ["0712345678", "254712345678", "+0712345678", "+2547 1234", "+1234567890123456"])
+      expect(paths("send_sms", { ...valid.send_sms, to })).toEqual(["to"]);
   });
 
   it("send_email: addresses are checked and subjects are one line", () => {
@@ -56,7 +59,8 @@ describe("field rules from the seed and SPEC §6", () => {
 
   it("mobile_money_stk: digits only, normalised to 254…, whole KES amounts from 1 to 250 000, reference up to 12", () => {
     expect(check("mobile_money_stk", { ...valid.mobile_money_stk, phone: "0712345678" })).toMatchObject({ ok: true, value: { phone: "254712345678" } });
-    for (const phone of ["+254712345678", "25471234567", "0812345678", "abc"]) expect(paths("mobile_money_stk", { ...valid.mobile_money_stk, phone })).toEqual(["phone"]);
+    for (const phone of ["+254712345678", "25471234567", "0812345678", "abc"])
+      expect(paths("mobile_money_stk", { ...valid.mobile_money_stk, phone })).toEqual(["phone"]);
     for (const amount of [0, 250_001, 10.5, -1]) expect(paths("mobile_money_stk", { ...valid.mobile_money_stk, amount })).toEqual(["amount"]);
     expect(paths("mobile_money_stk", { ...valid.mobile_money_stk, ref: "ORDER-123456789" })).toEqual(["ref"]);
   });

@@ -2,7 +2,12 @@ import { forbiddenAddressReason, RETRY_DELAY_CAP_MS, retryDelayMs, templateNames
 
 describe("retryDelayMs", () => {
   it("doubles per attempt from RETRY_BASE_MS, with ±20 % jitter", () => {
-    for (const [attempt, base] of [[1, 1000], [2, 1000], [3, 1000], [5, 250]] as const) {
+    for (const [attempt, base] of [
+      [1, 1000],
+      [2, 1000],
+      [3, 1000],
+      [5, 250],
+    ] as const) {
       const nominal = base * 2 ** (attempt - 1);
       expect(retryDelayMs(attempt, base, () => 0)).toBe(Math.round(nominal * 0.8));
       expect(retryDelayMs(attempt, base, () => 0.5)).toBe(nominal);

@@ -10,7 +10,15 @@ const viewFields = { id: true, name: true, prefix: true, createdBy: true, create
 
 export async function insertApiKey(db: Db, key: NewApiKey): Promise<ApiKeyView> {
   return db.apiKey.create({
-    data: { id: key.id, orgId: key.orgId, createdBy: key.createdBy, name: key.name, prefix: key.prefix, keyHash: new Uint8Array(key.keyHash), createdAt: key.at },
+    data: {
+      id: key.id,
+      orgId: key.orgId,
+      createdBy: key.createdBy,
+      name: key.name,
+      prefix: key.prefix,
+      keyHash: new Uint8Array(key.keyHash),
+      createdAt: key.at,
+    },
     select: viewFields,
   });
 }

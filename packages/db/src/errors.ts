@@ -6,7 +6,8 @@ import { maskUrl } from "@conveyor/config";
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "EAI_AGAIN"]);
 // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash shutdown / cannot connect now, 53300 too many connections.
 const SQLSTATE = /^(08|57P0[123]|53300)/;
-const MESSAGES = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)|Can't reach database server|DatabaseNotReachable/i;
+const MESSAGES =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)|Can't reach database server|DatabaseNotReachable/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; e && depth < 6; depth++) {

@@ -209,7 +209,15 @@ export type LiveJobCursor = { updatedAt: Date; id: string };
  * (null: any age). Served by the partial index on live jobs, so it stays cheap however long the history.
  */
 export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCursor | null; olderThan: Date | null; limit: number }): Promise<LiveJob[]> {
-  const { rows } = await pool.query<{ id: string; type: string; status: "pending" | "processing"; retries: number; max_retries: number; run_at: Date | null; updated_at: Date }>(
+  const { rows } = await pool.query<{
+    id: string;
+    type: string;
+    status: "pending" | "processing";
+    retries: number;
+    max_retries: number;
+    run_at: Date | null;
+    updated_at: Date;
+  }>(
     `SELECT id, type, status, retries, max_retries, run_at, updated_at FROM jobs
       WHERE status IN ('pending', 'processing')
         AND ($1::timestamptz IS NULL OR (updated_at, id) > ($1::timestamptz, $2::uuid))
@@ -218,14 +226,19 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
       LIMIT $4`,
     [options.after?.updatedAt ?? null, options.after?.id ?? null, options.olderThan, options.limit],
   );
-  return rows.map((r) => ({ id: r.id, type: r.type, status: r.status, retries: r.retries, maxRetries: r.max_retries, runAt: r.run_at, updatedAt: r.updated_at }));
+  return rows.map((r) => ({
+    id: r.id,
+    type: r.type,
+    status: r.status,
+    retries: r.retries,
+    maxRetries: r.max_retries,
+    runAt: r.run_at,
+    updatedAt: r.updated_at,
+  }));
 }
 
 /** Forgets idempotency keys past their 24 hours, a bounded number at a time. */
 export async function deleteExpiredIdempotencyKeys(pool: pg.Pool, limit = 1000): Promise<number> {
-  const result = await pool.query(
-    `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at < now() LIMIT $1)`,
-    [limit],
-  );
+  const result = await pool.query(`DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at < now() LIMIT $1)`, [limit]);
   return result.rowCount ?? 0;
 }

@@ -30,13 +30,18 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
      SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[])
          AS t(id, org_id, type, payload, max_retries, created_at)`,
-    values: [jobs.map((j) => j.id), jobs.map((j) => j.orgId), jobs.map((j) => j.type), jobs.map((j) => j.payloadJson), jobs.map((j) => j.maxRetries), jobs.map((j) => j.createdAt)],
+    values: [
+      jobs.map((j) => j.id),
+      jobs.map((j) => j.orgId),
+      jobs.map((j) => j.type),
+      jobs.map((j) => j.payloadJson),
+      jobs.map((j) => j.maxRetries),
+      jobs.map((j) => j.createdAt),
+    ],
   });
 }
 
-export type IdempotentInsert =
-  | { created: true }
-  | { created: false; existing: { id: string; status: JobStatus; requestHash: Buffer } };
+export type IdempotentInsert = { created: true } | { created: false; existing: { id: string; status: JobStatus; requestHash: Buffer } };
 
 /**
  * Inserts `job` unless `key` was used by the org within its lifetime, atomically: of concurrent requests with
@@ -111,7 +116,10 @@ function listSql(query: Omit<JobListQuery, "limit">): { sql: string; params: unk
  * Streams every job of the org (newest first) through a server-side cursor, as JSON texts. Memory stays
  * flat whatever the count. The caller must `release()` when done or abandoned.
  */
-export async function streamJobs(pool: pg.Pool, query: Omit<JobListQuery, "limit" | "before">): Promise<{ rows: AsyncIterable<{ item: string }>; release(): void }> {
+export async function streamJobs(
+  pool: pg.Pool,
+  query: Omit<JobListQuery, "limit" | "before">,
+): Promise<{ rows: AsyncIterable<{ item: string }>; release(): void }> {
   const client = await pool.connect();
   const { sql, params } = listSql(query);
   const stream = client.query(new QueryStream(sql, params, { batchSize: 1000, highWaterMark: 1000 }));

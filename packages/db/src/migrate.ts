@@ -68,7 +68,12 @@ function loadGlue(): Promise<Glue> {
     const instance = new WebAssembly.Instance(module, { "./schema_engine_bg.js": imports });
     const exports = instance.exports as Record<string, unknown> & { __wbindgen_start(): void };
     // The engine reports a Rust panic through this global before throwing; keep the message for the error.
-    const registry = { message: "", set_message(message: string) { registry.message = message; } };
+    const registry = {
+      message: "",
+      set_message(message: string) {
+        registry.message = message;
+      },
+    };
     (globalThis as { PRISMA_WASM_PANIC_REGISTRY?: unknown }).PRISMA_WASM_PANIC_REGISTRY = registry;
     glue.__wbg_set_wasm(exports as never);
     exports.__wbindgen_start();

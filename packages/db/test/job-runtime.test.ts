@@ -17,11 +17,24 @@ afterAll(() => database.drop());
 
 async function newJob(status = "pending") {
   const id = newId();
-  await database.db.pool.query("INSERT INTO jobs (id, org_id, type, status, payload, max_retries) VALUES ($1, $2, 'webhook', $3::job_status, '{\"a\":1}', 2)", [id, orgId, status]);
+  await database.db.pool.query("INSERT INTO jobs (id, org_id, type, status, payload, max_retries) VALUES ($1, $2, 'webhook', $3::job_status, '{\"a\":1}', 2)", [
+    id,
+    orgId,
+    status,
+  ]);
   return id;
 }
-const done = (id: string, fence: string, result: object = { ok: fence }): Outcome => ({ id, fence, status: "done", retries: 0, result: JSON.stringify(result), error: null, runAt: null });
-const row = async (id: string) => (await database.db.pool.query("SELECT status, fence, retries, interruptions, result, error FROM jobs WHERE id = $1", [id])).rows[0];
+const done = (id: string, fence: string, result: object = { ok: fence }): Outcome => ({
+  id,
+  fence,
+  status: "done",
+  retries: 0,
+  result: JSON.stringify(result),
+  error: null,
+  runAt: null,
+});
+const row = async (id: string) =>
+  (await database.db.pool.query("SELECT status, fence, retries, interruptions, result, error FROM jobs WHERE id = $1", [id])).rows[0];
 const logs = async (id: string) => (await database.db.pool.query("SELECT attempt, level, message FROM job_logs WHERE job_id = $1 ORDER BY id", [id])).rows;
 
 describe("claims", () => {
@@ -48,7 +61,13 @@ describe("claims", () => {
 
   it("does not claim done, failed or unknown jobs", async () => {
     const ids = [await newJob("done"), await newJob("failed"), newId()];
-    expect(await claimJobs(database.db.pool, ids.map((id) => ({ id, fence: "A" })), claimOptions)).toEqual([]);
+    expect(
+      await claimJobs(
+        database.db.pool,
+        ids.map((id) => ({ id, fence: "A" })),
+        claimOptions,
+      ),
+    ).toEqual([]);
   });
 
   it("does not log a start once a job has been interrupted too often", async () => {

@@ -25,7 +25,9 @@ describe("db:migrate", () => {
     const client = new pg.Client({ connectionString: databaseUrl(name) });
     await client.connect();
     try {
-      const { rows } = await client.query("SELECT migration_name, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name");
+      const { rows } = await client.query(
+        "SELECT migration_name, finished_at, rolled_back_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name",
+      );
       expect(rows.map((r) => r.migration_name)).toEqual(first);
       for (const row of rows) {
         expect(row.finished_at).toBeInstanceOf(Date);
@@ -34,7 +36,18 @@ describe("db:migrate", () => {
       }
       const tables = await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1");
       expect(tables.rows.map((r) => r.tablename)).toEqual(
-        expect.arrayContaining(["organizations", "users", "memberships", "invites", "api_keys", "jobs", "job_logs", "job_artifacts", "job_types", "idempotency_keys"]),
+        expect.arrayContaining([
+          "organizations",
+          "users",
+          "memberships",
+          "invites",
+          "api_keys",
+          "jobs",
+          "job_logs",
+          "job_artifacts",
+          "job_types",
+          "idempotency_keys",
+        ]),
       );
     } finally {
       await client.end();

@@ -52,6 +52,7 @@ const redact = winston.format((info) => {
 
 /** Escapes control characters so one log call is always one output line (CR/LF injection). */
 function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
 }
 
@@ -66,8 +67,6 @@ export function createLogger(options: LoggerOptions): Logger {
   const format = options.json
     ? winston.format.combine(redact(), winston.format.timestamp(), winston.format.json())
     : winston.format.combine(redact(), winston.format.timestamp(), ...colors, readable);
-  const transport = options.stream
-    ? new winston.transports.Stream({ stream: options.stream })
-    : new winston.transports.Console();
+  const transport = options.stream ? new winston.transports.Stream({ stream: options.stream }) : new winston.transports.Console();
   return winston.createLogger({ level: options.level ?? "info", defaultMeta: { service: options.service }, format, transports: [transport] });
 }

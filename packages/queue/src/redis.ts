@@ -59,7 +59,7 @@ export function redisUnreachableMessage(error: unknown, url: string): string {
   const code = (error as { code?: string }).code;
   return (
     `Cannot reach Redis at ${maskUrl(url)}${code ? ` (${code})` : ""}. ` +
-    'Start it (`redis-server --daemonize yes`, or `docker compose up -d redis`) or point REDIS_URL at a running server.'
+    "Start it (`redis-server --daemonize yes`, or `docker compose up -d redis`) or point REDIS_URL at a running server."
   );
 }
 

@@ -42,7 +42,16 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     port,
     url: (name) => `postgresql://postgres@127.0.0.1:${port}/${name}`,
     start() {
-      asPostgres("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-w", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "start"]);
+      asPostgres("pg_ctl", [
+        "-D",
+        data,
+        "-l",
+        path.join(dir, "server.log"),
+        "-w",
+        "-o",
+        `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+        "start",
+      ]);
     },
     stop() {
       try {

@@ -51,7 +51,10 @@ export function spawnService(kind: keyof typeof entryPoints, env: Record<string,
         const match = output.match(pattern);
         if (match) finish(() => resolve(match));
       };
-      const timer = setTimeout(() => finish(() => reject(new Error(`${kind}: no output matching ${pattern} within ${timeoutMs} ms. Output:\n${output}`))), timeoutMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`${kind}: no output matching ${pattern} within ${timeoutMs} ms. Output:\n${output}`))),
+        timeoutMs,
+      );
       const finish = (settle: () => void) => {
         clearTimeout(timer);
         listeners.delete(check);

@@ -85,7 +85,8 @@ async function main(): Promise<void> {
     process.stdout.write(`Created organization "${org.name}" (${org.id}) with owner ${user.email} (${user.id}).\nLog in with POST /auth/login.\n`);
   } catch (error) {
     if (error instanceof AppError) {
-      const details = error.details?.map((d) => ` ${d.path === "org_name" ? "--org" : d.path === "email" ? "--email" : "password"} ${d.message}.`).join("") ?? "";
+      const details =
+        error.details?.map((d) => ` ${d.path === "org_name" ? "--org" : d.path === "email" ? "--email" : "password"} ${d.message}.`).join("") ?? "";
       throw new StartupError(`${error.message}${details}`);
     }
     throw error;

@@ -46,7 +46,10 @@ export const signupEndpoint = endpoint({
   responses: {
     201: {
       description: "Signed up.",
-      json: { component: "SignupResult", example: { token: TOKEN, user: { id: USER_ID, email: "ada@example.com", role: "owner" }, org: { id: ORG_ID, name: "Acme" } } },
+      json: {
+        component: "SignupResult",
+        example: { token: TOKEN, user: { id: USER_ID, email: "ada@example.com", role: "owner" }, org: { id: ORG_ID, name: "Acme" } },
+      },
     },
   },
   errors: [...BODY_ERRORS, 409, 429, 503],
@@ -95,7 +98,10 @@ export const accountEndpoints = [
     description: "The user, organization and role of the token. API keys get 403.",
     access: "user",
     responses: {
-      200: { description: "The caller.", json: { component: "Me", example: { user: { id: USER_ID, email: "ada@example.com" }, org: { id: ORG_ID, name: "Acme" }, role: "owner" } } },
+      200: {
+        description: "The caller.",
+        json: { component: "Me", example: { user: { id: USER_ID, email: "ada@example.com" }, org: { id: ORG_ID, name: "Acme" }, role: "owner" } },
+      },
     },
     errors: [...AUTHENTICATED_ERRORS, 403],
     async handle({ caller }, deps) {

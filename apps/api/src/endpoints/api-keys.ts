@@ -22,7 +22,10 @@ export const apiKeyEndpoints = [
     responses: {
       201: {
         description: "The new key.",
-        json: { component: "CreatedApiKey", example: { id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", key: "cvk_7Hq2Zt9Lk3Vx0Bn8Rw4Pa6Sd1Fg5Jh2Mc7Qe9Ty3Ui", created_at: AT } },
+        json: {
+          component: "CreatedApiKey",
+          example: { id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", key: "cvk_7Hq2Zt9Lk3Vx0Bn8Rw4Pa6Sd1Fg5Jh2Mc7Qe9Ty3Ui", created_at: AT },
+        },
       },
     },
     errors: [...BODY_ERRORS, 401, 403, 503],
@@ -43,7 +46,11 @@ export const apiKeyEndpoints = [
     responses: {
       200: {
         description: "The keys, without their secret.",
-        json: { component: "ApiKey", array: true, example: [{ id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", created_by: USER_ID, created_at: AT, last_used_at: null }] },
+        json: {
+          component: "ApiKey",
+          array: true,
+          example: [{ id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", created_by: USER_ID, created_at: AT, last_used_at: null }],
+        },
       },
     },
     errors: [...AUTHENTICATED_ERRORS, 403],

@@ -46,7 +46,16 @@ export const callbackEndpoints = [
         },
         cancelled: {
           summary: "The subscriber cancelled",
-          value: { Body: { stkCallback: { MerchantRequestID: "29115-34620561-1", CheckoutRequestID: "ws_CO_191220191020363925", ResultCode: 1032, ResultDesc: "Request cancelled by user" } } },
+          value: {
+            Body: {
+              stkCallback: {
+                MerchantRequestID: "29115-34620561-1",
+                CheckoutRequestID: "ws_CO_191220191020363925",
+                ResultCode: 1032,
+                ResultDesc: "Request cancelled by user",
+              },
+            },
+          },
         },
       },
     },

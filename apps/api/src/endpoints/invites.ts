@@ -34,7 +34,9 @@ export const inviteEndpoints = [
     limit: "invite-check",
     query: inspectQuery,
     queryDescriptions: { token: "The token from the invite URL." },
-    responses: { 200: { description: "The invite.", json: { component: "InviteInfo", example: { email: "grace@example.com", org_name: "Acme", expires_at: EXPIRES } } } },
+    responses: {
+      200: { description: "The invite.", json: { component: "InviteInfo", example: { email: "grace@example.com", org_name: "Acme", expires_at: EXPIRES } } },
+    },
     errors: [400, 404, 410, 429, 500, 503],
     async handle({ query }, deps) {
       return { json: await inspectInvite({ token: query.token }, deps), headers: noStore };
@@ -62,7 +64,10 @@ export const inviteEndpoints = [
     responses: {
       200: {
         description: "Joined; a token for the organization.",
-        json: { component: "AcceptedInvite", example: { token: "eyJhbGciOiJIUzI1NiJ9.e30.c2ln", user: { id: USER_ID, email: "grace@example.com", role: "member" } } },
+        json: {
+          component: "AcceptedInvite",
+          example: { token: "eyJhbGciOiJIUzI1NiJ9.e30.c2ln", user: { id: USER_ID, email: "grace@example.com", role: "member" } },
+        },
       },
     },
     errors: [...BODY_ERRORS, 401, 404, 410, 429, 503],
@@ -80,7 +85,15 @@ export const inviteEndpoints = [
     summary: "The invite page",
     description: "An HTML page for the invitee: it reads `token` from its own address, shows the organization and email, and asks for a password.",
     access: "public",
-    query: [{ name: "token", in: "query", required: false, description: "The invite token (read by the page's script, not by the server).", schema: { type: "string" } }],
+    query: [
+      {
+        name: "token",
+        in: "query",
+        required: false,
+        description: "The invite token (read by the page's script, not by the server).",
+        schema: { type: "string" },
+      },
+    ],
     responses: { 200: page("The page.", "text/html") },
     errors: [500],
     handle: ({ res }) => sendPage(res, { type: "text/html; charset=utf-8", body: acceptInviteHtml, policy: ACCEPT_INVITE_POLICY, cache: "no-store" }),

@@ -22,4 +22,7 @@ export const listQuery = Joi.object<JobListQuery>({
   cursor: Joi.string().max(64),
 });
 
-export const idempotencyKey = Joi.string().min(1).max(IDEMPOTENCY_KEY_MAX_LENGTH).pattern(/^[\x21-\x7e]+$/, "visible ASCII characters");
+export const idempotencyKey = Joi.string()
+  .min(1)
+  .max(IDEMPOTENCY_KEY_MAX_LENGTH)
+  .pattern(/^[\x21-\x7e]+$/, "visible ASCII characters");

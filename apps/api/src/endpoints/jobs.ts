@@ -44,7 +44,10 @@ export const jobEndpoints = [
     body: { schema: jobInput, document: ref("NewJob"), examples: jobExamples() },
     responses: {
       202: { description: "Created and queued.", json: { component: "JobAccepted", example: { id: JOB_ID, status: "pending" } }, headers: rateLimitHeaders },
-      200: { description: "An idempotent repeat: the job the first request created, as it is now.", json: { component: "JobAccepted", example: { id: JOB_ID, status: "processing" } } },
+      200: {
+        description: "An idempotent repeat: the job the first request created, as it is now.",
+        json: { component: "JobAccepted", example: { id: JOB_ID, status: "processing" } },
+      },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 409, 413, 415, 429],
     async handle({ caller, body, headers }, deps) {
@@ -66,12 +69,20 @@ export const jobEndpoints = [
       examples: {
         two: {
           summary: "An e-mail and a webhook",
-          value: { jobs: [{ type: "send_email", payload: payloadExamples.send_email }, { type: "webhook", payload: payloadExamples.webhook, max_retries: 5 }] },
+          value: {
+            jobs: [
+              { type: "send_email", payload: payloadExamples.send_email },
+              { type: "webhook", payload: payloadExamples.webhook, max_retries: 5 },
+            ],
+          },
         },
       },
     },
     responses: {
-      202: { description: "Every job created, in request order.", json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending" }] } },
+      202: {
+        description: "Every job created, in request order.",
+        json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending" }] },
+      },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 413, 415, 429],
     async handle({ caller, body, req }, deps) {

@@ -51,7 +51,12 @@ export const referenceEndpoints = [
     errors: [500],
     async handle({ res }) {
       const bundle = await docsBundle();
-      sendPage(res, { type: "text/html; charset=utf-8", body: docsHtml(`/docs/scalar.js?v=${bundle?.hash ?? "missing"}`), policy: DOCS_PAGE_POLICY, cache: "no-cache" });
+      sendPage(res, {
+        type: "text/html; charset=utf-8",
+        body: docsHtml(`/docs/scalar.js?v=${bundle?.hash ?? "missing"}`),
+        policy: DOCS_PAGE_POLICY,
+        cache: "no-cache",
+      });
     },
   }),
   endpoint({

@@ -12,7 +12,12 @@ const EXPIRES = "2026-11-24T09:30:00.000Z";
 const INVITE_TOKEN = "pV3x9QmZl0bK7rT2sW8yN4cH6fJ1dG5aE3uI0oP9qLk";
 
 // Every role is a valid value here; the service refuses `owner` (400) and admin-by-admin (403) with reasons.
-const inviteBody = Joi.object<{ email: string; role: Role }>({ email: emailField.required(), role: Joi.string().valid(...ROLES).required() });
+const inviteBody = Joi.object<{ email: string; role: Role }>({
+  email: emailField.required(),
+  role: Joi.string()
+    .valid(...ROLES)
+    .required(),
+});
 
 export const teamEndpoints = [
   endpoint({
@@ -25,7 +30,10 @@ export const teamEndpoints = [
     access: "user",
     roles: ["owner", "admin"],
     responses: {
-      200: { description: "The members.", json: { component: "Member", array: true, example: [{ id: USER_ID, email: "ada@example.com", role: "owner", joined_at: AT }] } },
+      200: {
+        description: "The members.",
+        json: { component: "Member", array: true, example: [{ id: USER_ID, email: "ada@example.com", role: "owner", joined_at: AT }] },
+      },
     },
     errors: [...AUTHENTICATED_ERRORS, 403],
     async handle({ caller }, deps) {
@@ -47,7 +55,10 @@ export const teamEndpoints = [
     responses: {
       201: {
         description: "The invite; hand `invite_url` to the invitee.",
-        json: { component: "Invite", example: { invite_url: `https://conveyor.example.com/accept-invite?token=${INVITE_TOKEN}`, email: "grace@example.com", expires_at: EXPIRES } },
+        json: {
+          component: "Invite",
+          example: { invite_url: `https://conveyor.example.com/accept-invite?token=${INVITE_TOKEN}`, email: "grace@example.com", expires_at: EXPIRES },
+        },
       },
     },
     errors: [...BODY_ERRORS, 401, 403, 409, 503],
@@ -63,7 +74,8 @@ export const teamEndpoints = [
     operationId: "removeMember",
     tag: "Team",
     summary: "Remove a member",
-    description: "Owners only. Removes this membership (not the user's others) and revokes the member's API keys in this organization. An owner cannot remove themselves (409).",
+    description:
+      "Owners only. Removes this membership (not the user's others) and revokes the member's API keys in this organization. An owner cannot remove themselves (409).",
     access: "user",
     roles: ["owner"],
     params: { user_id: { description: "The member's user id.", schema: { type: "string", format: "uuid" } } },

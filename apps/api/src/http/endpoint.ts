@@ -20,7 +20,6 @@ export type { JsonSchema };
 
 export type Tag = "Jobs" | "Accounts" | "API keys" | "Team" | "Invites" | "Callbacks" | "Operations" | "Reference";
 
-
 export type Example = { summary: string; value: unknown };
 
 /** Refusals by status; each becomes a shared response whose body is SPEC §2's error. */
@@ -84,7 +83,7 @@ export type EndpointSpec<A extends Access, Q, B, P extends string> = {
   query?: Joi.ObjectSchema<Q> | JsonSchema[];
   queryDescriptions?: Record<string, string>;
   /** Headers the endpoint reads, validated; `document` is their OpenAPI parameter. */
-  headers?: { name: string; schema: Joi.Schema; document: JsonSchema }[];
+  headers?: { name: string; schema: Joi.Schema<string>; document: JsonSchema }[];
   body?: {
     schema: Joi.ObjectSchema<B>;
     /** What the document shows, when it says more than the converted schema (e.g. the job types' oneOf). */

@@ -49,6 +49,9 @@ export const unauthorized = (message = "A valid credential is required.") => new
 export const forbidden = (message = "Your role does not allow this.") => new AppError("forbidden", message);
 
 export function validationFailed(details: ErrorDetail[], message?: string): AppError {
-  const summary = details.slice(0, 3).map((d) => `${d.path} ${d.message}`).join("; ");
+  const summary = details
+    .slice(0, 3)
+    .map((d) => `${d.path} ${d.message}`)
+    .join("; ");
   return new AppError("validation_failed", message ?? `Invalid request: ${summary}${details.length > 3 ? "; …" : ""}.`, details);
 }

@@ -45,12 +45,14 @@ function handler(e: Endpoint, deps: RouterDeps): RequestHandler {
       const value = req.get(name);
       headers[name] = value === undefined ? undefined : validate(header.schema, value, `headers.${name}`);
     }
+    // `unknown`, not Express' `any`: the body reaches the handler through validate(), or as sent when unchecked.
+    const body: unknown = req.body;
     const reply = await e.handle(
       {
         caller: req.auth,
         params: req.params as Record<string, string>,
         query: e.query && !Array.isArray(e.query) ? validate(e.query, req.query, "query") : {},
-        body: e.body ? (e.body.unchecked ? req.body : validate(e.body.schema, req.body)) : undefined,
+        body: e.body ? (e.body.unchecked ? body : validate(e.body.schema, body)) : undefined,
         headers,
         req,
         res,
@@ -79,7 +81,7 @@ async function send(res: Response, reply: Reply): Promise<void> {
       reply.release?.();
     }
   } else if ("file" in reply) {
-    const filename = reply.file.filename.replace(/[^\w.\-]/g, "_");
+    const filename = reply.file.filename.replace(/[^\w.-]/g, "_");
     res
       .status(reply.status ?? 200)
       .type(reply.file.contentType)

@@ -9,9 +9,10 @@ import { validationFailed } from "./errors";
 export function validate<T>(schema: Joi.Schema<T>, value: unknown, prefix = ""): T {
   // A POST without a body (no Content-Length, nothing sent) reaches here as undefined.
   if (value === undefined && prefix === "") throw validationFailed([{ path: "body", message: "is required: send a JSON object" }]);
-  const { value: result, error } = schema.validate(value, { abortEarly: false, convert: prefix === "query", errors: { label: false } });
-  if (!error) return result as T;
+  // Not destructured: joi types `value` as `any` when there is an error, and narrowing on the whole result keeps T.
+  const outcome = schema.validate(value, { abortEarly: false, convert: prefix === "query", errors: { label: false } });
+  if (!outcome.error) return outcome.value;
   throw validationFailed(
-    firstPerPath(error.details.map((d) => ({ path: [prefix, ...d.path.map(String)].filter(Boolean).join(".") || "body", message: d.message }))),
+    firstPerPath(outcome.error.details.map((d) => ({ path: [prefix, ...d.path.map(String)].filter(Boolean).join(".") || "body", message: d.message }))),
   );
 }

@@ -15,8 +15,8 @@ import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
 import { verifyToken } from "../services/tokens";
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
+    // eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- declaration merging into Express' Request needs an interface
     interface Request {
       auth?: Caller;
     }
@@ -53,7 +53,7 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     if (owner && (touched === undefined || touched < now - TOUCH_INTERVAL_MS || touched > now)) {
       lastTouched.set(owner.apiKeyId, now);
       if (lastTouched.size > 10_000) lastTouched.clear();
-      touchApiKey(deps.db.pool, owner.apiKeyId, new Date(now)).catch((error) => deps.logger.warn("could not record API key use", { error }));
+      touchApiKey(deps.db.pool, owner.apiKeyId, new Date(now)).catch((error: unknown) => deps.logger.warn("could not record API key use", { error }));
     }
     return owner;
   }

@@ -5,8 +5,9 @@ import { isDatabaseUnavailable } from "@conveyor/db";
 import { AppError, notFound } from "../http/errors";
 
 /** Errors raised by body-parser before a route runs, by their `type`. */
-function fromBodyParser(error: { type?: string; status?: number }): AppError | null {
-  switch (error.type) {
+function fromBodyParser(error: unknown): AppError | null {
+  const type = typeof error === "object" && error !== null && "type" in error ? error.type : undefined;
+  switch (type) {
     case "entity.too.large":
       return new AppError("payload_too_large", "The request body is larger than 1 MiB.");
     case "entity.parse.failed":
@@ -33,7 +34,7 @@ function fromRouter(error: unknown): AppError | null {
 
 export const unknownRoute: RequestHandler = (req, _res, next) => next(notFound(`Route ${req.method} ${req.path}`));
 
-export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
+export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _next) => {
   let appError: AppError;
   if (error instanceof AppError) appError = error;
   else if (fromBodyParser(error)) appError = fromBodyParser(error)!;
@@ -43,7 +44,9 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     req.log.error("database unavailable", { error });
   } else {
     appError = new AppError("internal_error", "Something went wrong on our side. Quote the X-Request-Id if you contact support.");
-    req.log.error("unhandled error", { error: { name: error?.name, message: error?.message, stack: error?.stack } });
+    // With its stack, which the logger's redaction drops from an Error it is handed whole.
+    const details = error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : error;
+    req.log.error("unhandled error", { error: details });
   }
 
   const status = appError.status;

@@ -129,7 +129,9 @@ export function createRateLimits({ config, redis, logger }: AppDeps): RateLimits
         next();
       } catch (rejection) {
         if (rejection instanceof RateLimiterRes) {
-          return next(rateLimited(perOrg, rejection, "Your organization is over its request rate for the job endpoints. Try again after the Retry-After delay."));
+          return next(
+            rateLimited(perOrg, rejection, "Your organization is over its request rate for the job endpoints. Try again after the Retry-After delay."),
+          );
         }
         // Fail open: refusing jobs because the limiter's store is away would lose work Postgres can hold.
         warnUnavailable("jobs", rejection);

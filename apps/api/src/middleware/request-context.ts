@@ -5,8 +5,8 @@ import type { Request, RequestHandler } from "express";
 import type { Logger } from "@conveyor/logger";
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
+    // eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- declaration merging into Express' Request needs an interface
     interface Request {
       id: string;
       log: Logger;

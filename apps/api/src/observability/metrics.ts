@@ -26,9 +26,9 @@ function childCache(histogram: Histogram<"method" | "route" | "status_code">) {
   const byMethod = new Map<string, Map<string, Map<number, Observer>>>();
   return (method: string, route: string, status: number): Observer => {
     let byRoute = byMethod.get(method);
-    if (!byRoute) byMethod.set(method, (byRoute = new Map()));
+    if (!byRoute) byMethod.set(method, (byRoute = new Map<string, Map<number, Observer>>()));
     let byStatus = byRoute.get(route);
-    if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+    if (!byStatus) byRoute.set(route, (byStatus = new Map<number, Observer>()));
     let child = byStatus.get(status);
     if (!child) byStatus.set(status, (child = histogram.labels(method, route, String(status))));
     return child;
@@ -38,12 +38,18 @@ function childCache(histogram: Histogram<"method" | "route" | "status_code">) {
 // Node's HTTP parser accepts a fixed list of methods, but only these reach a route here.
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
+/** The pattern of the route Express matched, if any (Express types `req.route` as `any`). */
+function routePath(req: Request): string | undefined {
+  const route: unknown = req.route;
+  return typeof route === "object" && route !== null && "path" in route && typeof route.path === "string" ? route.path : undefined;
+}
+
 /** Job types a 202 from a job-creating route created (the body passed validation before anything was stored). */
-function createdTypes(req: Request): string[] | null {
-  if (req.method !== "POST" || req.route?.path === undefined) return null;
+function createdTypes(req: Request, route: string): string[] | null {
+  if (req.method !== "POST") return null;
   const body = req.body as { type?: unknown; jobs?: { type?: unknown }[] } | undefined;
-  if (req.route.path === "/jobs" && typeof body?.type === "string") return [body.type];
-  if (req.route.path === "/jobs/batch" && Array.isArray(body?.jobs)) return body.jobs.map((job) => String(job.type));
+  if (route === "/jobs" && typeof body?.type === "string") return [body.type];
+  if (route === "/jobs/batch" && Array.isArray(body?.jobs)) return body.jobs.map((job) => String(job.type));
   return null;
 }
 
@@ -69,11 +75,11 @@ export function createApiMetrics(): ApiMetrics {
 
   const record = (req: Request, res: Response, started: number) => {
     // The endpoints' router is mounted at the root (app.ts), so the route's own path is the whole pattern.
-    const route: string = req.route?.path ?? UNMATCHED_ROUTE;
+    const route = routePath(req) ?? UNMATCHED_ROUTE;
     const method = route === UNMATCHED_ROUTE && !KNOWN_METHODS.has(req.method) ? "OTHER" : req.method;
     durationOf(method, route, res.statusCode).observe((performance.now() - started) / 1000);
     if (res.statusCode !== 202) return;
-    for (const type of createdTypes(req) ?? []) {
+    for (const type of createdTypes(req, route) ?? []) {
       let child = createdOf.get(type);
       if (!child) createdOf.set(type, (child = jobsCreated.labels(type)));
       child.inc();

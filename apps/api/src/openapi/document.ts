@@ -59,7 +59,8 @@ function response(spec: ResponseSpec): JsonSchema {
     const schema = spec.json.array ? { type: "array", items: ref(spec.json.component) } : ref(spec.json.component);
     return { description: spec.description, headers, content: { "application/json": { schema, example: spec.json.example } } };
   }
-  if (spec.media) return { description: spec.description, headers, content: Object.fromEntries(spec.media.types.map((type) => [type, { schema: spec.media!.schema }])) };
+  if (spec.media)
+    return { description: spec.description, headers, content: Object.fromEntries(spec.media.types.map((type) => [type, { schema: spec.media!.schema }])) };
   return { description: spec.description, headers };
 }
 
@@ -78,7 +79,12 @@ function operationObject(op: Endpoint): JsonSchema {
     security: SECURITY[op.access],
     ...(parameters.length ? { parameters } : {}),
     ...(op.body
-      ? { requestBody: { required: true, content: { "application/json": { schema: withoutDefaults(op.body.document ?? jsonSchema(op.body.schema)), examples: op.body.examples } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: withoutDefaults(op.body.document ?? jsonSchema(op.body.schema)), examples: op.body.examples } },
+          },
+        }
       : {}),
     responses: {
       ...Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec)])),
@@ -105,8 +111,18 @@ export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
       responses: errorResponses(),
       headers: { XRequestId: { description: "The request's id: yours if you sent a sane X-Request-Id, else a new one.", schema: { type: "string" } } },
       securitySchemes: {
-        bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "A user token from signup, login or an accepted invite (HS256, lifetime JWT_TTL)." },
-        apiKeyAuth: { type: "apiKey", in: "header", name: "X-API-Key", description: "An organization's API key (cvk_…); job endpoints only, with a member's rights." },
+        bearerAuth: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description: "A user token from signup, login or an accepted invite (HS256, lifetime JWT_TTL).",
+        },
+        apiKeyAuth: {
+          type: "apiKey",
+          in: "header",
+          name: "X-API-Key",
+          description: "An organization's API key (cvk_…); job endpoints only, with a member's rights.",
+        },
       },
     },
   };

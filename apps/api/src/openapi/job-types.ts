@@ -54,7 +54,12 @@ export function jobSchemas(options: CatalogOptions): Record<string, JsonSchema> 
     const settings = catalog[type].settings.length ? ` Needs the worker settings ${catalog[type].settings.join(", ")}.` : "";
     schemas[jobComponent(type)] = { ...variant, description: `${catalog[type].description}${settings}` };
   }
-  const plugin = jobInput.keys({ type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").invalid(...BUILT_IN_TYPES).required() });
+  const plugin = jobInput.keys({
+    type: Joi.string()
+      .pattern(TYPE_NAME_PATTERN, "job type name")
+      .invalid(...BUILT_IN_TYPES)
+      .required(),
+  });
   schemas[PLUGIN_JOB] = {
     ...inRouteOrder(jsonSchema(plugin)),
     description:

@@ -54,10 +54,11 @@ export function queryParameters(schema: Joi.ObjectSchema, descriptions: Record<s
  * such fields required in requests, while the API fills them in when they are absent.
  */
 export function withoutDefaults<T>(schema: T): T {
-  if (Array.isArray(schema)) return schema.map((item) => withoutDefaults(item)) as T;
+  if (Array.isArray(schema)) return schema.map((item: unknown) => withoutDefaults(item)) as T;
   if (schema === null || typeof schema !== "object") return schema;
   const copy: JsonSchema = {};
-  for (const [key, value] of Object.entries(schema)) if (key !== "default") copy[key] = key === "example" || key === "examples" ? value : withoutDefaults(value);
+  for (const [key, value] of Object.entries(schema))
+    if (key !== "default") copy[key] = key === "example" || key === "examples" ? value : withoutDefaults(value);
   if ("default" in schema) {
     const said = `Default: ${JSON.stringify((schema as JsonSchema).default)}.`;
     copy.description = typeof copy.description === "string" ? `${copy.description.replace(/\.?$/, ".")} ${said}` : said;

@@ -51,11 +51,17 @@ export const responseSchemas = {
     level: Joi.string().valid("info", "warn", "error").required(),
     timestamp: timestamp().required(),
   }),
-  SignupResult: Joi.object({ token: Joi.string().required(), user: user.keys({ role: Joi.string().valid("owner").required() }).required(), org: org.required() }),
+  SignupResult: Joi.object({
+    token: Joi.string().required(),
+    user: user.keys({ role: Joi.string().valid("owner").required() }).required(),
+    org: org.required(),
+  }),
   LoginResult: Joi.object({
     token: Joi.string().required().description("A JWT scoped to org_id, or to the user's oldest membership."),
     user: userWithRole.required(),
-    orgs: Joi.array().items(org.keys({ role: role().required() })).required(),
+    orgs: Joi.array()
+      .items(org.keys({ role: role().required() }))
+      .required(),
   }),
   Me: Joi.object({ user: user.required(), org: org.required(), role: role().required() }),
   ApiKey: Joi.object({
@@ -70,7 +76,10 @@ export const responseSchemas = {
     id: id().required(),
     name: Joi.string().required(),
     prefix: Joi.string().required(),
-    key: Joi.string().pattern(/^cvk_[0-9A-Za-z]+$/).required().description("The key itself: shown only in this response."),
+    key: Joi.string()
+      .pattern(/^cvk_[0-9A-Za-z]+$/)
+      .required()
+      .description("The key itself: shown only in this response."),
     created_at: timestamp().required(),
   }),
   Member: Joi.object({ id: id().required(), email: email().required(), role: role().required(), joined_at: timestamp().required() }),

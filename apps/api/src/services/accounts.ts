@@ -8,7 +8,9 @@ import type { Caller, ServiceDeps } from "./deps";
 import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
 import { signToken } from "./tokens";
 
-const emailSchema = Joi.string().max(254).email({ tlds: { allow: false } });
+const emailSchema = Joi.string()
+  .max(254)
+  .email({ tlds: { allow: false } });
 
 /** Emails are compared and stored trimmed and lower-cased, everywhere. */
 export function normalizeEmail(email: string): string {
@@ -19,7 +21,10 @@ export type NewOrganization = { email: string; password: string; orgName: string
 export type CreatedOrganization = { user: { id: string; email: string }; org: { id: string; name: string } };
 
 /** Creates a user, an organization and the owner membership. 409 `email_taken` when the email has an account. */
-export async function createOrganization(input: NewOrganization, { db, config, clock }: Pick<ServiceDeps, "db" | "config" | "clock">): Promise<CreatedOrganization> {
+export async function createOrganization(
+  input: NewOrganization,
+  { db, config, clock }: Pick<ServiceDeps, "db" | "config" | "clock">,
+): Promise<CreatedOrganization> {
   const email = normalizeEmail(input.email);
   const name = input.orgName.trim();
   const problem = passwordProblem(input.password);
@@ -53,7 +58,10 @@ export type LoginResult = {
 const invalidLogin = () => unauthorized("The email or password is not correct.");
 
 /** Checks the password and issues a token scoped to `orgId`, or to the user's oldest membership. */
-export async function login(input: LoginInput, { db, config, clock, failedLogins }: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">): Promise<LoginResult> {
+export async function login(
+  input: LoginInput,
+  { db, config, clock, failedLogins }: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
+): Promise<LoginResult> {
   const email = normalizeEmail(input.email);
   await failedLogins.attempt(email);
   const user = await findUserByEmail(db.prisma, email);

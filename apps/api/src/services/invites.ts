@@ -14,12 +14,20 @@ export const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
 export type InviteJson = { invite_url: string; email: string; expires_at: string };
 
 /** Owners invite admins and members; admins invite members; nobody is made owner by invite. */
-export async function createInvite(input: { caller: Caller; email: string; role: Role }, { db, config, clock }: Pick<ServiceDeps, "db" | "config" | "clock">): Promise<InviteJson> {
+export async function createInvite(
+  input: { caller: Caller; email: string; role: Role },
+  { db, config, clock }: Pick<ServiceDeps, "db" | "config" | "clock">,
+): Promise<InviteJson> {
   const { caller, role } = input;
-  if (role === "owner") throw validationFailed([{ path: "role", message: "cannot be owner: ownership is not granted by invite" }], "Ownership is not granted by invite; invite as admin or member.");
+  if (role === "owner")
+    throw validationFailed(
+      [{ path: "role", message: "cannot be owner: ownership is not granted by invite" }],
+      "Ownership is not granted by invite; invite as admin or member.",
+    );
   if (role === "admin" && caller.role !== "owner") throw forbidden("Only the owner can invite admins.");
   const email = normalizeEmail(input.email);
-  if (await isMemberByEmail(db.prisma, caller.orgId, email)) throw new AppError("already_member", "This email already belongs to a member of the organization.");
+  if (await isMemberByEmail(db.prisma, caller.orgId, email))
+    throw new AppError("already_member", "This email already belongs to a member of the organization.");
 
   const now = clock.now();
   const { token, hash } = generateInviteToken();
@@ -33,7 +41,8 @@ function refusal(invite: InviteRecord | null, now: Date): AppError | null {
   if (!invite) return new AppError("invite_not_found", "This invite link is not valid. Ask for a new invite.");
   if (invite.acceptedAt) return new AppError("invite_used", "This invite has already been used. Log in instead, or ask for a new invite.");
   if (invite.supersededAt) return new AppError("invite_expired", "This invite was replaced by a newer one or withdrawn. Use the latest link you received.");
-  if (invite.expiresAt.getTime() <= now.getTime()) return new AppError("invite_expired", "This invite has expired (invites are valid for 72 hours). Ask for a new invite.");
+  if (invite.expiresAt.getTime() <= now.getTime())
+    return new AppError("invite_expired", "This invite has expired (invites are valid for 72 hours). Ask for a new invite.");
   return null;
 }
 
@@ -54,7 +63,10 @@ export async function inspectInvite(input: { token: string }, deps: Pick<Service
 export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role } };
 
 /** Exactly one of any number of concurrent accepts of the same token succeeds; the others get 410. */
-export async function acceptInvite(input: { token: string; password: string }, deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">): Promise<AcceptedInviteJson> {
+export async function acceptInvite(
+  input: { token: string; password: string },
+  deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
+): Promise<AcceptedInviteJson> {
   const { db, config, clock } = deps;
   const invite = await usableInvite(input.token, deps);
   const tokenHash = hashInviteToken(input.token);

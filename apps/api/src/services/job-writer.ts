@@ -57,7 +57,10 @@ export class JobWriter {
 
   private async write(batch: Entry[]): Promise<void> {
     try {
-      await insertJobs(this.options.pool, batch.flatMap((e) => e.jobs));
+      await insertJobs(
+        this.options.pool,
+        batch.flatMap((e) => e.jobs),
+      );
       for (const entry of batch) entry.resolve();
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);

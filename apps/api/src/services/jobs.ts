@@ -39,8 +39,9 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
 }
 
 function requestHash(job: NewJob): Buffer {
+  const payload: unknown = JSON.parse(job.payloadJson);
   return createHash("sha256")
-    .update(stringify({ type: job.type, payload: JSON.parse(job.payloadJson), max_retries: job.maxRetries }) ?? "")
+    .update(stringify({ type: job.type, payload, max_retries: job.maxRetries }) ?? "")
     .digest();
 }
 
@@ -68,7 +69,10 @@ export async function createJob(
 }
 
 /** Creates 1..1000 jobs, all or none: one invalid job refuses the whole batch. */
-export async function createJobs(options: { caller: Caller; inputs: JobInput[] }, deps: Pick<ServiceDeps, "catalog" | "clock" | "writer">): Promise<Accepted[]> {
+export async function createJobs(
+  options: { caller: Caller; inputs: JobInput[] },
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer">,
+): Promise<Accepted[]> {
   const jobs = await prepare(
     options.inputs,
     options.inputs.map((_, i) => `jobs.${i}.`),
@@ -82,9 +86,7 @@ export async function createJobs(options: { caller: Caller; inputs: JobInput[] }
 export type JobListQuery = { status?: JobStatus; limit?: number; cursor?: string };
 
 /** Items are JSON texts rendered by Postgres; a page says where the next one starts. */
-export type JobList =
-  | { kind: "page"; items: string[]; next: URLSearchParams | null }
-  | { kind: "stream"; items: AsyncIterable<string>; release(): void };
+export type JobList = { kind: "page"; items: string[]; next: URLSearchParams | null } | { kind: "stream"; items: AsyncIterable<string>; release(): void };
 
 /** Cursors are opaque to clients: the id of the last job of the previous page, base64url-encoded. */
 const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");
@@ -106,11 +108,20 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
     const stream = await streamJobs(deps.db.pool, { orgId, status: query.status });
     return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
   }
-  const page = await listJobsPage(deps.db.pool, { orgId, status: query.status, limit: query.limit, before: query.cursor ? decodeCursor(query.cursor) : undefined });
+  const page = await listJobsPage(deps.db.pool, {
+    orgId,
+    status: query.status,
+    limit: query.limit,
+    before: query.cursor ? decodeCursor(query.cursor) : undefined,
+  });
   const last = page.items[page.items.length - 1];
   const next =
     page.more && last
-      ? new URLSearchParams({ ...(query.status ? { status: query.status } : {}), limit: String(query.limit), cursor: encodeCursor((JSON.parse(last) as { id: string }).id) })
+      ? new URLSearchParams({
+          ...(query.status ? { status: query.status } : {}),
+          limit: String(query.limit),
+          cursor: encodeCursor((JSON.parse(last) as { id: string }).id),
+        })
       : null;
   return { kind: "page", items: page.items, next };
 }

@@ -43,7 +43,9 @@ export function aiSummarizeHandler({ settings, logger }: HandlerDeps): JobHandle
 
     const choice = completion.choices?.[0];
     if (choice?.finish_reason === "content_filter") {
-      throw new PermanentJobError(`OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model ${completion.model})`);
+      throw new PermanentJobError(
+        `OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model ${completion.model})`,
+      );
     }
     const refusal = choice?.message?.refusal;
     if (refusal) throw new PermanentJobError(`OpenAI's model refused to summarize: ${refusal.replace(/\s+/g, " ").slice(0, 200)}`);
@@ -54,7 +56,10 @@ export function aiSummarizeHandler({ settings, logger }: HandlerDeps): JobHandle
     if (choice?.finish_reason === "length") ctx.log("warn", "The summary was cut off at the model's output limit");
 
     const usage = { prompt_tokens: completion.usage?.prompt_tokens ?? null, completion_tokens: completion.usage?.completion_tokens ?? null };
-    ctx.log("info", `${completion.model || model} returned a ${summary.length}-character summary (${usage.prompt_tokens ?? "?"} prompt tokens, ${usage.completion_tokens ?? "?"} completion tokens)`);
+    ctx.log(
+      "info",
+      `${completion.model || model} returned a ${summary.length}-character summary (${usage.prompt_tokens ?? "?"} prompt tokens, ${usage.completion_tokens ?? "?"} completion tokens)`,
+    );
     return { summary, model: completion.model || model, usage };
   };
 }

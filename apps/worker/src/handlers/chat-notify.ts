@@ -31,7 +31,9 @@ export function chatNotifyHandler({ settings }: HandlerDeps): JobHandler<ChatNot
     const detail = errorDetail(response.data);
     const hint = hintFor(detail);
     if (response.status === 200) {
-      throw new PermanentJobError(`${provider} answered 200 without "ok" (${bodyExcerpt(response.data, 120) || "empty body"}); is CHAT_WEBHOOK_URL an incoming-webhook URL?`);
+      throw new PermanentJobError(
+        `${provider} answered 200 without "ok" (${bodyExcerpt(response.data, 120) || "empty body"}); is CHAT_WEBHOOK_URL an incoming-webhook URL?`,
+      );
     }
     if (response.status >= 300 && response.status < 400) {
       throw new PermanentJobError(`${provider} answered ${response.status} (a redirect, which is not followed); check CHAT_WEBHOOK_URL`);

@@ -48,6 +48,10 @@ export function compressImageHandler(deps: HandlerDeps, net: NetOptions = {}): J
 /** A file name from the URL's last path segment, reduced to safe characters ("photo.png" → "photo"). */
 function stem(raw: string): string {
   const segment = new URL(raw).pathname.split("/").pop() ?? "";
-  const name = segment.replace(/\.[^.]*$/, "").replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64);
+  const name = segment
+    .replace(/\.[^.]*$/, "")
+    .replace(/[^A-Za-z0-9_-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64);
   return name || "image";
 }

@@ -59,7 +59,10 @@ export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOption
           throw ctx.signal.aborted ? error : renderFailure(error, timeoutMs);
         });
       const pages = countPages(data);
-      ctx.log("info", `Rendered template "${template.name}"${template.custom ? " from TEMPLATES_DIR" : ""} to PDF: ${pages} page${pages === 1 ? "" : "s"}, ${data.length} bytes`);
+      ctx.log(
+        "info",
+        `Rendered template "${template.name}"${template.custom ? " from TEMPLATES_DIR" : ""} to PDF: ${pages} page${pages === 1 ? "" : "s"}, ${data.length} bytes`,
+      );
       await ctx.saveArtifact({ contentType: "application/pdf", filename: filename(payload), data });
       return { template: payload.template, pages, bytes: data.length };
     },
@@ -82,13 +85,18 @@ function documentLabel({ template, data }: GeneratePdfPayload): string {
 
 /** Chromium's print footer. It is not a Handlebars template, so the label is escaped here. */
 function footer(label: string): string {
-  const style = "width:100%;margin:0 16mm;font-family:'Liberation Sans',Arial,sans-serif;font-size:7.5pt;color:#6b7280;display:flex;justify-content:space-between";
+  const style =
+    "width:100%;margin:0 16mm;font-family:'Liberation Sans',Arial,sans-serif;font-size:7.5pt;color:#6b7280;display:flex;justify-content:space-between";
   return `<div style="${style}"><span>${Handlebars.Utils.escapeExpression(label)}</span><span>Page <span class="pageNumber"></span> of <span class="totalPages"></span></span></div>`;
 }
 
 function filename({ template, data }: GeneratePdfPayload): string {
   const number = typeof data.number === "string" || typeof data.number === "number" ? String(data.number) : "";
-  const safe = number.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/-{2,}/g, "-").replace(/^[-.]+|-+$/g, "").slice(0, 64);
+  const safe = number
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/-{2,}/g, "-")
+    .replace(/^[-.]+|-+$/g, "")
+    .slice(0, 64);
   return safe ? `${template}-${safe}.pdf` : `${template}.pdf`;
 }
 

@@ -31,7 +31,8 @@ export async function providerRequest<T = unknown>(request: ProviderRequest): Pr
   } catch (error) {
     if (signal?.aborted) throw error;
     const code = (error as { code?: string }).code;
-    const what = code === "ECONNABORTED" || code === "ETIMEDOUT" ? `did not answer within ${timeoutMs} ms` : `could not be reached (${code ?? (error as Error).message})`;
+    const what =
+      code === "ECONNABORTED" || code === "ETIMEDOUT" ? `did not answer within ${timeoutMs} ms` : `could not be reached (${code ?? (error as Error).message})`;
     throw new ProviderUnreachableError(`${provider} ${what}`, code);
   }
 }

@@ -1,7 +1,7 @@
 // The built-in handlers, one per catalog entry. The registry's type comes from the catalog, so a built-in
 // type without a handler does not compile. A handler's module (and its heavy dependencies: Chromium driver,
 // image codecs, the OpenAI SDK) is loaded only when this worker serves its type.
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- require() in each factory is what defers loading a handler's module */
 import type { BuiltInType, JobHandler, Payloads } from "@conveyor/contracts";
 import type { HandlerDeps } from "./types";
 

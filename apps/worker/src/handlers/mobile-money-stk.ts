@@ -7,15 +7,7 @@
 // job permanently rather than risk a second prompt. Only pushes Daraja clearly refused are sent again.
 import { createHash, randomBytes } from "node:crypto";
 import { PermanentJobError, type JobContext, type JobHandler, type MobileMoneyStkPayload } from "@conveyor/contracts";
-import {
-  DarajaTokens,
-  PushOutcomeUnknownError,
-  PushRefusedError,
-  queryStkPush,
-  sendStkPush,
-  type DarajaConfig,
-  type StkPushAccepted,
-} from "./mpesa/daraja";
+import { DarajaTokens, PushOutcomeUnknownError, PushRefusedError, queryStkPush, sendStkPush, type DarajaConfig, type StkPushAccepted } from "./mpesa/daraja";
 import { requireSetting } from "./settings";
 import type { HandlerDeps, StkPushStore } from "./types";
 
@@ -86,7 +78,10 @@ export function mobileMoneyStkHandler(deps: HandlerDeps): JobHandler<MobileMoney
     }
 
     await recordAccepted(store, ctx, accepted);
-    ctx.log("info", `STK push sent to ${who}: ${accepted.ResponseDescription || "accepted"} (CheckoutRequestID ${accepted.CheckoutRequestID}). The payment outcome arrives by callback.`);
+    ctx.log(
+      "info",
+      `STK push sent to ${who}: ${accepted.ResponseDescription || "accepted"} (CheckoutRequestID ${accepted.CheckoutRequestID}). The payment outcome arrives by callback.`,
+    );
     return { ...accepted };
   };
 

@@ -13,8 +13,20 @@ export function sendSmsHandler({ settings }: HandlerDeps): JobHandler<SendSmsPay
     const baseUrl = (settings.SMS_PROVIDER_BASE_URL ?? defaultBaseUrl(username)).replace(/\/+$/, "");
     const sandbox = username.toLowerCase() === "sandbox" ? " (sandbox)" : "";
 
-    ctx.log("info", `Sending SMS via ${PROVIDER}${sandbox} to ${maskPhone(payload.to)}${payload.from ? ` from ${payload.from}` : ""} (${payload.message.length} characters)`);
-    const answer = await sendSms({ username, apiKey, baseUrl, to: payload.to, message: payload.message, from: payload.from, timeoutMs: settings.PROVIDER_TIMEOUT_MS, signal: ctx.signal });
+    ctx.log(
+      "info",
+      `Sending SMS via ${PROVIDER}${sandbox} to ${maskPhone(payload.to)}${payload.from ? ` from ${payload.from}` : ""} (${payload.message.length} characters)`,
+    );
+    const answer = await sendSms({
+      username,
+      apiKey,
+      baseUrl,
+      to: payload.to,
+      message: payload.message,
+      from: payload.from,
+      timeoutMs: settings.PROVIDER_TIMEOUT_MS,
+      signal: ctx.signal,
+    });
 
     const recipient = answer.recipients.find((r) => r.number === payload.to) ?? answer.recipients[0];
     if (!recipient) {
@@ -27,13 +39,19 @@ export function sendSmsHandler({ settings }: HandlerDeps): JobHandler<SendSmsPay
     const status = recipientStatus(Number(recipient.statusCode));
     if (status.outcome !== "sent") {
       // The runtime logs the thrown reason; this line keeps AT's own fields for the record.
-      ctx.log("warn", `Recipient ${maskPhone(recipient.number)}: statusCode ${recipient.statusCode} (${status.name}), status "${recipient.status}", cost ${recipient.cost}`);
+      ctx.log(
+        "warn",
+        `Recipient ${maskPhone(recipient.number)}: statusCode ${recipient.statusCode} (${status.name}), status "${recipient.status}", cost ${recipient.cost}`,
+      );
       const reason = `${PROVIDER} refused ${maskPhone(recipient.number)}: ${recipient.statusCode} ${status.name}${status.hint ? ` (${status.hint})` : ""}`;
       if (status.outcome === "retry") throw new RetryableJobError(reason, Number(recipient.statusCode) === 405 ? INSUFFICIENT_BALANCE_RETRY_MS : undefined);
       throw new PermanentJobError(reason);
     }
 
-    ctx.log("info", `${PROVIDER} accepted message ${recipient.messageId} for ${maskPhone(recipient.number)}: ${recipient.statusCode} ${status.name}, cost ${recipient.cost}`);
+    ctx.log(
+      "info",
+      `${PROVIDER} accepted message ${recipient.messageId} for ${maskPhone(recipient.number)}: ${recipient.statusCode} ${status.name}, cost ${recipient.cost}`,
+    );
     return result(recipient, answer.summary);
   };
 }

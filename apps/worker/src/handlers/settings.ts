@@ -21,7 +21,12 @@ export const handlerEnv = {
   WEBHOOK_SIGNING_SECRET: setting(Joi.string().pattern(/^whsec_[A-Za-z0-9+/=]+$/, "whsec_ followed by base64")).optional(),
   WEBHOOK_TIMEOUT_MS: setting(Joi.number().integer().min(100).max(120_000)).default(10_000),
   PUPPETEER_EXECUTABLE_PATH: setting(Joi.string()).default("/usr/bin/chromium"),
-  IMAGE_MAX_BYTES: setting(Joi.number().integer().min(1024).max(512 * 1024 * 1024)).default(20 * 1024 * 1024),
+  IMAGE_MAX_BYTES: setting(
+    Joi.number()
+      .integer()
+      .min(1024)
+      .max(512 * 1024 * 1024),
+  ).default(20 * 1024 * 1024),
   IMAGE_MAX_PIXELS: setting(Joi.number().integer().min(1).max(1_000_000_000)).default(50_000_000),
   OPENAI_API_KEY: setting(Joi.string()).optional(),
   OPENAI_BASE_URL: setting(httpUrl()).default("https://api.openai.com/v1"),

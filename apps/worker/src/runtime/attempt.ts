@@ -3,14 +3,7 @@
 // permanent failure, released at shutdown) and records it under the fence.
 import os from "node:os";
 import { UnrecoverableError, WaitingError, type Job } from "bullmq";
-import {
-  PermanentJobError,
-  RETRY_DELAY_CAP_MS,
-  retryDelayMs,
-  type JobContext,
-  type JobResult,
-  type LogLevel,
-} from "@conveyor/contracts";
+import { PermanentJobError, RETRY_DELAY_CAP_MS, retryDelayMs, type JobContext, type JobResult, type LogLevel } from "@conveyor/contracts";
 import { saveJobArtifact, type ClaimedJob } from "@conveyor/db";
 import { redactText, type Logger } from "@conveyor/logger";
 import type { Bookkeeper } from "./bookkeeper";
@@ -51,7 +44,9 @@ export const WORKER_NAME = `${os.hostname()}/${process.pid}`;
 
 /** One line, bounded, without credentials: what goes into job logs and the job's error. */
 function clean(message: string): string {
-  const line = redactText(message).replace(/[\r\n]+/g, " ").trim();
+  const line = redactText(message)
+    .replace(/[\r\n]+/g, " ")
+    .trim();
   return line.length > MAX_MESSAGE_LENGTH ? `${line.slice(0, MAX_MESSAGE_LENGTH)}…` : line;
 }
 
@@ -77,7 +72,6 @@ function serialiseResult(result: JobResult): string | null {
 }
 
 export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps) {
-
   // Two parameters: BullMQ then skips creating an AbortController per job (we never cancel through BullMQ;
   // shutdown aborts through our own signal).
   return async function processJob(job: Job, token?: string): Promise<void> {
@@ -156,7 +150,9 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         if (!(await finish({ status: "pending", retries: claimed!.retries, result: null, error: null, runAt: null }))) return discarded();
         report("released");
         // If this fails the job stays active in Redis and is recovered as stalled once its lock expires.
-        await job.moveToWait(token).catch((moveError: Error) => deps.logger.warn("could not hand a job back to its queue", { jobId: job.id, error: moveError.message }));
+        await job
+          .moveToWait(token)
+          .catch((moveError: Error) => deps.logger.warn("could not hand a job back to its queue", { jobId: job.id, error: moveError.message }));
         throw new WaitingError();
       }
 
@@ -170,7 +166,10 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
 
       const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.retryBaseMs), requestedDelay(error) ?? 0));
       const runAt = new Date(Date.now() + delay);
-      log("warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${claimed!.maxRetries} at ${runAt.toISOString()} (in ${(delay / 1000).toFixed(delay < 10_000 ? 1 : 0)} s).`);
+      log(
+        "warn",
+        `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${claimed!.maxRetries} at ${runAt.toISOString()} (in ${(delay / 1000).toFixed(delay < 10_000 ? 1 : 0)} s).`,
+      );
       if (!(await finish({ status: "pending", retries: attempt, result: null, error: message, runAt }))) return discarded();
       report("retry");
       throw new RetryLater(message, delay);

@@ -130,7 +130,13 @@ export class Bookkeeper {
     const batch = [...this.claims].slice(0, this.maxBatch);
     for (const [id] of batch) this.claims.delete(id);
     try {
-      const claimed = await this.retrying("claim jobs", () => claimJobs(this.options.pool, batch.map(([id, { fence }]) => ({ id, fence })), this.options.claim));
+      const claimed = await this.retrying("claim jobs", () =>
+        claimJobs(
+          this.options.pool,
+          batch.map(([id, { fence }]) => ({ id, fence })),
+          this.options.claim,
+        ),
+      );
       const byId = new Map(claimed.map((job) => [job.id, job]));
       for (const [id, { waiters }] of batch) for (const waiter of waiters) waiter.resolve(byId.get(id) ?? null);
     } catch (error) {

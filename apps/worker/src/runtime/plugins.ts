@@ -13,7 +13,7 @@ export function loadPlugins(specifiers: readonly string[], cwd = process.cwd()):
     const resolved = existsSync(local) ? local : specifier;
     let loaded: unknown;
     try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module is named at run time (WORKER_PLUGINS), and loads synchronously
       loaded = require(resolved);
     } catch (error) {
       throw new StartupError(`WORKER_PLUGINS: cannot load ${specifier}: ${(error as Error).message.split("\n")[0]}`);

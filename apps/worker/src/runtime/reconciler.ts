@@ -73,7 +73,9 @@ export class Reconciler {
       if (fullSweep) await this.options.redis.set(this.sentinelKey, new Date().toISOString());
       await deleteExpiredIdempotencyKeys(this.options.pool);
       if (report.reenqueued > 0) {
-        this.options.logger.info(`reconciler re-enqueued ${report.reenqueued} job(s) that Redis did not hold (${fullSweep ? "full sweep after Redis lost its data" : "routine check"})`);
+        this.options.logger.info(
+          `reconciler re-enqueued ${report.reenqueued} job(s) that Redis did not hold (${fullSweep ? "full sweep after Redis lost its data" : "routine check"})`,
+        );
         this.options.onReenqueued?.(report.reenqueued);
       }
       return { ran: true, fullSweep, ...report };

@@ -30,7 +30,8 @@ describe("ai_summarize via the openai SDK", () => {
   afterAll(() => fake.close());
   beforeEach(() => fake.reset());
 
-  const env = (extra: Record<string, string> = {}) => handlerDeps({ OPENAI_API_KEY: OPENAI_TEST_KEY, OPENAI_BASE_URL: fake.baseUrl, PROVIDER_TIMEOUT_MS: "2000", ...extra });
+  const env = (extra: Record<string, string> = {}) =>
+    handlerDeps({ OPENAI_API_KEY: OPENAI_TEST_KEY, OPENAI_BASE_URL: fake.baseUrl, PROVIDER_TIMEOUT_MS: "2000", ...extra });
 
   it("asks Chat Completions for a summary of the text and returns it with the model and token usage", async () => {
     const deps = env();
@@ -109,10 +110,17 @@ describe("ai_summarize via the openai SDK", () => {
   });
 
   it("fails permanently on 429 insufficient_quota", async () => {
-    fake.replyNext(openaiError(429, "You exceeded your current quota, please check your plan and billing details.", { type: "insufficient_quota", code: "insufficient_quota" }));
+    fake.replyNext(
+      openaiError(429, "You exceeded your current quota, please check your plan and billing details.", {
+        type: "insufficient_quota",
+        code: "insufficient_quota",
+      }),
+    );
     const error = (await failure(env())) as Error;
     expect(error).toBeInstanceOf(PermanentJobError);
-    expect(error.message).toBe("OpenAI answered 429 insufficient_quota: You exceeded your current quota, please check your plan and billing details. (billing quota exhausted)");
+    expect(error.message).toBe(
+      "OpenAI answered 429 insufficient_quota: You exceeded your current quota, please check your plan and billing details. (billing quota exhausted)",
+    );
   });
 
   it("retries a rate-limit 429 after retry-after-ms, or retry-after", async () => {
@@ -167,7 +175,9 @@ describe("ai_summarize via the openai SDK", () => {
     fake.replyNext({ status: 200, body: completionBody({ model: "gpt-4o-mini", content: null, finishReason: "content_filter" }) });
     const error = (await failure(env())) as Error;
     expect(error).toBeInstanceOf(PermanentJobError);
-    expect(error.message).toBe("OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model gpt-4o-mini)");
+    expect(error.message).toBe(
+      "OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model gpt-4o-mini)",
+    );
   });
 
   it("fails permanently on an empty answer or a refusal", async () => {
@@ -194,13 +204,26 @@ describe("the OpenAI fake is strict", () => {
   it("refuses a request without a key (401 envelope) and one without messages (400 missing_required_parameter)", async () => {
     const fake = await startOpenAIFake();
     try {
-      const anonymous = await fetch(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x" }] }) });
+      const anonymous = await fetch(`${fake.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4o-mini", messages: [{ role: "user", content: "x" }] }),
+      });
       expect(anonymous.status).toBe(401);
       expect(((await anonymous.json()) as any).error).toMatchObject({ type: "invalid_request_error", code: null });
 
-      const noMessages = await fetch(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { Authorization: `Bearer ${fake.apiKey}`, "Content-Type": "application/json" }, body: JSON.stringify({ model: "gpt-4o-mini" }) });
+      const noMessages = await fetch(`${fake.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${fake.apiKey}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ model: "gpt-4o-mini" }),
+      });
       expect(noMessages.status).toBe(400);
-      expect(((await noMessages.json()) as any).error).toEqual({ message: "Missing required parameter: 'messages'.", type: "invalid_request_error", param: "messages", code: "missing_required_parameter" });
+      expect(((await noMessages.json()) as any).error).toEqual({
+        message: "Missing required parameter: 'messages'.",
+        type: "invalid_request_error",
+        param: "messages",
+        code: "missing_required_parameter",
+      });
       expect(fake.completions).toHaveLength(0);
     } finally {
       await fake.close();

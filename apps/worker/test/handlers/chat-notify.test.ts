@@ -44,7 +44,10 @@ describe("chat_notify via a Slack incoming webhook", () => {
     expect(result).toEqual({ delivered: true, channel: "#deploys" });
 
     const host = new URL(fake.webhookUrl).host;
-    expect(ctx.lines.map((l) => l.message)).toEqual([`Posting to channel #deploys through the chat webhook at ${host} (${TEXT.length} characters)`, "Delivered to channel #deploys"]);
+    expect(ctx.lines.map((l) => l.message)).toEqual([
+      `Posting to channel #deploys through the chat webhook at ${host} (${TEXT.length} characters)`,
+      "Delivered to channel #deploys",
+    ]);
     // The webhook path is the credential; the text is the user's content.
     const secretPath = new URL(fake.webhookUrl).pathname;
     const everything = [...ctx.lines.map((l) => l.message), ...deps.processOutput].join("\n");

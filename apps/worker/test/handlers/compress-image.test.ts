@@ -40,7 +40,11 @@ async function decodeJpeg(data: Buffer) {
   return decodeImage(data, "jpeg");
 }
 
-const rejection = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as Error);
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error as Error,
+  );
 
 describe("compress_image handler", () => {
   let server: RouteServer;
@@ -65,7 +69,15 @@ describe("compress_image handler", () => {
       const { ctx, run } = compress(local, `${server.url}/photo.png?sig=abc`, { width: 200, quality: 85 });
       const result = await run;
 
-      expect(result).toEqual({ width: 200, height: 150, original_width: 400, original_height: 300, original_bytes: png.length, bytes: ctx.artifact!.data.length, content_type: "image/jpeg" });
+      expect(result).toEqual({
+        width: 200,
+        height: 150,
+        original_width: 400,
+        original_height: 300,
+        original_bytes: png.length,
+        bytes: ctx.artifact!.data.length,
+        content_type: "image/jpeg",
+      });
       expect(ctx.artifact).toMatchObject({ contentType: "image/jpeg", filename: "photo.jpg" });
       const decoded = await decodeJpeg(ctx.artifact!.data);
       expect([decoded.width, decoded.height]).toEqual([200, 150]);
@@ -147,7 +159,9 @@ describe("compress_image handler", () => {
 
     it("fails permanently on a redirect without a Location", async () => {
       server.route("/nowhere", (_req, res) => res.writeHead(302).end());
-      await expect(compress(local, `${server.url}/nowhere`).run).rejects.toThrow(new PermanentJobError(`127.0.0.1:${server.port} answered 302 without a Location header`));
+      await expect(compress(local, `${server.url}/nowhere`).run).rejects.toThrow(
+        new PermanentJobError(`127.0.0.1:${server.port} answered 302 without a Location header`),
+      );
     });
   });
 
@@ -222,8 +236,16 @@ describe("compress_image handler", () => {
     it.each([
       ["PNG", () => withPngSize(png, 100_000, 100_000), "100000×100000 = 10000000000"],
       ["JPEG", () => withJpegSize(jpeg, 60_000, 60_000), "60000×60000 = 3600000000"],
-      ["GIF", async () => withGifSize(await new Jimp({ width: 8, height: 8, color: 0xffffffff }).getBuffer("image/gif"), 65_535, 65_535), "65535×65535 = 4294836225"],
-      ["BMP", async () => withBmpSize(await new Jimp({ width: 8, height: 8, color: 0xffffffff }).getBuffer("image/bmp"), 50_000, -50_000), "50000×50000 = 2500000000"],
+      [
+        "GIF",
+        async () => withGifSize(await new Jimp({ width: 8, height: 8, color: 0xffffffff }).getBuffer("image/gif"), 65_535, 65_535),
+        "65535×65535 = 4294836225",
+      ],
+      [
+        "BMP",
+        async () => withBmpSize(await new Jimp({ width: 8, height: 8, color: 0xffffffff }).getBuffer("image/bmp"), 50_000, -50_000),
+        "50000×50000 = 2500000000",
+      ],
     ])("refuses a small %s that declares a huge image, before decoding it", async (_format, make, declared) => {
       const bomb = await make();
       expect(bomb.length).toBeLessThan(200_000);
@@ -235,14 +257,20 @@ describe("compress_image handler", () => {
 
     it("applies IMAGE_MAX_PIXELS as configured (at the cap passes, one pixel over fails)", async () => {
       await expect(compress({ ...local, IMAGE_MAX_PIXELS: "120000" }, `${server.url}/photo.png`).run).resolves.toMatchObject({ original_width: 400 });
-      await expect(compress({ ...local, IMAGE_MAX_PIXELS: "119999" }, `${server.url}/photo.png`).run).rejects.toThrow(/declares 400×300 = 120000 pixels, over IMAGE_MAX_PIXELS \(119999\)/);
+      await expect(compress({ ...local, IMAGE_MAX_PIXELS: "119999" }, `${server.url}/photo.png`).run).rejects.toThrow(
+        /declares 400×300 = 120000 pixels, over IMAGE_MAX_PIXELS \(119999\)/,
+      );
     });
   });
 
   describe("bad images and statuses", () => {
     it.each([
       ["text", Buffer.from("<html>not an image</html>"), "the download is not a supported image (PNG, JPEG, GIF, BMP)"],
-      ["WebP", Buffer.concat([Buffer.from("RIFF\x10\x00\x00\x00WEBPVP8 ", "latin1"), Buffer.alloc(32)]), "the download is not a supported image (PNG, JPEG, GIF, BMP)"],
+      [
+        "WebP",
+        Buffer.concat([Buffer.from("RIFF\x10\x00\x00\x00WEBPVP8 ", "latin1"), Buffer.alloc(32)]),
+        "the download is not a supported image (PNG, JPEG, GIF, BMP)",
+      ],
       ["TIFF", Buffer.from("4d4d002a00000008", "hex"), "the download is not a supported image (PNG, JPEG, GIF, BMP)"],
       ["a truncated PNG header", Buffer.from("89504e470d0a1a0a0000000d4948", "hex"), "the PNG header is truncated or corrupt"],
       ["an empty image", () => withPngSize(png, 0, 300), "the PNG header declares an empty 0×300 image"],
@@ -277,7 +305,9 @@ describe("compress_image handler", () => {
     });
 
     it("refuses an http URL unless WEBHOOK_ALLOW_HTTP is set (the same URL policy as the API)", async () => {
-      await expect(compress({ ALLOW_PRIVATE_NETWORK: "true" }, `${server.url}/photo.png`).run).rejects.toThrow(new PermanentJobError("URL refused: it must use https, not http"));
+      await expect(compress({ ALLOW_PRIVATE_NETWORK: "true" }, `${server.url}/photo.png`).run).rejects.toThrow(
+        new PermanentJobError("URL refused: it must use https, not http"),
+      );
       expect(server.hits).toEqual([]);
     });
   });
@@ -324,7 +354,7 @@ function withBmpSize(data: Buffer, width: number, height: number): Buffer {
 
 function withJpegSize(data: Buffer, width: number, height: number): Buffer {
   const copy = Buffer.from(data);
-  for (let offset = 2; offset < copy.length; ) {
+  for (let offset = 2; offset < copy.length;) {
     const marker = copy[offset + 1]!;
     if (marker >= 0xc0 && marker <= 0xc2) {
       copy.writeUInt16BE(height, offset + 5);

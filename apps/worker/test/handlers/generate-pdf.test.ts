@@ -70,7 +70,7 @@ async function textOf(file: string, options: string[] = []): Promise<string> {
 async function inkRatio(png: string): Promise<number> {
   // jimp's PNG decoder itself: Jimp.read sniffs the format with an ES module jest cannot load.
   const decoder = defaultFormats.map((format) => format()).find((format) => format.mime === "image/png")!;
-  const { data, width, height } = await decoder.decode!(await readFile(png));
+  const { data, width, height } = decoder.decode!(await readFile(png));
   let ink = 0;
   for (let i = 0; i < data.length; i += 4) if (data[i]! < 235 || data[i + 1]! < 235 || data[i + 2]! < 235) ink++;
   return ink / (width * height);
@@ -280,7 +280,13 @@ describe("generate_pdf", () => {
   it("never lets the page reach the network, and never runs its scripts", async () => {
     const before = { hits: canaryHits.length, connections: canaryConnections };
     const ctx = handlerContext();
-    await handler.handle({ template: "leaky", data: { heading: "Static content", raw_html: `<img src="${canaryUrl}/raw"><link rel="prefetch" href="${canaryUrl}/raw-prefetch">` } }, ctx);
+    await handler.handle(
+      {
+        template: "leaky",
+        data: { heading: "Static content", raw_html: `<img src="${canaryUrl}/raw"><link rel="prefetch" href="${canaryUrl}/raw-prefetch">` },
+      },
+      ctx,
+    );
     const files = await keep("leaky", ctx.artifact!.data);
     const text = await textOf(files.pdf);
     expect(text).toContain("Static content");
@@ -338,7 +344,9 @@ describe("generate_pdf", () => {
       await writeFile(path.join(dir, "invoice.hbs"), "<p>ACME invoice {{number}} for {{customer.name}}: {{total}}, dated {{date}}</p>");
       const ctx = handlerContext();
       await restyled.handle(INVOICE, ctx);
-      expect(await textOf((await keep("invoice-restyled", ctx.artifact!.data)).pdf)).toContain("ACME invoice INV-2026-0042 for Wanjiku Holdings Ltd: $2,250.24, dated 21 November 2026");
+      expect(await textOf((await keep("invoice-restyled", ctx.artifact!.data)).pdf)).toContain(
+        "ACME invoice INV-2026-0042 for Wanjiku Holdings Ltd: $2,250.24, dated 21 November 2026",
+      );
     } finally {
       await restyled.close();
       await rm(dir, { recursive: true, force: true });
@@ -443,7 +451,7 @@ describe("the PDF browser pool", () => {
     while (gates.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(running).toBe(2);
     // Release one page at a time: each release lets exactly one waiting job in.
-    for (let released = 0; released < 4 && Date.now() < deadline; ) {
+    for (let released = 0; released < 4 && Date.now() < deadline;) {
       if (gates.length > released) {
         expect(running).toBeLessThanOrEqual(2);
         gates[released++]!();

@@ -120,7 +120,12 @@ describe("mobile_money_stk", () => {
     expect(JSON.parse(delivered.body).Body.stkCallback).toMatchObject({
       CheckoutRequestID: result.CheckoutRequestID,
       ResultCode: 0,
-      CallbackMetadata: { Item: expect.arrayContaining([{ Name: "MpesaReceiptNumber", Value: "ABC1DEF2GH" }, { Name: "Amount", Value: 1 }]) },
+      CallbackMetadata: {
+        Item: expect.arrayContaining([
+          { Name: "MpesaReceiptNumber", Value: "ABC1DEF2GH" },
+          { Name: "Amount", Value: 1 },
+        ]),
+      },
     });
   });
 
@@ -321,10 +326,13 @@ describe("mobile_money_stk", () => {
     expect(daraja.server.requests).toHaveLength(0);
   });
 
-  it.each(["MPESA_CONSUMER_KEY", "MPESA_CONSUMER_SECRET", "MPESA_SHORTCODE", "MPESA_PASSKEY"])("fails permanently naming %s when it is missing", async (variable) => {
-    const handle = mobileMoneyStkHandler(deps({ [variable]: undefined }));
-    await expect(handle(PAYLOAD, await newJob())).rejects.toMatchObject({ name: "MissingSettingError", variable });
-  });
+  it.each(["MPESA_CONSUMER_KEY", "MPESA_CONSUMER_SECRET", "MPESA_SHORTCODE", "MPESA_PASSKEY"])(
+    "fails permanently naming %s when it is missing",
+    async (variable) => {
+      const handle = mobileMoneyStkHandler(deps({ [variable]: undefined }));
+      await expect(handle(PAYLOAD, await newJob())).rejects.toMatchObject({ name: "MissingSettingError", variable });
+    },
+  );
 
   it("fails permanently when the worker gave it no push store", async () => {
     const handle = mobileMoneyStkHandler(deps({}, null));
@@ -346,12 +354,17 @@ describe("Daraja helpers", () => {
       const { access_token, expires_in } = (await oauth.json()) as { access_token: string; expires_in: unknown };
       expect(typeof expires_in).toBe("string");
       const push = (body: object, contentType = "application/json") =>
-        fetch(`${daraja.url}${PUSH_PATH}`, { method: "POST", headers: { Authorization: `Bearer ${access_token}`, "Content-Type": contentType }, body: JSON.stringify(body) }).then(
-          async (r) => ({ status: r.status, body: (await r.json()) as { errorCode: string; errorMessage: string } }),
-        );
+        fetch(`${daraja.url}${PUSH_PATH}`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${access_token}`, "Content-Type": contentType },
+          body: JSON.stringify(body),
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as { errorCode: string; errorMessage: string } }));
       const utc = new Date().toISOString().replace(/\D/g, "").slice(0, 14);
       const fields = { BusinessShortCode: "174379", Timestamp: utc, Password: Buffer.from(`174379${SANDBOX.passkey}${utc}`).toString("base64") };
-      expect(await push(fields)).toEqual({ status: 400, body: expect.objectContaining({ errorCode: "400.002.02", errorMessage: "Bad Request - Invalid Timestamp" }) });
+      expect(await push(fields)).toEqual({
+        status: 400,
+        body: expect.objectContaining({ errorCode: "400.002.02", errorMessage: "Bad Request - Invalid Timestamp" }),
+      });
       expect((await push(fields, "text/plain")).body.errorCode).toBe("400.002.02");
       const eat = darajaTimestamp(new Date());
       expect((await push({ ...fields, Timestamp: eat })).body).toMatchObject({ errorCode: "500.001.1001", errorMessage: "Wrong credentials" });

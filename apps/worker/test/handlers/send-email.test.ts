@@ -51,7 +51,13 @@ describe("send_email via SendGrid", () => {
   beforeEach(() => fake.reset());
 
   const env = (extra: Record<string, string> = {}) =>
-    handlerDeps({ EMAIL_PROVIDER_API_KEY: SENDGRID_TEST_KEY, EMAIL_PROVIDER_BASE_URL: fake.url, EMAIL_FROM: "Conveyor <noreply@conveyor.test>", PROVIDER_TIMEOUT_MS: "2000", ...extra });
+    handlerDeps({
+      EMAIL_PROVIDER_API_KEY: SENDGRID_TEST_KEY,
+      EMAIL_PROVIDER_BASE_URL: fake.url,
+      EMAIL_FROM: "Conveyor <noreply@conveyor.test>",
+      PROVIDER_TIMEOUT_MS: "2000",
+      ...extra,
+    });
 
   it("posts the v3 mail/send JSON with a Bearer key and reads the id from X-Message-Id of the empty 202", async () => {
     const deps = env();
@@ -73,7 +79,10 @@ describe("send_email via SendGrid", () => {
     });
     expect(fake.sent).toHaveLength(1);
     expect(result).toEqual({ provider: "sendgrid", message_id: fake.sent[0]!.messageId, to: "ada@example.com" });
-    expect(ctx.lines.map((l) => l.message)).toEqual(["Sending via SendGrid to a***@example.com from noreply@conveyor.test", `SendGrid accepted message ${fake.sent[0]!.messageId}`]);
+    expect(ctx.lines.map((l) => l.message)).toEqual([
+      "Sending via SendGrid to a***@example.com from noreply@conveyor.test",
+      `SendGrid accepted message ${fake.sent[0]!.messageId}`,
+    ]);
     expectNoSecrets(deps, ctx, [SENDGRID_TEST_KEY, BODY]);
   });
 
@@ -92,8 +101,16 @@ describe("send_email via SendGrid", () => {
   });
 
   it.each([
-    [400, { errors: [{ message: "The from email does not contain a valid address.", field: "from.email", help: null }] }, "SendGrid answered 400: from.email: The from email does not contain a valid address."],
-    [403, { errors: [{ message: "The from address does not match a verified Sender Identity.", field: "from", help: null }] }, "SendGrid answered 403: from: The from address does not match a verified Sender Identity."],
+    [
+      400,
+      { errors: [{ message: "The from email does not contain a valid address.", field: "from.email", help: null }] },
+      "SendGrid answered 400: from.email: The from email does not contain a valid address.",
+    ],
+    [
+      403,
+      { errors: [{ message: "The from address does not match a verified Sender Identity.", field: "from", help: null }] },
+      "SendGrid answered 403: from: The from address does not match a verified Sender Identity.",
+    ],
     [413, { errors: [{ message: "Payload too large", field: null, help: null }] }, "SendGrid answered 413: Payload too large"],
   ])("fails permanently on %i with the field and message of SendGrid's error", async (status, body, message) => {
     fake.failNext(status, body);
@@ -104,7 +121,11 @@ describe("send_email via SendGrid", () => {
 
   it("retries a 429 after X-RateLimit-Reset (epoch seconds)", async () => {
     const reset = Math.floor(Date.now() / 1000) + 120;
-    fake.failNext(429, { errors: [{ message: "too many requests", field: null, help: null }] }, { "X-RateLimit-Limit": "600", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": String(reset) });
+    fake.failNext(
+      429,
+      { errors: [{ message: "too many requests", field: null, help: null }] },
+      { "X-RateLimit-Limit": "600", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": String(reset) },
+    );
     const error = await failure(env());
     expect(error).toBeInstanceOf(RetryableJobError);
     expect(error.message).toBe("SendGrid answered 429 (rate limited): too many requests");
@@ -165,7 +186,14 @@ describe("send_email via Resend", () => {
   beforeEach(() => fake.reset());
 
   const env = (extra: Record<string, string> = {}) =>
-    handlerDeps({ EMAIL_PROVIDER: "resend", EMAIL_PROVIDER_API_KEY: RESEND_TEST_KEY, EMAIL_PROVIDER_BASE_URL: `${fake.url}/`, EMAIL_FROM: "Conveyor <noreply@conveyor.test>", PROVIDER_TIMEOUT_MS: "2000", ...extra });
+    handlerDeps({
+      EMAIL_PROVIDER: "resend",
+      EMAIL_PROVIDER_API_KEY: RESEND_TEST_KEY,
+      EMAIL_PROVIDER_BASE_URL: `${fake.url}/`,
+      EMAIL_FROM: "Conveyor <noreply@conveyor.test>",
+      PROVIDER_TIMEOUT_MS: "2000",
+      ...extra,
+    });
 
   it("posts /emails with the job id as Idempotency-Key and returns Resend's id", async () => {
     const deps = env();
@@ -219,7 +247,10 @@ describe("send_email via Resend", () => {
   });
 
   it("retries rate_limit_exceeded after retry-after", async () => {
-    fake.replyNext({ ...resendError(429, "rate_limit_exceeded", "Too many requests. You can only make 2 requests per second."), headers: { "retry-after": "2" } });
+    fake.replyNext({
+      ...resendError(429, "rate_limit_exceeded", "Too many requests. You can only make 2 requests per second."),
+      headers: { "retry-after": "2" },
+    });
     const error = await failure(env());
     expect(error).toBeInstanceOf(RetryableJobError);
     expect((error as RetryableJobError).retryAfterMs).toBe(2000);
@@ -254,7 +285,14 @@ describe("send_email via Postmark", () => {
   beforeEach(() => fake.reset());
 
   const env = (extra: Record<string, string> = {}) =>
-    handlerDeps({ EMAIL_PROVIDER: "postmark", EMAIL_PROVIDER_API_KEY: POSTMARK_TEST_TOKEN, EMAIL_PROVIDER_BASE_URL: fake.url, EMAIL_FROM: "noreply@conveyor.test", PROVIDER_TIMEOUT_MS: "2000", ...extra });
+    handlerDeps({
+      EMAIL_PROVIDER: "postmark",
+      EMAIL_PROVIDER_API_KEY: POSTMARK_TEST_TOKEN,
+      EMAIL_PROVIDER_BASE_URL: fake.url,
+      EMAIL_FROM: "noreply@conveyor.test",
+      PROVIDER_TIMEOUT_MS: "2000",
+      ...extra,
+    });
 
   it("posts /email with X-Postmark-Server-Token and returns the MessageID", async () => {
     const deps = env();
@@ -265,7 +303,13 @@ describe("send_email via Postmark", () => {
     expect(request.headers.authorization).toBeUndefined();
     expect(request.headers.accept).toBe("application/json");
     expect(request.headers["content-type"]).toMatch(/^application\/json/);
-    expect(JSON.parse(request.body)).toEqual({ From: "noreply@conveyor.test", To: "ada@example.com", Subject: "Invoice 4471", TextBody: BODY, Metadata: { conveyor_job_id: ctx.jobId } });
+    expect(JSON.parse(request.body)).toEqual({
+      From: "noreply@conveyor.test",
+      To: "ada@example.com",
+      Subject: "Invoice 4471",
+      TextBody: BODY,
+      Metadata: { conveyor_job_id: ctx.jobId },
+    });
     expect(result).toEqual({ provider: "postmark", message_id: fake.sent[0]!.messageId, to: "ada@example.com" });
     expectNoSecrets(deps, ctx, [POSTMARK_TEST_TOKEN, BODY]);
   });
@@ -273,13 +317,17 @@ describe("send_email via Postmark", () => {
   it("fails permanently on 422 ErrorCode 406 for an inactive recipient", async () => {
     const error = await failure(env(), payload({ to: "bounced@example.com" }));
     expect(error).toBeInstanceOf(PermanentJobError);
-    expect(error.message).toMatch(/^Postmark answered 422 ErrorCode 406: You tried to send to recipient\(s\) that have been marked as inactive\..*\(the recipient bounced, complained or was suppressed\)$/);
+    expect(error.message).toMatch(
+      /^Postmark answered 422 ErrorCode 406: You tried to send to recipient\(s\) that have been marked as inactive\..*\(the recipient bounced, complained or was suppressed\)$/,
+    );
   });
 
   it("fails permanently on 401 ErrorCode 10 for a wrong server token", async () => {
     const error = await failure(env({ EMAIL_PROVIDER_API_KEY: "not-the-token" }));
     expect(error).toBeInstanceOf(PermanentJobError);
-    expect(error.message).toBe("Postmark answered 401 ErrorCode 10: Request does not contain a valid Server token. (check EMAIL_PROVIDER_API_KEY: a server token)");
+    expect(error.message).toBe(
+      "Postmark answered 401 ErrorCode 10: Request does not contain a valid Server token. (check EMAIL_PROVIDER_API_KEY: a server token)",
+    );
   });
 
   it("fails permanently on a 422 invalid email request (malformed sender)", async () => {
@@ -307,21 +355,36 @@ describe("the e-mail fakes are strict", () => {
   it("SendGrid refuses a missing Authorization header with 401 and its error body, and a form body with 415", async () => {
     const fake = await startSendGridFake();
     try {
-      const unauthorised = await fetch(`${fake.url}/v3/mail/send`, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: "{}" });
+      const unauthorised = await fetch(`${fake.url}/v3/mail/send`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json" },
+        body: "{}",
+      });
       expect(unauthorised.status).toBe(401);
       expect(await unauthorised.json()).toEqual({ errors: [{ message: "authorization required", field: null, help: null }] });
 
-      const form = await fetch(`${fake.url}/v3/mail/send`, { method: "POST", headers: { Authorization: `Bearer ${SENDGRID_TEST_KEY}`, Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" }, body: "to=a%40b.c" });
+      const form = await fetch(`${fake.url}/v3/mail/send`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${SENDGRID_TEST_KEY}`, Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+        body: "to=a%40b.c",
+      });
       expect(form.status).toBe(415);
       expect(await form.json()).toEqual({ errors: [{ message: "Content-Type should be application/json.", field: null, help: null }] });
 
       const empty = await fetch(`${fake.url}/v3/mail/send`, {
         method: "POST",
         headers: { Authorization: `Bearer ${SENDGRID_TEST_KEY}`, Accept: "application/json", "Content-Type": "application/json" },
-        body: JSON.stringify({ personalizations: [{ to: [{ email: "a@b.c" }] }], from: { email: "x@y.z" }, subject: "s", content: [{ type: "text/plain", value: "" }] }),
+        body: JSON.stringify({
+          personalizations: [{ to: [{ email: "a@b.c" }] }],
+          from: { email: "x@y.z" },
+          subject: "s",
+          content: [{ type: "text/plain", value: "" }],
+        }),
       });
       expect(empty.status).toBe(400);
-      expect(((await empty.json()) as any).errors).toEqual([{ message: "The content value must be a string at least one character in length.", field: "content.0.value", help: null }]);
+      expect(((await empty.json()) as any).errors).toEqual([
+        { message: "The content value must be a string at least one character in length.", field: "content.0.value", help: null },
+      ]);
       expect(fake.sent).toHaveLength(0);
     } finally {
       await fake.close();
@@ -335,7 +398,11 @@ describe("the e-mail fakes are strict", () => {
       expect(anonymous.status).toBe(401);
       expect(((await anonymous.json()) as any).name).toBe("missing_api_key");
 
-      const noTo = await fetch(`${fake.url}/emails`, { method: "POST", headers: { Authorization: `Bearer ${RESEND_TEST_KEY}`, "Content-Type": "application/json" }, body: JSON.stringify({ from: "a@b.c", subject: "s", text: "t" }) });
+      const noTo = await fetch(`${fake.url}/emails`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${RESEND_TEST_KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ from: "a@b.c", subject: "s", text: "t" }),
+      });
       expect(noTo.status).toBe(422);
       expect(await noTo.json()).toEqual({ statusCode: 422, name: "missing_required_field", message: "Missing `to` field." });
       expect(fake.sent).toHaveLength(0);
@@ -348,11 +415,19 @@ describe("the e-mail fakes are strict", () => {
     const fake = await startPostmarkFake();
     const headers = { "X-Postmark-Server-Token": POSTMARK_TEST_TOKEN, "Content-Type": "application/json" };
     try {
-      const noFrom = await fetch(`${fake.url}/email`, { method: "POST", headers: { ...headers, Accept: "application/json" }, body: JSON.stringify({ To: "a@b.c", Subject: "s", TextBody: "t" }) });
+      const noFrom = await fetch(`${fake.url}/email`, {
+        method: "POST",
+        headers: { ...headers, Accept: "application/json" },
+        body: JSON.stringify({ To: "a@b.c", Subject: "s", TextBody: "t" }),
+      });
       expect(noFrom.status).toBe(422);
       expect(((await noFrom.json()) as any).ErrorCode).toBe(300);
 
-      const noAccept = await fetch(`${fake.url}/email`, { method: "POST", headers: { ...headers, Accept: "text/html" }, body: JSON.stringify({ From: "x@y.z", To: "a@b.c", Subject: "s", TextBody: "t" }) });
+      const noAccept = await fetch(`${fake.url}/email`, {
+        method: "POST",
+        headers: { ...headers, Accept: "text/html" },
+        body: JSON.stringify({ From: "x@y.z", To: "a@b.c", Subject: "s", TextBody: "t" }),
+      });
       expect(noAccept.status).toBe(422);
       expect(((await noAccept.json()) as any).ErrorCode).toBe(409);
       expect(fake.sent).toHaveLength(0);

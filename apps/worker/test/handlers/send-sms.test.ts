@@ -39,7 +39,13 @@ describe("send_sms via Africa's Talking", () => {
   });
 
   const env = (extra: Record<string, string> = {}) =>
-    handlerDeps({ SMS_PROVIDER_USERNAME: "sandbox", SMS_PROVIDER_API_KEY: AT_TEST_KEY, SMS_PROVIDER_BASE_URL: fake.url, PROVIDER_TIMEOUT_MS: "2000", ...extra });
+    handlerDeps({
+      SMS_PROVIDER_USERNAME: "sandbox",
+      SMS_PROVIDER_API_KEY: AT_TEST_KEY,
+      SMS_PROVIDER_BASE_URL: fake.url,
+      PROVIDER_TIMEOUT_MS: "2000",
+      ...extra,
+    });
 
   it("posts the form-encoded /version1/messaging with the apiKey header and returns the recipient's answer", async () => {
     const deps = env();
@@ -52,7 +58,13 @@ describe("send_sms via Africa's Talking", () => {
     expect(request.headers.apikey).toBe(AT_TEST_KEY);
     expect(request.headers.accept).toBe("application/json");
     expect(request.headers["content-type"]).toBe("application/x-www-form-urlencoded");
-    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({ username: "sandbox", to: "+254712345678", message: TEXT, from: "CONVEYOR", bulkSMSMode: "1" });
+    expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
+      username: "sandbox",
+      to: "+254712345678",
+      message: TEXT,
+      from: "CONVEYOR",
+      bulkSMSMode: "1",
+    });
 
     const sent = fake.sent[0]!.recipients[0];
     expect(result).toEqual({
@@ -109,7 +121,10 @@ describe("send_sms via Africa's Talking", () => {
     expect(error).toBeInstanceOf(RetryableJobError);
     expect(error.message).toBe("Africa's Talking refused +2547*****678: 405 InsufficientBalance (the Africa's Talking account is out of credit)");
     expect((error as RetryableJobError).retryAfterMs).toBe(600_000);
-    expect(ctx.lines).toContainEqual({ level: "warn", message: 'Recipient +2547*****678: statusCode 405 (InsufficientBalance), status "InsufficientBalance", cost 0' });
+    expect(ctx.lines).toContainEqual({
+      level: "warn",
+      message: 'Recipient +2547*****678: statusCode 405 (InsufficientBalance), status "InsufficientBalance", cost 0',
+    });
   });
 
   it.each([
@@ -150,7 +165,15 @@ describe("send_sms via Africa's Talking", () => {
   });
 
   it("does not take a 200 for success (only 201 is)", async () => {
-    fake.replyNext({ status: 200, body: { SMSMessageData: { Message: "Sent to 1/1", Recipients: [{ statusCode: 101, number: "+254712345678", status: "Success", cost: "KES 0.8000", messageId: "ATXid_x" }] } } });
+    fake.replyNext({
+      status: 200,
+      body: {
+        SMSMessageData: {
+          Message: "Sent to 1/1",
+          Recipients: [{ statusCode: 101, number: "+254712345678", status: "Success", cost: "KES 0.8000", messageId: "ATXid_x" }],
+        },
+      },
+    });
     const error = await failure(env());
     expect(error).toBeInstanceOf(PermanentJobError);
     expect(error.message).toMatch(/^Africa's Talking answered 200/);
@@ -204,19 +227,35 @@ describe("the Africa's Talking fake is strict", () => {
 
   it("refuses JSON (415), a missing field (400 text), a wrong key (401 text), and answers XML without Accept: application/json", async () => {
     const url = `${fake.url}/version1/messaging`;
-    const json = await fetch(url, { method: "POST", headers: { apiKey: AT_TEST_KEY, Accept: "application/json", "Content-Type": "application/json" }, body: JSON.stringify({ username: "sandbox", to: "+254712345678", message: "hi" }) });
+    const json = await fetch(url, {
+      method: "POST",
+      headers: { apiKey: AT_TEST_KEY, Accept: "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify({ username: "sandbox", to: "+254712345678", message: "hi" }),
+    });
     expect(json.status).toBe(415);
 
-    const missing = await fetch(url, { method: "POST", headers: { apiKey: AT_TEST_KEY, Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" }, body: "username=sandbox&to=%2B254712345678" });
+    const missing = await fetch(url, {
+      method: "POST",
+      headers: { apiKey: AT_TEST_KEY, Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+      body: "username=sandbox&to=%2B254712345678",
+    });
     expect(missing.status).toBe(400);
     expect(await missing.text()).toBe("Request is missing required form field 'message'");
 
-    const wrongKey = await fetch(url, { method: "POST", headers: { apiKey: "nope", Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" }, body: "username=sandbox&to=%2B254712345678&message=hi" });
+    const wrongKey = await fetch(url, {
+      method: "POST",
+      headers: { apiKey: "nope", Accept: "application/json", "Content-Type": "application/x-www-form-urlencoded" },
+      body: "username=sandbox&to=%2B254712345678&message=hi",
+    });
     expect(wrongKey.status).toBe(401);
     expect(wrongKey.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(await wrongKey.text()).toBe("The supplied authentication is invalid");
 
-    const xml = await fetch(url, { method: "POST", headers: { apiKey: AT_TEST_KEY, Accept: "text/xml", "Content-Type": "application/x-www-form-urlencoded" }, body: "username=sandbox&to=%2B254712345678&message=hi" });
+    const xml = await fetch(url, {
+      method: "POST",
+      headers: { apiKey: AT_TEST_KEY, Accept: "text/xml", "Content-Type": "application/x-www-form-urlencoded" },
+      body: "username=sandbox&to=%2B254712345678&message=hi",
+    });
     expect(xml.status).toBe(201);
     expect(xml.headers.get("content-type")).toBe("application/xml");
   });

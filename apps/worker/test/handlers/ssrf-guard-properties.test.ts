@@ -31,7 +31,9 @@ const guardAnswering = (policy: UrlPolicy, answer: string) =>
 
 /** What the guard's socket `lookup` gives for innocent.example: an error, or the addresses it would connect to. */
 const lookUp = (guard: SsrfGuard) =>
-  new Promise<{ error: unknown; address: unknown }>((resolve) => guard.lookup()("innocent.example", { all: true }, (error, address) => resolve({ error, address })));
+  new Promise<{ error: unknown; address: unknown }>((resolve) =>
+    guard.lookup()("innocent.example", { all: true }, (error, address) => resolve({ error, address })),
+  );
 
 /**
  * What an agent gives instead of a socket to the literal `host`. Should it wrongly make one, the socket is
@@ -91,12 +93,21 @@ describe("SSRF guard properties, at enqueue and at connect time", () => {
   });
 
   it("accepts a public unicast IPv4 address in dotted form, so the refusals above are not refusing everything", async () => {
-    await fc.assert(fc.asyncProperty(publicIpv4.map((value) => ({ host: dotted(value), answer: dotted(value) })), (spelling) => expectAccepted(strict, spelling)), runs);
+    await fc.assert(
+      fc.asyncProperty(
+        publicIpv4.map((value) => ({ host: dotted(value), answer: dotted(value) })),
+        (spelling) => expectAccepted(strict, spelling),
+      ),
+      runs,
+    );
   });
 
   it("accepts public addresses in their other spellings too: IPv4 forms, IPv4-mapped IPv6, global unicast IPv6", async () => {
     const spelling = fc.oneof(publicIpv4.chain(ipv4Spelling), publicIpv4.map(mapped).chain(ipv6Spelling), publicIpv6.chain(ipv6Spelling));
-    await fc.assert(fc.asyncProperty(spelling, (each) => expectAccepted(strict, each)), runs);
+    await fc.assert(
+      fc.asyncProperty(spelling, (each) => expectAccepted(strict, each)),
+      runs,
+    );
   });
 
   it("with ALLOW_PRIVATE_NETWORK accepts every one of those addresses, and still refuses http and credentials", async () => {

@@ -151,7 +151,9 @@ describe("SSRF guard, at connect time", () => {
       expect(server.hits).toEqual([]);
 
       // The next attempt opens a new socket, resolves again, and the rebound answer is judged and refused.
-      const retry = await handle({ url: `http://rebind.example:${server.port}/`, payload: {} }, handlerContext({ jobId: ctx.jobId, attempt: 2 })).catch((e: unknown) => e);
+      const retry = await handle({ url: `http://rebind.example:${server.port}/`, payload: {} }, handlerContext({ jobId: ctx.jobId, attempt: 2 })).catch(
+        (e: unknown) => e,
+      );
       expect(retry).toBeInstanceOf(PermanentJobError);
       expect((retry as Error).message).toContain("rebind.example resolves to a forbidden address (127.0.0.1 is a loopback address)");
       expect(dns.calls()).toBe(2);
@@ -170,14 +172,17 @@ describe("SSRF guard, at connect time", () => {
 
   describe("the agents on their own", () => {
     // Literal IPs never reach `lookup`; the agents judge them when the socket is made, whoever calls them.
-    it.each(["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[::127.0.0.1]", "[::a9fe:a9fe]"])("refuses a socket to %s even without the URL check", async (host) => {
-      const { httpAgent } = createSsrfGuard({ policy: { allowHttp: true, allowPrivateNetwork: false } }).agents();
-      const error = await new Promise((resolve) => {
-        http.get(`http://${host}:${server.port}/`, { agent: httpAgent }, () => resolve(null)).once("error", resolve);
-      });
-      expect(error).toBeInstanceOf(ForbiddenTargetError);
-      expect(server.hits).toEqual([]);
-    });
+    it.each(["127.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[::127.0.0.1]", "[::a9fe:a9fe]"])(
+      "refuses a socket to %s even without the URL check",
+      async (host) => {
+        const { httpAgent } = createSsrfGuard({ policy: { allowHttp: true, allowPrivateNetwork: false } }).agents();
+        const error = await new Promise((resolve) => {
+          http.get(`http://${host}:${server.port}/`, { agent: httpAgent }, () => resolve(null)).once("error", resolve);
+        });
+        expect(error).toBeInstanceOf(ForbiddenTargetError);
+        expect(server.hits).toEqual([]);
+      },
+    );
 
     it("lets loopback through only when ALLOW_PRIVATE_NETWORK is set", async () => {
       const guard = createSsrfGuard({ policy: urlPolicy(loadWorkerConfig({ ALLOW_PRIVATE_NETWORK: "true" })) });

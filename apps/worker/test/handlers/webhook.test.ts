@@ -10,7 +10,7 @@ import { loadWorkerConfig } from "../../src/env";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { webhookHandler } from "../../src/handlers/webhook";
 import { webhookSignature } from "../../src/handlers/webhook/signature";
-import { type FakeServer, endless, redirect, startImageServer, type RouteServer, startWebhookReceiver, verifyDelivery } from "@conveyor/testkit/fakes";
+import { type FakeServer, endless, startImageServer, type RouteServer, startWebhookReceiver, verifyDelivery } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";
 
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
@@ -123,7 +123,9 @@ describe("webhook handler", () => {
 
   it("fails permanently on 410 Gone, naming the endpoint as gone", async () => {
     receiver.failNext(410);
-    await expect(webhookHandler(deps(local))({ url: receiver.url, payload: {} }, handlerContext())).rejects.toThrow(new PermanentJobError(`127.0.0.1:${receiver.port} answered 410: endpoint gone`));
+    await expect(webhookHandler(deps(local))({ url: receiver.url, payload: {} }, handlerContext())).rejects.toThrow(
+      new PermanentJobError(`127.0.0.1:${receiver.port} answered 410: endpoint gone`),
+    );
   });
 
   it.each([408, 429, 500, 502, 503, 504])("retries on %i", async (status) => {
@@ -195,10 +197,14 @@ describe("webhook handler", () => {
 
   it("keeps the secret, the path's token and the payload out of the job's log lines", async () => {
     const ctx = handlerContext();
-    await webhookHandler(deps({ ...local, WEBHOOK_SIGNING_SECRET: secret }))({ url: `${receiver.url}/hook/t0k3n-in-path`, payload: { card: "4111-1111" } }, ctx);
+    await webhookHandler(deps({ ...local, WEBHOOK_SIGNING_SECRET: secret }))(
+      { url: `${receiver.url}/hook/t0k3n-in-path`, payload: { card: "4111-1111" } },
+      ctx,
+    );
     const text = ctx.lines.map((line) => line.message).join("\n");
     expect(text).toContain(`POST to 127.0.0.1:${receiver.port}`);
-    for (const leak of [secret, secret.slice(6), "t0k3n-in-path", "4111-1111", receiver.lastRequest().headers["webhook-signature"] as string]) expect(text).not.toContain(leak);
+    for (const leak of [secret, secret.slice(6), "t0k3n-in-path", "4111-1111", receiver.lastRequest().headers["webhook-signature"] as string])
+      expect(text).not.toContain(leak);
   });
 
   it("stops when the job's signal fires", async () => {

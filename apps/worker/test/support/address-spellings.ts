@@ -10,13 +10,30 @@ export type Ipv4Block = readonly [string, number];
 
 /** ROBUSTNESS §E27's IPv4 ranges and the rest of RFC 6890's non-public ones. */
 export const FORBIDDEN_IPV4: Ipv4Block[] = [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24],
-  ["203.0.113.0", 24], ["224.0.0.0", 4], ["240.0.0.0", 4], ["255.255.255.255", 32],
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+  ["255.255.255.255", 32],
 ];
 
 /** Blocks ipaddr.js names too (6to4 relay anycast, AS112, AMT): refused as well, so never "public" here. */
-const OTHER_SPECIAL_IPV4: Ipv4Block[] = [["192.88.99.0", 24], ["192.175.48.0", 24], ["192.31.196.0", 24], ["192.52.193.0", 24]];
+const OTHER_SPECIAL_IPV4: Ipv4Block[] = [
+  ["192.88.99.0", 24],
+  ["192.175.48.0", 24],
+  ["192.31.196.0", 24],
+  ["192.52.193.0", 24],
+];
 
 /** IPv6 blocks (first address as groups, prefix length) refused for what they are, not for an IPv4 inside. */
 export const FORBIDDEN_IPV6: (readonly [number[], number])[] = [
@@ -33,7 +50,9 @@ const inBlock = (value: number, [base, bits]: Ipv4Block) => Math.floor(value / 2
 const ipv4In = ([base, bits]: Ipv4Block) => fc.integer({ min: 0, max: 2 ** (32 - bits) - 1 }).map((offset) => toNumber(base) + offset);
 
 export const forbiddenIpv4 = fc.oneof(...FORBIDDEN_IPV4.map(ipv4In));
-export const publicIpv4 = fc.integer({ min: 0, max: 2 ** 32 - 1 }).filter((value) => ![...FORBIDDEN_IPV4, ...OTHER_SPECIAL_IPV4].some((block) => inBlock(value, block)));
+export const publicIpv4 = fc
+  .integer({ min: 0, max: 2 ** 32 - 1 })
+  .filter((value) => ![...FORBIDDEN_IPV4, ...OTHER_SPECIAL_IPV4].some((block) => inBlock(value, block)));
 
 export const dotted = (value: number) => [24, 16, 8, 0].map((shift) => (value >>> shift) & 0xff).join(".");
 
@@ -58,7 +77,12 @@ export const ipv4Spelling = (value: number): fc.Arbitrary<Spelling> => {
     const leading = [24, 16, 8].slice(0, count - 1).map((shift) => (value >>> shift) & 0xff);
     return fc.tuple(fc.tuple(...[...leading, value % 2 ** lastBits].map(ipv4Part)), fc.boolean());
   });
-  return fc.oneof(fc.constant(dotted(value)), mixed.map(([parts, trailingDot]) => parts.join(".") + (trailingDot ? "." : ""))).map((text) => ({ host: text, answer: text }));
+  return fc
+    .oneof(
+      fc.constant(dotted(value)),
+      mixed.map(([parts, trailingDot]) => parts.join(".") + (trailingDot ? "." : "")),
+    )
+    .map((text) => ({ host: text, answer: text }));
 };
 
 const word = fc.integer({ min: 0, max: 0xffff });
@@ -114,9 +138,7 @@ export const ipv6Spelling = (groups: readonly number[]): fc.Arbitrary<Spelling> 
         return upper ? digits.toUpperCase() : digits;
       });
       const tail = dottedTail ? [dotted(groups[6]! * 0x10000 + groups[7]!)] : [];
-      const text = run
-        ? `${hex.slice(0, run[0]).join(":")}::${[...hex.slice(run[1] + 1), ...tail].join(":")}`
-        : [...hex, ...tail].join(":");
+      const text = run ? `${hex.slice(0, run[0]).join(":")}::${[...hex.slice(run[1] + 1), ...tail].join(":")}` : [...hex, ...tail].join(":");
       return { host: `[${text}]`, answer: text };
     });
   });

@@ -9,7 +9,7 @@ async function main(): Promise<void> {
     const applied = await migrate(DATABASE_URL);
     process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
   } catch (error) {
-    throw new Error(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);
+    throw new Error(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -18,7 +18,7 @@ function committedSchema(rev: string): string | null {
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const fromIndex = args.indexOf("--from");
-  const rev = fromIndex >= 0 ? args.splice(fromIndex, 2)[1] ?? "HEAD" : "HEAD";
+  const rev = fromIndex >= 0 ? (args.splice(fromIndex, 2)[1] ?? "HEAD") : "HEAD";
   const name = args[0];
   if (!name || !/^[a-z0-9_]+$/.test(name)) throw new Error("Usage: npm run db:migration -- <name_in_snake_case> [--from <git-rev>]");
   const { DATABASE_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);

@@ -85,7 +85,10 @@ export async function createSecondOrg(db: Database, name = "Second org"): Promis
       const foreign = new Set(rows.map((row) => row.id));
       for (const what of ["list", "page"] as const) {
         const listed = Array.isArray(now[what]!.body) ? (now[what]!.body as { id: string }[]) : [];
-        expect({ path: paths[what], otherOrgsJobs: listed.map((job) => job.id).filter((id) => foreign.has(id)) }).toEqual({ path: paths[what], otherOrgsJobs: [] });
+        expect({ path: paths[what], otherOrgsJobs: listed.map((job) => job.id).filter((id) => foreign.has(id)) }).toEqual({
+          path: paths[what],
+          otherOrgsJobs: [],
+        });
       }
       expect(now).toEqual(baseline);
 

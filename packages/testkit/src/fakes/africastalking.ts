@@ -64,7 +64,7 @@ export async function startAfricasTalkingFake(options: { username?: string; apiK
         return {
           statusCode: code,
           number,
-          status: ok ? "Success" : AT_STATUS_NAMES[code] ?? "Failed",
+          status: ok ? "Success" : (AT_STATUS_NAMES[code] ?? "Failed"),
           cost: ok ? `KES ${(0.8 * parts).toFixed(4)}` : "0",
           messageId: ok ? `ATXid_${randomBytes(16).toString("hex")}` : "None",
           ...(ok ? { messageParts: parts } : {}),
@@ -99,7 +99,8 @@ function refusal(request: RecordedRequest, username: string, apiKey: string): Fa
 function render(request: RecordedRequest, status: number, data: SmsAnswer): FakeReply {
   if (accepts(request, "application/json")) return { status, body: data };
   const recipients = data.SMSMessageData.Recipients.map(
-    (r) => `<Recipient><number>${r.number}</number><cost>${r.cost}</cost><status>${r.status}</status><statusCode>${r.statusCode}</statusCode><messageId>${r.messageId}</messageId></Recipient>`,
+    (r) =>
+      `<Recipient><number>${r.number}</number><cost>${r.cost}</cost><status>${r.status}</status><statusCode>${r.statusCode}</statusCode><messageId>${r.messageId}</messageId></Recipient>`,
   ).join("");
   return {
     status,

@@ -96,7 +96,9 @@ function eatNow(): Date {
 
 function parseTimestamp(value: unknown): Date | null {
   if (typeof value !== "string" || !/^\d{14}$/.test(value)) return null;
-  const [y, mo, d, h, mi, s] = [value.slice(0, 4), value.slice(4, 6), value.slice(6, 8), value.slice(8, 10), value.slice(10, 12), value.slice(12, 14)].map(Number) as number[];
+  const [y, mo, d, h, mi, s] = [value.slice(0, 4), value.slice(4, 6), value.slice(6, 8), value.slice(8, 10), value.slice(10, 12), value.slice(12, 14)].map(
+    Number,
+  ) as number[];
   const date = new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!));
   return date.getUTCMonth() === mo! - 1 && date.getUTCDate() === d! && date.getUTCHours() === h! ? date : null;
 }
@@ -145,7 +147,8 @@ export async function startDarajaFake(credentials: DarajaCredentials = SANDBOX):
       return badRequest("CallBackURL");
     }
     if (typeof body.AccountReference !== "string" || !/^[A-Za-z0-9 ]{1,12}$/.test(body.AccountReference)) return badRequest("AccountReference");
-    if (body.TransactionDesc !== undefined && (typeof body.TransactionDesc !== "string" || body.TransactionDesc.length > 13)) return badRequest("TransactionDesc");
+    if (body.TransactionDesc !== undefined && (typeof body.TransactionDesc !== "string" || body.TransactionDesc.length > 13))
+      return badRequest("TransactionDesc");
     return undefined;
   }
 

@@ -77,7 +77,14 @@ export async function startFakeServer(behaviour: FakeBehaviour): Promise<FakeSer
     req.on("end", async () => {
       const raw = Buffer.concat(chunks);
       const url = new URL(req.url ?? "/", "http://fake.invalid");
-      const recorded: RecordedRequest = { method: req.method ?? "GET", path: url.pathname, query: url.searchParams, headers: req.headers, raw, body: raw.toString("utf8") };
+      const recorded: RecordedRequest = {
+        method: req.method ?? "GET",
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        raw,
+        body: raw.toString("utf8"),
+      };
       requests.push(recorded);
       for (const wake of waiters) wake();
 

@@ -30,7 +30,27 @@ export function selfSignedCertificate(hostname: string): TestCertificate {
   try {
     const key = path.join(dir, "key.pem");
     const cert = path.join(dir, "cert.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", `/CN=${hostname}`, "-addext", `subjectAltName=DNS:${hostname}`], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        `/CN=${hostname}`,
+        "-addext",
+        `subjectAltName=DNS:${hostname}`,
+      ],
+      { stdio: "ignore" },
+    );
     return { key: readFileSync(key, "utf8"), cert: readFileSync(cert, "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -16,7 +16,12 @@ export type OpenAIFake = FakeServer & {
   models: Set<string>;
 };
 
-export function openaiError(status: number, message: string, extra: { type?: string; param?: string | null; code?: string | null } = {}, headers?: Record<string, string>): FakeReply {
+export function openaiError(
+  status: number,
+  message: string,
+  extra: { type?: string; param?: string | null; code?: string | null } = {},
+  headers?: Record<string, string>,
+): FakeReply {
   return {
     status,
     body: { error: { message, type: extra.type ?? "invalid_request_error", param: extra.param ?? null, code: extra.code ?? null } },
@@ -25,14 +30,27 @@ export function openaiError(status: number, message: string, extra: { type?: str
 }
 
 /** A 200 completion body, for tests that script unusual answers (content_filter, empty content). */
-export function completionBody(options: { model: string; content: string | null; finishReason?: string; refusal?: string | null; usage?: { prompt_tokens: number; completion_tokens: number } }) {
+export function completionBody(options: {
+  model: string;
+  content: string | null;
+  finishReason?: string;
+  refusal?: string | null;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}) {
   const usage = options.usage ?? { prompt_tokens: 10, completion_tokens: tokens(options.content ?? "") };
   return {
     id: `chatcmpl-${randomBytes(12).toString("base64url")}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: options.model,
-    choices: [{ index: 0, message: { role: "assistant", content: options.content, refusal: options.refusal ?? null }, logprobs: null, finish_reason: options.finishReason ?? "stop" }],
+    choices: [
+      {
+        index: 0,
+        message: { role: "assistant", content: options.content, refusal: options.refusal ?? null },
+        logprobs: null,
+        finish_reason: options.finishReason ?? "stop",
+      },
+    ],
     usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     system_fingerprint: "fp_fake",
   };
@@ -70,12 +88,19 @@ function refusal(request: RecordedRequest, apiKey: string, models: Set<string>):
   if (request.method !== "POST") return openaiError(405, `Invalid method for URL (${request.method} ${request.path})`);
   const auth = headerValue(request, "authorization");
   if (!auth?.startsWith("Bearer ")) {
-    return openaiError(401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).");
+    return openaiError(
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+    );
   }
   const given = auth.slice("Bearer ".length);
   if (given !== apiKey) {
     // OpenAI shows a masked form of the refused key; a client must not echo even that carelessly.
-    return openaiError(401, `Incorrect API key provided: ${given.slice(0, 3)}${"*".repeat(Math.max(0, given.length - 7))}${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`, { code: "invalid_api_key" });
+    return openaiError(
+      401,
+      `Incorrect API key provided: ${given.slice(0, 3)}${"*".repeat(Math.max(0, given.length - 7))}${given.slice(-4)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      { code: "invalid_api_key" },
+    );
   }
   const parsed = mediaType(request) === "application/json" ? parseJson(request.body) : { ok: false as const };
   if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null) {
@@ -83,9 +108,13 @@ function refusal(request: RecordedRequest, apiKey: string, models: Set<string>):
   }
   const body = parsed.value as any;
   if (typeof body.model !== "string" || body.model === "") return openaiError(400, "you must provide a model parameter");
-  if (body.messages === undefined) return openaiError(400, "Missing required parameter: 'messages'.", { param: "messages", code: "missing_required_parameter" });
+  if (body.messages === undefined)
+    return openaiError(400, "Missing required parameter: 'messages'.", { param: "messages", code: "missing_required_parameter" });
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
-    return openaiError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", { param: "messages", code: "empty_array" });
+    return openaiError(400, "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", {
+      param: "messages",
+      code: "empty_array",
+    });
   }
   const bad = body.messages.findIndex((m: any) => !ROLES.has(m?.role) || (typeof m.content !== "string" && !Array.isArray(m.content)));
   if (bad >= 0) return openaiError(400, `Invalid value for 'messages[${bad}]'.`, { param: `messages[${bad}]`, code: "invalid_value" });
@@ -97,7 +126,9 @@ function refusal(request: RecordedRequest, apiKey: string, models: Set<string>):
 
 function firstSentenceOfUserText(body: any): string {
   const user = [...body.messages].reverse().find((m: any) => m.role === "user");
-  const text = String(user?.content ?? "").replace(/\s+/g, " ").trim();
+  const text = String(user?.content ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
   return (text.match(/^.*?[.!?](?=\s|$)/)?.[0] ?? text).slice(0, 200);
 }
 

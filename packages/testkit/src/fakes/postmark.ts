@@ -37,7 +37,11 @@ function refusal(request: RecordedRequest, token: string, inactive: Set<string>)
   if (request.method !== "POST") return postmarkError(405, 0, "Method not allowed");
   const given = headerValue(request, "x-postmark-server-token");
   if (!given) {
-    return postmarkError(401, 10, "No Account or Server API tokens were supplied in the HTTP headers. Please add a header for either X-Postmark-Server-Token or X-Postmark-Account-Token.");
+    return postmarkError(
+      401,
+      10,
+      "No Account or Server API tokens were supplied in the HTTP headers. Please add a header for either X-Postmark-Server-Token or X-Postmark-Account-Token.",
+    );
   }
   if (given !== token) return postmarkError(401, 10, "Request does not contain a valid Server token.");
   if (mediaType(request) !== "application/json" || !accepts(request, "application/json")) {

@@ -31,7 +31,11 @@ export async function startResendFake(options: { apiKey?: string } = {}): Promis
       const key = headerValue(request, "idempotency-key");
       const earlier = key === undefined ? undefined : byKey.get(key);
       if (earlier && earlier.body !== request.body) {
-        return resendError(409, "invalid_idempotent_request", "Same idempotency key used with a different request payload. Change your idempotency key or payload.");
+        return resendError(
+          409,
+          "invalid_idempotent_request",
+          "Same idempotency key used with a different request payload. Change your idempotency key or payload.",
+        );
       }
       return undefined;
     },
@@ -59,7 +63,11 @@ function refusal(request: RecordedRequest, apiKey: string): FakeReply | undefine
   if (request.method !== "POST") return resendError(405, "method_not_allowed", "Method is not allowed for the requested path.");
   const auth = headerValue(request, "authorization");
   if (!auth?.startsWith("Bearer ")) {
-    return resendError(401, "missing_api_key", "Missing API key in the authorization header. Include the following header Authorization: Bearer YOUR_API_KEY in the request.");
+    return resendError(
+      401,
+      "missing_api_key",
+      "Missing API key in the authorization header. Include the following header Authorization: Bearer YOUR_API_KEY in the request.",
+    );
   }
   if (auth !== `Bearer ${apiKey}`) return resendError(403, "invalid_api_key", "API key is invalid");
   // Reported by client authors (PROVIDERS.md §3, unconfirmed): Resend refuses requests without a User-Agent.
@@ -78,12 +86,20 @@ function refusal(request: RecordedRequest, apiKey: string): FakeReply | undefine
     }
   }
   if (typeof mail.from !== "string" || !addressPattern.test(mail.from)) {
-    return resendError(422, "validation_error", "Invalid `from` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.");
+    return resendError(
+      422,
+      "validation_error",
+      "Invalid `from` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.",
+    );
   }
   const to: unknown[] = Array.isArray(mail.to) ? mail.to : [mail.to];
   if (to.length > 50) return resendError(422, "validation_error", "Too many recipients in the `to` field (max 50).");
   if (to.some((address) => typeof address !== "string" || !addressPattern.test(address))) {
-    return resendError(422, "validation_error", "Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.");
+    return resendError(
+      422,
+      "validation_error",
+      "Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.",
+    );
   }
   if (mail.html === undefined && mail.text === undefined && mail.template === undefined) {
     return resendError(422, "validation_error", "Missing `html` or `text` field.");

@@ -55,7 +55,10 @@ function validate(mail: any): { message: string; field: string }[] {
   } else {
     personalizations.forEach((p: any, i: number) => {
       if (!Array.isArray(p?.to) || p.to.length === 0) {
-        problems.push({ message: "The to array is required for all personalization objects, and must have at least one email object with a valid email address.", field: `personalizations.${i}.to` });
+        problems.push({
+          message: "The to array is required for all personalization objects, and must have at least one email object with a valid email address.",
+          field: `personalizations.${i}.to`,
+        });
         return;
       }
       p.to.forEach((to: any, j: number) => {
@@ -64,21 +67,35 @@ function validate(mail: any): { message: string; field: string }[] {
     });
   }
   if (!mail.from || typeof mail.from !== "object") {
-    problems.push({ message: "The from object must be provided for every email send. It is an object that requires the email parameter, but may also contain a name parameter.", field: "from" });
+    problems.push({
+      message:
+        "The from object must be provided for every email send. It is an object that requires the email parameter, but may also contain a name parameter.",
+      field: "from",
+    });
   } else if (!isEmail(mail.from.email)) {
     problems.push({ message: "The from email does not contain a valid address.", field: "from.email" });
   }
-  const everyPersonalizationHasSubject = Array.isArray(personalizations) && personalizations.length > 0 && personalizations.every((p: any) => typeof p?.subject === "string" && p.subject);
+  const everyPersonalizationHasSubject =
+    Array.isArray(personalizations) && personalizations.length > 0 && personalizations.every((p: any) => typeof p?.subject === "string" && p.subject);
   if (!(typeof mail.subject === "string" && mail.subject) && !everyPersonalizationHasSubject && !mail.template_id) {
-    problems.push({ message: "The subject is required. You can get around this requirement if you use a template with a subject defined or if every personalization has a subject defined.", field: "subject" });
+    problems.push({
+      message:
+        "The subject is required. You can get around this requirement if you use a template with a subject defined or if every personalization has a subject defined.",
+      field: "subject",
+    });
   }
   if (!mail.template_id) {
     if (!Array.isArray(mail.content) || mail.content.length === 0) {
-      problems.push({ message: "Unless a valid template_id is provided, the content parameter is required. There must be at least one defined content block.", field: "content" });
+      problems.push({
+        message: "Unless a valid template_id is provided, the content parameter is required. There must be at least one defined content block.",
+        field: "content",
+      });
     } else {
       mail.content.forEach((c: any, i: number) => {
-        if (typeof c?.type !== "string" || c.type.length === 0) problems.push({ message: "The content type must be a string at least one character in length.", field: `content.${i}.type` });
-        if (typeof c?.value !== "string" || c.value.length === 0) problems.push({ message: "The content value must be a string at least one character in length.", field: `content.${i}.value` });
+        if (typeof c?.type !== "string" || c.type.length === 0)
+          problems.push({ message: "The content type must be a string at least one character in length.", field: `content.${i}.type` });
+        if (typeof c?.value !== "string" || c.value.length === 0)
+          problems.push({ message: "The content value must be a string at least one character in length.", field: `content.${i}.value` });
       });
     }
   }

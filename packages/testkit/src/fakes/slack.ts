@@ -42,7 +42,8 @@ export async function startSlackFake(options: { channels?: string[]; archivedCha
 /** The message object of a JSON request or of a form request's `payload` field. */
 function messageOf(request: RecordedRequest): any | undefined {
   const type = mediaType(request);
-  const text = type === "application/json" ? request.body : type === "application/x-www-form-urlencoded" ? new URLSearchParams(request.body).get("payload") : null;
+  const text =
+    type === "application/json" ? request.body : type === "application/x-www-form-urlencoded" ? new URLSearchParams(request.body).get("payload") : null;
   if (text === null) return undefined;
   const parsed = parseJson(text);
   return parsed.ok && typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value) ? parsed.value : undefined;

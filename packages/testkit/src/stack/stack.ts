@@ -109,7 +109,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('scripted'), ('word_count') ON CONFLICT DO NOTHING");
     },
     async post(pathname, body, headers = {}) {
-      const res = await api.request.post(pathname).set("X-API-Key", apiKey).set(headers).send(body as object);
+      const res = await api.request
+        .post(pathname)
+        .set("X-API-Key", apiKey)
+        .set(headers)
+        .send(body as object);
       return { status: res.status, body: res.body };
     },
     async job(id) {
@@ -125,13 +129,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     async waitForJob(id, done, timeoutMs = 30_000) {
       let last: JobView | undefined;
       try {
-        return await waitFor(async () => {
-          last = await stack.job(id);
-          return done(last) ? last : null;
-        }, `job ${id}`, timeoutMs, 100);
+        return await waitFor(
+          async () => {
+            last = await stack.job(id);
+            return done(last) ? last : null;
+          },
+          `job ${id}`,
+          timeoutMs,
+          100,
+        );
       } catch (error) {
         const logs = await stack.logs(id).catch(() => []);
-        throw new Error(`${(error as Error).message}\nlast state: ${JSON.stringify(last)}\nlogs: ${JSON.stringify(logs, null, 1)}\nworker output:\n${workers.map((w) => w.output().slice(-3000)).join("\n---\n")}`, { cause: error });
+        throw new Error(
+          `${(error as Error).message}\nlast state: ${JSON.stringify(last)}\nlogs: ${JSON.stringify(logs, null, 1)}\nworker output:\n${workers.map((w) => w.output().slice(-3000)).join("\n---\n")}`,
+          { cause: error },
+        );
       }
     },
     expectOtherOrgUntouched: () => otherOrg.expectUntouched({ "X-API-Key": apiKey }),

@@ -18,7 +18,7 @@ export function classifyOpenAIError(error: unknown, context: CallContext): unkno
   // Any other abort is the runtime's own doing (shutdown): hand it back untouched.
   if (error instanceof APIUserAbortError) return error;
   if (error instanceof APIConnectionError) return new RetryableJobError(`${PROVIDER} could not be reached (${connectionCause(error)})`);
-  if (!(error instanceof APIError) || error.status === undefined) return error;
+  if (!isApiError(error) || error.status === undefined) return error;
 
   const status = error.status;
   const code = error.code ?? error.type ?? undefined;
@@ -34,6 +34,11 @@ export function classifyOpenAIError(error: unknown, context: CallContext): unkno
     return new RetryableJobError(message, retryAfterMs(headerRecord(error.headers)));
   }
   return new PermanentJobError(message);
+}
+
+/** `instanceof APIError` alone narrows to APIError<any, any, any>; this keeps the class's declared defaults. */
+function isApiError(error: unknown): error is APIError {
+  return error instanceof APIError;
 }
 
 /** The error body's message, without the SDK's "429 " prefix. */

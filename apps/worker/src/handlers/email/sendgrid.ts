@@ -27,7 +27,7 @@ export const sendgrid: EmailProvider = {
     });
     // 200 is what sandbox mode is reported to answer; a real send answers 202.
     if (response.status === 202 || response.status === 200) {
-      const id = response.headers["x-message-id"];
+      const id: unknown = response.headers["x-message-id"];
       return { messageId: typeof id === "string" && id ? id : null };
     }
     throw sendgridFailure(response);

@@ -56,7 +56,8 @@ function nextHop(guard: SsrfGuard, from: URL, response: GuardedResponse): URL {
   } catch {
     throw new PermanentJobError(`${from.host} redirected to an invalid URL`);
   }
-  if (from.protocol === "https:" && next.protocol !== "https:") throw new PermanentJobError(`${from.host} redirected from https to ${next.protocol.slice(0, -1)}; refused`);
+  if (from.protocol === "https:" && next.protocol !== "https:")
+    throw new PermanentJobError(`${from.host} redirected from https to ${next.protocol.slice(0, -1)}; refused`);
   try {
     return guard.checkUrl(next.href);
   } catch (error) {

@@ -9,7 +9,8 @@ export function jpegOrientation(data: Buffer): number {
     const marker = data[offset + 1]!;
     if (marker === 0xda || marker === 0xd9) break; // image data: metadata is over
     const length = data.readUInt16BE(offset + 2);
-    if (marker === 0xe1 && data.toString("latin1", offset + 4, offset + 10) === "Exif\0\0") return tiffOrientation(data.subarray(offset + 10, offset + 2 + length));
+    if (marker === 0xe1 && data.toString("latin1", offset + 4, offset + 10) === "Exif\0\0")
+      return tiffOrientation(data.subarray(offset + 10, offset + 2 + length));
     offset += 2 + length;
   }
   return 1;

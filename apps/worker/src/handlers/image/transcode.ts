@@ -1,6 +1,6 @@
 // Decode, shrink to a width, flatten onto white and encode as JPEG, with jimp 1.x (PROVIDERS.md §6b).
 // Callers have already checked the byte size and the declared pixel count.
-import { Jimp } from "jimp";
+import { Jimp, type JimpInstance } from "jimp";
 import { decodeImage } from "./decode";
 import type { ImageFormat } from "./dimensions";
 
@@ -13,7 +13,12 @@ export async function toJpeg(data: Buffer, format: ImageFormat, options: { width
   // Never upscale: a width above the original keeps the original size (enlarging only adds bytes and blur).
   if (image.width > options.width) image.resize({ w: options.width });
   // JPEG has no alpha and jimp would flatten onto black; transparent areas become white instead.
-  const output = image.hasAlpha() ? new Jimp({ width: image.width, height: image.height, color: 0xffffffff }).composite(image, 0, 0) : image;
+  let output: JimpInstance = image;
+  if (image.hasAlpha()) {
+    output = new Jimp({ width: image.width, height: image.height, color: 0xffffffff });
+    // Draws in place (jimp 1.6 types its `this` return as `any`, so the result is not used).
+    output.composite(image, 0, 0);
+  }
   const jpeg = await output.getBuffer("image/jpeg", { quality: options.quality });
   return { jpeg, width: output.width, height: output.height, originalWidth, originalHeight };
 }

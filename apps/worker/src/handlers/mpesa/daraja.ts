@@ -93,7 +93,10 @@ export class DarajaTokens {
       return response.data.access_token;
     }
     if (response.status === 429 || response.status >= 500) {
-      throw new RetryableJobError(`${PROVIDER} OAuth answered ${response.status}: ${describe(response)}`, retryAfterMs(response.headers as Record<string, unknown>));
+      throw new RetryableJobError(
+        `${PROVIDER} OAuth answered ${response.status}: ${describe(response)}`,
+        retryAfterMs(response.headers as Record<string, unknown>),
+      );
     }
     if (response.status === 200) throw new RetryableJobError(`${PROVIDER} OAuth answered 200 without an access_token`);
     throw new PermanentJobError(
@@ -210,7 +213,11 @@ function readPushAnswer(response: AxiosResponse): StkPushAccepted {
       };
     }
     if (data.ResponseCode !== "0") {
-      return refuse(new PermanentJobError(`${PROVIDER} did not accept the STK push: ResponseCode ${data.ResponseCode} (${bodyExcerpt(data.ResponseDescription ?? "", 200)})`));
+      return refuse(
+        new PermanentJobError(
+          `${PROVIDER} did not accept the STK push: ResponseCode ${data.ResponseCode} (${bodyExcerpt(data.ResponseDescription ?? "", 200)})`,
+        ),
+      );
     }
   }
   const { code, message = "" } = errorOf(response);
@@ -240,9 +247,7 @@ function refuse(failure: PermanentJobError | RetryableJobError): never {
 }
 
 export type StkQueryAnswer =
-  | { state: "final"; result_code: string; result_desc: string }
-  | { state: "pending"; result_desc: string }
-  | { state: "unavailable"; reason: string };
+  { state: "final"; result_code: string; result_desc: string } | { state: "pending"; result_desc: string } | { state: "unavailable"; reason: string };
 
 /** Asks Daraja how a push ended. Never throws for Daraja's answers: the caller only reports them. */
 export async function queryStkPush(config: DarajaConfig, tokens: DarajaTokens, checkoutRequestId: string, signal: AbortSignal): Promise<StkQueryAnswer> {

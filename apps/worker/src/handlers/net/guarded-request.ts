@@ -61,7 +61,9 @@ export function guardedRequest(guard: SsrfGuard, request: GuardedRequest): Promi
     req.on("error", (error) => reject(signal.aborted ? signal.reason : error));
     req.once("response", (res) => {
       const success = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
-      const read = success ? readCapped(res, request.maxBodyBytes, request.overflow, signal) : readCapped(res, Math.min(request.maxBodyBytes, ERROR_BODY_BYTES), "truncate", signal);
+      const read = success
+        ? readCapped(res, request.maxBodyBytes, request.overflow, signal)
+        : readCapped(res, Math.min(request.maxBodyBytes, ERROR_BODY_BYTES), "truncate", signal);
       read.then(
         ({ body, truncated }) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body, truncated }),
         (error: unknown) => {
@@ -74,7 +76,12 @@ export function guardedRequest(guard: SsrfGuard, request: GuardedRequest): Promi
   });
 }
 
-async function readCapped(res: http.IncomingMessage, limit: number, overflow: "truncate" | "refuse", signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+async function readCapped(
+  res: http.IncomingMessage,
+  limit: number,
+  overflow: "truncate" | "refuse",
+  signal: AbortSignal,
+): Promise<{ body: Buffer; truncated: boolean }> {
   const declared = Number(res.headers["content-length"]);
   if (overflow === "refuse" && Number.isFinite(declared) && declared > limit) throw new BodyTooLargeError(limit, true);
   const chunks: Buffer[] = [];

@@ -55,25 +55,30 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
   const resolve = options.resolve ?? systemResolve;
   const reasonFor = (address: string) => (policy.allowPrivateNetwork ? null : forbiddenAddressReason(address));
 
-  const lookup = (onResolved?: ResolvedListener): net.LookupFunction => (hostname, lookupOptions, callback) => {
-    const family = typeof lookupOptions === "number" ? lookupOptions : lookupOptions?.family;
-    const wanted = family === "IPv4" ? 4 : family === "IPv6" ? 6 : (family ?? 0);
-    const all = typeof lookupOptions === "object" && lookupOptions?.all === true;
-    resolve(hostname).then(
-      (addresses) => {
-        const refused = addresses.map(reasonFor).find((reason) => reason !== null);
-        if (refused) return callback(new ForbiddenTargetError(`${hostname} resolves to a forbidden address (${refused})`), "", 0);
-        const usable = addresses
-          .map((address) => ({ address, family: net.isIP(address) }))
-          .filter((entry) => entry.family !== 0 && (wanted === 0 || entry.family === wanted));
-        if (usable.length === 0) return callback(notFound(hostname), "", 0);
-        onResolved?.(hostname, usable.map((entry) => entry.address));
-        if (all) return callback(null, usable);
-        callback(null, usable[0]!.address, usable[0]!.family);
-      },
-      (error: NodeJS.ErrnoException) => callback(error, "", 0),
-    );
-  };
+  const lookup =
+    (onResolved?: ResolvedListener): net.LookupFunction =>
+    (hostname, lookupOptions, callback) => {
+      const family = typeof lookupOptions === "number" ? lookupOptions : lookupOptions?.family;
+      const wanted = family === "IPv4" ? 4 : family === "IPv6" ? 6 : (family ?? 0);
+      const all = typeof lookupOptions === "object" && lookupOptions?.all === true;
+      resolve(hostname).then(
+        (addresses) => {
+          const refused = addresses.map(reasonFor).find((reason) => reason !== null);
+          if (refused) return callback(new ForbiddenTargetError(`${hostname} resolves to a forbidden address (${refused})`), "", 0);
+          const usable = addresses
+            .map((address) => ({ address, family: net.isIP(address) }))
+            .filter((entry) => entry.family !== 0 && (wanted === 0 || entry.family === wanted));
+          if (usable.length === 0) return callback(notFound(hostname), "", 0);
+          onResolved?.(
+            hostname,
+            usable.map((entry) => entry.address),
+          );
+          if (all) return callback(null, usable);
+          callback(null, usable[0]!.address, usable[0]!.family);
+        },
+        (error: NodeJS.ErrnoException) => callback(error, "", 0),
+      );
+    };
 
   // A literal IP host never reaches `lookup` (net connects to it directly), so the agents ask this instead.
   const literalRefusal = (host: string): ForbiddenTargetError | null => {

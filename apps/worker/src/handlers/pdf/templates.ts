@@ -111,7 +111,9 @@ export async function createTemplateStore(templatesDir: string | undefined): Pro
       }
       const builtIn = builtIns.get(name);
       if (builtIn) return builtIn;
-      throw new PermanentJobError(`No template called "${name}" (built-in: ${BUILT_IN_TEMPLATES.join(", ")}${templatesDir ? `; or a ${name}.hbs file in TEMPLATES_DIR` : ""})`);
+      throw new PermanentJobError(
+        `No template called "${name}" (built-in: ${BUILT_IN_TEMPLATES.join(", ")}${templatesDir ? `; or a ${name}.hbs file in TEMPLATES_DIR` : ""})`,
+      );
     },
   };
 }

@@ -44,13 +44,17 @@ export async function sendSms(send: AtSend): Promise<AtAnswer> {
   });
   const json = jsonOf(response);
   const data = (json as { SMSMessageData?: { Message?: unknown; Recipients?: unknown } } | undefined)?.SMSMessageData;
-  const answer = data ? { summary: typeof data.Message === "string" ? data.Message : "", recipients: Array.isArray(data.Recipients) ? (data.Recipients as AtRecipient[]) : [] } : undefined;
+  const answer = data
+    ? { summary: typeof data.Message === "string" ? data.Message : "", recipients: Array.isArray(data.Recipients) ? (data.Recipients as AtRecipient[]) : [] }
+    : undefined;
   // An answer without recipients names its reason in Message (e.g. InvalidSenderId); read it whatever the status.
   if (answer && answer.recipients.length === 0 && answer.summary) return answer;
   if (response.status !== 201) throw failure(response);
   if (!answer) {
     // The message may well have gone out: never retry blindly into a second SMS.
-    throw new PermanentJobError(`${PROVIDER} answered 201 with a body that is not its JSON answer (${bodyExcerpt(response.data, 120)}); the SMS may have been sent, so it is not retried`);
+    throw new PermanentJobError(
+      `${PROVIDER} answered 201 with a body that is not its JSON answer (${bodyExcerpt(response.data, 120)}); the SMS may have been sent, so it is not retried`,
+    );
   }
   return answer;
 }

@@ -1,0 +1,50 @@
+// ESLint with typescript-eslint's type-aware rules where they catch real bugs (promises nobody awaits or that
+// are handed to callbacks expecting void, `any` leaking into typed code), and Prettier for layout (run
+// separately, `npm run format`); eslint-config-prettier turns off the rules Prettier owns.
+import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  {
+    ignores: ["**/dist/**", "**/node_modules/**", "packages/db/src/generated/**", "test-artifacts/**", "bench/results/**", "**/*.js", "**/*.mjs"],
+  },
+  // A disable comment that no longer suppresses anything fails the lint instead of lingering.
+  { linterOptions: { reportUnusedDisableDirectives: "error" } },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false, attributes: false } }],
+      "@typescript-eslint/await-thenable": "error",
+      "@typescript-eslint/require-await": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/consistent-type-definitions": ["error", "type"],
+      // Only `declare global { namespace Express ... }` augmentation, which emits no code; runtime namespaces stay out.
+      "@typescript-eslint/no-namespace": ["error", { allowDeclarations: true }],
+      "no-console": "error",
+    },
+  },
+  {
+    // Application code: no `any` flowing into typed values.
+    files: ["apps/*/src/**/*.ts", "packages/*/src/**/*.ts"],
+    ignores: ["packages/testkit/**"],
+    rules: {
+      "@typescript-eslint/no-unsafe-assignment": "error",
+      "@typescript-eslint/no-unsafe-member-access": "error",
+      "@typescript-eslint/no-unsafe-call": "error",
+      "@typescript-eslint/no-unsafe-return": "error",
+      "@typescript-eslint/no-unsafe-argument": "error",
+    },
+  },
+  {
+    // Tests, benchmarks and scripts may print, and read untyped response bodies.
+    files: ["**/test/**/*.ts", "test/**/*.ts", "packages/testkit/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "**/cli/**/*.ts"],
+    rules: { "no-console": "off", "@typescript-eslint/no-explicit-any": "off" },
+  },
+  prettier,
+);

@@ -62,7 +62,7 @@ function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>
   return {
     ...deps,
     catalog: createJobCatalog(deps),
-    writer: new JobWriter({ pool: deps.db.pool, queues: deps.queues, logger: deps.logger }),
+    writer: new JobWriter({ pool: deps.db.pool }),
     failedLogins: rateLimits.failedLogins,
     authenticate: createAuthenticator(deps),
     rateLimits,

@@ -1,7 +1,7 @@
 // The job endpoints of the API alone (no worker): SPEC §2 and §5 field by field, against real Postgres/Redis.
 import { Redis } from "ioredis";
 import { createDatabase, isUuid } from "@conveyor/db";
-import { freePort, waitFor } from "@conveyor/testkit";
+import { freePort } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
 import { addMember, createApiKey, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
@@ -23,12 +23,15 @@ const asAlice = () => ({ Authorization: `Bearer ${alice.token}` });
 const asBob = () => ({ Authorization: `Bearer ${bob.token}` });
 const webhook = (n = 1) => ({ type: "webhook", payload: { url: `https://example.com/hook/${n}`, payload: { n } } });
 
+const SEED_LIST_FIELDS = ["id", "type", "status", "retries", "max_retries", "created_at", "updated_at"];
+const PART_TWO_FIELDS = ["run_at", "priority", "replay_of", "schedule_id", "cancel_requested_at"];
+
 async function create(body: object, headers: Record<string, string> = asAlice()) {
   return api.request.post("/jobs").set(headers).send(body);
 }
 
 describe("POST /jobs", () => {
-  it("answers 202 {id, status: pending}, stores the job and puts its id on the type's queue", async () => {
+  it("answers 202 {id, status: pending}, stores the job and puts it in the dispatcher's queue (not in Redis: the dispatcher hands it over)", async () => {
     const res = await create({ ...webhook(), max_retries: 2 });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ id: expect.any(String), status: "pending" });
@@ -37,9 +40,11 @@ describe("POST /jobs", () => {
     const row = await api.database.db.prisma.job.findUniqueOrThrow({ where: { id: res.body.id } });
     expect(row).toMatchObject({ orgId: alice.orgId, type: "webhook", status: "pending", retries: 0, maxRetries: 2 });
 
+    const queued = await api.database.db.pool.query("SELECT type, org_id, priority, dispatched_at FROM job_queue WHERE job_id = $1", [res.body.id]);
+    expect(queued.rows).toEqual([{ type: "webhook", org_id: alice.orgId, priority: 5, dispatched_at: null }]);
     const redis = new Redis(api.deps.config.REDIS_URL);
     try {
-      await waitFor(async () => (await redis.exists(`${api.deps.config.REDIS_PREFIX}:webhook:${res.body.id}`)) === 1, "the job on its BullMQ queue", 5_000);
+      expect(await redis.exists(`${api.deps.config.REDIS_PREFIX}:webhook:${res.body.id}`)).toBe(0);
     } finally {
       redis.disconnect();
     }
@@ -292,7 +297,8 @@ describe("GET /jobs", () => {
     const res = await api.request.get("/jobs").set(as());
     expect(res.status).toBe(200);
     expect(res.body.map((j: { id: string }) => j.id)).toEqual([...ids].reverse());
-    expect(Object.keys(res.body[0])).toEqual(["id", "type", "status", "retries", "max_retries", "created_at", "updated_at"]);
+    // The seed's fields in their order, then SPEC §8's additions.
+    expect(Object.keys(res.body[0])).toEqual([...SEED_LIST_FIELDS, ...PART_TWO_FIELDS]);
     expect(res.body[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
@@ -378,9 +384,27 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       max_retries: 1,
       created_at: expect.stringMatching(/Z$/),
       updated_at: expect.stringMatching(/Z$/),
+      run_at: null,
+      priority: 5,
+      replay_of: null,
+      schedule_id: null,
+      cancel_requested_at: null,
       result: null,
       error: null,
     });
+    expect(Object.keys(res.body)).toEqual([
+      "id",
+      "type",
+      "status",
+      "payload",
+      "retries",
+      "max_retries",
+      "created_at",
+      "updated_at",
+      ...PART_TWO_FIELDS,
+      "result",
+      "error",
+    ]);
   });
 
   it("returns the log lines in write order", async () => {

@@ -17,6 +17,8 @@ export const workerEnvSchema = envSchema({
   WORKER_METRICS_PORT: setting(Joi.number().port()).default(9464),
   /** BullMQ lock duration: a job whose worker stops renewing it for this long is given to another worker. */
   WORKER_LOCK_MS: setting(Joi.number().integer().min(1_000).max(600_000)).default(30_000),
+  /** Most jobs of one organization running (or handed to BullMQ) at once per type, across all workers; 0 = no cap. */
+  ORG_CONCURRENCY_LIMIT: setting(Joi.number().integer().min(0).max(100_000)).default(0),
   /** How often the reconciler looks for jobs Redis has lost. */
   RECONCILE_INTERVAL_MS: setting(Joi.number().integer().min(100).max(3_600_000)).default(15_000),
   /** A pending or processing job untouched for this long, and absent from Redis, is re-enqueued. */

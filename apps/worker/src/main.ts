@@ -3,7 +3,7 @@ import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy } from "@co
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, checkRedis, connectRedis } from "@conveyor/queue";
+import { JobQueues, checkRedis, connectRedis, createRedis } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
@@ -30,8 +30,10 @@ async function main(): Promise<void> {
     throw new StartupError(`Refusing to start: ${health.reason}. Run \`redis-cli CONFIG SET maxmemory-policy noeviction\` (and set it in redis.conf).`);
   }
   const producerRedis = await connectRedis(config.REDIS_URL, "producer");
+  const subscriberRedis = createRedis(config.REDIS_URL, "worker");
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
-  for (const connection of [redis, producerRedis]) connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
+  for (const connection of [redis, producerRedis, subscriberRedis])
+    connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
 
   const builtIns = config.WORKER_TYPES ? config.WORKER_TYPES.filter(isBuiltInType) : BUILT_IN_TYPES;
   const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
     db,
     redis,
     producerRedis,
+    subscriberRedis,
     logger,
     prefix: config.REDIS_PREFIX,
     types: config.WORKER_TYPES,
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
     catalogOptions,
     handlers: handlerSet.handlers,
     plugins,
+    orgConcurrencyLimit: config.ORG_CONCURRENCY_LIMIT,
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,
   });

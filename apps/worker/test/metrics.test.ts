@@ -73,10 +73,8 @@ describe("worker metrics", () => {
     const queue = queues.queue("send_email");
     const minuteAgo = Date.now() - 60_000;
     await queue.add("send_email", {}, { jobId: "old", timestamp: minuteAgo, removeOnComplete: true, removeOnFail: true });
-    await queues.enqueue([
-      { id: "new", type: "send_email", attempts: 1 },
-      { id: "later", type: "send_email", attempts: 1, delayMs: 3_600_000 },
-    ]);
+    await queues.enqueue([{ id: "new", type: "send_email" }]);
+    await queue.add("send_email", {}, { jobId: "later", delay: 3_600_000, removeOnComplete: true, removeOnFail: true });
     active = 4;
 
     const text = await scrape();

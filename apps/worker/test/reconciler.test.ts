@@ -40,14 +40,38 @@ function reconciler(overrides: Partial<ConstructorParameters<typeof Reconciler>[
   return new Reconciler({ pool: database.db.pool, redis, queues, prefix, logger, intervalMs: 60_000, graceMs: 0, ...overrides });
 }
 
-async function insertJob(fields: { status: string; type?: string; retries?: number; maxRetries?: number; runAt?: Date | null; ageMs?: number }) {
+/**
+ * A job row, and for a live one its place in the dispatcher's queue: handed over to BullMQ (`dispatched`, the
+ * default, and always for a processing job) or still waiting in Postgres.
+ */
+async function insertJob(fields: {
+  status: string;
+  type?: string;
+  retries?: number;
+  maxRetries?: number;
+  runAt?: Date | null;
+  ageMs?: number;
+  dispatched?: boolean;
+}) {
   const id = newId();
   await database.db.pool.query(
     `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, run_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4::job_status, '{}', $5, $6, $7, now(), now() - $8 * interval '1 millisecond')`,
     [id, orgId, fields.type ?? "webhook", fields.status, fields.retries ?? 0, fields.maxRetries ?? 0, fields.runAt ?? null, fields.ageMs ?? 60_000],
   );
+  if (fields.status === "pending" || fields.status === "processing") {
+    const dispatched = fields.status === "processing" || (fields.dispatched ?? true);
+    await database.db.pool.query(
+      `INSERT INTO job_queue (job_id, type, org_id, priority, due_at, dispatched_at) VALUES ($1, $2, $3, 5, COALESCE($4, now()), CASE WHEN $5 THEN now() END)`,
+      [id, fields.type ?? "webhook", orgId, fields.runAt ?? null, dispatched],
+    );
+  }
   return id;
+}
+
+async function dispatchedAt(id: string): Promise<Date | null | undefined> {
+  const { rows } = await database.db.pool.query<{ dispatched_at: Date | null }>("SELECT dispatched_at FROM job_queue WHERE job_id = $1", [id]);
+  return rows[0]?.dispatched_at;
 }
 
 async function state(type: string, id: string) {
@@ -61,31 +85,32 @@ async function state(type: string, id: string) {
 }
 
 describe("Reconciler", () => {
-  it("re-enqueues pending and processing jobs Redis does not hold, and never done or failed ones", async () => {
+  it("puts handed-over pending jobs Redis lost back in line, re-queues running ones, and never touches finished ones", async () => {
     const pending = await insertJob({ status: "pending", maxRetries: 3, retries: 1 });
     const processing = await insertJob({ status: "processing", type: "send_email" });
     const done = await insertJob({ status: "done" });
     const failed = await insertJob({ status: "failed" });
+    const cancelled = await insertJob({ status: "cancelled" });
 
     const report = await reconciler().runOnce();
     expect(report).toMatchObject({ ran: true, fullSweep: true, reenqueued: 2 });
-    expect(await state("webhook", pending)).toMatchObject({ state: "waiting", attempts: 3 });
+    // The dispatcher hands the pending job over again, in its turn; the running one goes straight back to its queue.
+    expect(await dispatchedAt(pending)).toBeNull();
+    expect(await state("webhook", pending)).toBeNull();
     expect(await state("send_email", processing)).toMatchObject({ state: "waiting", attempts: 1 });
-    expect(await state("webhook", done)).toBeNull();
-    expect(await state("webhook", failed)).toBeNull();
+    for (const id of [done, failed, cancelled]) expect(await state("webhook", id)).toBeNull();
   });
 
-  it("keeps a scheduled retry's delay", async () => {
-    const id = await insertJob({ status: "pending", maxRetries: 2, retries: 1, runAt: new Date(Date.now() + 60_000) });
-    await reconciler().runOnce();
-    const queued = await state("webhook", id);
-    expect(queued?.state).toBe("delayed");
-    expect(queued?.delay).toBeGreaterThan(50_000);
+  it("leaves jobs still waiting in Postgres alone: a delayed job or a scheduled retry is the dispatcher's", async () => {
+    const id = await insertJob({ status: "pending", maxRetries: 2, retries: 1, runAt: new Date(Date.now() + 60_000), dispatched: false });
+    expect(await reconciler().runOnce()).toMatchObject({ fullSweep: true, reenqueued: 0 });
+    expect(await state("webhook", id)).toBeNull();
+    expect(await dispatchedAt(id)).toBeNull();
   });
 
   it("leaves alone jobs that Redis already holds", async () => {
     const id = await insertJob({ status: "pending" });
-    await queues.enqueue([{ id, type: "webhook", attempts: 1 }]);
+    await queues.enqueue([{ id, type: "webhook" }]);
     await redis.set(`${prefix}:reconciler:sentinel`, "x");
     const report = await reconciler().runOnce();
     expect(report).toMatchObject({ ran: true, fullSweep: false, checked: 1, reenqueued: 0 });
@@ -97,11 +122,11 @@ describe("Reconciler", () => {
     expect(await reconciler({ graceMs: 30_000 }).runOnce()).toMatchObject({ fullSweep: false, reenqueued: 0 });
     await redis.flushall();
     expect(await reconciler({ graceMs: 30_000 }).runOnce()).toMatchObject({ fullSweep: true, reenqueued: 1 });
-    expect(await state("webhook", fresh)).toMatchObject({ state: "waiting" });
+    expect(await dispatchedAt(fresh)).toBeNull();
   });
 
   it("checks a bounded slice per routine cycle and continues where it stopped", async () => {
-    const ids = await Promise.all(Array.from({ length: 7 }, () => insertJob({ status: "pending" })));
+    const ids = await Promise.all(Array.from({ length: 7 }, () => insertJob({ status: "processing" })));
     await redis.set(`${prefix}:reconciler:sentinel`, "x");
     const r = reconciler({ sliceSize: 3 });
     const reports = [await r.runOnce(), await r.runOnce(), await r.runOnce()];
@@ -111,7 +136,7 @@ describe("Reconciler", () => {
   });
 
   it("A7: two reconcilers running at once enqueue nothing twice", async () => {
-    const ids = await Promise.all(Array.from({ length: 50 }, () => insertJob({ status: "pending" })));
+    const ids = await Promise.all(Array.from({ length: 50 }, () => insertJob({ status: "processing" })));
     const a = reconciler();
     const b = reconciler();
     const reports = await Promise.all([a.runOnce(), b.runOnce(), a.runOnce(), b.runOnce()]);

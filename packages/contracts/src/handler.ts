@@ -9,7 +9,10 @@ export type JobContext = {
   /** 1-based attempt number: attempt n runs with retries = n − 1. */
   attempt: number;
   maxRetries: number;
-  /** Fires when the worker shuts down past its grace period: stop, the job will run again elsewhere. */
+  /**
+   * Fires when someone cancels the job (its reason is a JobCancelledError), or when the worker shuts down past its
+   * grace period (the job will run again elsewhere). Stop promptly either way.
+   */
   signal: AbortSignal;
   /** Adds a line to the job's logs (GET /jobs/{id}/logs). Never log secrets or payload bodies. */
   log(level: LogLevel, message: string): void;
@@ -38,6 +41,14 @@ export class RetryableJobError extends Error {
     readonly retryAfterMs?: number,
   ) {
     super(message);
+  }
+}
+
+/** The reason of `ctx.signal` when the job was cancelled (POST /jobs/{id}/cancel). */
+export class JobCancelledError extends Error {
+  override name = "JobCancelledError";
+  constructor(readonly cancelledBy: string) {
+    super(`The job was cancelled by ${cancelledBy}`);
   }
 }
 

@@ -1,7 +1,21 @@
 // Names and bounds that the API, the worker and the documentation must agree on.
 
-export const JOB_STATUSES = ["pending", "processing", "done", "failed"] as const;
+export const JOB_STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
+/** Statuses a job never leaves. */
+export const FINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly JobStatus[];
+export type FinalStatus = (typeof FINAL_STATUSES)[number];
+
+/** What a job's status changes are announced as (SPEC §10). */
+export const EVENT_TYPES = ["job.created", "job.started", "job.retrying", "job.succeeded", "job.failed", "job.cancelled"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Priorities (SPEC §9): higher runs first among due jobs of one type. */
+export const PRIORITY_MIN = 1;
+export const PRIORITY_MAX = 10;
+export const PRIORITY_DEFAULT = 5;
+/** How far ahead `run_at` may be. */
+export const RUN_AT_MAX_AHEAD_MS = 365 * 24 * 60 * 60 * 1000;
 
 export const LOG_LEVELS = ["info", "warn", "error"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -22,6 +36,34 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
  * refused with 400: they overflow JSON.stringify and Postgres' jsonb parser long before they mean anything.
  */
 export const MAX_JSON_DEPTH = 64;
+/** Longest `q` of GET /jobs, and the longest payload value it can find. */
+export const SEARCH_VALUE_MAX_LENGTH = 256;
+/** Payload values kept for search per job (the first ones found, depth first). */
+export const SEARCH_VALUES_PER_JOB = 64;
+
+/**
+ * The payload's string and number values as `q` of GET /jobs matches them (exactly, numbers as JSON writes
+ * them): each at most SEARCH_VALUE_MAX_LENGTH characters, distinct, at most SEARCH_VALUES_PER_JOB per job.
+ */
+export function searchValues(payload: unknown): string[] {
+  const found = new Set<string>();
+  const stack: unknown[] = [payload];
+  while (stack.length && found.size < SEARCH_VALUES_PER_JOB) {
+    const value = stack.pop();
+    if (typeof value === "string") {
+      if (value.length <= SEARCH_VALUE_MAX_LENGTH) found.add(value);
+    } else if (typeof value === "number") {
+      if (Number.isFinite(value)) found.add(JSON.stringify(value));
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+    } else if (value !== null && typeof value === "object") {
+      const values = Object.values(value);
+      for (let i = values.length - 1; i >= 0; i--) stack.push(values[i]);
+    }
+  }
+  return [...found];
+}
+
 /** Longest retry delay. */
 export const RETRY_DELAY_CAP_MS = 60 * 60 * 1000;
 /** What a job type name may look like (built-in or plugin); it is also the BullMQ queue name. */

@@ -33,3 +33,13 @@ export async function findLiveApiKey(pool: pg.Pool, keyHash: Buffer): Promise<Ap
 export async function touchApiKey(pool: pg.Pool, apiKeyId: string, at: Date): Promise<void> {
   await pool.query("UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)", [apiKeyId, at]);
 }
+
+/** How job logs name who did something: the user's email, or the API key's name and prefix. */
+export async function describeActor(pool: pg.Pool, actor: { userId: string; apiKeyId?: string }): Promise<string> {
+  if (actor.apiKeyId) {
+    const { rows } = await pool.query<{ name: string; prefix: string }>("SELECT name, prefix FROM api_keys WHERE id = $1", [actor.apiKeyId]);
+    if (rows[0]) return `API key "${rows[0].name}" (${rows[0].prefix}…)`;
+  }
+  const { rows } = await pool.query<{ email: string }>("SELECT email FROM users WHERE id = $1", [actor.userId]);
+  return rows[0]?.email ?? "a former member";
+}

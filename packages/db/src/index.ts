@@ -12,3 +12,7 @@ export * from "./memberships";
 export * from "./invites";
 export * from "./api-keys";
 export * from "./job-runtime";
+export * from "./cancel";
+export * from "./dispatch";
+export * from "./events";
+export { DISPATCH_CHANNEL, EVENTS_CHANNEL } from "./job-sql";

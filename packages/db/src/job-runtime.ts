@@ -4,6 +4,7 @@
 // nor move a job out of done/failed.
 import type pg from "pg";
 import type { JobStatus, LogLevel } from "@conveyor/contracts";
+import { DISPATCH_CHANNEL, EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
 
 export type ClaimRequest = { id: string; fence: string };
 
@@ -28,9 +29,11 @@ export type ClaimOptions = {
 
 /**
  * Claims the jobs for the attempts holding `fence`: pending jobs, and processing jobs whose attempt was lost
- * (another delivery of the same job means the previous one is gone or stale). Jobs that are done, failed
- * or unknown are not returned. The "interrupted" and "started" log lines are written in the same statement,
- * so they survive a handler that kills its process. The org reads these lines, so they name no worker host or PID.
+ * (another delivery of the same job means the previous one is gone or stale). Jobs that are done, failed,
+ * cancelled or unknown are not returned; a lost attempt of a job someone asked to cancel is not run again but
+ * cancelled here. The "interrupted" and "started" log lines and the job.started event are written in the same
+ * statement, so they survive a handler that kills its process. The org reads these lines, so they name no worker
+ * host or PID.
  */
 export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[], options: ClaimOptions): Promise<ClaimedJob[]> {
   if (requests.length === 0) return [];
@@ -50,30 +53,50 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
      ), live AS (
-       SELECT j.id, j.status FROM jobs j JOIN input i ON i.id = j.id
+       SELECT j.id, j.status, j.cancel_requested_at IS NOT NULL AS cancel_requested FROM jobs j JOIN input i ON i.id = j.id
         WHERE j.status IN ('pending', 'processing')
         ORDER BY j.id
           FOR UPDATE OF j
      ), claimed AS (
        UPDATE jobs j
-          SET status = 'processing', fence = i.fence, run_at = NULL, updated_at = now(),
+          SET status = 'processing', fence = i.fence, updated_at = now(),
               interruptions = j.interruptions + (c.status = 'processing')::int
          FROM input i JOIN live c ON c.id = i.id
-        WHERE j.id = i.id
-       RETURNING j.id, j.org_id, j.type, j.payload::text AS payload, j.retries, j.max_retries, j.interruptions, c.status AS previous_status
+        WHERE j.id = i.id AND NOT c.cancel_requested
+       RETURNING j.*
+     ), cancelled AS (
+       UPDATE jobs j SET status = 'cancelled', fence = NULL, finished_at = now(), updated_at = now()
+         FROM live c WHERE j.id = c.id AND c.cancel_requested
+       RETURNING j.*
+     ), dequeued AS (
+       DELETE FROM job_queue q USING cancelled c WHERE q.job_id = c.id
+     ), announced AS (
+       INSERT INTO events (id, org_id, job_id, type, time, data)
+       SELECT e.base + row_number() OVER (ORDER BY x.id), x.org_id, x.id, x.event, now(), conveyor_job_data(x.job)
+         FROM (SELECT id, org_id, 'job.started' AS event, c::jobs AS job FROM claimed c WHERE ${TENANT_JOB("c")}
+               UNION ALL
+               SELECT id, org_id, 'job.cancelled', x::jobs FROM cancelled x WHERE ${TENANT_JOB("x")}) AS x
+        CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT id, retries + 1, level::log_level, message, clock_timestamp() FROM (
-         SELECT id, retries, 1 AS n, 'warn' AS level,
-                'Attempt ' || (retries + 1) || ' was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).' AS message
-           FROM claimed WHERE previous_status = 'processing'
+         SELECT c.id, c.retries, 1 AS n, 'warn' AS level,
+                'Attempt ' || (c.retries + 1) || ' was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).' AS message
+           FROM claimed c JOIN live l ON l.id = c.id WHERE l.status = 'processing'
          UNION ALL
          SELECT id, retries, 2, 'info', 'Attempt ' || (retries + 1) || ' of ' || (max_retries + 1) || ' started.'
            FROM claimed WHERE interruptions <= $3
+         UNION ALL
+         SELECT id, retries, 3, 'warn', 'Attempt ' || (retries + 1) || ' was interrupted after a cancellation was requested: the job is cancelled.'
+           FROM cancelled
        ) AS lines
        ORDER BY id, n
+     ), notified AS (
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM claimed UNION ALL SELECT 1 FROM cancelled LIMIT 1) AS any_change
      )
-     SELECT * FROM claimed`,
+     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, l.status AS previous_status,
+            (SELECT count(*) FROM notified) AS notified
+       FROM claimed c JOIN live l ON l.id = c.id`,
     values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.maxInterruptions],
   });
   return rows.map((r) => ({
@@ -93,8 +116,12 @@ export type LogRow = { jobId: string; attempt: number; level: LogLevel; message:
 export type Outcome = {
   id: string;
   fence: string;
-  /** done; failed; or pending (a retry is scheduled, or the attempt was released without consuming one). */
-  status: Extract<JobStatus, "done" | "failed" | "pending">;
+  /**
+   * done; failed; cancelled (the attempt stopped because someone cancelled the job); or pending: a retry is due at
+   * `runAt`, or the attempt was released without consuming one (shutdown). A pending outcome of a job someone asked
+   * to cancel is recorded as cancelled: it never runs again.
+   */
+  status: Extract<JobStatus, "done" | "failed" | "pending" | "cancelled">;
   retries: number;
   /** JSON text of the handler's result (stored when status is done). */
   result: string | null;
@@ -107,30 +134,45 @@ export type Outcome = {
 };
 
 /**
- * Writes log lines and outcomes in one statement (one round trip, one transaction). Returns the ids whose
- * outcome was applied; an id missing from the set lost its fence (a newer attempt owns the job).
+ * Writes log lines and outcomes in one statement (one round trip, one transaction): the job rows, their place in
+ * the dispatcher's queue (left when final, back in line when pending), their events, and a wake-up for the
+ * dispatcher (slots are free). Returns the status each applied outcome left its job in; an id missing from the map
+ * lost its fence (a newer attempt owns the job).
  */
-export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outcomes: readonly Outcome[]): Promise<Set<string>> {
-  if (logs.length === 0 && outcomes.length === 0) return new Set();
+export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outcomes: readonly Outcome[]): Promise<Map<string, JobStatus>> {
+  if (logs.length === 0 && outcomes.length === 0) return new Map();
   const sorted = [...outcomes].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const { rows } = await pool.query<{ id: string }>({
+  const { rows } = await pool.query<{ id: string; status: JobStatus }>({
     name: "conveyor-write-outcomes",
     text: `WITH applied AS (
        UPDATE jobs j
-          SET status = o.status::job_status,
+          SET status = CASE WHEN o.status = 'pending' AND j.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE o.status END::job_status,
               retries = o.retries,
               -- Merged, not replaced: a provider callback (M-Pesa) may have recorded result.callback meanwhile.
               result = CASE WHEN o.status <> 'done' THEN j.result
                             WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(o.result::jsonb) = 'object' THEN j.result || o.result::jsonb
                             ELSE o.result::jsonb END,
               error = CASE WHEN o.status = 'done' THEN NULL ELSE COALESCE(o.error, j.error) END,
-              run_at = o.run_at,
+              run_at = CASE WHEN o.status = 'pending' THEN o.run_at ELSE j.run_at END,
+              finished_at = CASE WHEN o.status = 'pending' AND j.cancel_requested_at IS NULL THEN NULL ELSE now() END,
               fence = NULL,
               updated_at = now()
          FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
            AS o(id, fence, status, retries, result, error, run_at)
         WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
-       RETURNING j.id
+       RETURNING j.*
+     ), finished AS (
+       DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id AND a.status <> 'pending'
+     ), requeued AS (
+       UPDATE job_queue q SET due_at = COALESCE(a.run_at, now()), dispatched_at = NULL
+         FROM applied a WHERE q.job_id = a.id AND a.status = 'pending'
+     ), announced AS (
+       INSERT INTO events (id, org_id, job_id, type, time, data)
+       SELECT e.base + row_number() OVER (ORDER BY a.id), a.org_id, a.id,
+              CASE a.status WHEN 'done' THEN 'job.succeeded' WHEN 'failed' THEN 'job.failed' WHEN 'cancelled' THEN 'job.cancelled' ELSE 'job.retrying' END,
+              now(), conveyor_job_data(a::jobs)
+         FROM applied a CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+        WHERE ${TENANT_JOB("a")}
      ), logged AS (
        -- One INSERT, ordered: the lines queued so far, then the lines of outcomes that were applied.
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
@@ -143,8 +185,10 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
            JOIN applied a ON a.id = l.job_id
        ) AS lines
        ORDER BY part, n
+     ), notified AS (
+       SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM applied LIMIT 1) AS any_applied
      )
-     SELECT id FROM applied`,
+     SELECT id, status, (SELECT count(*) FROM notified) AS notified FROM applied`,
     values: [
       logs.map((l) => l.jobId),
       logs.map((l) => l.attempt),
@@ -161,7 +205,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
       ...appliedLineColumns(sorted),
     ],
   });
-  return new Set(rows.map((r) => r.id));
+  return new Map(rows.map((r) => [r.id, r.status]));
 }
 
 function appliedLineColumns(outcomes: readonly Outcome[]): unknown[][] {
@@ -201,7 +245,17 @@ export async function registerJobTypes(pool: pg.Pool, names: readonly string[]):
   );
 }
 
-export type LiveJob = { id: string; type: string; status: "pending" | "processing"; retries: number; maxRetries: number; runAt: Date | null; updatedAt: Date };
+export type LiveJob = {
+  id: string;
+  type: string;
+  status: "pending" | "processing";
+  retries: number;
+  maxRetries: number;
+  runAt: Date | null;
+  updatedAt: Date;
+  /** Handed to BullMQ by the dispatcher (a processing job always is): Redis should hold it. */
+  dispatched: boolean;
+};
 export type LiveJobCursor = { updatedAt: Date; id: string };
 
 /**
@@ -217,12 +271,14 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
     max_retries: number;
     run_at: Date | null;
     updated_at: Date;
+    dispatched: boolean;
   }>(
-    `SELECT id, type, status, retries, max_retries, run_at, updated_at FROM jobs
-      WHERE status IN ('pending', 'processing')
-        AND ($1::timestamptz IS NULL OR (updated_at, id) > ($1::timestamptz, $2::uuid))
-        AND ($3::timestamptz IS NULL OR updated_at < $3::timestamptz)
-      ORDER BY updated_at, id
+    `SELECT j.id, j.type, j.status, j.retries, j.max_retries, j.run_at, j.updated_at, (j.status = 'processing' OR q.dispatched_at IS NOT NULL) AS dispatched
+       FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+      WHERE j.status IN ('pending', 'processing')
+        AND ($1::timestamptz IS NULL OR (j.updated_at, j.id) > ($1::timestamptz, $2::uuid))
+        AND ($3::timestamptz IS NULL OR j.updated_at < $3::timestamptz)
+      ORDER BY j.updated_at, j.id
       LIMIT $4`,
     [options.after?.updatedAt ?? null, options.after?.id ?? null, options.olderThan, options.limit],
   );
@@ -234,6 +290,7 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
     maxRetries: r.max_retries,
     runAt: r.run_at,
     updatedAt: r.updated_at,
+    dispatched: r.dispatched,
   }));
 }
 

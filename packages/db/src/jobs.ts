@@ -3,7 +3,8 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import type { JobStatus } from "@conveyor/contracts";
+import { searchValues, type JobStatus } from "@conveyor/contracts";
+import { DISPATCH_CHANNEL, EVENTS_CHANNEL, iso, TENANT_JOB } from "./job-sql";
 
 export type NewJob = {
   id: string;
@@ -13,23 +14,42 @@ export type NewJob = {
   payloadJson: string;
   maxRetries: number;
   createdAt: Date;
+  /** 1..10 (default 5). */
+  priority?: number;
+  /** When it is due, if later than now. */
+  runAt?: Date | null;
+  replayOf?: string | null;
+  scheduleId?: string | null;
 };
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-
-/** The list item of the seed, in its field order: no payload, result or error. */
-const LIST_ITEM = `LATERAL (SELECT j.id, j.type, j.status, j.retries, j.max_retries,
-  ${iso("j.created_at")} AS created_at, ${iso("j.updated_at")} AS updated_at) AS item`;
-
-/** Inserts jobs in one statement (the API batches concurrent requests into one call). */
+/**
+ * Inserts jobs in one statement (the API batches concurrent requests into one call): each job row, its place in the
+ * dispatcher's queue and its job.created event, then wakes the dispatcher. The API never talks to Redis to create a
+ * job: the dispatcher hands it to BullMQ when it is due and there is room (SPEC §9).
+ */
 export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<void> {
   if (jobs.length === 0) return;
   await client.query({
     name: "conveyor-insert-jobs",
-    text: `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at)
-     SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[])
-         AS t(id, org_id, type, payload, max_retries, created_at)`,
+    text: `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[])
+         WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search, n)
+     ), inserted AS (
+       INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id, search_values)
+       SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
+              ARRAY(SELECT jsonb_array_elements_text(search::jsonb))
+         FROM input ORDER BY n
+       RETURNING *
+     ), queued AS (
+       INSERT INTO job_queue (job_id, type, org_id, priority, due_at)
+       SELECT id, type, org_id, priority, COALESCE(run_at, created_at) FROM inserted
+     ), announced AS (
+       INSERT INTO events (id, org_id, job_id, type, time, data)
+       SELECT e.base + row_number() OVER (ORDER BY i.id), i.org_id, i.id, 'job.created', i.created_at, conveyor_job_data(i::jobs)
+         FROM inserted i CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+        WHERE ${TENANT_JOB("i")}
+     )
+     SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', '')`,
     values: [
       jobs.map((j) => j.id),
       jobs.map((j) => j.orgId),
@@ -37,6 +57,11 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
       jobs.map((j) => j.payloadJson),
       jobs.map((j) => j.maxRetries),
       jobs.map((j) => j.createdAt),
+      jobs.map((j) => j.priority ?? 5),
+      jobs.map((j) => j.runAt ?? null),
+      jobs.map((j) => j.replayOf ?? null),
+      jobs.map((j) => j.scheduleId ?? null),
+      jobs.map((j) => JSON.stringify(searchValues(JSON.parse(j.payloadJson)))),
     ],
   });
 }
@@ -109,7 +134,7 @@ function listSql(query: Omit<JobListQuery, "limit">): { sql: string; params: unk
     params.push(query.before);
     where += ` AND j.id < $${params.length}::uuid`;
   }
-  return { sql: `SELECT row_to_json(item)::text AS item FROM jobs j, ${LIST_ITEM} WHERE ${where} ORDER BY j.id DESC`, params };
+  return { sql: `SELECT conveyor_job_item(j)::text AS item FROM jobs j WHERE ${where} AND ${TENANT_JOB("j")} ORDER BY j.id DESC`, params };
 }
 
 /**
@@ -139,6 +164,7 @@ export async function streamJobs(
   };
 }
 
+/** A job as GET /jobs/{id} shows it: the list item's fields, with payload, result and error. */
 export type JobDetail = {
   id: string;
   type: string;
@@ -148,17 +174,46 @@ export type JobDetail = {
   max_retries: number;
   created_at: string;
   updated_at: string;
+  run_at: string | null;
+  priority: number;
+  replay_of: string | null;
+  schedule_id: string | null;
+  cancel_requested_at: string | null;
   result: unknown;
   error: string | null;
 };
 
-export async function findJob(pool: pg.Pool, orgId: string, id: string): Promise<JobDetail | null> {
-  const { rows } = await pool.query<JobDetail>(
-    `SELECT id, type, status, payload, retries, max_retries, ${iso("created_at")} AS created_at, ${iso("updated_at")} AS updated_at, result, error
-       FROM jobs WHERE id = $1 AND org_id = $2`,
+/** The job GET /jobs/{id} shows (fields in their documented order), or null when it is not the org's. */
+export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<JobDetail | null> {
+  const { rows } = await db.query<{ job: JobDetail }>(
+    `SELECT conveyor_job_item(j)::jsonb || jsonb_build_object('payload', j.payload, 'result', j.result, 'error', j.error) AS job
+       FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
     [id, orgId],
   );
-  return rows[0] ?? null;
+  return rows[0] ? orderJobFields(rows[0].job) : null;
+}
+
+const DETAIL_ORDER = [
+  "id",
+  "type",
+  "status",
+  "payload",
+  "retries",
+  "max_retries",
+  "created_at",
+  "updated_at",
+  "run_at",
+  "priority",
+  "replay_of",
+  "schedule_id",
+  "cancel_requested_at",
+  "result",
+  "error",
+];
+
+/** jsonb does not keep key order; the seed's fields come first, as documented. */
+function orderJobFields(job: JobDetail): JobDetail {
+  return Object.fromEntries(DETAIL_ORDER.map((key) => [key, job[key as keyof JobDetail] ?? null])) as JobDetail;
 }
 
 export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
@@ -168,7 +223,7 @@ export async function findJobLogs(pool: pg.Pool, orgId: string, jobId: string): 
   const { rows } = await pool.query<JobLogLine & { owned: boolean }>(
     `SELECT true AS owned, l.attempt, l.message, l.level, ${iso("l.timestamp")} AS timestamp
        FROM jobs j LEFT JOIN job_logs l ON l.job_id = j.id
-      WHERE j.id = $1 AND j.org_id = $2
+      WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
       ORDER BY l.id`,
     [jobId, orgId],
   );
@@ -182,7 +237,7 @@ export type JobArtifactFile = { contentType: string; filename: string; data: Buf
 export async function findJobArtifact(pool: pg.Pool, orgId: string, jobId: string): Promise<JobArtifactFile | null> {
   const { rows } = await pool.query<{ content_type: string; filename: string; data: Buffer }>(
     `SELECT a.content_type, a.filename, a.data FROM job_artifacts a JOIN jobs j ON j.id = a.job_id
-      WHERE a.job_id = $1 AND j.org_id = $2`,
+      WHERE a.job_id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
     [jobId, orgId],
   );
   const row = rows[0];

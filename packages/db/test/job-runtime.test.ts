@@ -86,8 +86,8 @@ describe("outcomes under the fence", () => {
     const id = await newJob();
     await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
     await claimJobs(database.db.pool, [{ id, fence: "B" }], claimOptions);
-    expect(await writeOutcomes(database.db.pool, [], [done(id, "A")])).toEqual(new Set());
-    expect(await writeOutcomes(database.db.pool, [], [done(id, "B")])).toEqual(new Set([id]));
+    expect(await writeOutcomes(database.db.pool, [], [done(id, "A")])).toEqual(new Map());
+    expect(await writeOutcomes(database.db.pool, [], [done(id, "B")])).toEqual(new Map([[id, "done"]]));
     expect(await row(id)).toMatchObject({ status: "done", fence: null, result: { ok: "B" } });
   });
 
@@ -96,7 +96,7 @@ describe("outcomes under the fence", () => {
     await claimJobs(database.db.pool, [{ id, fence: "A" }], claimOptions);
     await writeOutcomes(database.db.pool, [], [done(id, "A")]);
     const retry: Outcome = { id, fence: "A", status: "pending", retries: 1, result: null, error: "late", runAt: new Date() };
-    expect(await writeOutcomes(database.db.pool, [], [retry])).toEqual(new Set());
+    expect(await writeOutcomes(database.db.pool, [], [retry])).toEqual(new Map());
     expect(await row(id)).toMatchObject({ status: "done", retries: 0, error: null });
   });
 

@@ -1,5 +1,7 @@
 // Puts jobs on their type's BullMQ queue. The BullMQ job id is the Postgres job id, so adding a job that
-// is already queued is a no-op, and the job's data stays in Postgres: Redis carries only the id.
+// is already queued is a no-op, and the job's data stays in Postgres: Redis carries only the id. Only the
+// dispatcher (and the reconciler, for running jobs Redis lost) adds jobs: which job runs next, when, and how
+// often it is retried are Postgres' decisions, so BullMQ runs each hand-over once, with no delay and no retry.
 import { Queue } from "bullmq";
 import { queueName } from "@conveyor/contracts";
 import type { Redis } from "./redis";
@@ -9,17 +11,7 @@ export function jobKey(prefix: string, type: string, id: string): string {
   return `${prefix}:${queueName(type)}:${id}`;
 }
 
-/** BullMQ's backoff type name; the worker registers the strategy that reads the delay it computed. */
-export const BACKOFF_TYPE = "conveyor";
-
-export type EnqueueRequest = {
-  id: string;
-  type: string;
-  /** Attempts left: 1 + max_retries − retries. */
-  attempts: number;
-  /** Milliseconds until the attempt is due (a scheduled retry); 0 or absent means now. */
-  delayMs?: number;
-};
+export type EnqueueRequest = { id: string; type: string };
 
 export type JobQueuesOptions = {
   connection: Redis;
@@ -58,18 +50,16 @@ export class JobQueues {
           list.map((job) => ({
             name: type,
             data: {},
-            opts: {
-              jobId: job.id,
-              attempts: Math.max(1, job.attempts),
-              backoff: { type: BACKOFF_TYPE },
-              delay: job.delayMs && job.delayMs > 0 ? job.delayMs : undefined,
-              removeOnComplete: true,
-              removeOnFail: true,
-            },
+            opts: { jobId: job.id, attempts: 1, removeOnComplete: true, removeOnFail: true },
           })),
         ),
       ),
     );
+  }
+
+  /** Takes a job off its queue if it is still waiting there (a cancelled job); false when it was not waiting. */
+  async remove(type: string, id: string): Promise<boolean> {
+    return (await this.queue(type).remove(id)) === 1;
   }
 
   async close(): Promise<void> {

@@ -1,13 +1,32 @@
 // The request schemas of the job endpoints, shared with the OpenAPI job types (openapi/job-types.ts), which
 // build one documented variant per built-in type from `jobInput`.
 import Joi from "joi";
-import { BATCH_LIMIT, IDEMPOTENCY_KEY_MAX_LENGTH, JOB_STATUSES, MAX_RETRIES_LIMIT, TYPE_NAME_PATTERN } from "@conveyor/contracts";
+import {
+  BATCH_LIMIT,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  JOB_STATUSES,
+  MAX_RETRIES_LIMIT,
+  PRIORITY_DEFAULT,
+  PRIORITY_MAX,
+  PRIORITY_MIN,
+  TYPE_NAME_PATTERN,
+} from "@conveyor/contracts";
 import type { JobInput, JobListQuery } from "../services/jobs";
 
 export const jobInput = Joi.object<JobInput>({
   type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").required(),
   payload: Joi.object().unknown(true).required(),
   max_retries: Joi.number().integer().min(0).max(MAX_RETRIES_LIMIT).default(0),
+  run_at: Joi.string()
+    .isoDate()
+    .description("When to run it (ISO 8601), at most 365 days ahead; a past time means now. Default: now.")
+    .messages({ "string.isoDate": "must be an ISO 8601 date-time" }),
+  priority: Joi.number()
+    .integer()
+    .min(PRIORITY_MIN)
+    .max(PRIORITY_MAX)
+    .default(PRIORITY_DEFAULT)
+    .description("1 to 10; among due jobs of one type, higher runs first."),
 });
 
 export const batchInput = Joi.object<{ jobs: JobInput[] }>({

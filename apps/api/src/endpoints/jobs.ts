@@ -5,11 +5,25 @@ import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
 import { createJob, createJobs, getJob, getJobArtifact, getJobLogs, listJobs } from "../services/jobs";
+import { cancelJob } from "../services/steering";
 import { batchInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
 
 const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";
-const listItem = { id: JOB_ID, type: "send_email", status: "done", retries: 0, max_retries: 3, created_at: AT, updated_at: "2026-11-21T09:30:01.250Z" };
+const listItem = {
+  id: JOB_ID,
+  type: "send_email",
+  status: "done",
+  retries: 0,
+  max_retries: 3,
+  created_at: AT,
+  updated_at: "2026-11-21T09:30:01.250Z",
+  run_at: null,
+  priority: 5,
+  replay_of: null,
+  schedule_id: null,
+  cancel_requested_at: null,
+};
 
 const rateLimitHeaders = {
   "RateLimit-Limit": { description: "Requests per second allowed for your organization (API_RATE_LIMIT_PER_SEC).", schema: { type: "integer" } },
@@ -180,6 +194,32 @@ export const jobEndpoints = [
     errors: [...AUTHENTICATED_ERRORS, 404, 429],
     async handle({ caller, params }, deps) {
       return { file: await getJobArtifact({ caller, id: params.id }, deps) };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/jobs/:id/cancel",
+    operationId: "cancelJob",
+    tag: "Jobs",
+    summary: "Cancel a job",
+    description:
+      "A pending job (waiting to start, delayed, or waiting for a retry) is cancelled at once and never runs. A processing job " +
+      "gets `cancel_requested_at`; its attempt's signal is aborted within 2 seconds on whichever worker runs it, and it ends " +
+      "`cancelled` — or `done`/`failed` if its handler finished first. The job's logs record who cancelled. A job that is " +
+      "already done, failed or cancelled is 409 `job_finished`.",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      200: {
+        description: "The job as it is now: cancelled, or processing with its cancellation requested.",
+        json: { component: "Job", example: { ...listItem, status: "cancelled", payload: payloadExamples.send_email, result: null, error: null } },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],
+    async handle({ caller, params, req }, deps) {
+      const job = await cancelJob({ caller, id: params.id }, deps);
+      req.log.info("job cancel requested", { jobId: job.id, status: job.status });
+      return { json: job };
     },
   }),
 ];

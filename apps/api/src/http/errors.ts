@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   invite_not_found: 404,
   cannot_remove_self: 409,
   already_member: 409,
+  job_finished: 409,
   email_taken: 409,
   idempotency_conflict: 409,
   invite_expired: 410,

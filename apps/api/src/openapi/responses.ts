@@ -19,6 +19,11 @@ const jobListItem = Joi.object({
   max_retries: Joi.number().integer().min(0).required(),
   created_at: timestamp().required(),
   updated_at: timestamp().required(),
+  run_at: timestamp().allow(null).required().description("When it is (or its next attempt is) due; null: as soon as it was created."),
+  priority: Joi.number().integer().min(1).max(10).required().description("1 to 10; among due jobs of one type, higher runs first."),
+  replay_of: id().allow(null).required().description("The job this one replays, or null."),
+  schedule_id: id().allow(null).required().description("The schedule that made this job, or null."),
+  cancel_requested_at: timestamp().allow(null).required().description("When a cancellation was asked for while the job was processing, or null."),
 });
 
 const user = Joi.object({ id: id().required(), email: email().required() });

@@ -1,18 +1,14 @@
 // Group commit for job inserts. Requests arriving while an insert is in flight are written together in the
 // next multi-row INSERT, so a burst of POST /jobs costs a few statements instead of one per request. A
-// request is answered only after its rows are committed; the BullMQ adds follow in the background, pipelined
-// per batch, and the reconciler enqueues whatever Redis did not take (Redis down, process killed).
+// request is answered once its rows are committed. Nothing goes to Redis: the insert puts each job in the
+// dispatcher's queue and wakes the dispatcher (a worker), which hands it to BullMQ when it is due.
 import type pg from "pg";
 import { insertJobIdempotently, insertJobs, type IdempotentInsert, type NewJob } from "@conveyor/db";
-import type { Logger } from "@conveyor/logger";
-import type { JobQueues } from "@conveyor/queue";
 
 type Entry = { jobs: NewJob[]; resolve(): void; reject(error: unknown): void };
 
 export type JobWriterOptions = {
   pool: pg.Pool;
-  queues: JobQueues;
-  logger: Logger;
   /** Statements in flight at once. Default 4. */
   maxInFlight?: number;
   /** Rows per statement (entries are never split). Default 2000. */
@@ -30,13 +26,21 @@ export class JobWriter {
     this.maxRows = options.maxRows ?? 2000;
   }
 
-  /** Resolves once `jobs` are committed to Postgres (they are then enqueued in the background). */
+  /** Resolves once `jobs` are committed to Postgres. */
   insert(jobs: NewJob[]): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ jobs, resolve, reject });
       // Let the requests of this turn of the event loop join the batch.
       if (this.inFlight < this.maxInFlight) setImmediate(() => this.flush());
     });
+  }
+
+  /**
+   * Inserts `job` unless the org used `key` within its lifetime (then the job that key made is returned); of
+   * concurrent requests with one key exactly one creates a job.
+   */
+  insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
+    return insertJobIdempotently(this.options.pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs);
   }
 
   private flush(): void {
@@ -66,30 +70,6 @@ export class JobWriter {
       if (batch.length === 1) return batch[0]!.reject(error);
       // One bad entry must not fail its neighbours: write them one by one.
       await Promise.all(batch.map((entry) => this.write([entry])));
-      return;
     }
-    this.enqueue(batch.flatMap((e) => e.jobs));
-  }
-
-  /**
-   * Inserts `job` unless the org used `key` within its lifetime (then the job that key made is returned); of
-   * concurrent requests with one key exactly one creates a job. A created job is enqueued like any other.
-   */
-  async insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
-    const outcome = await insertJobIdempotently(this.options.pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs);
-    if (outcome.created) this.enqueue([job]);
-    return outcome;
-  }
-
-  /**
-   * Puts committed jobs on their queues in the background. Redis refusing them is logged, not raised: the
-   * jobs are safe in Postgres and the reconciler enqueues them later.
-   */
-  private enqueue(jobs: readonly NewJob[]): void {
-    this.options.queues
-      .enqueue(jobs.map((j) => ({ id: j.id, type: j.type, attempts: 1 + j.maxRetries })))
-      .catch((error: Error) =>
-        this.options.logger.warn(`Redis did not take ${jobs.length} new job(s); the reconciler will enqueue them`, { error: error.message }),
-      );
   }
 }

@@ -2,12 +2,12 @@
 // Redis gets the job id afterwards (or from the reconciler).
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import { IDEMPOTENCY_TTL_MS, type JobStatus } from "@conveyor/contracts";
+import { IDEMPOTENCY_TTL_MS, PRIORITY_DEFAULT, RUN_AT_MAX_AHEAD_MS, type JobStatus } from "@conveyor/contracts";
 import { findJob, findJobArtifact, findJobLogs, isUuid, listJobsPage, newId, streamJobs, type JobDetail, type NewJob } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 
-export type JobInput = { type: string; payload: Record<string, unknown>; max_retries: number };
+export type JobInput = { type: string; payload: Record<string, unknown>; max_retries: number; run_at?: string; priority: number };
 export type Accepted = { id: string; status: JobStatus };
 
 /** Checks each input (type known, payload valid), all before anything is stored. Paths start with `prefixes[i]`. */
@@ -28,7 +28,22 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       invalid.push(...checked.details.map((d) => ({ path: `${prefixes[i]}payload.${d.path}`, message: d.message })));
       continue;
     }
-    jobs.push({ id: newId(), orgId, type: input.type, payloadJson: JSON.stringify(checked.value), maxRetries: input.max_retries, createdAt: now });
+    const runAt = input.run_at === undefined ? null : new Date(input.run_at);
+    if (runAt && runAt.getTime() > now.getTime() + RUN_AT_MAX_AHEAD_MS) {
+      invalid.push({ path: `${prefixes[i]}run_at`, message: "must be at most 365 days ahead" });
+      continue;
+    }
+    jobs.push({
+      id: newId(),
+      orgId,
+      type: input.type,
+      payloadJson: JSON.stringify(checked.value),
+      maxRetries: input.max_retries,
+      createdAt: now,
+      priority: input.priority,
+      // Kept as asked; a past time is due at once.
+      runAt,
+    });
   }
   if (firstUnknown !== undefined) {
     const known = (await deps.catalog.knownTypes()).join(", ");
@@ -40,9 +55,20 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
 
 function requestHash(job: NewJob): Buffer {
   const payload: unknown = JSON.parse(job.payloadJson);
-  return createHash("sha256")
-    .update(stringify({ type: job.type, payload, max_retries: job.maxRetries }) ?? "")
-    .digest();
+  return (
+    createHash("sha256")
+      // run_at and priority only when set, so a request hashes as it did before they existed.
+      .update(
+        stringify({
+          type: job.type,
+          payload,
+          max_retries: job.maxRetries,
+          ...(job.runAt ? { run_at: job.runAt.toISOString() } : {}),
+          ...(job.priority !== undefined && job.priority !== PRIORITY_DEFAULT ? { priority: job.priority } : {}),
+        }) ?? "",
+      )
+      .digest()
+  );
 }
 
 /**

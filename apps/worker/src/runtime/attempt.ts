@@ -1,17 +1,27 @@
 // One attempt of one job, from BullMQ delivery to recorded outcome. Handlers only do their job; this
 // wrapper claims the job (taking the fence), logs the attempt, classifies what happened (done, retry,
-// permanent failure, released at shutdown) and records it under the fence.
+// permanent failure, cancelled, released at shutdown) and records it under the fence.
 import os from "node:os";
-import { UnrecoverableError, WaitingError, type Job } from "bullmq";
-import { PermanentJobError, RETRY_DELAY_CAP_MS, retryDelayMs, type JobContext, type JobResult, type LogLevel } from "@conveyor/contracts";
+import { UnrecoverableError, type Job } from "bullmq";
+import {
+  PermanentJobError,
+  RETRY_DELAY_CAP_MS,
+  retryDelayMs,
+  type JobCancelledError,
+  type JobContext,
+  type JobResult,
+  type JobStatus,
+  type LogLevel,
+} from "@conveyor/contracts";
 import { saveJobArtifact, type ClaimedJob } from "@conveyor/db";
 import { redactText, type Logger } from "@conveyor/logger";
 import type { Bookkeeper } from "./bookkeeper";
+import type { CancelWatch } from "./cancellations";
 
 /** Runs a job's handler on its raw payload text; built-ins parse and validate it, plugins get the bytes. */
 export type RunHandler = (payloadJson: string, ctx: JobContext) => Promise<JobResult>;
 
-export type AttemptOutcome = "done" | "retry" | "failed" | "released" | "discarded" | "skipped";
+export type AttemptOutcome = "done" | "retry" | "failed" | "cancelled" | "released" | "discarded" | "skipped";
 
 export type AttemptDeps = {
   bookkeeper: Bookkeeper;
@@ -22,20 +32,11 @@ export type AttemptDeps = {
   shutdownSignal: AbortSignal;
   /** Interruptions (lost attempts) tolerated before a job is failed as a probable crash. */
   maxInterruptions: number;
+  /** Tells a running attempt that someone cancelled its job. */
+  cancellations: CancelWatch;
   /** Called after every attempt, for metrics. */
   onAttempt?(event: { type: string; outcome: AttemptOutcome; durationMs: number }): void;
 };
-
-/** Thrown to BullMQ for a retry: the backoff strategy reads the delay we computed. */
-export class RetryLater extends Error {
-  override name = "RetryLater";
-  constructor(
-    message: string,
-    readonly retryDelayMs: number,
-  ) {
-    super(message);
-  }
-}
 
 const MAX_MESSAGE_LENGTH = 8_000;
 /** Interruptions tolerated before a job that keeps losing its worker is failed. */
@@ -72,8 +73,8 @@ function serialiseResult(result: JobResult): string | null {
 }
 
 export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps) {
-  // Two parameters: BullMQ then skips creating an AbortController per job (we never cancel through BullMQ;
-  // shutdown aborts through our own signal).
+  // Two parameters: BullMQ then skips creating an AbortController per job (we never cancel through BullMQ; a
+  // cancellation and the shutdown abort through the attempt's own signal).
   return async function processJob(job: Job, token?: string): Promise<void> {
     const started = Date.now();
     const fence = token ?? `${WORKER_NAME}/${job.id}/${started}`;
@@ -81,35 +82,46 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
 
     const claimed = await deps.bookkeeper.claim(job.id!, fence);
     if (!claimed) {
-      deps.logger.debug("skipping a delivery of a job that is finished or unknown in Postgres", { jobId: job.id });
+      deps.logger.debug("skipping a delivery of a job that is finished, cancelled or unknown in Postgres", { jobId: job.id });
       return report("skipped");
     }
     const attempt = claimed.retries + 1;
     // The runtime's own lines are known to be clean; handler lines go through `clean` (ctx.log below).
     const log = (level: LogLevel, message: string) => deps.bookkeeper.log({ jobId: claimed.id, attempt, level, message, timestamp: new Date() });
     const finish = (outcome: Omit<Parameters<Bookkeeper["finish"]>[0], "id" | "fence">) => deps.bookkeeper.finish({ id: claimed.id, fence, ...outcome });
+    /** Reports what the job's row says now (a retry of a job someone cancelled is recorded as cancelled). */
+    const recorded = (status: JobStatus | null, otherwise: AttemptOutcome) =>
+      report(status === null ? "discarded" : status === "cancelled" ? "cancelled" : otherwise);
 
     // The claim itself logged "interrupted" (if it took over) and "started" (unless this is one time too many).
     if (claimed.interruptions > deps.maxInterruptions) {
       const reason = `Attempt ${attempt} was interrupted ${claimed.interruptions} times; giving up, as the job probably crashes its worker.`;
       log("error", reason);
-      await finish({ status: "failed", retries: claimed.retries, result: null, error: reason, runAt: null });
-      report("failed");
-      throw new UnrecoverableError(reason);
+      return recorded(await finish({ status: "failed", retries: claimed.retries, result: null, error: reason, runAt: null }), "failed");
     }
 
+    // Made on first use: most handlers never look at their signal, and an AbortSignal per attempt is a measurable
+    // cost at thousands of jobs per second. It is the attempt's own, so listeners a handler adds go away with it.
+    let cancelled: JobCancelledError | undefined;
+    let cancel: AbortController | undefined;
     let signal: AbortSignal | undefined;
+    const stopWatching = deps.cancellations.watch(claimed.id, (error) => {
+      cancelled ??= error;
+      cancel?.abort(error);
+    });
     const ctx: JobContext = {
       jobId: claimed.id,
       orgId: claimed.orgId,
       type,
       attempt,
       maxRetries: claimed.maxRetries,
-      // Fires when the shutdown grace period is over. Made on first use: most handlers never look, and an
-      // AbortSignal per attempt is a measurable cost at thousands of jobs per second. It is the attempt's own
-      // (not the shared shutdown signal) so listeners a handler adds go away with the attempt.
       get signal() {
-        return (signal ??= AbortSignal.any([deps.shutdownSignal]));
+        if (!signal) {
+          cancel = new AbortController();
+          if (cancelled) cancel.abort(cancelled);
+          signal = AbortSignal.any([deps.shutdownSignal, cancel.signal]);
+        }
+        return signal;
       },
       log: (level, message) => log(level, clean(message)),
       async saveArtifact(artifact) {
@@ -124,44 +136,52 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       result = serialiseResult(await run(claimed.payload, ctx));
     } catch (error) {
       return handleFailure(error);
+    } finally {
+      stopWatching();
     }
 
+    // A handler that finished despite a cancellation finished: the truth wins.
     const succeeded = { attempt, level: "info" as const, message: `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`, timestamp: new Date() };
     // Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
     // commits this outcome with the next batch. A worker that dies in between leaves the job 'processing' in
     // Postgres and absent from Redis, which the reconciler re-enqueues: the same at-least-once recovery as
-    // dying just before the write. (Failures and retries do wait: their next delivery must find them recorded.)
+    // dying just before the write.
     void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null, appliedLine: succeeded }).then(
-      (applied) => (applied ? report("done") : discarded()),
+      (status) => (status ? report("done") : discarded()),
       (error: Error) => deps.logger.error("could not record a job's success; the reconciler will run it again", { jobId: claimed.id, error: error.message }),
     );
 
-    async function discarded(): Promise<void> {
+    function discarded(): void {
       log("warn", `Attempt ${attempt}'s outcome was discarded: a newer attempt owns this job.`);
       report("discarded");
     }
 
+    // Every outcome is Postgres' to act on: a retry or a released attempt goes back to the dispatcher's queue, so
+    // BullMQ's job is done either way (it runs each hand-over once).
     async function handleFailure(error: unknown): Promise<void> {
       const message = clean(errorMessage(error));
+
+      if (cancelled && !isPermanent(error)) {
+        log("warn", `Attempt ${attempt} stopped: ${cancelled.message}.`);
+        const status = await finish({ status: "cancelled", retries: claimed!.retries, result: null, error: `${cancelled.message}.`, runAt: null });
+        if (status === null) return discarded();
+        return recorded(status, "cancelled");
+      }
 
       if (deps.shutdownSignal.aborted && !isPermanent(error)) {
         // Not the job's fault: give it back without consuming a retry.
         log("warn", `Attempt ${attempt} was stopped by a worker shutdown; the job goes back to the queue.`);
-        if (!(await finish({ status: "pending", retries: claimed!.retries, result: null, error: null, runAt: null }))) return discarded();
-        report("released");
-        // If this fails the job stays active in Redis and is recovered as stalled once its lock expires.
-        await job
-          .moveToWait(token)
-          .catch((moveError: Error) => deps.logger.warn("could not hand a job back to its queue", { jobId: job.id, error: moveError.message }));
-        throw new WaitingError();
+        const status = await finish({ status: "pending", retries: claimed!.retries, result: null, error: null, runAt: null });
+        if (status === null) return discarded();
+        return recorded(status, "released");
       }
 
       if (isPermanent(error) || attempt > claimed!.maxRetries) {
         const why = isPermanent(error) ? "failed permanently" : `failed; no retries left (max_retries ${claimed!.maxRetries})`;
         log("error", `Attempt ${attempt} ${why}: ${message}`);
-        if (!(await finish({ status: "failed", retries: claimed!.retries, result: null, error: message, runAt: null }))) return discarded();
-        report("failed");
-        throw new UnrecoverableError(message);
+        const status = await finish({ status: "failed", retries: claimed!.retries, result: null, error: message, runAt: null });
+        if (status === null) return discarded();
+        return recorded(status, "failed");
       }
 
       const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.retryBaseMs), requestedDelay(error) ?? 0));
@@ -170,16 +190,11 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         "warn",
         `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${claimed!.maxRetries} at ${runAt.toISOString()} (in ${(delay / 1000).toFixed(delay < 10_000 ? 1 : 0)} s).`,
       );
-      if (!(await finish({ status: "pending", retries: attempt, result: null, error: message, runAt }))) return discarded();
-      report("retry");
-      throw new RetryLater(message, delay);
+      const status = await finish({ status: "pending", retries: attempt, result: null, error: message, runAt });
+      if (status === null) return discarded();
+      return recorded(status, "retry");
     }
   };
-}
-
-/** The BullMQ backoff strategy: the delay the attempt computed (exponential, jittered, Retry-After aware). */
-export function backoffStrategy(_attemptsMade: number, _type?: string, error?: Error): number {
-  return error instanceof RetryLater ? error.retryDelayMs : 1_000;
 }
 
 export type { ClaimedJob };

@@ -3,6 +3,7 @@
 // instead of four or five per job. A write that cannot reach Postgres is retried until it can (the
 // attempt waits; BullMQ keeps renewing its lock), so an outcome is never dropped.
 import type pg from "pg";
+import type { JobStatus } from "@conveyor/contracts";
 import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type ClaimOptions, type LogRow, type Outcome } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
@@ -32,7 +33,7 @@ export class Bookkeeper {
   private claims = new Map<string, { fence: string; waiters: Waiter<ClaimedJob | null>[] }>();
   private claiming = 0;
   private logs: LogRow[] = [];
-  private outcomes: { outcome: Outcome; waiter: Waiter<boolean> }[] = [];
+  private outcomes: { outcome: Outcome; waiter: Waiter<JobStatus | null> }[] = [];
   private writing = false;
   private logTimer: NodeJS.Timeout | undefined;
   private droppedLogs = 0;
@@ -92,8 +93,11 @@ export class Bookkeeper {
     else this.scheduleWrite(this.logFlushMs);
   }
 
-  /** Records an outcome (with every log line queued before it). Resolves false when the fence was lost. */
-  finish(outcome: Outcome): Promise<boolean> {
+  /**
+   * Records an outcome (with every log line queued before it). Resolves with the status the job was left in, or null
+   * when the fence was lost (a newer attempt owns the job).
+   */
+  finish(outcome: Outcome): Promise<JobStatus | null> {
     return new Promise((resolve, reject) => {
       this.outcomes.push({ outcome, waiter: { resolve, reject } });
       this.scheduleWrite(0);
@@ -160,7 +164,7 @@ export class Bookkeeper {
           outcomes.map((o) => o.outcome),
         ),
       );
-      for (const { outcome, waiter } of outcomes) waiter.resolve(applied.has(outcome.id));
+      for (const { outcome, waiter } of outcomes) waiter.resolve(applied.get(outcome.id) ?? null);
     } catch (error) {
       this.options.logger.error(`could not record ${outcomes.length} outcome(s) and ${logs.length} log line(s)`, { error });
       for (const { waiter } of outcomes) waiter.reject(error);

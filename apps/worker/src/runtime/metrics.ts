@@ -67,7 +67,7 @@ export function createWorkerMetrics(): WorkerMetrics {
 
   const attempts = new Counter({
     name: "conveyor_job_attempts_total",
-    help: "Attempts by type and outcome: done, retry, failed, released (shutdown), discarded (a newer attempt owns the job), skipped (delivery of a finished job).",
+    help: "Attempts by type and outcome: done, retry, failed, cancelled, released (shutdown), discarded (a newer attempt owns the job), skipped (delivery of a finished or cancelled job).",
     labelNames: ["type", "outcome"] as const,
     registers,
   });
@@ -143,7 +143,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     registry,
     onAttempt({ type, outcome, durationMs }) {
       attempts.inc({ type, outcome });
-      if (outcome === "done" || outcome === "failed") finished.inc({ type, status: outcome });
+      if (outcome === "done" || outcome === "failed" || outcome === "cancelled") finished.inc({ type, status: outcome });
       if (outcome !== "skipped") duration.observe({ type }, durationMs / 1000);
     },
     onReenqueued(count) {

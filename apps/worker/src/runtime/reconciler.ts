@@ -1,15 +1,15 @@
-// Puts back on their queues the live jobs (pending or processing in Postgres) that Redis does not hold:
-// jobs created while Redis was down, jobs of an API that died before enqueueing, and everything a Redis
-// restart without persistence or a FLUSHALL wiped. Postgres decides what must run; Redis is refilled from it.
+// Gives back to Redis the live jobs it should hold and does not: jobs the dispatcher handed over and a Redis
+// restart without persistence or a FLUSHALL wiped, running jobs whose worker's hand-over vanished with them.
+// Postgres decides what must run; Redis is refilled from it.
 //
 // - One reconciler at a time across all workers (a Redis lock), and adding a job id that is already queued
 //   is a no-op in BullMQ, so two reconcilers never queue a job twice.
 // - A sentinel key tells a wiped Redis apart from a healthy one: when it is missing, every live job is
 //   checked at once; otherwise a bounded slice of old-enough jobs is checked per cycle.
-// - Done and failed jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
+// - Done, failed and cancelled jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { deleteExpiredIdempotencyKeys, liveJobsPage, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import { deleteExpiredIdempotencyKeys, liveJobsPage, undispatch, type LiveJob, type LiveJobCursor } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { jobKey, type JobQueues, type Redis } from "@conveyor/queue";
 
@@ -119,22 +119,28 @@ export class Reconciler {
     return { checked, reenqueued };
   }
 
-  /** Enqueues the jobs of `page` that Redis does not hold; returns how many. */
+  /**
+   * Restores the jobs of `page` that Redis should hold and does not: a pending job the dispatcher had handed over
+   * goes back in line (the dispatcher hands it over again, in turn); a running job is put back on its queue
+   * directly, so another worker takes it over. Jobs still waiting in Postgres are not Redis' to hold. Returns how
+   * many were restored.
+   */
   private async restore(page: LiveJob[]): Promise<number> {
+    const handedOver = page.filter((job) => job.dispatched);
+    if (handedOver.length === 0) return 0;
     const pipeline = this.options.redis.pipeline();
-    for (const job of page) pipeline.exists(jobKey(this.options.prefix, job.type, job.id));
+    for (const job of handedOver) pipeline.exists(jobKey(this.options.prefix, job.type, job.id));
     const results = (await pipeline.exec()) ?? [];
-    const missing = page.filter((_, i) => results[i]?.[1] === 0);
+    const missing = handedOver.filter((_, i) => results[i]?.[1] === 0);
     if (missing.length === 0) return 0;
-    const now = Date.now();
-    await this.options.queues.enqueue(
-      missing.map((job) => ({
-        id: job.id,
-        type: job.type,
-        attempts: 1 + job.maxRetries - job.retries,
-        delayMs: job.status === "pending" && job.runAt ? job.runAt.getTime() - now : 0,
-      })),
+    const running = missing.filter((job) => job.status === "processing");
+    await this.options.queues.enqueue(running.map((job) => ({ id: job.id, type: job.type })));
+    return (
+      running.length +
+      (await undispatch(
+        this.options.pool,
+        missing.filter((job) => job.status === "pending").map((job) => job.id),
+      ))
     );
-    return missing.length;
   }
 }

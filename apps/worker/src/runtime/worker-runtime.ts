@@ -1,5 +1,6 @@
-// Assembles the worker: one BullMQ Worker per served job type, the attempt wrapper around each handler,
-// the batched bookkeeper, and the reconciler; and stops them in the right order on shutdown.
+// Assembles the worker: one BullMQ Worker per served job type, the attempt wrapper around each handler, the
+// batched bookkeeper, the cancellation watch, the reconciler, this worker's announced capacity, and its bid for
+// leadership (the leader dispatches); and stops them in the right order on shutdown.
 import { Worker } from "bullmq";
 import { StartupError } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, queueName, validatePayload, PermanentJobError, type CatalogOptions, type JobPlugin } from "@conveyor/contracts";
@@ -7,16 +8,22 @@ import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { JobQueues, type Redis } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
-import { MAX_INTERRUPTIONS, WORKER_NAME, backoffStrategy, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
+import { MAX_INTERRUPTIONS, WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
 import { Bookkeeper } from "./bookkeeper";
+import { CancelWatcher } from "./cancellations";
+import { CapacityAnnouncer } from "./capacity";
+import { Dispatcher } from "./dispatcher";
+import { Leadership, type LeaderTask } from "./leadership";
 import { Reconciler } from "./reconciler";
 
 export type RuntimeOptions = {
   db: Database;
   /** Blocking-capable connection (maxRetriesPerRequest: null) for the BullMQ workers. */
   redis: Redis;
-  /** Fail-fast connection for the reconciler's reads and adds. */
+  /** Fail-fast connection for the reconciler, the dispatcher and the leader's lease. */
   producerRedis: Redis;
+  /** A connection of its own for cancellation messages (a subscribed connection can do nothing else). */
+  subscriberRedis: Redis;
   logger: Logger;
   prefix: string;
   /** WORKER_TYPES, or undefined for every built-in and plugin type. */
@@ -30,8 +37,13 @@ export type RuntimeOptions = {
   /** Handlers of the served built-in types. */
   handlers: Partial<BuiltInHandlers>;
   plugins: JobPlugin[];
+  /** ORG_CONCURRENCY_LIMIT (0 = no cap). */
+  orgConcurrencyLimit: number;
+  /** More tasks for the leader (schedules, the webhook relay, retention). */
+  leaderTasks?: LeaderTask[];
   onAttempt?: AttemptDeps["onAttempt"];
   onReenqueued?(count: number): void;
+  onDispatched?(type: string, count: number): void;
 };
 
 export type Runtime = {
@@ -70,7 +82,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const shutdown = new AbortController();
   const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger, claim: { maxInterruptions: MAX_INTERRUPTIONS } });
+  const cancellations = new CancelWatcher({ pool: options.db.pool, subscriber: options.subscriberRedis, prefix: options.prefix, logger: options.logger });
+  await cancellations.start();
   const attemptDeps: AttemptDeps = {
+    cancellations,
     bookkeeper,
     pool: options.db.pool,
     logger: options.logger,
@@ -106,8 +121,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // Lost attempts are counted in Postgres (interruptions), which fails a job that keeps crashing workers.
         maxStalledCount: 1_000,
         name: WORKER_NAME,
-        // Every job is added with backoff type BACKOFF_TYPE (packages/queue), whose delay the attempt computed.
-        settings: { backoffStrategy },
       },
     );
     worker.on("error", (error) => options.logger.warn(`queue ${type}: ${error.message}`));
@@ -128,11 +141,39 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   reconciler.start();
 
+  const capacity = new CapacityAnnouncer({
+    redis: options.producerRedis,
+    prefix: options.prefix,
+    workerName: WORKER_NAME,
+    types,
+    concurrency: options.concurrency,
+  });
+  capacity.start();
+  const leadership = new Leadership({
+    redis: options.producerRedis,
+    prefix: options.prefix,
+    logger: options.logger,
+    tasks: [
+      new Dispatcher({
+        pool: options.db.pool,
+        redis: options.producerRedis,
+        queues,
+        prefix: options.prefix,
+        logger: options.logger,
+        orgCap: options.orgConcurrencyLimit,
+        onDispatched: options.onDispatched,
+      }),
+      ...(options.leaderTasks ?? []),
+    ],
+  });
+  leadership.start();
+
   return {
     types,
     active: () => active,
     async close(graceMs, abortMs = 5_000) {
-      await reconciler.stop();
+      // Another replica takes the lead (and this worker's share of slots) at once.
+      await Promise.all([leadership.stop(), capacity.stop(), reconciler.stop()]);
       const closing = Promise.all(workers.map((w) => w.close()));
       const within = (ms: number) => Promise.race([closing.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
       if (!(await within(graceMs))) {
@@ -143,6 +184,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const left = active;
       if (left) options.logger.warn(`${left} job(s) ignored the abort; they will be recovered by another worker once their lock expires`);
       await Promise.race([bookkeeper.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      cancellations.stop();
       await queues.close();
       return left;
     },

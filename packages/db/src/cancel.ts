@@ -1,0 +1,57 @@
+// Cancelling jobs (SPEC §8), one or many at a time, in one statement: a pending job (waiting to start, delayed, or
+// waiting for a retry) becomes `cancelled` at once and leaves the dispatcher's queue; a processing job gets
+// `cancel_requested_at`, and its worker stops the attempt (the caller tells the workers). Final jobs are left alone.
+import type pg from "pg";
+import type { JobStatus } from "@conveyor/contracts";
+import { EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
+
+export type CancelOutcome = {
+  id: string;
+  /** The status the job had: pending became cancelled, processing got a cancel request, a final one stayed. */
+  previous: JobStatus;
+  /** A cancelled job that had been handed to BullMQ (the caller removes it there; a stray delivery is skipped). */
+  dispatched: boolean;
+};
+
+/** Cancels the org's jobs among `ids`; ids of other orgs, internal jobs or no job are simply not in the answer. */
+export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
+  if (options.ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string; previous: JobStatus; dispatched: boolean | null }>(
+    `WITH target AS (
+       SELECT j.id, j.status FROM jobs j
+        WHERE j.id = ANY($1::uuid[]) AND j.org_id = $2 AND ${TENANT_JOB("j")}
+        ORDER BY j.id
+          FOR UPDATE
+     ), cancelled AS (
+       UPDATE jobs j SET status = 'cancelled', finished_at = now(), updated_at = now(), fence = NULL
+         FROM target t WHERE j.id = t.id AND t.status = 'pending'
+       RETURNING j.*
+     ), requested AS (
+       UPDATE jobs j SET cancel_requested_at = now(), updated_at = now()
+         FROM target t WHERE j.id = t.id AND t.status = 'processing' AND j.cancel_requested_at IS NULL
+       RETURNING j.id, j.retries
+     ), dequeued AS (
+       DELETE FROM job_queue q USING cancelled c WHERE q.job_id = c.id
+       RETURNING q.job_id, q.dispatched_at IS NOT NULL AS dispatched
+     ), announced AS (
+       INSERT INTO events (id, org_id, job_id, type, time, data)
+       SELECT e.base + row_number() OVER (ORDER BY c.id), c.org_id, c.id, 'job.cancelled', now(), conveyor_job_data(c::jobs)
+         FROM cancelled c CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+     ), logged AS (
+       INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
+       SELECT id, attempt, 'warn'::log_level, message, clock_timestamp() FROM (
+         SELECT c.id, c.retries + 1 AS attempt, 'Cancelled by ' || $3 || CASE WHEN c.retries = 0 THEN ' before it started.' ELSE ' before its next attempt.' END AS message
+           FROM cancelled c
+         UNION ALL
+         SELECT r.id, r.retries + 1, 'Cancellation requested by ' || $3 || ': stopping attempt ' || (r.retries + 1) || '.'
+           FROM requested r
+       ) AS lines
+     ), notified AS (
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM cancelled LIMIT 1) AS any_cancelled
+     )
+     SELECT t.id, t.status AS previous, d.dispatched, (SELECT count(*) FROM notified) AS notified
+       FROM target t LEFT JOIN dequeued d ON d.job_id = t.id`,
+    [options.ids, options.orgId, options.by],
+  );
+  return rows.map((r) => ({ id: r.id, previous: r.previous, dispatched: r.dispatched === true }));
+}

@@ -1,0 +1,16 @@
+// SQL shared by the job queries of the API and the worker.
+
+/** A timestamptz column as the API writes timestamps: ISO 8601 UTC with milliseconds. */
+export const iso = (column: string) => `conveyor_iso(${column})`;
+
+/**
+ * Jobs an organization sees: every job but the internal ones (webhook deliveries, type `_…`), which user type
+ * names cannot be (they start with a letter). Internal jobs announce no events either.
+ */
+export const TENANT_JOB = (alias: string) => `left(${alias}.type, 1) <> '_'`;
+
+/** NOTIFY channel that wakes the dispatcher: new jobs, and slots freed by finished attempts. */
+export const DISPATCH_CHANNEL = "conveyor_dispatch";
+
+/** NOTIFY channel that tells event readers (SSE, the webhook relay) that events were written. */
+export const EVENTS_CHANNEL = "conveyor_events";

@@ -1,6 +1,6 @@
 // `npm run bench`: Conveyor's speed and memory, each figure next to a baseline measured in the same run (a
 // ratio travels between machines better than an absolute number). Prints a table and writes
-// bench/results/latest.json. Options: --only=post,batch,worker,e2e,list  --jobs=N  --list-jobs=N  --seconds=N
+// bench/results/latest.json. Options: --only=post,batch,worker,e2e,list,stats  --jobs=N  --list-jobs=N  --stats-jobs=N  --seconds=N
 // --concurrency=N[,N…]
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -12,13 +12,16 @@ import { batch } from "./scenarios/batch";
 import { endToEnd } from "./scenarios/end-to-end";
 import { list } from "./scenarios/list";
 import { postJobs } from "./scenarios/post-jobs";
+import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
+import { stats } from "./scenarios/stats";
 import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
-const only = new Set((args.only ?? "post,batch,worker,e2e,list").split(","));
+const only = new Set((args.only ?? "post,batch,worker,e2e,list,stats,noisy,due,priority").split(","));
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);
 const listJobs = Number(args["list-jobs"] ?? 1_000_000);
+const statsJobs = Number(args["stats-jobs"] ?? 1_000_000);
 // Worker concurrencies to measure (the baseline runs at each too); the first also serves the end-to-end runs.
 // Conveyor's worker waits on Postgres twice per job, so its throughput grows with concurrency; BullMQ's no-op
 // worker is CPU-bound and does not.
@@ -66,6 +69,10 @@ async function main(): Promise<void> {
     });
     await step("e2e", () => endToEnd(env, { api: port, worker: workerPort }, [250, 500, 1000, 2000], Math.max(4, seconds - 1), concurrency));
     await step("list", () => list(env, port, listJobs, seconds));
+    await step("stats", () => stats(env, port, statsJobs, seconds));
+    await step("noisy", () => noisyNeighbour(env, workerPort, Number(args["noisy-jobs"] ?? 20_000)));
+    await step("due", () => dueOnTime(env, workerPort, Number(args["due-jobs"] ?? 10_000)));
+    await step("priority", () => priority(env, workerPort, Number(args["priority-jobs"] ?? 10_000)));
   } finally {
     await env.close();
   }

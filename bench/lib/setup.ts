@@ -79,6 +79,8 @@ export function conveyorEnv(env: BenchEnv, extra: Record<string, string> = {}): 
     REDIS_URL: env.redisUrl,
     REDIS_PREFIX: env.prefix,
     JWT_SECRET,
+    // Production requires one; any 32 bytes do for a benchmark.
+    WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
     API_RATE_LIMIT_PER_SEC: "0",
     AUTH_RATE_LIMIT_PER_MIN: "0",
     ...extra,

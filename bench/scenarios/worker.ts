@@ -1,24 +1,32 @@
 // 3. Worker throughput from queued to done (status, log lines, result in Postgres) for a no-op plugin type,
 // one worker process, against a raw BullMQ no-op worker. 6. Worker RSS idle and under load.
-import { JobQueues } from "@conveyor/queue";
-import { newId } from "@conveyor/db";
-import { Redis } from "ioredis";
+import { insertJobs, newId } from "@conveyor/db";
 import { run, rssMb, rssSampler, sleep, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
 
 export const NOOP_PLUGIN = "bench/plugins/noop.js";
 
-/** Inserts `count` bench_noop jobs in Postgres and queues them, 1,000 per statement and pipeline. */
-export async function queueNoopJobs(env: BenchEnv, queues: JobQueues, count: number): Promise<void> {
+/**
+ * Creates `count` bench_noop jobs as POST /jobs does — job rows, their place in the dispatcher's queue, their
+ * job.created events — 1,000 per statement. The worker's dispatcher hands them to BullMQ.
+ */
+export async function queueNoopJobs(env: BenchEnv, count: number, orgId = env.orgId): Promise<string[]> {
+  const ids: string[] = [];
   for (let i = 0; i < count; i += 1000) {
-    const ids = Array.from({ length: Math.min(1000, count - i) }, () => newId());
-    await env.db.pool.query(
-      `INSERT INTO jobs (id, org_id, type, status, payload, max_retries) SELECT id, $2, 'bench_noop', 'pending', '{"n":1}', 0 FROM unnest($1::uuid[]) AS id`,
-      [ids, env.orgId],
-    );
-    await queues.enqueue(ids.map((id) => ({ id, type: "bench_noop", attempts: 1 })));
+    const now = new Date();
+    const batch = Array.from({ length: Math.min(1000, count - i) }, () => ({
+      id: newId(),
+      orgId,
+      type: "bench_noop",
+      payloadJson: '{"n":1}',
+      maxRetries: 0,
+      createdAt: now,
+    }));
+    await insertJobs(env.db.pool, batch);
+    ids.push(...batch.map((j) => j.id));
   }
+  return ids;
 }
 
 export async function worker(env: BenchEnv, port: number, jobs: number, concurrency: number): Promise<Row[]> {
@@ -34,8 +42,6 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
   };
 
   let proc: Child | undefined;
-  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: 1 });
-  const queues = new JobQueues({ connection: redis, prefix: env.prefix });
   try {
     proc = run(
       "apps/worker/src/main.ts",
@@ -48,7 +54,7 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
     // Timed in Postgres, from before the first insert to the last job's done (its updated_at), so the poll
     // below can be light and infrequent without blurring the figure.
     const { rows: start } = await env.db.pool.query<{ at: Date }>("SELECT clock_timestamp() AS at");
-    await queueNoopJobs(env, queues, jobs);
+    await queueNoopJobs(env, jobs);
     for (;;) {
       const { rows } = await env.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE status <> 'done'");
       if (Number(rows[0]!.n) === 0) break;
@@ -80,8 +86,6 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
     ];
   } finally {
     await proc?.stop();
-    await queues.close();
-    redis.disconnect();
     await clearJobs(env.db);
     await clearPrefix(env.prefix);
   }

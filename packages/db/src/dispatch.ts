@@ -5,19 +5,20 @@
 //   3. within a priority, round-robin between the organizations that have due jobs, each org's oldest first, so a
 //      backlog of one org delays another's job by about one job's run time, not by the backlog;
 //   4. within each org's cap of jobs in flight per type (ORG_CONCURRENCY_LIMIT, 0 = none).
-// A hand-over is one transaction: the chosen rows are locked (SKIP LOCKED, so two dispatchers never take the same
-// row), given to BullMQ, and marked dispatched; if BullMQ refuses, nothing is marked and the rows wait for the next
-// round. A dispatcher that dies after BullMQ took the jobs but before the commit leaves them waiting: the next one
-// hands them over again, which BullMQ ignores for a job it still holds (the job id is the Postgres id), and a job
-// that already ran is no longer pending, so nothing runs twice.
+// Taking jobs is one UPDATE … RETURNING per priority level that marks the chosen rows dispatched; the rows are
+// chosen with FOR UPDATE SKIP LOCKED, so two dispatchers (two leaders overlapping after a lease expiry) never take
+// the same job. The dispatcher then hands them to BullMQ; if BullMQ refuses, they are put back in line. A dispatcher
+// that dies between the two leaves marked jobs Redis does not hold: the next leader puts them back in line at once
+// (`recoverHandOvers`), and the reconciler would in any case. A job handed over twice is harmless: BullMQ ignores a
+// job id it still holds, and the claim skips a job that is no longer pending.
 import type pg from "pg";
 
-export type DispatchCandidate = { jobId: string; orgId: string; type: string; attemptsLeft: number };
+export type DispatchCandidate = { jobId: string; orgId: string; type: string };
 
 /** Types that have due jobs waiting, in name order. */
-export async function typesWithDueJobs(pool: pg.Pool): Promise<string[]> {
+export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<string[]> {
   // A loose index scan over job_queue_waiting_idx: one index probe per type, however long the backlog.
-  const { rows } = await pool.query<{ type: string }>(
+  const { rows } = await db.query<{ type: string }>(
     `WITH RECURSIVE types(type) AS (
        (SELECT type FROM job_queue WHERE dispatched_at IS NULL ORDER BY type LIMIT 1)
        UNION ALL
@@ -31,27 +32,55 @@ export async function typesWithDueJobs(pool: pg.Pool): Promise<string[]> {
   return rows.map((r) => r.type);
 }
 
-/** Jobs of `type` handed over and not finished (waiting in BullMQ or running), in all and by organization. */
-export async function jobsInFlight(pool: pg.Pool, type: string): Promise<{ total: number; byOrg: Map<string, number> }> {
-  const { rows } = await pool.query<{ org_id: string; n: string }>(
+/**
+ * Milliseconds until the next waiting job falls due, if none is due now (job_queue_due_idx). Counted by Postgres'
+ * clock, which is the one `due_at` is compared with.
+ */
+export async function msUntilNextDue(db: pg.Pool | pg.PoolClient): Promise<number | null> {
+  const { rows } = await db.query<{ ms: number | null }>(
+    "SELECT extract(epoch FROM min(due_at) - now()) * 1000 AS ms FROM job_queue WHERE dispatched_at IS NULL AND due_at > now()",
+  );
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? null : Number(ms);
+}
+
+/** Jobs of `type` handed over and not finished (waiting in BullMQ or running), by organization. */
+export async function jobsInFlight(db: pg.Pool | pg.PoolClient, type: string): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ org_id: string; n: string }>(
     "SELECT org_id, count(*) AS n FROM job_queue WHERE type = $1 AND dispatched_at IS NOT NULL GROUP BY org_id",
     [type],
   );
-  const byOrg = new Map(rows.map((r) => [r.org_id, Number(r.n)]));
-  return { total: [...byOrg.values()].reduce((a, b) => a + b, 0), byOrg };
+  return new Map(rows.map((r) => [r.org_id, Number(r.n)]));
 }
 
-/** The earliest time a waiting job of any type falls due, if one is waiting for a later time. */
-export async function nextDueAt(pool: pg.Pool): Promise<Date | null> {
-  const { rows } = await pool.query<{ due_at: Date | null }>("SELECT min(due_at) AS due_at FROM job_queue WHERE dispatched_at IS NULL AND due_at > now()");
-  return rows[0]?.due_at ?? null;
+/** The organizations with due jobs of one type, by priority (highest first), as the dispatcher last read them. */
+export type DueWork = { priority: number; orgs: string[] }[];
+
+/** Organizations read per priority level: a round serves at most this many (the rotation moves on). */
+const ORGS_PER_LEVEL = 1_000;
+
+/**
+ * Which priorities and organizations have due jobs of `type` (loose index scans: one probe per level and org),
+ * reading each level's orgs from the rotation's position `after` on. The dispatcher keeps this between rounds while
+ * it drains a backlog and reads it again when woken (new jobs, the tick).
+ */
+export async function findDueWork(db: pg.Pool | pg.PoolClient, type: string, after: string | null): Promise<DueWork> {
+  const work: DueWork = [];
+  for (const priority of await priorityLevels(db, type)) {
+    // Up to ORGS_PER_LEVEL orgs from the rotation's position on, kept in id order (a round rotates them itself).
+    const orgs = (await orgsWithDueJobs(db, type, priority, after, ORGS_PER_LEVEL)).sort();
+    if (orgs.length) work.push({ priority, orgs });
+  }
+  return work;
 }
 
 export type DispatchPlan = {
   type: string;
-  /** How many jobs to hand over at most. */
+  /** What `findDueWork` found; organizations found without due jobs are removed from it. */
+  work: DueWork;
+  /** How many jobs to take at most. */
   room: number;
-  /** Jobs in flight per org, for the cap. */
+  /** Jobs in flight per org, for the cap (empty without a cap). */
   inFlightByOrg: Map<string, number>;
   /** ORG_CONCURRENCY_LIMIT: most jobs of one org in flight for this type (0 = no cap). */
   orgCap: number;
@@ -60,36 +89,73 @@ export type DispatchPlan = {
 };
 
 /**
- * Runs `handOver` on the jobs to dispatch now, inside a transaction that marks them dispatched if it resolves. The
- * chosen jobs are the plan's room of due jobs, highest priority first, interleaved across organizations. Resolves
- * with the jobs handed over (empty when none was due or BullMQ refused).
+ * Takes up to `plan.room` due jobs of the plan's type, marks them dispatched, and answers them in the order BullMQ
+ * should run them: highest priority first, then round-robin across organizations (every org's oldest, then every
+ * org's second oldest, …), starting after `plan.after`. One UPDATE … RETURNING per priority level. `db` should be a
+ * connection with synchronous_commit off: a mark lost in a crash is a job handed over again, which is harmless.
  */
-export async function dispatchDueJobs(pool: pg.Pool, plan: DispatchPlan, handOver: (jobs: DispatchCandidate[]) => Promise<void>): Promise<DispatchCandidate[]> {
-  if (plan.room <= 0) return [];
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const chosen = await choose(client, plan);
-    if (chosen.length === 0) {
-      await client.query("COMMIT");
-      return [];
+export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchCandidate[]> {
+  const taken: DispatchCandidate[] = [];
+  const inFlight = new Map(plan.inFlightByOrg);
+  for (const level of plan.work) {
+    const room = plan.room - taken.length;
+    if (room <= 0) break;
+    const orgs = rotate(level.orgs, plan.after).filter((org) => plan.orgCap === 0 || (inFlight.get(org) ?? 0) < plan.orgCap);
+    if (orgs.length === 0) continue;
+    const share = Math.ceil(room / Math.min(orgs.length, room));
+    const serving = orgs.slice(0, room);
+    const shares = serving.map((org) => (plan.orgCap === 0 ? share : Math.min(share, plan.orgCap - (inFlight.get(org) ?? 0))));
+    const { rows } = await db.query<{ job_id: string; org_id: string; due_at: Date }>(
+      `UPDATE job_queue q SET dispatched_at = now()
+         FROM (SELECT w.job_id
+                 FROM unnest($3::uuid[], $4::int[]) AS o(org_id, share)
+                CROSS JOIN LATERAL (
+                  SELECT job_id FROM job_queue
+                   WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
+                   ORDER BY due_at, job_id
+                   LIMIT o.share
+                     FOR UPDATE SKIP LOCKED
+                ) AS w) AS chosen
+        WHERE q.job_id = chosen.job_id
+       RETURNING q.job_id, q.org_id, q.due_at`,
+      [plan.type, level.priority, serving, shares],
+    );
+    // An org that gave fewer than its share has no more due jobs at this level (until new ones come).
+    const given = new Map<string, number>();
+    for (const row of rows) given.set(row.org_id, (given.get(row.org_id) ?? 0) + 1);
+    serving.forEach((org, i) => {
+      if ((given.get(org) ?? 0) < shares[i]! && (plan.orgCap === 0 || shares[i]! > 0)) level.orgs.splice(level.orgs.indexOf(org), 1);
+    });
+    // Round-robin: rank each org's jobs by age, then take rank 1 of every org (in the rotation's order), rank 2, …
+    const orgOrder = new Map(serving.map((org, i) => [org, i]));
+    const rank = new Map<string, number>();
+    const ranked = rows
+      .sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.job_id < b.job_id ? -1 : 1))
+      .map((row) => {
+        const r = (rank.get(row.org_id) ?? 0) + 1;
+        rank.set(row.org_id, r);
+        return { row, r };
+      })
+      .sort((a, b) => a.r - b.r || orgOrder.get(a.row.org_id)! - orgOrder.get(b.row.org_id)!);
+    for (const { row } of ranked) {
+      taken.push({ jobId: row.job_id, orgId: row.org_id, type: plan.type });
+      inFlight.set(row.org_id, (inFlight.get(row.org_id) ?? 0) + 1);
     }
-    await handOver(chosen);
-    await client.query("UPDATE job_queue SET dispatched_at = now() WHERE job_id = ANY($1::uuid[])", [chosen.map((c) => c.jobId)]);
-    await client.query("COMMIT");
-    return chosen;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
   }
+  for (let i = plan.work.length - 1; i >= 0; i--) if (plan.work[i]!.orgs.length === 0) plan.work.splice(i, 1);
+  return taken;
 }
 
-async function choose(client: pg.PoolClient, plan: DispatchPlan): Promise<DispatchCandidate[]> {
-  const chosen: DispatchCandidate[] = [];
-  const taken = new Map(plan.inFlightByOrg);
-  const { rows: levels } = await client.query<{ priority: number }>(
+/** `orgs` (in id order) starting after `after`, wrapping around. */
+function rotate(orgs: string[], after: string | null): string[] {
+  if (after === null) return orgs;
+  const i = orgs.findIndex((org) => org > after);
+  return i <= 0 ? orgs : [...orgs.slice(i), ...orgs.slice(0, i)];
+}
+
+/** The priorities that have waiting jobs of `type`, highest first (a loose index scan). */
+async function priorityLevels(db: pg.Pool | pg.PoolClient, type: string): Promise<number[]> {
+  const { rows } = await db.query<{ priority: number }>(
     `WITH RECURSIVE levels(priority) AS (
        (SELECT priority FROM job_queue WHERE type = $1 AND dispatched_at IS NULL ORDER BY priority DESC LIMIT 1)
        UNION ALL
@@ -97,48 +163,18 @@ async function choose(client: pg.PoolClient, plan: DispatchPlan): Promise<Dispat
          FROM levels l WHERE l.priority IS NOT NULL
      )
      SELECT priority FROM levels WHERE priority IS NOT NULL`,
-    [plan.type],
+    [type],
   );
-  for (const { priority } of levels) {
-    const room = plan.room - chosen.length;
-    if (room <= 0) break;
-    const orgs = (await orgsWithDueJobs(client, plan.type, priority, plan.after, room)).filter(
-      (org) => plan.orgCap === 0 || (taken.get(org) ?? 0) < plan.orgCap,
-    );
-    if (orgs.length === 0) continue;
-    const share = Math.ceil(room / orgs.length);
-    const limits = orgs.map((org) => (plan.orgCap === 0 ? share : Math.min(share, plan.orgCap - (taken.get(org) ?? 0))));
-    const { rows } = await client.query<{ job_id: string; org_id: string; attempts_left: number; rank: string; org_rank: string }>(
-      `SELECT q.job_id, q.org_id, 1 + j.max_retries - j.retries AS attempts_left, q.rank, o.org_rank
-         FROM unnest($3::uuid[], $4::int[]) WITH ORDINALITY AS o(org_id, share, org_rank)
-        CROSS JOIN LATERAL (
-          SELECT w.job_id, w.org_id, row_number() OVER (ORDER BY w.due_at, w.job_id) AS rank
-            FROM (SELECT job_id, org_id, due_at FROM job_queue
-                   WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
-                   ORDER BY due_at, job_id
-                   LIMIT o.share
-                     FOR UPDATE SKIP LOCKED) AS w
-        ) AS q
-        JOIN jobs j ON j.id = q.job_id`,
-      [plan.type, priority, orgs, limits],
-    );
-    // Round-robin: every org's first job, then every org's second, and so on, in the rotation's org order.
-    rows.sort((a, b) => Number(a.rank) - Number(b.rank) || Number(a.org_rank) - Number(b.org_rank));
-    for (const row of rows.slice(0, room)) {
-      chosen.push({ jobId: row.job_id, orgId: row.org_id, type: plan.type, attemptsLeft: row.attempts_left });
-      taken.set(row.org_id, (taken.get(row.org_id) ?? 0) + 1);
-    }
-  }
-  return chosen;
+  return rows.map((r) => r.priority);
 }
 
 /**
  * Up to `limit` organizations with due jobs of this type and priority, starting after `after` and wrapping around
  * (a loose index scan: one probe per organization).
  */
-async function orgsWithDueJobs(client: pg.PoolClient, type: string, priority: number, after: string | null, limit: number): Promise<string[]> {
+async function orgsWithDueJobs(db: pg.Pool | pg.PoolClient, type: string, priority: number, after: string | null, limit: number): Promise<string[]> {
   const scan = async (from: string | null, max: number): Promise<string[]> => {
-    const { rows } = await client.query<{ org_id: string }>(
+    const { rows } = await db.query<{ org_id: string }>(
       `WITH RECURSIVE orgs(org_id, n) AS (
          (SELECT org_id, 1 FROM job_queue
            WHERE type = $1 AND priority = $2 AND dispatched_at IS NULL AND due_at <= now() AND ($3::uuid IS NULL OR org_id > $3::uuid)
@@ -160,13 +196,26 @@ async function orgsWithDueJobs(client: pg.PoolClient, type: string, priority: nu
   return [...first, ...wrapped];
 }
 
-/** Puts a dispatched job back in line (Redis lost it): the dispatcher hands it over again. */
-export async function undispatch(pool: pg.Pool, jobIds: readonly string[]): Promise<number> {
+/** Puts dispatched jobs back in line (BullMQ refused them, or Redis lost them): the dispatcher hands them over again. */
+export async function undispatch(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<number> {
   if (jobIds.length === 0) return 0;
-  const result = await pool.query(
+  const result = await db.query<{ n: string }>(
     `WITH reset AS (UPDATE job_queue SET dispatched_at = NULL WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NOT NULL RETURNING 1)
      SELECT pg_notify('conveyor_dispatch', ''), (SELECT count(*) FROM reset) AS n`,
     [jobIds],
   );
-  return Number((result.rows[0] as { n: string }).n);
+  return Number(result.rows[0]!.n);
+}
+
+/**
+ * Jobs marked dispatched in the last `withinMs` that have not started: what a dispatcher that died between marking
+ * and handing over may have left. The new leader checks them against Redis.
+ */
+export async function recentHandOvers(db: pg.Pool | pg.PoolClient, withinMs: number): Promise<DispatchCandidate[]> {
+  const { rows } = await db.query<{ job_id: string; org_id: string; type: string }>(
+    `SELECT q.job_id, q.org_id, q.type FROM job_queue q JOIN jobs j ON j.id = q.job_id
+      WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND j.status = 'pending'`,
+    [withinMs],
+  );
+  return rows.map((r) => ({ jobId: r.job_id, orgId: r.org_id, type: r.type }));
 }

@@ -186,7 +186,9 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
        ) AS lines
        ORDER BY part, n
      ), notified AS (
-       SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM applied LIMIT 1) AS any_applied
+       -- The dispatcher hears of jobs back in line (a retry, a released attempt); freed slots it sees in BullMQ.
+       SELECT pg_notify('${EVENTS_CHANNEL}', ''), (SELECT pg_notify('${DISPATCH_CHANNEL}', '') FROM applied WHERE status = 'pending' LIMIT 1)
+         FROM (SELECT 1 FROM applied LIMIT 1) AS any_applied
      )
      SELECT id, status, (SELECT count(*) FROM notified) AS notified FROM applied`,
     values: [

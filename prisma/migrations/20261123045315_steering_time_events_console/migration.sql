@@ -119,6 +119,9 @@ CREATE INDEX "job_queue_waiting_idx" ON "job_queue"("type", "priority" DESC, "or
 CREATE INDEX "job_queue_in_flight_idx" ON "job_queue"("type", "org_id") WHERE (dispatched_at IS NOT NULL);
 
 -- CreateIndex
+CREATE INDEX "job_queue_due_idx" ON "job_queue"("due_at") WHERE (dispatched_at IS NULL);
+
+-- CreateIndex
 CREATE INDEX "events_org_id_id_idx" ON "events"("org_id", "id");
 
 -- CreateIndex
@@ -197,8 +200,14 @@ CREATE FUNCTION conveyor_job_item(j jobs) RETURNS json LANGUAGE sql STABLE PARAL
     'schedule_id', j.schedule_id, 'cancel_requested_at', conveyor_iso(j.cancel_requested_at))
 $$;
 
+-- Built as jsonb directly (not from the json item): events write one per status change, on the hot path.
 CREATE FUNCTION conveyor_job_data(j jobs) RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT conveyor_job_item(j)::jsonb || jsonb_build_object('result', j.result, 'error', j.error)
+  SELECT jsonb_build_object(
+    'id', j.id, 'type', j.type, 'status', j.status, 'retries', j.retries, 'max_retries', j.max_retries,
+    'created_at', conveyor_iso(j.created_at), 'updated_at', conveyor_iso(j.updated_at),
+    'run_at', conveyor_iso(j.run_at), 'priority', j.priority, 'replay_of', j.replay_of,
+    'schedule_id', j.schedule_id, 'cancel_requested_at', conveyor_iso(j.cancel_requested_at),
+    'result', j.result, 'error', j.error)
 $$;
 
 -- The id of this transaction's next event: (transaction id << 20) + how many events it wrote already. Ids grow in

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
-import { waitFor } from "@conveyor/testkit";
+import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
 import { addMember } from "@conveyor/testkit/api";
 import { startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
 
@@ -14,13 +14,19 @@ type Job = JobView & { cancel_requested_at: string | null };
 
 let stack: Stack;
 let markers: string;
+// A private Redis: one test wipes it (FLUSHALL), and the machine's shared Redis must never be wiped.
+let redisServer: PrivateRedis;
 beforeAll(async () => {
+  redisServer = await startPrivateRedis();
   markers = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-cancel-")), "markers.log");
-  stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted,word_count", SCRIPTED_MARKER_FILE: markers } });
+  stack = await startStack({ apiEnv: { REDIS_URL: redisServer.url }, workerEnv: { WORKER_TYPES: "scripted,word_count", SCRIPTED_MARKER_FILE: markers } });
   await stack.startWorker();
 }, 60_000);
 afterEach(() => stack.expectOtherOrgUntouched());
-afterAll(() => stack.close());
+afterAll(async () => {
+  await stack.close();
+  await redisServer.stop();
+});
 
 const cancel = (id: string, headers: Record<string, string> = {}) => stack.post(`/jobs/${id}/cancel`, {}, headers);
 /** How many times the handler ran for `marker` (no file: never). */

@@ -36,6 +36,11 @@ export function createDatabase(options: DatabaseOptions): Database {
   });
   // An idle client losing its connection (Postgres restart) must not crash the process; the pool replaces it.
   pool.on("error", () => {});
+  // Nor a client that is checked out (a transaction between two statements, a LISTEN connection, the dispatcher's
+  // connection): the pool removes its listener while the client is lent, and a connection ending then would be an
+  // unhandled 'error' event. The statement in progress still fails with the error, and the pool drops the dead
+  // client when it is released.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed: Promise<void> | undefined;
   return {

@@ -71,8 +71,6 @@ export class Dispatcher implements LeaderTask {
 
   async start(): Promise<void> {
     this.active = true;
-    this.marker = await this.options.pool.connect();
-    await this.marker.query("SET synchronous_commit = off");
     await this.recover();
     await this.listen();
     this.timer = setInterval(() => this.wake(), this.options.tickMs ?? 250);
@@ -92,6 +90,30 @@ export class Dispatcher implements LeaderTask {
     await this.running;
     this.marker?.release();
     this.marker = undefined;
+  }
+
+  /**
+   * The connection the rounds run on (marks need no durable commit: see takeDueJobs), opened on first use. Postgres
+   * going away ends it, between rounds too: it is then dropped (an error on a held connection with no listener
+   * would end the process) and the next round opens another.
+   */
+  private async markerConnection(): Promise<pg.PoolClient> {
+    if (this.marker) return this.marker;
+    const marker = await this.options.pool.connect();
+    marker.on("error", () => {
+      // Once stop() has returned it to the pool, the pool deals with it.
+      if (this.marker !== marker) return;
+      this.marker = undefined;
+      marker.release(true);
+    });
+    try {
+      await marker.query("SET synchronous_commit = off");
+    } catch (error) {
+      marker.release(true);
+      throw error;
+    }
+    this.marker = marker;
+    return marker;
   }
 
   /** Runs a round now, or right after the one in progress. */
@@ -158,8 +180,7 @@ export class Dispatcher implements LeaderTask {
    */
   private async round(): Promise<void> {
     const rounds = this.options.rounds ?? 2;
-    const marker = this.marker;
-    if (!marker) return;
+    const marker = await this.markerConnection();
     do {
       if (this.stale) {
         // Woken (new jobs, jobs back in line, the tick): what is due is read again.

@@ -11,12 +11,14 @@ export type CancelOutcome = {
   previous: JobStatus;
   /** A cancelled job that had been handed to BullMQ (the caller removes it there; a stray delivery is skipped). */
   dispatched: boolean;
+  /** Whether this call changed it: pending became cancelled, or processing got its cancellation request now. */
+  changed: boolean;
 };
 
 /** Cancels the org's jobs among `ids`; ids of other orgs, internal jobs or no job are simply not in the answer. */
 export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
   if (options.ids.length === 0) return [];
-  const { rows } = await db.query<{ id: string; previous: JobStatus; dispatched: boolean | null }>(
+  const { rows } = await db.query<{ id: string; previous: JobStatus; dispatched: boolean | null; changed: boolean }>(
     `WITH target AS (
        SELECT j.id, j.status FROM jobs j
         WHERE j.id = ANY($1::uuid[]) AND j.org_id = $2 AND ${TENANT_JOB("j")}
@@ -49,9 +51,9 @@ export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: 
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM cancelled LIMIT 1) AS any_cancelled
      )
-     SELECT t.id, t.status AS previous, d.dispatched, (SELECT count(*) FROM notified) AS notified
-       FROM target t LEFT JOIN dequeued d ON d.job_id = t.id`,
+     SELECT t.id, t.status AS previous, d.dispatched, (t.status = 'pending' OR r.id IS NOT NULL) AS changed, (SELECT count(*) FROM notified) AS notified
+       FROM target t LEFT JOIN dequeued d ON d.job_id = t.id LEFT JOIN requested r ON r.id = t.id`,
     [options.ids, options.orgId, options.by],
   );
-  return rows.map((r) => ({ id: r.id, previous: r.previous, dispatched: r.dispatched === true }));
+  return rows.map((r) => ({ id: r.id, previous: r.previous, dispatched: r.dispatched === true, changed: r.changed }));
 }

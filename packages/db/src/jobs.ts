@@ -3,7 +3,8 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import { searchValues, type JobStatus } from "@conveyor/contracts";
+import { searchValues, type JobFilter, type JobStatus } from "@conveyor/contracts";
+import { jobListSql, withSearchHits } from "./job-filter";
 import { DISPATCH_CHANNEL, EVENTS_CHANNEL, iso, TENANT_JOB } from "./job-sql";
 
 export type NewJob = {
@@ -109,7 +110,8 @@ export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: str
 
 export type JobListQuery = {
   orgId: string;
-  status?: JobStatus;
+  /** GET /jobs's filters (SPEC §8); none: every job of the org. */
+  filter?: JobFilter;
   /** Only jobs older than this id (keyset pagination, newest first). */
   before?: string;
   limit: number;
@@ -117,24 +119,10 @@ export type JobListQuery = {
 
 /** One page of the list as JSON texts, newest first; `more` tells whether older jobs remain. */
 export async function listJobsPage(pool: pg.Pool, query: JobListQuery): Promise<{ items: string[]; more: boolean }> {
-  const { sql, params } = listSql(query);
+  const { sql, params } = jobListSql({ ...query, filter: await withSearchHits(pool, query.orgId, query.filter) });
   const { rows } = await pool.query<{ item: string }>(`${sql} LIMIT ${query.limit + 1}`, params);
   const more = rows.length > query.limit;
   return { items: rows.slice(0, query.limit).map((r) => r.item), more };
-}
-
-function listSql(query: Omit<JobListQuery, "limit">): { sql: string; params: unknown[] } {
-  const params: unknown[] = [query.orgId];
-  let where = "j.org_id = $1";
-  if (query.status) {
-    params.push(query.status);
-    where += ` AND j.status = $${params.length}::job_status`;
-  }
-  if (query.before) {
-    params.push(query.before);
-    where += ` AND j.id < $${params.length}::uuid`;
-  }
-  return { sql: `SELECT conveyor_job_item(j)::text AS item FROM jobs j WHERE ${where} AND ${TENANT_JOB("j")} ORDER BY j.id DESC`, params };
 }
 
 /**
@@ -145,8 +133,9 @@ export async function streamJobs(
   pool: pg.Pool,
   query: Omit<JobListQuery, "limit" | "before">,
 ): Promise<{ rows: AsyncIterable<{ item: string }>; release(): void }> {
+  const filter = await withSearchHits(pool, query.orgId, query.filter);
   const client = await pool.connect();
-  const { sql, params } = listSql(query);
+  const { sql, params } = jobListSql({ ...query, filter });
   const stream = client.query(new QueryStream(sql, params, { batchSize: 1000, highWaterMark: 1000 }));
   let finished = false;
   stream.once("end", () => (finished = true));

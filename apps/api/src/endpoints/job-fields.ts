@@ -3,8 +3,10 @@
 import Joi from "joi";
 import {
   BATCH_LIMIT,
+  BULK_IDS_LIMIT,
   IDEMPOTENCY_KEY_MAX_LENGTH,
-  JOB_STATUSES,
+  jobFilterFields,
+  jobFilterSchema,
   MAX_RETRIES_LIMIT,
   PRIORITY_DEFAULT,
   PRIORITY_MAX,
@@ -12,6 +14,7 @@ import {
   TYPE_NAME_PATTERN,
 } from "@conveyor/contracts";
 import type { JobInput, JobListQuery } from "../services/jobs";
+import type { BulkInput } from "../services/steering";
 
 export const jobInput = Joi.object<JobInput>({
   type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").required(),
@@ -34,12 +37,18 @@ export const batchInput = Joi.object<{ jobs: JobInput[] }>({
 });
 
 export const listQuery = Joi.object<JobListQuery>({
-  status: Joi.string()
-    .valid(...JOB_STATUSES)
-    .messages({ "any.only": `must be one of ${JOB_STATUSES.join(", ")}` }),
+  ...jobFilterFields,
   limit: Joi.number().integer().min(1).max(1000),
-  cursor: Joi.string().max(64),
+  cursor: Joi.string().max(128),
 });
+
+export const bulkInput = Joi.object<BulkInput>({
+  action: Joi.string().valid("cancel", "replay").required().description("cancel: pending and processing jobs; replay: done, failed and cancelled ones."),
+  filter: jobFilterSchema.description("The GET /jobs filters (the same names and values); `{}` matches every job."),
+  ids: Joi.array().items(Joi.string().guid()).min(1).max(BULK_IDS_LIMIT).description(`Up to ${BULK_IDS_LIMIT} job ids.`),
+})
+  .xor("filter", "ids")
+  .messages({ "object.missing": "needs a filter or ids", "object.xor": "takes a filter or ids, not both" });
 
 export const idempotencyKey = Joi.string()
   .min(1)

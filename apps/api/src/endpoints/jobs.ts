@@ -1,14 +1,15 @@
-// The job endpoints (SPEC §5): a user token or an API key, any role, always scoped to the caller's organization.
-import { BATCH_LIMIT, IDEMPOTENCY_KEY_MAX_LENGTH } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+// The job endpoints (SPEC §5, §8): a user token or an API key, any role, always scoped to the caller's organization.
+import { BATCH_LIMIT, BULK_IDS_LIMIT, BULK_LIMIT, IDEMPOTENCY_KEY_MAX_LENGTH, JOB_STATUSES, SEARCH_VALUE_MAX_LENGTH } from "@conveyor/contracts";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
 import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
-import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
+import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
 import { createJob, createJobs, getJob, getJobArtifact, getJobLogs, listJobs } from "../services/jobs";
-import { cancelJob } from "../services/steering";
-import { batchInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
+import { bulkJobs, cancelJob, replayJob } from "../services/steering";
+import { batchInput, bulkInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
 
 const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
+const REPLAY_ID = "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02";
 const AT = "2026-11-21T09:30:00.000Z";
 const listItem = {
   id: JOB_ID,
@@ -24,6 +25,18 @@ const listItem = {
   schedule_id: null,
   cancel_requested_at: null,
 };
+
+/** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
+function bulkDocument(): JsonSchema {
+  const { action, filter, ids } = jsonSchema(bulkInput).properties as Record<string, JsonSchema>;
+  const variant = (name: "filter" | "ids", schema: JsonSchema) => ({
+    type: "object",
+    properties: { action, [name]: schema },
+    required: ["action", name],
+    additionalProperties: false,
+  });
+  return { oneOf: [variant("filter", filter!), variant("ids", ids!)] };
+}
 
 const rateLimitHeaders = {
   "RateLimit-Limit": { description: "Requests per second allowed for your organization (API_RATE_LIMIT_PER_SEC).", schema: { type: "integer" } },
@@ -113,14 +126,20 @@ export const jobEndpoints = [
     tag: "Jobs",
     summary: "List the organization's jobs",
     description:
-      "Newest first, without payload, result or error. Without `limit`, every job is returned in one streamed array. " +
-      "With `limit`, one page and, while more remain, a `Link` header to the next one.",
+      "Newest first, without payload, result or error. Without `limit`, every matching job is returned in one streamed array. " +
+      "With `limit`, one page and, while more remain, a `Link` header to the next one, which keeps the filters. Filters are " +
+      "optional and combine (all must hold); `status=failed` is the dead-letter view. An unknown parameter is a 400.",
     access: "job",
     query: listQuery,
     queryDescriptions: {
-      status: "Only jobs in this status.",
+      status: `Only jobs in this status, or in any of several comma-separated (\`failed,cancelled\`): ${JOB_STATUSES.join(", ")}.`,
+      type: "Only jobs of this type.",
+      created_after: "Only jobs created at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
+      created_before: "Only jobs created before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
+      schedule_id: "Only jobs made by this schedule.",
+      q: `A job id, or a string or number value found anywhere in the payload, matched exactly (numbers as JSON writes them: \`42\`, \`19.9\`); at most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
       limit: "Page size; without it the whole list is streamed.",
-      cursor: "Opaque; taken from the previous page's Link header.",
+      cursor: "Opaque; taken from the previous page's Link header, with the same filters (another filter is a 400).",
     },
     responses: {
       200: {
@@ -220,6 +239,66 @@ export const jobEndpoints = [
       const job = await cancelJob({ caller, id: params.id }, deps);
       req.log.info("job cancel requested", { jobId: job.id, status: job.status });
       return { json: job };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/jobs/:id/replay",
+    operationId: "replayJob",
+    tag: "Jobs",
+    summary: "Replay a finished job",
+    description:
+      "Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it " +
+      "runs as soon as a worker is free. The original is untouched. Any done, failed or cancelled job can be replayed, as often " +
+      "as you like; a pending or processing job is 409 `job_not_finished`.",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      202: { description: "The replay, created and waiting to run.", json: { component: "JobAccepted", example: { id: REPLAY_ID, status: "pending" } } },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],
+    async handle({ caller, params, req }, deps) {
+      const replay = await replayJob({ caller, id: params.id }, deps);
+      req.log.info("job replayed", { jobId: params.id, replayId: replay.id });
+      return { status: 202, json: replay };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/jobs/bulk",
+    operationId: "bulkJobs",
+    tag: "Jobs",
+    summary: "Cancel or replay many jobs",
+    description:
+      `\`action\` is \`cancel\` or \`replay\`; the jobs are named by \`ids\` (up to ${BULK_IDS_LIMIT}) or chosen by \`filter\` ` +
+      "(the GET /jobs filters, same names and values; `{}` is every job), never both. A filter takes the matching jobs the " +
+      "action still applies to — cancel: pending, or processing without a cancellation request; replay: done, failed or " +
+      `cancelled and not replayed yet — oldest first, at most ${BULK_LIMIT.toLocaleString("en-US")} per call; \`has_more\` says ` +
+      "to call again with the same body for the next ones. Named ids are each treated like POST /jobs/{id}/cancel or /replay " +
+      "(a job in the wrong state is skipped, an id that is not your organization's is not matched).",
+    access: "job",
+    body: {
+      schema: bulkInput,
+      document: bulkDocument(),
+      examples: {
+        replayFailed: {
+          summary: "Replay yesterday's failed webhooks",
+          value: { action: "replay", filter: { status: "failed", type: "webhook", created_after: "2026-11-20" } },
+        },
+        cancelIds: { summary: "Cancel two jobs", value: { action: "cancel", ids: [JOB_ID, REPLAY_ID] } },
+      },
+    },
+    responses: {
+      200: {
+        description: "What this call did.",
+        json: { component: "BulkResult", example: { action: "replay", matched: 120, affected: 120, has_more: false } },
+      },
+    },
+    errors: [...BODY_ERRORS, ...AUTHENTICATED_ERRORS, 429],
+    async handle({ caller, body, req }, deps) {
+      const result = await bulkJobs({ caller, input: body }, deps);
+      req.log.info("bulk job action", { ...result, by: body.ids ? "ids" : "filter" });
+      return { json: result };
     },
   }),
 ];

@@ -1,8 +1,17 @@
-// Creating, listing and reading jobs (SPEC §5). Postgres is written first and is the only thing a 202 promises;
-// Redis gets the job id afterwards (or from the reconciler).
+// Creating, listing (with SPEC §8's filters) and reading jobs (SPEC §5). Postgres is written first and is the only
+// thing a 202 promises; Redis gets the job id afterwards (or from the reconciler).
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import { IDEMPOTENCY_TTL_MS, PRIORITY_DEFAULT, RUN_AT_MAX_AHEAD_MS, type JobStatus } from "@conveyor/contracts";
+import {
+  IDEMPOTENCY_TTL_MS,
+  jobFilterParams,
+  PRIORITY_DEFAULT,
+  RUN_AT_MAX_AHEAD_MS,
+  toJobFilter,
+  type JobFilter,
+  type JobFilterInput,
+  type JobStatus,
+} from "@conveyor/contracts";
 import { findJob, findJobArtifact, findJobLogs, isUuid, listJobsPage, newId, streamJobs, type JobDetail, type NewJob } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
@@ -109,45 +118,62 @@ export async function createJobs(
   return jobs.map((j) => ({ id: j.id, status: "pending" as const }));
 }
 
-export type JobListQuery = { status?: JobStatus; limit?: number; cursor?: string };
+export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string };
 
 /** Items are JSON texts rendered by Postgres; a page says where the next one starts. */
 export type JobList = { kind: "page"; items: string[]; next: URLSearchParams | null } | { kind: "stream"; items: AsyncIterable<string>; release(): void };
 
-/** Cursors are opaque to clients: the id of the last job of the previous page, base64url-encoded. */
-const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!isUuid(id)) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
+/** A short digest of a filter (empty for none), carried in its pages' cursors. */
+function filterFingerprint(filter: JobFilter): string {
+  const params = jobFilterParams(filter);
+  return params.length ? createHash("sha256").update(JSON.stringify(params)).digest().subarray(0, 9).toString("base64url") : "";
+}
+
+/**
+ * Cursors are opaque to clients: the id of the last job of the previous page and the fingerprint of the page's
+ * filters, base64url-encoded (an unfiltered list's cursor is the id alone, as it always was). The next page's
+ * Link repeats the filters; a cursor sent with other filters than its own is refused rather than mixing lists.
+ */
+const encodeCursor = (id: string, filter: JobFilter) => {
+  const fingerprint = filterFingerprint(filter);
+  return Buffer.from(fingerprint ? `${id}.${fingerprint}` : id, "utf8").toString("base64url");
+};
+function decodeCursor(cursor: string, filter: JobFilter): string {
+  const [id = "", fingerprint = "", ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(".");
+  if (!isUuid(id) || rest.length) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
+  if (fingerprint !== filterFingerprint(filter)) {
+    throw validationFailed([{ path: "query.cursor", message: "belongs to a list with other filters: send it with the filters of the Link that gave it" }]);
+  }
   return id;
 }
 
 /**
- * The org's jobs, newest first: one page with `limit` (and the query of the next one while more remain), or
- * every job, streamed from a database cursor so memory stays flat whatever the count.
+ * The org's jobs matching the query's filters, newest first: one page with `limit` (and the query of the next
+ * one while more remain), or every one, streamed from a database cursor so memory stays flat whatever the count.
  */
 export async function listJobs(options: { caller: Caller; query: JobListQuery }, deps: Pick<ServiceDeps, "db">): Promise<JobList> {
   const { query } = options;
   const orgId = options.caller.orgId;
+  const filter = toJobFilter(query);
   if (query.limit === undefined) {
     if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
-    const stream = await streamJobs(deps.db.pool, { orgId, status: query.status });
+    const stream = await streamJobs(deps.db.pool, { orgId, filter });
     return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
   }
   const page = await listJobsPage(deps.db.pool, {
     orgId,
-    status: query.status,
+    filter,
     limit: query.limit,
-    before: query.cursor ? decodeCursor(query.cursor) : undefined,
+    before: query.cursor ? decodeCursor(query.cursor, filter) : undefined,
   });
   const last = page.items[page.items.length - 1];
   const next =
     page.more && last
-      ? new URLSearchParams({
-          ...(query.status ? { status: query.status } : {}),
-          limit: String(query.limit),
-          cursor: encodeCursor((JSON.parse(last) as { id: string }).id),
-        })
+      ? new URLSearchParams([
+          ...jobFilterParams(filter),
+          ["limit", String(query.limit)],
+          ["cursor", encodeCursor((JSON.parse(last) as { id: string }).id, filter)],
+        ])
       : null;
   return { kind: "page", items: page.items, next };
 }

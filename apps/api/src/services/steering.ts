@@ -1,10 +1,27 @@
-// Steering jobs (SPEC §8): cancel. A pending job is cancelled at once and never runs; a processing job gets a
-// cancellation request, which the worker running it hears within 2 s (Redis message, or its own poll of
-// Postgres) and answers by aborting the attempt's signal. Which outcome is recorded is Postgres' decision, under
-// the attempt's fence: cancelled, or done/failed if the handler finished first.
-import { cancelJobs, describeActor, findJob, isUuid, type JobDetail } from "@conveyor/db";
+// Steering jobs (SPEC §8): cancel, replay, and both in bulk. A pending job is cancelled at once and never runs; a
+// processing job gets a cancellation request, which the worker running it hears within 2 s (Redis message, or its
+// own poll of Postgres) and answers by aborting the attempt's signal. Which outcome is recorded is Postgres'
+// decision, under the attempt's fence: cancelled, or done/failed if the handler finished first. A replay is a new
+// job with the original's type, payload, max_retries and priority, created like any other (the JobWriter).
+import { BULK_LIMIT, toJobFilter, type JobFilterInput } from "@conveyor/contracts";
+import {
+  BULK_ACTION_STATUSES,
+  cancelJobs,
+  describeActor,
+  findJob,
+  findOrgJobs,
+  isUuid,
+  newId,
+  replaySources,
+  selectBulkTargets,
+  type BulkAction,
+  type JobDetail,
+  type NewJob,
+  type ReplaySource,
+} from "@conveyor/db";
 import { AppError, notFound } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
+import type { Accepted } from "./jobs";
 
 /** The channel workers listen on for cancelled job ids (apps/worker/src/runtime/cancellations.ts). */
 const cancelChannel = (prefix: string) => `${prefix}:cancel`;
@@ -43,4 +60,114 @@ export async function tellWorkers(
   if (handedOver.length === 0) return;
   const { rows } = await deps.db.pool.query<{ id: string; type: string }>("SELECT id, type FROM jobs WHERE id = ANY($1::uuid[])", [handedOver]);
   await Promise.all(rows.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
+}
+
+type SteeringDeps = Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger" | "writer" | "clock">;
+
+/** Payload bytes a replay reads at once (one larger payload is read alone). */
+const REPLAY_PIECE_BYTES = 8 * 1024 * 1024;
+/** Jobs one cancel statement takes: each statement stays short (event readers wait behind writing transactions). */
+const CANCEL_CHUNK = 1000;
+
+function replayOf(source: ReplaySource, orgId: string, now: Date): NewJob {
+  return {
+    id: newId(),
+    orgId,
+    type: source.type,
+    payloadJson: source.payloadJson,
+    maxRetries: source.maxRetries,
+    priority: source.priority,
+    createdAt: now,
+    replayOf: source.id,
+  };
+}
+
+/** Replays the org's final jobs among `ids`; answers how many replays were created. */
+async function replayMany(ids: readonly string[], caller: Caller, deps: SteeringDeps): Promise<number> {
+  let created = 0;
+  for await (const piece of replaySources(deps.db.pool, { orgId: caller.orgId, ids, maxBytes: REPLAY_PIECE_BYTES })) {
+    const now = deps.clock.now();
+    await deps.writer.insert(piece.map((source) => replayOf(source, caller.orgId, now)));
+    created += piece.length;
+  }
+  return created;
+}
+
+/** Cancels the org's jobs among `ids`, 1,000 per statement; answers how many this call changed. */
+async function cancelMany(ids: readonly string[], caller: Caller, deps: SteeringDeps): Promise<number> {
+  if (ids.length === 0) return 0;
+  const by = await describeActor(deps.db.pool, { userId: caller.userId, apiKeyId: caller.apiKeyId });
+  let changed = 0;
+  for (let start = 0; start < ids.length; start += CANCEL_CHUNK) {
+    const outcomes = await cancelJobs(deps.db.pool, { orgId: caller.orgId, ids: ids.slice(start, start + CANCEL_CHUNK), by });
+    changed += outcomes.filter((o) => o.changed).length;
+    await tellWorkers(
+      outcomes.filter((o) => o.changed && o.previous === "processing").map((o) => o.id),
+      outcomes.filter((o) => o.dispatched).map((o) => o.id),
+      deps,
+    );
+  }
+  return changed;
+}
+
+/**
+ * Replays one final job: a new pending job whose `replay_of` names it; the original is untouched. 404 for another
+ * org's or no job, 409 `job_not_finished` for one still pending or processing.
+ */
+export async function replayJob(options: { caller: Caller; id: string }, deps: SteeringDeps): Promise<Accepted> {
+  const { caller, id } = options;
+  const [job] = isUuid(id) ? await findOrgJobs(deps.db.pool, caller.orgId, [id]) : [];
+  if (!job) throw notFound("Job");
+  if (!BULK_ACTION_STATUSES.replay.includes(job.status)) {
+    throw new AppError(
+      "job_not_finished",
+      `The job is still ${job.status}; only a done, failed or cancelled job can be replayed. Cancel it first to replay it now.`,
+    );
+  }
+  let replay: string | undefined;
+  for await (const [source] of replaySources(deps.db.pool, { orgId: caller.orgId, ids: [id], maxBytes: REPLAY_PIECE_BYTES })) {
+    const created = replayOf(source!, caller.orgId, deps.clock.now());
+    await deps.writer.insert([created]);
+    replay = created.id;
+  }
+  // Final jobs stay final; only retention, deleting it in between, gets here.
+  if (!replay) throw notFound("Job");
+  return { id: replay, status: "pending" };
+}
+
+export type BulkInput = { action: BulkAction; filter?: JobFilterInput; ids?: string[] };
+export type BulkResult = { action: BulkAction; matched: number; affected: number; has_more: boolean };
+
+/**
+ * Cancels or replays many jobs: those named by `ids` (up to 1,000), or those matching `filter` that the action
+ * still applies to, oldest first, at most 10,000 per call.
+ *
+ * - `matched`: with ids, how many name a job of the organization (whatever its status); with a filter, how many
+ *   matching jobs this call took: pending or processing without a cancellation request (cancel), final without
+ *   a replay yet (replay).
+ * - `affected`: jobs cancelled or asked to stop, or replays created, by this call.
+ * - `has_more`: with a filter, more such jobs remain; call again to act on the next 10,000.
+ */
+export async function bulkJobs(options: { caller: Caller; input: BulkInput }, deps: SteeringDeps): Promise<BulkResult> {
+  const { caller, input } = options;
+  let targets: string[];
+  let matched: number;
+  let more = false;
+  if (input.ids) {
+    const found = await findOrgJobs(deps.db.pool, caller.orgId, [...new Set(input.ids.map((id) => id.toLowerCase()))]);
+    matched = found.length;
+    targets = found.filter((job) => BULK_ACTION_STATUSES[input.action].includes(job.status)).map((job) => job.id);
+  } else {
+    const selected = await selectBulkTargets(deps.db.pool, {
+      orgId: caller.orgId,
+      filter: toJobFilter(input.filter ?? {}),
+      action: input.action,
+      limit: BULK_LIMIT + 1,
+    });
+    more = selected.length > BULK_LIMIT;
+    targets = selected.slice(0, BULK_LIMIT);
+    matched = targets.length;
+  }
+  const affected = input.action === "cancel" ? await cancelMany(targets, caller, deps) : await replayMany(targets, caller, deps);
+  return { action: input.action, matched, affected, has_more: more };
 }

@@ -1,0 +1,97 @@
+// Retention (SPEC §8), run by the leader: finished jobs older than JOB_RETENTION_DAYS are deleted with their logs,
+// events and artifacts, a small batch per statement. Each batch is sized to take about `batchMs` and followed by a
+// pause three times as long, so the deletes use at most a quarter of one connection, come in short bursts that the queue's
+// own statements slip between, and never hold a lock or the event readers' horizon for long; a backlog of millions
+// still goes at thousands of jobs a second.
+import type pg from "pg";
+import { deleteFinishedJobs } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type { LeaderTask } from "./leadership";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export type RetentionOptions = {
+  pool: pg.Pool;
+  logger: Logger;
+  /** JOB_RETENTION_DAYS: finished jobs older than this are deleted (counted from finished_at). */
+  days: number;
+  /** How often a sweep starts while leading (it also starts at once). Default 60 s. */
+  intervalMs?: number;
+  /** The duration one delete statement aims at. Default 20 ms. */
+  batchMs?: number;
+  /** The pause after a batch, as a multiple of the time it took. Default 3. */
+  pauseFactor?: number;
+  /** Jobs per statement: where it starts, and its bounds. Default 200, 10..5,000. */
+  batch?: { initial: number; min: number; max: number };
+  /** The time "now" is, for the cut-off. */
+  now?: () => Date;
+  onDeleted?(count: number): void;
+};
+
+export class Retention implements LeaderTask {
+  readonly name = "retention";
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<number> | null = null;
+  private active = false;
+  private stopping = false;
+  private size: number;
+  private readonly bounds: { initial: number; min: number; max: number };
+
+  constructor(private readonly options: RetentionOptions) {
+    this.bounds = options.batch ?? { initial: 200, min: 10, max: 5_000 };
+    this.size = this.bounds.initial;
+  }
+
+  start(): void {
+    if (this.options.days <= 0) return;
+    this.active = true;
+    this.stopping = false;
+    const tick = () => {
+      if (!this.active) return;
+      this.sweeping ??= this.sweep()
+        .catch((error: Error) => {
+          this.options.logger.warn(`retention sweep failed; trying again in the next one: ${error.message}`);
+          return 0;
+        })
+        .finally(() => (this.sweeping = null));
+      this.timer = setTimeout(tick, this.options.intervalMs ?? 60_000);
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    this.active = false;
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await this.sweeping;
+  }
+
+  /**
+   * Deletes every job that finished before now − `days`, batch by batch, until none is left or the task is
+   * stopped; answers how many it deleted. With `days` 0 it keeps everything.
+   */
+  async sweep(): Promise<number> {
+    if (this.options.days <= 0) return 0;
+    const before = new Date((this.options.now?.() ?? new Date()).getTime() - this.options.days * DAY_MS);
+    let total = 0;
+    for (;;) {
+      const started = performance.now();
+      const deleted = await deleteFinishedJobs(this.options.pool, { before, limit: this.size });
+      const took = performance.now() - started;
+      total += deleted;
+      if (deleted) this.options.onDeleted?.(deleted);
+      if (deleted < this.size || this.stopping) break;
+      this.size = this.resize(took);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(took * (this.options.pauseFactor ?? 3), 2_000)));
+    }
+    if (total) this.options.logger.info(`retention: deleted ${total} job(s) finished before ${before.toISOString()}`);
+    return total;
+  }
+
+  /** The next batch's size: towards `batchMs` per statement, by at most ×2 or ÷2 at a time. */
+  private resize(tookMs: number): number {
+    const target = this.options.batchMs ?? 20;
+    const factor = Math.min(2, Math.max(0.5, target / Math.max(tookMs, 1)));
+    return Math.round(Math.min(this.bounds.max, Math.max(this.bounds.min, this.size * factor)));
+  }
+}

@@ -1,0 +1,110 @@
+// The one SQL builder for "the org's jobs matching a filter" (SPEC §8): pages, streams and the selection of a
+// bulk action all start from jobsMatching(), so a filter means the same everywhere and no query forgets the
+// org or lets an internal job through.
+import type pg from "pg";
+import { FINAL_STATUSES, type JobFilter, type JobStatus } from "@conveyor/contracts";
+import { isUuid } from "./ids";
+import { TENANT_JOB } from "./job-sql";
+
+/** A filter, and possibly the ids of the only jobs that can match its `q` (see withSearchHits). */
+export type JobSelection = JobFilter & { among?: readonly string[] };
+
+/**
+ * Conditions on jobs `alias` for the org's visible jobs (internal ones excluded) matching `filter`, for a WHERE
+ * clause; the values go to the end of `params`. With no filter it is the condition the unfiltered list always used.
+ */
+export function jobsMatching(alias: string, orgId: string, filter: JobSelection | undefined, params: unknown[]): string {
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const where = [`${alias}.org_id = ${param(orgId)}`, TENANT_JOB(alias)];
+  const statuses = filter?.statuses ?? [];
+  // One status keeps the (org_id, status, id) index in id order; several are one array.
+  if (statuses.length === 1) where.push(`${alias}.status = ${param(statuses[0])}::job_status`);
+  else if (statuses.length > 1) where.push(`${alias}.status = ANY(${param(statuses)}::job_status[])`);
+  if (filter?.type) where.push(`${alias}.type = ${param(filter.type)}`);
+  if (filter?.createdAfter) where.push(`${alias}.created_at >= ${param(filter.createdAfter)}::timestamptz`);
+  if (filter?.createdBefore) where.push(`${alias}.created_at < ${param(filter.createdBefore)}::timestamptz`);
+  if (filter?.scheduleId) where.push(`${alias}.schedule_id = ${param(filter.scheduleId)}::uuid`);
+  if (filter?.q !== undefined) {
+    // `@>` is what the GIN index jobs_search_values_idx answers (`= ANY(search_values)` would read every row).
+    const inPayload = `${alias}.search_values @> ARRAY[${param(filter.q)}]::text[]`;
+    where.push(isUuid(filter.q) ? `(${alias}.id = ${param(filter.q)}::uuid OR ${inPayload})` : inPayload);
+  }
+  if (filter?.among) where.push(`${alias}.id = ANY(${param(filter.among)}::uuid[])`);
+  return where.join(" AND ");
+}
+
+/** A `q` held by more jobs than this is listed by its plain condition; by the ids of its jobs below it. */
+const SEARCH_HITS_LIMIT = 1000;
+
+/**
+ * The filter, narrowed to the ids of the org's jobs that `q` matches when they are few. Postgres keeps no
+ * statistics for values that are rare (most are: order numbers, e-mail addresses), guesses that 0.5 % of jobs hold
+ * one, and for "newest first, first page" would walk the id index backwards expecting a match soon — through a
+ * million rows for a value a single job holds. So the matching ids are looked up first, through the GIN index only,
+ * stopping at 1,001 (a MATERIALIZED CTE keeps the LIMIT from steering that lookup back to a scan); the list then
+ * reads those jobs by id. A value held by more jobs is common, and the plain condition finds it early in id order.
+ */
+export async function withSearchHits(db: pg.Pool | pg.PoolClient, orgId: string, filter: JobFilter | undefined): Promise<JobSelection | undefined> {
+  if (filter?.q === undefined) return filter;
+  const params: unknown[] = [];
+  const where = jobsMatching("j", orgId, { q: filter.q }, params);
+  const { rows } = await db.query<{ id: string }>(
+    `WITH hits AS MATERIALIZED (SELECT j.id FROM jobs j WHERE ${where}) SELECT id FROM hits LIMIT ${SEARCH_HITS_LIMIT + 1}`,
+    params,
+  );
+  return rows.length > SEARCH_HITS_LIMIT ? filter : { ...filter, among: rows.map((r) => r.id) };
+}
+
+/** The SQL that lists the org's matching jobs newest first, as JSON texts; `before` is the keyset cursor. */
+export function jobListSql(query: { orgId: string; filter?: JobSelection; before?: string }): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  let where = jobsMatching("j", query.orgId, query.filter, params);
+  if (query.before) {
+    params.push(query.before);
+    where += ` AND j.id < $${params.length}::uuid`;
+  }
+  return { sql: `SELECT conveyor_job_item(j)::text AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
+}
+
+export type BulkAction = "cancel" | "replay";
+
+/** The statuses a bulk action can change: cancel live jobs, replay final ones. */
+export const BULK_ACTION_STATUSES: Record<BulkAction, readonly JobStatus[]> = {
+  cancel: ["pending", "processing"],
+  replay: FINAL_STATUSES,
+};
+
+/**
+ * The org's jobs matching `filter` that `action` still applies to, oldest first, at most `limit`: for cancel,
+ * pending jobs and processing ones without a cancellation request; for replay, final jobs that have no replay
+ * yet. So calling again after acting on them finds the next ones, and never the same ones twice.
+ */
+export async function selectBulkTargets(
+  db: pg.Pool | pg.PoolClient,
+  options: { orgId: string; filter: JobFilter; action: BulkAction; limit: number },
+): Promise<string[]> {
+  const applicable = BULK_ACTION_STATUSES[options.action];
+  const statuses = options.filter.statuses ? options.filter.statuses.filter((s) => applicable.includes(s)) : [...applicable];
+  if (statuses.length === 0) return [];
+  const params: unknown[] = [];
+  const selection = await withSearchHits(db, options.orgId, { ...options.filter, statuses });
+  const where = jobsMatching("j", options.orgId, selection, params);
+  const still =
+    options.action === "cancel" ? "(j.status = 'pending' OR j.cancel_requested_at IS NULL)" : "NOT EXISTS (SELECT 1 FROM jobs r WHERE r.replay_of = j.id)";
+  params.push(options.limit);
+  const { rows } = await db.query<{ id: string }>(`SELECT j.id FROM jobs j WHERE ${where} AND ${still} ORDER BY j.id LIMIT $${params.length}`, params);
+  return rows.map((r) => r.id);
+}
+
+/** Which of `ids` are the org's (visible) jobs, with their status; the others are not in the answer. */
+export async function findOrgJobs(db: pg.Pool | pg.PoolClient, orgId: string, ids: readonly string[]): Promise<{ id: string; status: JobStatus }[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<{ id: string; status: JobStatus }>(
+    `SELECT j.id, j.status FROM jobs j WHERE j.id = ANY($1::uuid[]) AND j.org_id = $2 AND ${TENANT_JOB("j")} ORDER BY j.id`,
+    [ids, orgId],
+  );
+  return rows;
+}

@@ -1,6 +1,6 @@
 // The API process: parse configuration, connect to Postgres and Redis, serve HTTP, and stop cleanly.
 import type { Server } from "node:http";
-import { loadDotEnv, runMain } from "@conveyor/config";
+import { loadDotEnv, runMain, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { JobQueues, connectRedis } from "@conveyor/queue";
@@ -27,6 +27,9 @@ async function main(): Promise<void> {
   const server = createServer(createApp(deps)).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL})`);
+  if (usesDevelopmentWebhookKey(config)) {
+    logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
+  }
   if (usesDevelopmentJwtSecret(config)) {
     logger.warn("JWT_SECRET is not set: tokens are signed with a built-in development secret. Set JWT_SECRET before exposing this API.");
   }

@@ -4,6 +4,9 @@ import type { UrlPolicy } from "@conveyor/contracts";
 import { setting, type ConfigOf } from "./env-schema";
 import { flag, oneOf, publicUrl } from "./rules";
 
+/** WEBHOOK_SECRETS_KEY when it is unset outside production: public, so it protects nothing (see usesDevelopmentWebhookKey). */
+const DEVELOPMENT_WEBHOOK_SECRETS_KEY = Buffer.from("conveyor-development-key-0000000").toString("base64");
+
 export const sharedEnv = {
   NODE_ENV: setting(oneOf("development", "production", "test")).default("development"),
   LOG_LEVEL: setting(oneOf("error", "warn", "info", "debug")).default("info"),
@@ -19,6 +22,14 @@ export const sharedEnv = {
   ALLOW_PRIVATE_NETWORK: setting(flag()).default(false),
   /** Operators' generate_pdf templates (`<name>.hbs`); see templateNames(). */
   TEMPLATES_DIR: setting(Joi.string()).optional(),
+  /** AES-256-GCM key (32 bytes, base64) that webhook endpoint secrets are stored under; required in production. */
+  WEBHOOK_SECRETS_KEY: setting(
+    Joi.string()
+      .custom((value: string, helpers) =>
+        Buffer.from(value, "base64").length === 32 ? value : helpers.message({ custom: "must be 32 bytes, base64-encoded" }),
+      )
+      .when("NODE_ENV", { is: "production", then: Joi.required() }),
+  ).default(DEVELOPMENT_WEBHOOK_SECRETS_KEY),
 };
 
 export type SharedConfig = ConfigOf<typeof sharedEnv>;
@@ -26,4 +37,14 @@ export type SharedConfig = ConfigOf<typeof sharedEnv>;
 /** The URL rules for job targets (webhook, compress_image), which the API applies at enqueue and the worker again. */
 export function urlPolicy(config: Pick<SharedConfig, "WEBHOOK_ALLOW_HTTP" | "ALLOW_PRIVATE_NETWORK">): UrlPolicy {
   return { allowHttp: config.WEBHOOK_ALLOW_HTTP, allowPrivateNetwork: config.ALLOW_PRIVATE_NETWORK };
+}
+
+/** The key webhook endpoint secrets are encrypted with (WEBHOOK_SECRETS_KEY, decoded). */
+export function webhookSecretsKey(config: Pick<SharedConfig, "WEBHOOK_SECRETS_KEY">): Buffer {
+  return Buffer.from(config.WEBHOOK_SECRETS_KEY, "base64");
+}
+
+/** Whether webhook secrets are stored under the public development key (WEBHOOK_SECRETS_KEY unset outside production). */
+export function usesDevelopmentWebhookKey(config: Pick<SharedConfig, "WEBHOOK_SECRETS_KEY">): boolean {
+  return config.WEBHOOK_SECRETS_KEY === DEVELOPMENT_WEBHOOK_SECRETS_KEY;
 }

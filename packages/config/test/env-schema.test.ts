@@ -1,4 +1,18 @@
-import { ConfigError, envSchema, flag, Joi, list, oneOf, parseEnv, publicUrl, setting, sharedEnv, urlPolicy } from "@conveyor/config";
+import {
+  ConfigError,
+  envSchema,
+  flag,
+  Joi,
+  list,
+  oneOf,
+  parseEnv,
+  publicUrl,
+  setting,
+  sharedEnv,
+  urlPolicy,
+  usesDevelopmentWebhookKey,
+  webhookSecretsKey,
+} from "@conveyor/config";
 
 const message = (run: () => unknown) => {
   try {
@@ -104,7 +118,20 @@ describe("sharedEnv", () => {
       RETRY_BASE_MS: 1000,
       WEBHOOK_ALLOW_HTTP: false,
       ALLOW_PRIVATE_NETWORK: false,
+      WEBHOOK_SECRETS_KEY: expect.any(String),
     });
+    expect(usesDevelopmentWebhookKey(parseEnv(shared, {}))).toBe(true);
+  });
+
+  it("needs WEBHOOK_SECRETS_KEY in production, as 32 bytes of base64", () => {
+    expect(message(() => parseEnv(shared, { NODE_ENV: "production" }))).toBe("Invalid configuration: WEBHOOK_SECRETS_KEY is required");
+    expect(message(() => parseEnv(shared, { WEBHOOK_SECRETS_KEY: Buffer.alloc(16).toString("base64") }))).toBe(
+      "Invalid configuration: WEBHOOK_SECRETS_KEY must be 32 bytes, base64-encoded",
+    );
+    const key = Buffer.alloc(32, 7);
+    const config = parseEnv(shared, { NODE_ENV: "production", WEBHOOK_SECRETS_KEY: key.toString("base64") });
+    expect(webhookSecretsKey(config)).toEqual(key);
+    expect(usesDevelopmentWebhookKey(config)).toBe(false);
   });
 
   it("gives the URL policy of WEBHOOK_ALLOW_HTTP and ALLOW_PRIVATE_NETWORK", () => {

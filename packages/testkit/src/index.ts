@@ -9,3 +9,4 @@ export * from "./wait";
 export * from "./redis-server";
 export * from "./postgres-server";
 export * from "./metrics";
+export * from "./sse";

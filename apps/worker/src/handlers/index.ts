@@ -2,8 +2,9 @@
 // type without a handler does not compile. A handler's module (and its heavy dependencies: Chromium driver,
 // image codecs, the OpenAI SDK) is loaded only when this worker serves its type.
 /* eslint-disable @typescript-eslint/no-require-imports -- require() in each factory is what defers loading a handler's module */
-import type { BuiltInType, JobHandler, Payloads } from "@conveyor/contracts";
+import { WEBHOOK_DELIVERY_TYPE, type BuiltInType, type JobHandler, type Payloads } from "@conveyor/contracts";
 import type { HandlerDeps } from "./types";
+import { webhookDeliveryHandler, type DeliveryHandler, type WebhookDeliveryDeps } from "./webhook-delivery";
 
 export type { HandlerDeps } from "./types";
 export type BuiltInHandlers = { [K in BuiltInType]: JobHandler<Payloads[K]> };
@@ -39,4 +40,9 @@ export function createBuiltInHandlers(deps: HandlerDeps, types: readonly BuiltIn
     if (loaded.close) closers.push(() => loaded.close!());
   }
   return { handlers, close: async () => void (await Promise.all(closers.map((close) => close()))) };
+}
+
+/** Handlers of Conveyor's own job types (never created by users): webhook deliveries. */
+export function createInternalHandlers(deps: WebhookDeliveryDeps): { type: string; run: DeliveryHandler }[] {
+  return [{ type: WEBHOOK_DELIVERY_TYPE, run: webhookDeliveryHandler(deps) }];
 }

@@ -5,13 +5,14 @@ import { PermanentJobError, RetryableJobError, type JobHandler, type WebhookPayl
 import { bodyExcerpt, retryAfterMs } from "./http";
 import { deadline, exchangeFailure } from "./net/failures";
 import { guardedRequest, type GuardedResponse } from "./net/guarded-request";
-import { createSsrfGuard, type NetOptions } from "./net/ssrf-guard";
+import { createSsrfGuard, type NetOptions, type ResolvedListener, type SsrfGuard } from "./net/ssrf-guard";
 import type { HandlerDeps } from "./types";
 import { webhookHeaders, webhookId } from "./webhook/signature";
 
 /** Response bytes read at most; the rest is never downloaded. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const EXCERPT_CHARS = 200;
+export const USER_AGENT = "Conveyor-Webhooks/1";
 
 export function webhookHandler(deps: HandlerDeps, net: NetOptions = {}): JobHandler<WebhookPayload> {
   const { WEBHOOK_SIGNING_SECRET: secret, WEBHOOK_TIMEOUT_MS: timeoutMs } = deps.settings;
@@ -24,36 +25,82 @@ export function webhookHandler(deps: HandlerDeps, net: NetOptions = {}): JobHand
     const body = JSON.stringify(payload.payload);
     const headers = {
       "content-type": "application/json",
-      "user-agent": "Conveyor-Webhooks/1",
+      "user-agent": USER_AGENT,
       ...webhookHeaders({ id, timestamp: Math.floor(Date.now() / 1000), body, secret }),
     };
     ctx.log("info", `POST to ${target} (${Buffer.byteLength(body)} bytes, ${secret ? "signed" : "unsigned"}, webhook-id ${id})`);
 
-    const time = deadline(ctx.signal, timeoutMs);
-    const started = performance.now();
-    let response: GuardedResponse;
-    try {
-      response = await guardedRequest(guard, {
-        url,
-        method: "POST",
-        headers,
-        body,
-        signal: time.signal,
-        maxBodyBytes: MAX_RESPONSE_BYTES,
-        overflow: "truncate",
-        onResolved: (host, addresses) => ctx.log("info", `${host} resolved to ${addresses.join(", ")}; connecting to the checked address`),
-      });
-    } catch (error) {
-      throw exchangeFailure(error, target, time);
-    }
-    const durationMs = Math.round(performance.now() - started);
-    const excerpt = bodyExcerpt(response.body, EXCERPT_CHARS);
-    const failure = statusFailure(url, response, excerpt);
-    if (failure) throw failure;
+    const answer = await postWebhook(guard, {
+      url,
+      headers,
+      body,
+      signal: ctx.signal,
+      timeoutMs,
+      onResolved: (host, addresses) => ctx.log("info", `${host} resolved to ${addresses.join(", ")}; connecting to the checked address`),
+    });
+    if (answer.failure) throw answer.failure;
 
-    ctx.log("info", `${target} answered ${response.status} in ${durationMs} ms${response.truncated ? " (response over 64 KiB; the rest was not read)" : ""}`);
-    return { status: response.status, webhook_id: id, ...(excerpt ? { response_excerpt: excerpt } : {}), duration_ms: durationMs };
+    ctx.log(
+      "info",
+      `${target} answered ${answer.status} in ${answer.durationMs} ms${answer.truncated ? " (response over 64 KiB; the rest was not read)" : ""}`,
+    );
+    return { status: answer.status, webhook_id: id, ...(answer.excerpt ? { response_excerpt: answer.excerpt } : {}), duration_ms: answer.durationMs };
   };
+}
+
+export type WebhookPost = {
+  /** Already judged by `guard.checkUrl`. */
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  /** The job's signal: its abort is rethrown as it is, for the runtime to handle. */
+  signal: AbortSignal;
+  /** Total time for connecting, sending and reading the answer. */
+  timeoutMs: number;
+  onResolved?: ResolvedListener;
+};
+
+export type WebhookExchange = {
+  /** The receiver's status, or null when none came. */
+  status: number | null;
+  durationMs: number;
+  /** A short single-line excerpt of the answer's body. */
+  excerpt: string;
+  truncated: boolean;
+  /** The job error to throw (retryable or permanent), or null for a 2xx. */
+  failure: Error | null;
+};
+
+/**
+ * One POST to a user-supplied URL through the SSRF guard, never following redirects, classified as PROVIDERS.md §8
+ * says: 2xx delivered; 408, 429, 5xx, network errors and the deadline retry (honouring Retry-After); other answers
+ * and guard refusals are final. Resolves whatever the receiver did, so callers can record the exchange.
+ */
+export async function postWebhook(guard: SsrfGuard, post: WebhookPost): Promise<WebhookExchange> {
+  const target = post.url.host;
+  const time = deadline(post.signal, post.timeoutMs);
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  let response: GuardedResponse;
+  try {
+    response = await guardedRequest(guard, {
+      url: post.url,
+      method: "POST",
+      headers: post.headers,
+      body: post.body,
+      signal: time.signal,
+      maxBodyBytes: MAX_RESPONSE_BYTES,
+      overflow: "truncate",
+      onResolved: post.onResolved,
+    });
+  } catch (error) {
+    const failure = exchangeFailure(error, target, time);
+    if (!(failure instanceof PermanentJobError || failure instanceof RetryableJobError)) throw failure;
+    return { status: null, durationMs: elapsed(), excerpt: "", truncated: false, failure };
+  }
+  const durationMs = elapsed();
+  const excerpt = bodyExcerpt(response.body, EXCERPT_CHARS);
+  return { status: response.status, durationMs, excerpt, truncated: response.truncated, failure: statusFailure(post.url, response, excerpt) };
 }
 
 /** PROVIDERS.md §8, "Webhook delivery": null for 2xx, else the job error for the status. */

@@ -1,0 +1,248 @@
+// One tail of the event log per API process, shared by every event stream it serves (SPEC §10). It LISTENs on
+// `conveyor_events` on a connection of its own, reads what is new from Postgres (every org's events, below the
+// horizon: see packages/db/src/events.ts), and hands each batch to the subscribed streams of the events' org.
+// Postgres holds the data and NOTIFY only wakes the reader, so any replica serves any client. Events committed
+// while an older transaction was still running lie above the horizon when their notification arrives; the tail
+// looks again, sooner and then later, until they can be read. It runs only while someone subscribes.
+import type pg from "pg";
+import { Gauge, type Registry } from "prom-client";
+import { EVENTS_CHANNEL, eventHorizon, readEventTexts, type EventText } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+
+/** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
+export type EventSubscriber = {
+  orgId: string;
+  /** Events of the subscriber's org from one batch (ids above the position it subscribed at), with their frames. */
+  deliver(events: readonly EventText[], frames: () => string): void;
+  /** Every HEARTBEAT_MS: a comment keeps proxies and clients from taking the stream for dead. */
+  heartbeat(): void;
+};
+
+export type Subscription = {
+  /** Every event up to this id was read before the subscription began; later ones will be delivered. */
+  position: number;
+  unsubscribe(): void;
+};
+
+export type EventHubOptions = {
+  pool: pg.Pool;
+  logger: Logger;
+  /** Events read per query. Default 1,000. */
+  pageSize?: number;
+  /** How long the tail keeps listening after its last subscriber left. Default 10 s. */
+  lingerMs?: number;
+};
+
+/** SPEC §10: a comment line every 15 s. */
+export const HEARTBEAT_MS = 15_000;
+/** A read without a notification, in case one was missed (a LISTEN connection being replaced). */
+const SAFETY_POLL_MS = 1_000;
+/** First and longest wait before looking again for events that were above the horizon. */
+const HORIZON_RETRY_MS = [10, 500] as const;
+
+/** An SSE frame: the event id, its type, and the event as JSON (Postgres' JSON text has no raw line breaks). */
+export const sseFrame = (event: EventText): string => `id: ${event.id}\nevent: ${event.type}\ndata: ${event.json}\n\n`;
+
+export class EventHub {
+  private readonly byOrg = new Map<string, Set<EventSubscriber>>();
+  private count = 0;
+  private state: "stopped" | "starting" | "running" = "stopped";
+  private starting: Promise<void> | null = null;
+  private listener: pg.PoolClient | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private linger: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private retryMs: number = HORIZON_RETRY_MS[0];
+  private reading: Promise<void> | null = null;
+  private again = false;
+  private lastFailure = 0;
+  /** The last event id read and delivered. */
+  private position = 0;
+
+  constructor(private readonly options: EventHubOptions) {}
+
+  /** Subscribers now, and whether the tail holds its LISTEN connection (for tests and metrics). */
+  stats(): { subscribers: number; listening: boolean; position: number } {
+    return { subscribers: this.count, listening: this.listener !== undefined, position: this.position };
+  }
+
+  /** Adds this tail's gauges to `registry`: open streams, and whether it holds its LISTEN connection. */
+  observe(registry: Registry): void {
+    const subscribers = () => this.count;
+    const listening = () => (this.listener ? 1 : 0);
+    new Gauge({
+      name: "conveyor_event_streams",
+      help: "Event streams (GET /events, GET /jobs/{id}/events) open on this API process.",
+      registers: [registry],
+      collect() {
+        this.set(subscribers());
+      },
+    });
+    new Gauge({
+      name: "conveyor_event_tail_listening",
+      help: "1 while this API process listens for events (it does while streams are open, and for a while after).",
+      registers: [registry],
+      collect() {
+        this.set(listening());
+      },
+    });
+  }
+
+  /** The tail's position now: every event up to it has been read and delivered. */
+  current(): number {
+    return this.position;
+  }
+
+  /** Starts the tail if needed, then subscribes. Rejects when Postgres cannot be reached. */
+  async subscribe(subscriber: EventSubscriber): Promise<Subscription> {
+    clearTimeout(this.linger);
+    this.linger = undefined;
+    if (this.state !== "running") await (this.starting ??= this.start().finally(() => (this.starting = null)));
+    let subscribers = this.byOrg.get(subscriber.orgId);
+    if (!subscribers) this.byOrg.set(subscriber.orgId, (subscribers = new Set()));
+    subscribers.add(subscriber);
+    this.count++;
+    let subscribed = true;
+    return {
+      position: this.position,
+      unsubscribe: () => {
+        if (!subscribed) return;
+        subscribed = false;
+        subscribers.delete(subscriber);
+        if (subscribers.size === 0 && this.byOrg.get(subscriber.orgId) === subscribers) this.byOrg.delete(subscriber.orgId);
+        if (--this.count === 0) this.linger = setTimeout(() => void this.stop(), this.options.lingerMs ?? 10_000).unref();
+      },
+    };
+  }
+
+  /** Stops the tail now (subscribers stay subscribed but receive nothing more); for shutdown and tests. */
+  async stop(): Promise<void> {
+    clearTimeout(this.linger);
+    this.linger = undefined;
+    if (this.starting) await this.starting.catch(() => {});
+    if (this.state === "stopped") return;
+    this.state = "stopped";
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    this.dropListener();
+    await this.reading;
+  }
+
+  private async start(): Promise<void> {
+    this.state = "starting";
+    try {
+      await this.listen();
+      // Subscribing before the position is known: whatever commits from here on is read by the first round.
+      this.position = Number(await eventHorizon(this.options.pool));
+    } catch (error) {
+      this.state = "stopped";
+      this.dropListener();
+      throw error;
+    }
+    this.state = "running";
+    this.timers = [setInterval(() => this.wake(), SAFETY_POLL_MS).unref(), setInterval(() => this.beat(), HEARTBEAT_MS).unref()];
+    this.wake();
+  }
+
+  private async listen(): Promise<void> {
+    const listener = await this.options.pool.connect();
+    listener.on("notification", () => this.wake());
+    // A dropped connection: listen again on a new one; the safety poll covers the gap.
+    listener.on("error", () => {
+      if (this.listener !== listener) return;
+      this.dropListener();
+      setTimeout(() => {
+        if (this.state === "running" && !this.listener) this.listen().catch((error: Error) => this.failed("cannot LISTEN again", error));
+      }, 1_000).unref();
+    });
+    try {
+      await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    } catch (error) {
+      listener.release(true);
+      throw error;
+    }
+    this.listener = listener;
+  }
+
+  private dropListener(): void {
+    const listener = this.listener;
+    this.listener = undefined;
+    if (!listener) return;
+    listener.removeAllListeners("notification");
+    // Closed, not returned: a LISTENing connection in the pool would hand its notifications to whoever borrows it.
+    listener.release(true);
+  }
+
+  /** Reads now, or right after the read in progress. */
+  private wake(): void {
+    if (this.state !== "running") return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = this.read()
+      .catch((error: Error) => this.failed("event tail read failed; retrying", error))
+      .finally(() => {
+        this.reading = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async read(): Promise<void> {
+    const limit = this.options.pageSize ?? 1_000;
+    for (;;) {
+      const page = await readEventTexts(this.options.pool, { orgId: null, after: BigInt(this.position), limit });
+      if (this.state !== "running") return;
+      if (page.events.length) this.deliver(page.events);
+      if (page.events.length === limit) continue;
+      if (page.waiting) {
+        // Look again soon, then less often while an old transaction holds the horizon back.
+        clearTimeout(this.retry);
+        this.retry = setTimeout(() => this.wake(), this.retryMs).unref();
+        this.retryMs = Math.min(this.retryMs * 2, HORIZON_RETRY_MS[1]);
+      } else {
+        this.retryMs = HORIZON_RETRY_MS[0];
+      }
+      return;
+    }
+  }
+
+  /** Hands a batch to the subscribers of each org in it, and moves the position past it, in one synchronous step. */
+  private deliver(events: EventText[]): void {
+    this.position = events[events.length - 1]!.id;
+    const byOrg = new Map<string, EventText[]>();
+    for (const event of events) {
+      if (!this.byOrg.has(event.orgId)) continue;
+      const list = byOrg.get(event.orgId);
+      if (list) list.push(event);
+      else byOrg.set(event.orgId, [event]);
+    }
+    for (const [orgId, list] of byOrg) {
+      let frames: string | undefined;
+      const framesOnce = () => (frames ??= list.map(sseFrame).join(""));
+      // A copy: a subscriber may unsubscribe (and another subscribe) while being delivered to.
+      for (const subscriber of [...(this.byOrg.get(orgId) ?? [])]) {
+        try {
+          subscriber.deliver(list, framesOnce);
+        } catch (error) {
+          this.options.logger.error("an event stream failed to take events", { error: (error as Error).message });
+        }
+      }
+    }
+  }
+
+  private beat(): void {
+    for (const subscribers of [...this.byOrg.values()]) for (const subscriber of [...subscribers]) subscriber.heartbeat();
+  }
+
+  private failed(what: string, error: Error): void {
+    // Postgres away: streams stay open and catch up when it returns; log once in a while, not at every poll.
+    if (Date.now() - this.lastFailure > 30_000) this.options.logger.warn(`${what}: ${error.message}`);
+    this.lastFailure = Date.now();
+  }
+}

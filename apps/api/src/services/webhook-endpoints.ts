@@ -1,0 +1,85 @@
+// Webhook endpoints (SPEC §10): owners and admins say where their org's job events go. The signing secret is made
+// here, returned once (at creation and at each rotation) and stored sealed under WEBHOOK_SECRETS_KEY: the workers
+// sign every delivery with it, so a hash would not do. Nothing here ever reads a secret back.
+import { randomBytes } from "node:crypto";
+import { urlPolicy, webhookSecretsKey } from "@conveyor/config";
+import { urlRefusal, WEBHOOK_PREVIOUS_SECRET_TTL_MS, type WebhookEventChoice } from "@conveyor/contracts";
+import {
+  deleteWebhookEndpoint as deleteEndpoint,
+  insertWebhookEndpoint,
+  isUuid,
+  listWebhookDeliveries as listDeliveries,
+  listWebhookEndpoints as listEndpoints,
+  newId,
+  rotateWebhookSecret as rotateSecret,
+  sealSecret,
+  type WebhookDeliveryView,
+  type WebhookEndpointView,
+} from "@conveyor/db";
+import { notFound, validationFailed } from "../http/errors";
+import type { Caller, ServiceDeps } from "./deps";
+
+export type WebhookEndpointInput = { url: string; events: WebhookEventChoice[]; description?: string };
+export type WebhookEndpointJson = WebhookEndpointView;
+export type WebhookEndpointWithSecret = WebhookEndpointView & { secret: string };
+
+type Deps = Pick<ServiceDeps, "db" | "config">;
+
+/** `whsec_` + 32 random bytes in base64: the Standard Webhooks form, which receivers' libraries take as it is. */
+const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
+
+export async function createWebhookEndpoint(
+  options: { caller: Caller; input: WebhookEndpointInput },
+  { db, config }: Deps,
+): Promise<WebhookEndpointWithSecret> {
+  const { caller, input } = options;
+  // The same rule the workers apply again to every address the host resolves to, at every delivery.
+  const refusal = urlRefusal(input.url, urlPolicy(config));
+  if (refusal) throw validationFailed([{ path: "url", message: refusal }]);
+  const id = newId();
+  const secret = newSecret();
+  const endpoint = await insertWebhookEndpoint(db.pool, {
+    id,
+    orgId: caller.orgId,
+    url: input.url,
+    description: input.description || null,
+    events: input.events,
+    sealedSecret: sealSecret(webhookSecretsKey(config), secret, id),
+    createdBy: caller.userId,
+  });
+  return { ...endpoint, secret };
+}
+
+export async function listWebhookEndpoints(options: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<WebhookEndpointJson[]> {
+  return listEndpoints(db.pool, options.caller.orgId);
+}
+
+export async function deleteWebhookEndpoint(options: { caller: Caller; id: string }, { db }: Pick<ServiceDeps, "db">): Promise<void> {
+  const deleted = isUuid(options.id) && (await deleteEndpoint(db.pool, options.caller.orgId, options.id));
+  if (!deleted) throw notFound("Webhook endpoint");
+}
+
+/** A new secret, returned once; the one it replaces keeps signing beside it for 24 hours. */
+export async function rotateWebhookSecret(options: { caller: Caller; id: string }, { db, config }: Deps): Promise<WebhookEndpointWithSecret> {
+  const { caller, id } = options;
+  const secret = newSecret();
+  const endpoint = isUuid(id)
+    ? await rotateSecret(db.pool, {
+        orgId: caller.orgId,
+        id,
+        sealedSecret: sealSecret(webhookSecretsKey(config), secret, id),
+        previousTtlMs: WEBHOOK_PREVIOUS_SECRET_TTL_MS,
+      })
+    : null;
+  if (!endpoint) throw notFound("Webhook endpoint");
+  return { ...endpoint, secret };
+}
+
+export async function listWebhookDeliveries(
+  options: { caller: Caller; id: string; limit: number },
+  { db }: Pick<ServiceDeps, "db">,
+): Promise<WebhookDeliveryView[]> {
+  const deliveries = isUuid(options.id) ? await listDeliveries(db.pool, { orgId: options.caller.orgId, endpointId: options.id, limit: options.limit }) : null;
+  if (!deliveries) throw notFound("Webhook endpoint");
+  return deliveries;
+}

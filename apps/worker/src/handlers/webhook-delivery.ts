@@ -1,0 +1,134 @@
+// _webhook_delivery (internal): POSTs one event to one webhook endpoint (SPEC §10) as a CloudEvents 1.0 structured
+// JSON body with Standard Webhooks headers, through the same SSRF guard, HTTP exchange and signer as the `webhook`
+// job type. Each attempt reads the endpoint again (a deleted or disabled one gets nothing more; a rotated secret
+// signs at once) and is recorded with its status code and duration. Retries follow WEBHOOK_RETRY_SCHEDULE_MS.
+import type pg from "pg";
+import { urlPolicy, webhookSecretsKey } from "@conveyor/config";
+import {
+  cloudEventType,
+  PermanentJobError,
+  RetryableJobError,
+  webhookRetryDelayMs,
+  type JobContext,
+  type JobResult,
+  type WebhookDeliveryPayload,
+} from "@conveyor/contracts";
+import { findDeliveryTarget, isUuid, openSecret, type DeliveryTarget } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type { WorkerConfig } from "../env";
+import { createSsrfGuard, type NetOptions } from "./net/ssrf-guard";
+import { postWebhook, USER_AGENT } from "./webhook";
+import { DeliveryRecorder } from "./webhook/delivery-recorder";
+import { webhookSignature } from "./webhook/signature";
+
+export type WebhookDeliveryDeps = {
+  pool: pg.Pool;
+  settings: Pick<WorkerConfig, "WEBHOOK_ALLOW_HTTP" | "ALLOW_PRIVATE_NETWORK" | "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_SECRETS_KEY">;
+  logger: Logger;
+  /** Records attempts; default: one per handler, batching by itself. */
+  recorder?: DeliveryRecorder;
+};
+
+/** Runs a delivery job on its raw payload text. */
+export type DeliveryHandler = (payloadJson: string, ctx: JobContext) => Promise<JobResult>;
+
+export function webhookDeliveryHandler(deps: WebhookDeliveryDeps, net: NetOptions = {}): DeliveryHandler {
+  const guard = createSsrfGuard({ policy: urlPolicy(deps.settings), ...net });
+  const key = webhookSecretsKey(deps.settings);
+  const recorder = deps.recorder ?? new DeliveryRecorder(deps.pool);
+
+  return async (payloadJson, ctx) => {
+    const payload = parsePayload(payloadJson);
+    const target = await findDeliveryTarget(deps.pool, payload);
+    // Nothing to deliver any more: the job is done, without an attempt to record.
+    if (!target) return { skipped: "the endpoint was deleted" };
+    if (target.endpoint.disabled) return { skipped: "the endpoint is disabled" };
+    const event = target.event;
+    if (!event) return { skipped: "the event is no longer retained" };
+
+    const record = (attempt: { statusCode: number | null; durationMs: number; error: string | null }) =>
+      recorder.record({
+        endpointId: target.endpoint.id,
+        eventId: event.id,
+        eventType: event.type,
+        jobId: ctx.jobId,
+        attempt: ctx.attempt,
+        ...attempt,
+        delivered: attempt.error === null,
+      });
+
+    let url: URL;
+    let secrets: string[];
+    try {
+      url = guard.checkUrl(target.endpoint.url);
+      secrets = signingSecrets(key, target);
+    } catch (error) {
+      await record({ statusCode: null, durationMs: 0, error: (error as Error).message });
+      throw error;
+    }
+
+    const id = String(event.id);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const body = cloudEvent(target, event);
+    const answer = await postWebhook(guard, {
+      url,
+      headers: {
+        "content-type": "application/cloudevents+json; charset=utf-8",
+        "user-agent": USER_AGENT,
+        "webhook-id": id,
+        "webhook-timestamp": String(timestamp),
+        // Standard Webhooks: space-separated signatures, any one of which verifies (both secrets during a rotation).
+        "webhook-signature": secrets.map((secret) => webhookSignature(secret, id, timestamp, body)).join(" "),
+      },
+      body,
+      signal: ctx.signal,
+      timeoutMs: deps.settings.WEBHOOK_TIMEOUT_MS,
+    });
+    const disabled = await record({ statusCode: answer.status, durationMs: answer.durationMs, error: answer.failure?.message ?? null });
+
+    if (!answer.failure) return { status: answer.status, event_id: event.id, duration_ms: answer.durationMs };
+    if (disabled) {
+      deps.logger.warn("webhook endpoint disabled after 3 days of failed deliveries", { webhookEndpointId: target.endpoint.id, orgId: target.endpoint.orgId });
+      throw new PermanentJobError(`${answer.failure.message}; the endpoint has now been disabled after 3 days of failures`);
+    }
+    if (answer.failure instanceof RetryableJobError) {
+      // The schedule's wait, or longer if the receiver asked for it (the runtime caps every wait at one hour).
+      throw new RetryableJobError(answer.failure.message, Math.max(webhookRetryDelayMs(ctx.attempt), answer.failure.retryAfterMs ?? 0));
+    }
+    throw answer.failure;
+  };
+}
+
+function parsePayload(text: string): WebhookDeliveryPayload {
+  const value = JSON.parse(text) as Partial<WebhookDeliveryPayload>;
+  if (typeof value.endpoint_id !== "string" || !isUuid(value.endpoint_id) || !Number.isSafeInteger(value.event_id)) {
+    throw new PermanentJobError("The payload is not a webhook delivery: it needs endpoint_id (a UUID) and event_id (an integer).");
+  }
+  return { endpoint_id: value.endpoint_id, event_id: value.event_id! };
+}
+
+/** The current secret, and the previous one while it still signs. */
+function signingSecrets(key: Buffer, target: DeliveryTarget): string[] {
+  const { id, sealedSecret, sealedPreviousSecret } = target.endpoint;
+  try {
+    return [sealedSecret, ...(sealedPreviousSecret ? [sealedPreviousSecret] : [])].map((sealed) => openSecret(key, sealed, id));
+  } catch {
+    throw new PermanentJobError(
+      "The endpoint's signing secret cannot be read with this WEBHOOK_SECRETS_KEY (was the key changed?); rotate the endpoint's secret.",
+    );
+  }
+}
+
+/** CloudEvents 1.0, structured JSON mode. `data` is Postgres' JSON text of the job, put in as it is. */
+function cloudEvent(target: DeliveryTarget, event: NonNullable<DeliveryTarget["event"]>): string {
+  const envelope = JSON.stringify({
+    specversion: "1.0",
+    id: String(event.id),
+    source: `/orgs/${target.endpoint.orgId}`,
+    type: cloudEventType(event.type),
+    subject: event.jobId,
+    time: event.time,
+    datacontenttype: "application/json",
+  });
+  return `${envelope.slice(0, -1)},"data":${event.dataJson}}`;
+}

@@ -1,0 +1,103 @@
+// The webhook relay: the leader's loop that turns events into delivery jobs (SPEC §10). Each round reads the events
+// after the relay's cursor, creates a `_webhook_delivery` job per matching endpoint and moves the cursor, in one
+// transaction (packages/db/src/webhooks.ts). Woken by NOTIFY on `conveyor_events`, and by a short tick for events
+// that were still above the horizon when their notification came.
+import type pg from "pg";
+import { WEBHOOK_DELIVERY_MAX_RETRIES } from "@conveyor/contracts";
+import { EVENTS_CHANNEL, relayEventsToWebhooks } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type { LeaderTask } from "./leadership";
+
+export type WebhookRelayOptions = {
+  pool: pg.Pool;
+  logger: Logger;
+  /** Events per round. Default 1,000. */
+  batch?: number;
+  /** How often to look without a wake-up. Default 250 ms. */
+  tickMs?: number;
+  onRelayed?(deliveries: number): void;
+};
+
+export class WebhookRelay implements LeaderTask {
+  readonly name = "webhook relay";
+  private listener: pg.PoolClient | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private active = false;
+  private lastFailure = 0;
+
+  constructor(private readonly options: WebhookRelayOptions) {}
+
+  async start(): Promise<void> {
+    this.active = true;
+    await this.listen();
+    this.timer = setInterval(() => this.wake(), this.options.tickMs ?? 250);
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.active = false;
+    clearInterval(this.timer);
+    const listener = this.listener;
+    this.listener = undefined;
+    if (listener) {
+      await listener.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => {});
+      listener.release();
+    }
+    await this.running;
+  }
+
+  /** Runs a round now, or right after the one in progress. */
+  wake(): void {
+    if (!this.active) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.rounds()
+      .catch((error: Error) => {
+        if (Date.now() - this.lastFailure > 30_000) this.options.logger.warn(`webhook relay round failed; retrying: ${error.message}`);
+        this.lastFailure = Date.now();
+      })
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  private async rounds(): Promise<void> {
+    const limit = this.options.batch ?? 1_000;
+    for (;;) {
+      if (!this.active) return;
+      const { events, deliveries } = await relayEventsToWebhooks(this.options.pool, { limit, maxRetries: WEBHOOK_DELIVERY_MAX_RETRIES });
+      if (deliveries) this.options.onRelayed?.(deliveries);
+      if (events < limit) return;
+    }
+  }
+
+  private async listen(): Promise<void> {
+    let listener: pg.PoolClient | undefined;
+    try {
+      listener = await this.options.pool.connect();
+      const mine = listener;
+      mine.on("notification", () => this.wake());
+      mine.on("error", () => {
+        if (this.listener !== mine) return;
+        this.listener = undefined;
+        mine.release(true);
+        if (this.active) setTimeout(() => void this.listen(), 1_000).unref();
+      });
+      await mine.query(`LISTEN ${EVENTS_CHANNEL}`);
+      if (!this.active) return mine.release(true);
+      this.listener = mine;
+    } catch (error) {
+      listener?.release(true);
+      this.options.logger.warn(`webhook relay cannot LISTEN yet (ticking instead): ${(error as Error).message}`);
+      if (this.active) setTimeout(() => void this.listen(), 1_000).unref();
+    }
+  }
+}

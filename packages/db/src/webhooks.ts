@@ -1,0 +1,315 @@
+// Webhook endpoints and their deliveries (SPEC §10). The API manages endpoints (every query names the org); the
+// workers' leader relays events to delivery jobs, and each delivery job reads its endpoint and event and records
+// its attempt. Secrets are stored sealed (secret-box.ts) and never read by the API after they are written.
+import type pg from "pg";
+import { WEBHOOK_DELIVERY_TYPE, type WebhookDeliveryPayload } from "@conveyor/contracts";
+import { newId } from "./ids";
+import { iso } from "./job-sql";
+import { insertJobs } from "./jobs";
+
+/** An endpoint as its org sees it: never its secrets. */
+export type WebhookEndpointView = {
+  id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  created_at: string;
+  /** When the previous secret (before the last rotation) stops signing; null when there is none. */
+  previous_secret_expires_at: string | null;
+  failing_since: string | null;
+  disabled_at: string | null;
+  disabled_reason: string | null;
+};
+
+const VIEW = `w.id, w.url, w.description, w.events, ${iso("w.created_at")} AS created_at,
+  CASE WHEN w.previous_secret_expires_at > now() THEN ${iso("w.previous_secret_expires_at")} END AS previous_secret_expires_at,
+  ${iso("w.failing_since")} AS failing_since, ${iso("w.disabled_at")} AS disabled_at, w.disabled_reason`;
+
+export type NewWebhookEndpoint = {
+  id: string;
+  orgId: string;
+  url: string;
+  description: string | null;
+  events: readonly string[];
+  /** The secret, sealed for this endpoint's id. */
+  sealedSecret: Buffer;
+  createdBy: string;
+};
+
+export async function insertWebhookEndpoint(db: pg.Pool | pg.PoolClient, endpoint: NewWebhookEndpoint): Promise<WebhookEndpointView> {
+  const { rows } = await db.query<WebhookEndpointView>(
+    `INSERT INTO webhook_endpoints AS w (id, org_id, url, description, events, secret, created_by)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)
+     RETURNING ${VIEW}`,
+    [endpoint.id, endpoint.orgId, endpoint.url, endpoint.description, endpoint.events, endpoint.sealedSecret, endpoint.createdBy],
+  );
+  return rows[0]!;
+}
+
+/** The org's endpoints, oldest first. */
+export async function listWebhookEndpoints(db: pg.Pool | pg.PoolClient, orgId: string): Promise<WebhookEndpointView[]> {
+  const { rows } = await db.query<WebhookEndpointView>(`SELECT ${VIEW} FROM webhook_endpoints w WHERE w.org_id = $1 ORDER BY w.id`, [orgId]);
+  return rows;
+}
+
+/** Deletes the org's endpoint (its delivery records go with it); false when the org has no such endpoint. */
+export async function deleteWebhookEndpoint(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM webhook_endpoints WHERE id = $1 AND org_id = $2", [id, orgId]);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Makes `sealedSecret` the endpoint's secret; the current one keeps signing beside it for `previousTtlMs`. A secret
+ * rotated out earlier is forgotten. Null when the org has no such endpoint.
+ */
+export async function rotateWebhookSecret(
+  db: pg.Pool | pg.PoolClient,
+  options: { orgId: string; id: string; sealedSecret: Buffer; previousTtlMs: number },
+): Promise<WebhookEndpointView | null> {
+  const { rows } = await db.query<WebhookEndpointView>(
+    `UPDATE webhook_endpoints w
+        SET previous_secret = w.secret, secret = $3, previous_secret_expires_at = now() + $4 * interval '1 millisecond'
+      WHERE w.id = $1 AND w.org_id = $2
+      RETURNING ${VIEW}`,
+    [options.id, options.orgId, options.sealedSecret, options.previousTtlMs],
+  );
+  return rows[0] ?? null;
+}
+
+export type WebhookDeliveryView = {
+  event_id: number;
+  event_type: string;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  at: string;
+};
+
+/** The endpoint's most recent delivery attempts, newest first; null when the org has no such endpoint. */
+export async function listWebhookDeliveries(
+  db: pg.Pool | pg.PoolClient,
+  options: { orgId: string; endpointId: string; limit: number },
+): Promise<WebhookDeliveryView[] | null> {
+  const { rows } = await db.query<WebhookDeliveryView & { found: boolean; event_id: string | null }>(
+    `SELECT true AS found, d.event_id::text AS event_id, d.event_type, d.attempt, d.status_code, d.duration_ms, d.error, ${iso("d.at")} AS at
+       FROM webhook_endpoints w
+       LEFT JOIN LATERAL (SELECT * FROM webhook_deliveries d WHERE d.endpoint_id = w.id ORDER BY d.id DESC LIMIT $3) d ON true
+      WHERE w.id = $1 AND w.org_id = $2`,
+    [options.endpointId, options.orgId, options.limit],
+  );
+  if (rows.length === 0) return null;
+  return rows
+    .filter((r) => r.event_id !== null)
+    .map((r) => ({
+      event_id: Number(r.event_id),
+      event_type: r.event_type,
+      attempt: r.attempt,
+      status_code: r.status_code,
+      duration_ms: r.duration_ms,
+      error: r.error,
+      at: r.at,
+    }));
+}
+
+// ---- the workers' side ------------------------------------------------------------------------------------------
+
+/** What one delivery attempt needs: the endpoint as it is now, and the event (null once retention deleted it). */
+export type DeliveryTarget = {
+  endpoint: {
+    id: string;
+    orgId: string;
+    url: string;
+    sealedSecret: Buffer;
+    /** The secret before the last rotation, while it still signs. */
+    sealedPreviousSecret: Buffer | null;
+    disabled: boolean;
+  };
+  event: { id: number; type: string; time: string; jobId: string; dataJson: string } | null;
+};
+
+/** The endpoint and the event of a delivery (the event only if it is the endpoint's org's); null when the endpoint is gone. */
+export async function findDeliveryTarget(db: pg.Pool | pg.PoolClient, payload: WebhookDeliveryPayload): Promise<DeliveryTarget | null> {
+  const { rows } = await db.query<{
+    org_id: string;
+    url: string;
+    secret: Buffer;
+    previous_secret: Buffer | null;
+    disabled: boolean;
+    event_id: string | null;
+    type: string;
+    time: string;
+    job_id: string;
+    data: string;
+  }>({
+    name: "conveyor-find-delivery-target",
+    text: `SELECT w.org_id, w.url, w.secret, CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
+                  w.disabled_at IS NOT NULL AS disabled,
+                  e.id::text AS event_id, e.type, ${iso("e.time")} AS time, e.job_id, e.data::text AS data
+             FROM webhook_endpoints w
+             LEFT JOIN events e ON e.id = $2::bigint AND e.org_id = w.org_id
+            WHERE w.id = $1`,
+    values: [payload.endpoint_id, String(payload.event_id)],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    endpoint: {
+      id: payload.endpoint_id,
+      orgId: row.org_id,
+      url: row.url,
+      sealedSecret: row.secret,
+      sealedPreviousSecret: row.previous_secret,
+      disabled: row.disabled,
+    },
+    event: row.event_id === null ? null : { id: Number(row.event_id), type: row.type, time: row.time, jobId: row.job_id, dataJson: row.data },
+  };
+}
+
+/** One delivery attempt, as recorded (never the secret, the body or the URL). */
+export type DeliveryAttempt = {
+  endpointId: string;
+  eventId: number;
+  eventType: string;
+  /** The internal job that made the attempt. */
+  jobId: string;
+  attempt: number;
+  /** The receiver's status, or null when none came (network error, timeout, refused address). */
+  statusCode: number | null;
+  durationMs: number;
+  /** Why it failed (host only, never the path), or null for a 2xx. */
+  error: string | null;
+  delivered: boolean;
+};
+
+/**
+ * Records attempts in one statement and keeps each endpoint's health: a success ends its run of failures; the first
+ * failure starts one (`failing_since`); a failure once the run is older than `disableAfterMs` disables the endpoint
+ * with the reason its owners see. Rows are written only when that state changes, so a busy endpoint's row is not
+ * rewritten by every delivery. Attempts of endpoints already deleted are dropped; one deleted while this statement runs
+ * fails it with a foreign-key violation (23503), and a second call drops that one too. Returns the endpoints disabled now.
+ */
+export async function recordDeliveryAttempts(db: pg.Pool | pg.PoolClient, attempts: readonly DeliveryAttempt[], disableAfterMs: number): Promise<string[]> {
+  if (attempts.length === 0) return [];
+  const { rows } = await db.query<{ id: string }>({
+    name: "conveyor-record-delivery-attempts",
+    text: `WITH input AS (
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::int[], $6::int[], $7::int[], $8::text[], $9::boolean[])
+         WITH ORDINALITY AS t(endpoint_id, event_id, event_type, job_id, attempt, status_code, duration_ms, error, delivered, n)
+     ), recorded AS (
+       -- Not locked here: a row lock would skip the endpoints this statement updates below. An endpoint deleted in
+       -- the meantime fails the statement's foreign key instead (the caller tries again without it).
+       INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, attempt, status_code, duration_ms, error)
+       SELECT i.endpoint_id, i.event_id, i.event_type, i.job_id, i.attempt, i.status_code, i.duration_ms, i.error
+         FROM input i JOIN webhook_endpoints w ON w.id = i.endpoint_id
+        ORDER BY i.n
+     ), health AS (
+       SELECT endpoint_id, bool_or(delivered) AS delivered,
+              (array_agg(COALESCE(error, 'HTTP ' || status_code) ORDER BY n DESC))[1] AS last_error
+         FROM input GROUP BY endpoint_id
+     ), recovered AS (
+       UPDATE webhook_endpoints w SET failing_since = NULL
+         FROM health h WHERE w.id = h.endpoint_id AND h.delivered AND w.failing_since IS NOT NULL
+     ), failing AS (
+       UPDATE webhook_endpoints w
+          SET failing_since = COALESCE(w.failing_since, now()),
+              disabled_at = CASE WHEN w.failing_since IS NOT NULL THEN now() END,
+              disabled_reason = CASE WHEN w.failing_since IS NOT NULL THEN
+                'Disabled: every delivery has failed since ' || ${iso("w.failing_since")} || ', for more than ' || $10::bigint / 3600000 ||
+                ' hours. Last error: ' || left(h.last_error, 500) END
+         FROM health h
+        WHERE w.id = h.endpoint_id AND NOT h.delivered AND w.disabled_at IS NULL
+          AND (w.failing_since IS NULL OR w.failing_since <= now() - $10::bigint * interval '1 millisecond')
+       RETURNING w.id, w.disabled_at
+     )
+     SELECT id FROM failing WHERE disabled_at IS NOT NULL`,
+    values: [
+      attempts.map((a) => a.endpointId),
+      attempts.map((a) => String(a.eventId)),
+      attempts.map((a) => a.eventType),
+      attempts.map((a) => a.jobId),
+      attempts.map((a) => a.attempt),
+      attempts.map((a) => a.statusCode),
+      attempts.map((a) => a.durationMs),
+      attempts.map((a) => a.error),
+      attempts.map((a) => a.delivered),
+      disableAfterMs,
+    ],
+  });
+  return rows.map((r) => r.id);
+}
+
+/** Name of the relay's row in event_cursors. */
+export const WEBHOOK_RELAY_CURSOR = "webhook-relay";
+
+export type RelayOptions = {
+  /** Events read per round at most. */
+  limit: number;
+  /** max_retries of each delivery job. */
+  maxRetries: number;
+  cursor?: string;
+};
+
+/**
+ * One round of the webhook relay: the events after the relay's cursor (below the horizon, so none is skipped), each
+ * matched to the enabled endpoints of its org that subscribe to its type when the relay reaches it (within moments of
+ * the event: endpoints are matched by what exists, not by clocks); a delivery job per match (through insertJobs: the
+ * dispatcher, retries, the fence and the reconciler apply); and the cursor moved past them — all in one transaction,
+ * with the cursor's row locked, so two leaders can never relay an event twice. The first round ever starts at the
+ * horizon: events from before the relay first ran are not delivered.
+ */
+export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions): Promise<{ events: number; deliveries: number }> {
+  const cursor = options.cursor ?? WEBHOOK_RELAY_CURSOR;
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query(
+      `INSERT INTO event_cursors (name, last_event_id)
+       VALUES ($1, (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20) - 1)
+       ON CONFLICT (name) DO NOTHING`,
+      [cursor],
+    );
+    const locked = await client.query<{ after: string }>("SELECT last_event_id::text AS after FROM event_cursors WHERE name = $1 FOR UPDATE", [cursor]);
+    const { rows } = await client.query<{ last: string | null; events: number; deliveries: { event_id: number; org_id: string; endpoint_id: string }[] }>({
+      name: "conveyor-relay-events",
+      text: `WITH batch AS (
+         SELECT e.id, e.org_id, e.type FROM events e
+          WHERE e.id > $1::bigint AND e.id < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20)
+          ORDER BY e.id
+          LIMIT $2
+       )
+       SELECT (SELECT max(id) FROM batch)::text AS last, (SELECT count(*) FROM batch)::int AS events,
+              COALESCE((SELECT json_agg(json_build_object('event_id', b.id, 'org_id', b.org_id, 'endpoint_id', w.id) ORDER BY b.id, w.id)
+                          FROM batch b
+                          JOIN webhook_endpoints w
+                            ON w.org_id = b.org_id AND w.disabled_at IS NULL
+                           AND ('*' = ANY(w.events) OR b.type = ANY(w.events))), '[]'::json) AS deliveries`,
+      values: [locked.rows[0]!.after, options.limit],
+    });
+    const { last, events, deliveries } = rows[0]!;
+    if (last === null) {
+      await client.query("COMMIT");
+      return { events: 0, deliveries: 0 };
+    }
+    const now = new Date();
+    await insertJobs(
+      client,
+      deliveries.map((d) => ({
+        id: newId(),
+        orgId: d.org_id,
+        type: WEBHOOK_DELIVERY_TYPE,
+        payloadJson: JSON.stringify({ endpoint_id: d.endpoint_id, event_id: d.event_id } satisfies WebhookDeliveryPayload),
+        maxRetries: options.maxRetries,
+        createdAt: now,
+      })),
+    );
+    await client.query("UPDATE event_cursors SET last_event_id = $2::bigint, updated_at = now() WHERE name = $1", [cursor, last]);
+    await client.query("COMMIT");
+    return { events, deliveries: deliveries.length };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

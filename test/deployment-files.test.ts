@@ -98,6 +98,11 @@ describe("docker-compose.yml", () => {
     expect(services.api!.environment!.JWT_SECRET).toMatch(/^\$\{JWT_SECRET:\?/);
     expect(services.api!.environment!.NODE_ENV).toBe("production");
   });
+
+  it("requires WEBHOOK_SECRETS_KEY, the same on the API (which seals webhook secrets) and the workers (which sign with them)", () => {
+    for (const app of ["api", "worker"])
+      expect([app, services[app]!.environment!.WEBHOOK_SECRETS_KEY]).toEqual([app, expect.stringMatching(/^\$\{WEBHOOK_SECRETS_KEY:\?/)]);
+  });
 });
 
 describe("README configuration table", () => {
@@ -178,7 +183,9 @@ describe("Dockerfiles", () => {
       const workspaceDeps = Object.keys(manifest.dependencies)
         .filter((d) => d.startsWith("@conveyor/"))
         .map((d) => `packages/${d.slice("@conveyor/".length)}/dist`);
-      expect(fromBuild(runtime).sort()).toEqual([...workspaceDeps, `apps/${app}/dist`].sort());
+      // The API also serves the web console's static build (apps/console/dist).
+      const served = app === "api" ? ["apps/console/dist"] : [];
+      expect(fromBuild(runtime).sort()).toEqual([...workspaceDeps, `apps/${app}/dist`, ...served].sort());
       // The Prisma client is generated into packages/db/src/generated and compiled with the package.
       expect(read("prisma/schema.prisma")).toMatch(/output\s*=\s*"..\/packages\/db\/src\/generated/);
     });
@@ -186,6 +193,7 @@ describe("Dockerfiles", () => {
     it("gives every workspace manifest to the production install", () => {
       const manifests = contextSources(stage("prod-deps")).filter((s) => s.endsWith("/package.json"));
       const workspaces = [
+        "packages/client",
         "packages/config",
         "packages/contracts",
         "packages/db",
@@ -193,10 +201,18 @@ describe("Dockerfiles", () => {
         "packages/queue",
         "packages/testkit",
         "apps/api",
+        "apps/console",
         "apps/worker",
       ];
       expect(manifests.sort()).toEqual(workspaces.map((w) => `${w}/package.json`).sort());
     });
+  });
+
+  it("builds the web console and ships it where the API looks for it", () => {
+    const all = stages("Dockerfile.api");
+    expect(all.find((s) => s.name === "build")!.lines).toContain("RUN npx turbo run build --filter=@conveyor/console");
+    expect(all.at(-1)!.lines).toContain("COPY --from=build /app/apps/console/dist ./apps/console/dist");
+    expect(read("apps/api/src/pages/console/index.ts")).toContain('path.resolve(__dirname, "../../../../console/dist")');
   });
 
   it("ships the API's migrations and its /docs renderer, which the build copies into dist", () => {

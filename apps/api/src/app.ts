@@ -8,12 +8,14 @@ import { endpoints } from "./endpoints";
 import { AppError } from "./http/errors";
 import { buildRouter, type RouterDeps } from "./http/router";
 import { createAuthenticator } from "./middleware/authenticate";
+import { consolePages } from "./middleware/console-pages";
 import { errorHandler, unknownRoute } from "./middleware/error-handler";
 import { jsonBody } from "./middleware/json-body";
 import { createRateLimits } from "./middleware/rate-limit";
 import { requestContext } from "./middleware/request-context";
 import { createApiMetrics } from "./observability/metrics";
 import { buildOpenApiDocument } from "./openapi/document";
+import { EventHub } from "./services/event-hub";
 import { createJobCatalog } from "./services/job-catalog";
 import { JobWriter } from "./services/job-writer";
 import { dummyHash } from "./services/passwords";
@@ -42,6 +44,8 @@ export function createApp(deps: AppDeps): express.Express {
       xXssProtection: false,
     }),
   );
+  // Browser navigations to the console's routes get its page; everything else is the API.
+  app.use(consolePages);
   app.use(jsonBody());
   app.use(buildRouter(endpoints, routerDeps(deps, metrics.registry)));
   // Same-origin API: no CORS preflight to answer on paths it does not have either.
@@ -59,11 +63,14 @@ function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>
   // Computed once, so the first unknown-email login does not pay for it.
   void dummyHash(deps.config.BCRYPT_COST);
   let document: string | undefined;
+  const events = new EventHub({ pool: deps.db.pool, logger: deps.logger });
+  events.observe(registry);
   return {
     ...deps,
     catalog: createJobCatalog(deps),
     writer: new JobWriter({ pool: deps.db.pool }),
     failedLogins: rateLimits.failedLogins,
+    events,
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

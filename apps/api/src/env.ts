@@ -16,6 +16,8 @@ export const apiEnvSchema = envSchema({
   /** Required in production; elsewhere unset means a public development secret (see usesDevelopmentJwtSecret). */
   JWT_SECRET: setting(Joi.string().min(32).when("NODE_ENV", { is: "production", then: Joi.required() })).default(DEVELOPMENT_JWT_SECRET),
   JWT_TTL: setting(Joi.string().pattern(/^\d+(s|m|h|d)$/, "a duration such as 30m, 12h or 7d")).default("12h"),
+  /** Lifetime of a console session from its login (fixed, not extended by use). */
+  SESSION_TTL: setting(Joi.string().pattern(/^[1-9]\d*(s|m|h|d)$/, "a duration such as 30m, 12h or 7d")).default("12h"),
   BCRYPT_COST: setting(Joi.number().integer().min(4).max(15)).default(12),
   ALLOW_SIGNUP: setting(flag()).default(true),
   AUTH_RATE_LIMIT_PER_MIN: setting(Joi.number().integer().min(0)).default(20),
@@ -31,4 +33,11 @@ export function loadApiConfig(env: Env): ApiConfig {
 /** Whether tokens are signed with the public development secret (JWT_SECRET unset outside production). */
 export function usesDevelopmentJwtSecret(config: Pick<ApiConfig, "JWT_SECRET">): boolean {
   return config.JWT_SECRET === DEVELOPMENT_JWT_SECRET;
+}
+
+const DURATION_UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** A duration setting (`30m`, `12h`, `7d`; already validated) in milliseconds. */
+export function durationMs(value: string): number {
+  return Number(value.slice(0, -1)) * DURATION_UNIT_MS[value.slice(-1) as keyof typeof DURATION_UNIT_MS];
 }

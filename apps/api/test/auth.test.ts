@@ -1,9 +1,10 @@
-// Accounts and tokens (SPEC §3, ROBUSTNESS B): signup, login, /me, and every way a JWT must be refused.
+// Accounts and tokens (SPEC §3, §12, ROBUSTNESS B): signup, login, /me, password changes, and every way a JWT must be
+// refused (credential versions included).
 import jwt from "jsonwebtoken";
 import { newId } from "@conveyor/db";
 import { signToken } from "../src/services/tokens";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -239,6 +240,83 @@ describe("GET /me and JWT verification (ROBUSTNESS B10, B11)", () => {
     await api.database.db.prisma.membership.update({ where: { orgId_userId: { orgId: owner.orgId, userId: member.userId } }, data: { role: "admin" } });
     const me = await api.request.get("/me").set("Authorization", `Bearer ${member.token}`);
     expect(me.body.role).toBe("admin");
+  });
+});
+
+describe("credential versions: tokens carry `ver` (SPEC §12)", () => {
+  const secret = () => api.deps.config.JWT_SECRET;
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it("signs the user's credential version into login tokens, and accepts a token without one as version 0", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const login = await api.request.post("/auth/login").send({ email: owner.email, password: TEST_PASSWORD });
+    expect((jwt.decode(login.body.token) as { ver: number }).ver).toBe(0);
+    const noVer = jwt.sign({ sub: owner.userId, org: owner.orgId, iat: now(), exp: now() + 3600 }, secret(), { algorithm: "HS256" });
+    expect((await api.request.get("/me").set("Authorization", `Bearer ${noVer}`)).status).toBe(200);
+    await api.database.db.prisma.user.update({ where: { id: owner.userId }, data: { credentialVersion: 3 } });
+    expectError(await api.request.get("/me").set("Authorization", `Bearer ${noVer}`), 401, "unauthorized");
+    const relogin = await api.request.post("/auth/login").send({ email: owner.email, password: TEST_PASSWORD });
+    expect((jwt.decode(relogin.body.token) as { ver: number }).ver).toBe(3);
+    expect((await api.request.get("/me").set("Authorization", `Bearer ${relogin.body.token}`)).status).toBe(200);
+  });
+
+  it("refuses a token whose ver is not a non-negative integer, or names another version", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    for (const ver of [1, -1, 0.5, "0", null]) {
+      const token = jwt.sign({ sub: owner.userId, org: owner.orgId, ver, iat: now(), exp: now() + 3600 }, secret(), { algorithm: "HS256" });
+      expectError(await api.request.get("/me").set("Authorization", `Bearer ${token}`), 401, "unauthorized");
+    }
+  });
+});
+
+describe("POST /auth/password", () => {
+  const NEW = "a brand new and long passphrase";
+  const change = (token: string, body: object) => api.request.post("/auth/password").set("Authorization", `Bearer ${token}`).send(body);
+
+  it("changes the password: 204; every token issued before stops working, the one that asked included", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const other = await api.request.post("/auth/login").send({ email: owner.email, password: TEST_PASSWORD });
+    const res = await change(owner.token, { current_password: TEST_PASSWORD, new_password: NEW });
+    expect(res.status).toBe(204);
+    expect(res.text).toBe("");
+    for (const token of [owner.token, other.body.token]) expectError(await api.request.get("/me").set("Authorization", `Bearer ${token}`), 401, "unauthorized");
+    expectError(await api.request.post("/auth/login").send({ email: owner.email, password: TEST_PASSWORD }), 401, "unauthorized");
+    const login = await api.request.post("/auth/login").send({ email: owner.email, password: NEW });
+    expect((await api.request.get("/me").set("Authorization", `Bearer ${login.body.token}`)).status).toBe(200);
+    const stored = await api.database.db.prisma.user.findUniqueOrThrow({ where: { id: owner.userId } });
+    expect(stored.credentialVersion).toBe(1);
+    expect(stored.passwordHash).not.toContain(NEW);
+  });
+
+  it("answers 401 for a wrong current password, changes nothing, and counts it as a failed login for the account", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    for (let i = 0; i < 10; i++)
+      expectError(await change(owner.token, { current_password: "this is not my password", new_password: NEW }), 401, "unauthorized");
+    // The account's budget is spent: the right password is refused too, here and at login.
+    expectError(await change(owner.token, { current_password: TEST_PASSWORD, new_password: NEW }), 429, "rate_limited");
+    expectError(await api.request.post("/auth/login").send({ email: owner.email, password: TEST_PASSWORD }), 429, "rate_limited");
+    expect((await api.request.get("/me").set("Authorization", `Bearer ${owner.token}`)).status).toBe(200);
+    expect((await api.database.db.prisma.user.findUniqueOrThrow({ where: { id: owner.userId } })).credentialVersion).toBe(0);
+  });
+
+  it("applies the signup rules to the new password (15 characters to 72 bytes) and refuses unknown fields", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    for (const body of [
+      { current_password: TEST_PASSWORD, new_password: "fourteen chars" },
+      { current_password: TEST_PASSWORD, new_password: "x".repeat(73) },
+      { current_password: TEST_PASSWORD },
+      { current_password: TEST_PASSWORD, new_password: NEW, user_id: owner.userId },
+    ]) {
+      expectError(await change(owner.token, body), 400, "validation_failed");
+    }
+    expect((await api.request.get("/me").set("Authorization", `Bearer ${owner.token}`)).status).toBe(200);
+  });
+
+  it("refuses API keys with 403 and no credential with 401", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    const { key } = await createApiKey(api.database.db, owner);
+    expectError(await api.request.post("/auth/password").set("X-API-Key", key).send({ current_password: TEST_PASSWORD, new_password: NEW }), 403, "forbidden");
+    expectError(await api.request.post("/auth/password").send({ current_password: TEST_PASSWORD, new_password: NEW }), 401, "unauthorized");
   });
 });
 

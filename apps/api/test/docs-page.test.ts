@@ -84,10 +84,10 @@ describe("GET /docs", () => {
     await page.close();
   });
 
-  it("sends a browser that opens the API's root to the reference page", async () => {
+  it("serves the console, not a redirect, at the API's root (apps/api/test/console-pages.test.ts has the rest)", async () => {
     const res = await fetch(`${base}/`, { redirect: "manual" });
-    expect(res.status).toBe(302);
-    expect(res.headers.get("location")).toBe("/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
   });
 
   it("serves the page with a policy that allows scripts from this origin only and nothing external", async () => {

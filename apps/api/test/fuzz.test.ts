@@ -36,6 +36,8 @@ let origin: string;
 let operations: Operation[];
 let owner: TestMember;
 let apiKey: string;
+/** A member whose credentials may be spent: POST /auth/password is fuzzed with theirs, not the owner's. */
+let fodder: TestMember;
 const ids: string[] = [];
 
 beforeAll(async () => {
@@ -44,7 +46,7 @@ beforeAll(async () => {
   apiKey = (await createApiKey(api.database.db, owner)).key;
   // Things a generated id may hit: the org's own job, a member and a key that may be removed, and another
   // org's job and member, which must stay out of reach (404).
-  const fodder = await addMember(api.database.db, api.deps.config, owner.orgId, "member");
+  fodder = await addMember(api.database.db, api.deps.config, owner.orgId, "member");
   const fodderKey = await createApiKey(api.database.db, fodder);
   const other = await createOrg(api.database.db, api.deps.config);
   const [own, foreign] = await Promise.all(
@@ -205,12 +207,15 @@ function queryFor(op: Operation) {
 /** Header values Node will put on the wire: tab, visible ASCII and latin-1. */
 const headerText = fc.string({ unit: fc.constantFrom(..."\tabc-_ .:;,/=+\"'{}<>%0123456789AZ\u00e9\u00ff"), maxLength: 80 });
 
-const credentials = () =>
+/** A password change would end the owner's token for the rest of the run: that operation gets the fodder's. */
+const spends = (op: Operation) => op.method === "POST" && op.path === "/auth/password";
+
+const credentials = (op: Operation) =>
   fc.constantFrom<Record<string, string>>(
     {},
-    { Authorization: `Bearer ${owner.token}` },
+    { Authorization: `Bearer ${spends(op) ? fodder.token : owner.token}` },
     { "X-API-Key": apiKey },
-    { Authorization: `Bearer ${owner.token}`, "X-API-Key": "cvk_nonsense" },
+    { Authorization: `Bearer ${spends(op) ? fodder.token : owner.token}`, "X-API-Key": "cvk_nonsense" },
     { Authorization: "Bearer not.a.jwt" },
     { Authorization: `Bearer ${jwt.sign({ sub: owner.userId, org: owner.orgId }, "another secret entirely, 32+ chars long")}` },
     { Authorization: `Bearer ${jwt.sign({ sub: owner.userId, org: owner.orgId }, "", { algorithm: "none" })}` },
@@ -235,7 +240,7 @@ function requestFor(op: Operation): fc.Arbitrary<FuzzRequest> {
     .record({
       params: fc.tuple(...op.pathParams.map(() => pathValue())),
       query: queryFor(op),
-      auth: credentials(),
+      auth: credentials(op),
       type: contentType,
       extra: fc.record({ "Idempotency-Key": headerText, "X-Request-Id": headerText, "Last-Event-ID": headerText, Accept: headerText }, { requiredKeys: [] }),
       body: op.hasBody ? bodyFor(op) : fc.option(rawText, { nil: undefined, freq: 4 }),
@@ -255,9 +260,15 @@ const hits = new Map<string, number>();
 
 async function send(req: FuzzRequest): Promise<void> {
   const res = await request(`${origin}${req.path}`, { method: req.op.method as never, headers: req.headers, body: req.body, dispatcher });
-  const text = await res.body.text();
   const label = `${req.op.method} ${req.op.path}`;
   hits.set(label, (hits.get(label) ?? 0) + 1);
+  // An event stream that was accepted stays open: its status and headers are the answer; stop reading there.
+  if (res.statusCode === 200 && String(res.headers["content-type"]).startsWith("text/event-stream")) {
+    res.body.destroy();
+    if (!res.headers["x-request-id"]) throw new Error(`${label} → 200 event stream without X-Request-Id`);
+    return;
+  }
+  const text = await res.body.text();
   const problem = (why: string) =>
     new Error(
       `${label} → ${res.statusCode}: ${why}\nsent ${req.path} ${JSON.stringify(req.headers)} ${JSON.stringify(req.body?.slice(0, 300))}\ngot ${text.slice(0, 500)}`,

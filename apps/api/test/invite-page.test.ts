@@ -1,5 +1,6 @@
-// The invite page (SPEC §4, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
-// invite, accepts it, and shows each refusal; strict CSP, no referrer, no caching, no token in the logs.
+// The invite page (SPEC §4, §11, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
+// invite, accepts it, logs the person in to a console session and opens the console, and shows each refusal;
+// strict CSP, no referrer, no caching, no token in the logs.
 import { mkdirSync } from "node:fs";
 import type { Server } from "node:http";
 import path from "node:path";
@@ -51,17 +52,38 @@ async function invite(inviter: TestMember, email: string, role = "member") {
   return token;
 }
 
-/** A phone-sized page that records console errors (CSP violations land there). */
-async function openPage(token: string | null): Promise<{ page: Page; problems: string[] }> {
+/** A phone-sized page that records the invite page's console errors (CSP violations land there). */
+async function openPage(token: string | null, base = baseUrl): Promise<{ page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
   const page = await context.newPage();
   const problems: string[] = [];
+  // Only the invite page's own: what the console does once it is opened is the console's tests' business.
+  const onInvitePage = () => new URL(page.url()).pathname.startsWith("/accept-invite");
   page.on("console", (message) => {
-    if (message.type() === "error") problems.push(message.text());
+    if (message.type() === "error" && onInvitePage()) problems.push(message.text());
   });
-  page.on("pageerror", (error) => problems.push(error.message));
-  await page.goto(`${baseUrl}/accept-invite${token === null ? "" : `?token=${token}`}`);
+  page.on("pageerror", (error) => {
+    if (onInvitePage()) problems.push(error.message);
+  });
+  await page.goto(`${base}/accept-invite${token === null ? "" : `?token=${token}`}`);
   return { page, problems };
+}
+
+/**
+ * The browser holds a console session cookie, HttpOnly and SameSite=Strict, that no script can read, and the API
+ * answers GET /auth/session for it with this user, organization and role.
+ */
+async function expectConsoleSession(page: Page, want: { email: string; orgId: string; role: string }) {
+  const cookies = await page.context().cookies();
+  expect(cookies.map((c) => c.name)).toEqual(["conveyor_session"]);
+  const cookie = cookies[0]!;
+  tokens.push(cookie.value);
+  expect(cookie).toMatchObject({ path: "/", httpOnly: true, sameSite: "Strict", secure: false });
+  expect(await page.evaluate("document.cookie")).toBe("");
+  const session = await api.request.get("/auth/session").set("Cookie", `conveyor_session=${cookie.value}`);
+  expect(session.status).toBe(200);
+  expect(session.body).toMatchObject({ user: { email: want.email }, org: { id: want.orgId }, role: want.role });
+  return session.body as { org: { id: string; name: string } };
 }
 
 describe("GET /accept-invite", () => {
@@ -85,7 +107,7 @@ describe("GET /accept-invite", () => {
     }
   });
 
-  it("shows the org and email, accepts with a new password, and the returned token works on GET /me", async () => {
+  it("shows the org and email, accepts with a new password, and ends logged in to the console, in the invite's organization", async () => {
     const owner = await createOrg(api.database.db, api.deps.config, "Lighthouse Logistics");
     const email = `new-teammate-${Date.now()}@example.test`;
     const token = await invite(owner, email, "admin");
@@ -98,18 +120,10 @@ describe("GET /accept-invite", () => {
     await page.screenshot({ path: path.join(artifacts, "invite-page.png"), fullPage: true });
 
     await page.click("#submit");
-    await page.getByRole("heading", { name: "You're in" }).waitFor();
-    expect(await page.locator("#done-text").textContent()).toBe(`You joined Lighthouse Logistics as admin (${email}).`);
-    const jwt = await page.locator("#token").inputValue();
-    tokens.push(jwt);
-    expect(await page.locator("#usage").textContent()).toBe(`curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/me`);
-    // The spent link is gone from the address bar.
-    expect(page.url()).toBe(`${baseUrl}/accept-invite`);
-    await page.screenshot({ path: path.join(artifacts, "invite-page-success.png"), fullPage: true });
-
-    const me = await api.request.get("/me").set("Authorization", `Bearer ${jwt}`);
-    expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ user: { email }, org: { id: owner.orgId, name: "Lighthouse Logistics" }, role: "admin" });
+    // Into the console (served at /).
+    await page.waitForURL(`${baseUrl}/`);
+    const me = await expectConsoleSession(page, { email, orgId: owner.orgId, role: "admin" });
+    expect(me.org.name).toBe("Lighthouse Logistics");
     expect(problems).toEqual([]);
     await page.context().close();
   });
@@ -176,8 +190,48 @@ describe("GET /accept-invite", () => {
     await page.screenshot({ path: path.join(artifacts, "invite-page-wrong-password.png"), fullPage: true });
     await page.fill("#password", TEST_PASSWORD);
     await page.click("#submit");
-    await page.getByRole("heading", { name: "You're in" }).waitFor();
+    // An existing account: logged in with its own password, in the organization it just joined (not its oldest one).
+    await page.waitForURL(`${baseUrl}/`);
+    await expectConsoleSession(page, { email: existing.email, orgId: owner.orgId, role: "member" });
     await page.context().close();
+  });
+
+  it("says the person joined, and links to the console, when the login that follows is refused", async () => {
+    // One login per minute per address: the test spends it, so the page's own is refused with 429.
+    const strict = await startTestApi({ AUTH_RATE_LIMIT_PER_MIN: "1" });
+    const strictServer = createApp(strict.deps).listen(0, "127.0.0.1");
+    await new Promise((resolve) => strictServer.once("listening", resolve));
+    const strictUrl = `http://127.0.0.1:${(strictServer.address() as { port: number }).port}`;
+    try {
+      const owner = await createOrg(strict.database.db, strict.deps.config, "Strict Co");
+      const email = `strict-${Date.now()}@example.test`;
+      const created = await strict.request.post("/org/invite").set("Authorization", `Bearer ${owner.token}`).send({ email, role: "member" });
+      const token = new URL(created.body.invite_url).searchParams.get("token")!;
+      tokens.push(token);
+      const spent = await fetch(`${strictUrl}/auth/login`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ email: owner.email, password: TEST_PASSWORD }),
+      });
+      expect(spent.status).toBe(200);
+      const { page } = await openPage(token, strictUrl);
+      await page.locator("#password").waitFor({ state: "visible" });
+      await page.fill("#password", PASSWORD);
+      await page.click("#submit");
+      await page.getByRole("heading", { name: "You're in" }).waitFor();
+      expect(await page.locator("#done-text").textContent()).toBe(`You joined Strict Co as member (${email}).`);
+      expect(await page.locator("#console-link").getAttribute("href")).toBe("./");
+      expect(await page.locator("#password").inputValue()).toBe("");
+      expect(page.url()).toBe(`${strictUrl}/accept-invite`);
+      expect(await page.context().cookies()).toEqual([]);
+      await page.screenshot({ path: path.join(artifacts, "invite-page-joined-not-logged-in.png"), fullPage: true });
+      await page.context().close();
+      // The invite was accepted all the same.
+      expect(await strict.database.db.prisma.membership.count({ where: { orgId: owner.orgId } })).toBe(2);
+    } finally {
+      await new Promise((resolve) => strictServer.close(resolve));
+      await strict.close();
+    }
   });
 
   it("shows an org name containing markup as text", async () => {

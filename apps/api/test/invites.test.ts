@@ -55,7 +55,11 @@ describe("POST /invite/accept", () => {
     const created = await invite(owner, uniqueEmail("new"), "admin");
     const res = await accept(created.token);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ token: expect.any(String), user: { id: expect.any(String), email: created.email, role: "admin" } });
+    expect(res.body).toEqual({
+      token: expect.any(String),
+      user: { id: expect.any(String), email: created.email, role: "admin" },
+      org: { id: owner.orgId, name: "Joinable" },
+    });
     const me = await api.request.get("/me").set("Authorization", `Bearer ${res.body.token}`);
     expect(me.body).toEqual({ user: { id: res.body.user.id, email: created.email }, org: { id: owner.orgId, name: "Joinable" }, role: "admin" });
     const login = await api.request.post("/auth/login").send({ email: created.email, password: NEW_PASSWORD });

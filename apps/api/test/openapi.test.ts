@@ -100,7 +100,7 @@ describe("GET /openapi.json", () => {
   it("documents the artifact with the media types it is served with, and the member path parameter as user_id", () => {
     expect(Object.keys(doc.paths["/jobs/{id}/artifact"]!.get.responses["200"].content).sort()).toEqual(["application/pdf", "image/jpeg"]);
     const remove = doc.paths["/org/members/{user_id}"]!.delete;
-    expect(remove.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["path:user_id"]);
+    expect(remove.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["path:user_id", "header:X-CSRF-Token"]);
   });
 
   it("has an example of every built-in type that the route and the catalog accept", () => {
@@ -156,18 +156,38 @@ describe("GET /openapi.json", () => {
     }
   });
 
-  it("declares both credential kinds and which endpoints take which", () => {
+  it("declares the credential kinds (bearer, API key, console session cookie) and which endpoints take which", () => {
     expect(doc.components.securitySchemes).toEqual({
       bearerAuth: expect.objectContaining({ type: "http", scheme: "bearer", bearerFormat: "JWT" }),
       apiKeyAuth: expect.objectContaining({ type: "apiKey", in: "header", name: "X-API-Key" }),
+      sessionCookie: expect.objectContaining({ type: "apiKey", in: "cookie", name: "conveyor_session" }),
     });
-    expect(doc.paths["/jobs"]!.post.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
-    expect(doc.paths["/jobs/{id}/logs"]!.get.security).toEqual([{ bearerAuth: [] }, { apiKeyAuth: [] }]);
-    expect(doc.paths["/me"]!.get.security).toEqual([{ bearerAuth: [] }]);
-    expect(doc.paths["/api-keys"]!.post.security).toEqual([{ bearerAuth: [] }]);
-    expect(doc.paths["/org/invite"]!.post.security).toEqual([{ bearerAuth: [] }]);
+    const job = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }];
+    const user = [{ bearerAuth: [] }, { sessionCookie: [] }];
+    expect(doc.paths["/jobs"]!.post.security).toEqual(job);
+    expect(doc.paths["/jobs/{id}/logs"]!.get.security).toEqual(job);
+    expect(doc.paths["/me"]!.get.security).toEqual(user);
+    expect(doc.paths["/api-keys"]!.post.security).toEqual(user);
+    expect(doc.paths["/org/invite"]!.post.security).toEqual(user);
+    expect(doc.paths["/auth/session"]!.get.security).toEqual([{ sessionCookie: [] }]);
+    expect(doc.paths["/auth/session"]!.post.security).toEqual([]);
     expect(doc.paths["/invite/accept"]!.post.security).toEqual([]);
     expect(doc.paths["/metrics"]!.get.security).toEqual([]);
+  });
+
+  it("documents X-CSRF-Token (optional) and a 403 on every state-changing operation a session cookie can call, and on no other", () => {
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const cookie = op.security.some((s: Record<string, unknown>) => "sessionCookie" in s);
+        const csrf = (op.parameters ?? []).some((param: { name: string; in: string; required: boolean }) => {
+          if (param.name !== "X-CSRF-Token") return false;
+          expect([method, p, param.in, param.required]).toEqual([method, p, "header", false]);
+          return true;
+        });
+        expect([method, p, csrf]).toEqual([method, p, cookie && method !== "get"]);
+        if (csrf) expect([method, p, Object.keys(op.responses)]).toEqual([method, p, expect.arrayContaining(["403"])]);
+      }
+    }
   });
 
   describe("real responses", () => {

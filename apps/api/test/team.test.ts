@@ -1,6 +1,8 @@
-// Team management (SPEC §4, ROBUSTNESS B16, B17): the role table cell by cell, API keys refused on /org,
-// removal and what it takes with it, and another organization's ids answered like random ones.
+// Team management (SPEC §4, §12, ROBUSTNESS B16, B17): the role table cell by cell, API keys refused on /org,
+// removal and what it takes with it, role changes, pending invites and their withdrawal, members in pages, and
+// another organization's ids answered like random ones.
 import { newId } from "@conveyor/db";
+import { signToken } from "../src/services/tokens";
 import { expectError } from "./support/expect-error";
 import { addMember, createApiKey, createOrg, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
@@ -234,5 +236,195 @@ describe("/me with an API key", () => {
   it("refuses with 403 forbidden", async () => {
     const t = await team();
     expectError(await api.request.get("/me").set("X-API-Key", t.key), 403, "forbidden");
+  });
+});
+
+describe("PATCH /org/members/{user_id} (SPEC §12)", () => {
+  const patch = (caller: TestMember | string, userId: string, body: object) => {
+    const req = api.request.patch(`/org/members/${userId}`).send(body);
+    return typeof caller === "string" ? req.set("X-API-Key", caller) : req.set(...bearer(caller));
+  };
+
+  it("lets the owner make a member an admin and back, answering the member; it applies to their next request", async () => {
+    const t = await team();
+    const other = await bystander();
+    expectError(await api.request.get("/org/members").set(...bearer(t.member)), 403, "forbidden");
+    const up = await patch(t.owner, t.member.userId, { role: "admin" });
+    expect(up.status).toBe(200);
+    expect(up.body).toEqual({ id: t.member.userId, email: t.member.email, role: "admin", joined_at: expect.stringMatching(/Z$/) });
+    expect((await api.request.get("/org/members").set(...bearer(t.member))).status).toBe(200);
+    expect((await api.request.get("/me").set(...bearer(t.member))).body.role).toBe("admin");
+    const down = await patch(t.owner, t.admin.userId, { role: "member" });
+    expect(down.body.role).toBe("member");
+    expectError(await api.request.get("/org/members").set(...bearer(t.admin)), 403, "forbidden");
+    // The same role again changes nothing and says so.
+    expect((await patch(t.owner, t.admin.userId, { role: "member" })).body.role).toBe("member");
+    await other.expectUntouched();
+  });
+
+  it("refuses the owner's own role with 409 cannot_change_own_role", async () => {
+    const t = await team();
+    expectError(await patch(t.owner, t.owner.userId, { role: "admin" }), 409, "cannot_change_own_role");
+    expectError(await patch(t.owner, t.owner.userId.toUpperCase(), { role: "member" }), 409, "cannot_change_own_role");
+    expect((await api.request.get("/me").set(...bearer(t.owner))).body.role).toBe("owner");
+  });
+
+  it("neither grants nor takes ownership: role owner, and another owner's role, are 400", async () => {
+    const t = await team();
+    const res = await patch(t.owner, t.member.userId, { role: "owner" });
+    expectError(res, 400, "validation_failed");
+    expect(res.body.error.details).toEqual([{ path: "role", message: expect.stringContaining("ownership") }]);
+    const coOwner = await addMember(api.database.db, api.deps.config, t.owner.orgId, "owner");
+    expectError(await patch(t.owner, coOwner.userId, { role: "member" }), 400, "validation_failed");
+    expect((await api.request.get("/me").set(...bearer(coOwner))).body.role).toBe("owner");
+  });
+
+  it("refuses admins, members and API keys with 403", async () => {
+    const t = await team();
+    for (const caller of [t.admin, t.member, t.key]) expectError(await patch(caller, t.member.userId, { role: "admin" }), 403, "forbidden");
+    expect((await api.request.get("/me").set(...bearer(t.member))).body.role).toBe("member");
+  });
+
+  it("answers 404 for another organization's member, a random id and a malformed id, identically", async () => {
+    const t = await team();
+    const other = await bystander();
+    const outsider = await patch(t.owner, other.member.userId, { role: "admin" });
+    expectError(outsider, 404, "not_found");
+    expect((await patch(t.owner, newId(), { role: "admin" })).body).toEqual(outsider.body);
+    expect((await patch(t.owner, "not-a-uuid", { role: "admin" })).body).toEqual(outsider.body);
+    await other.expectUntouched();
+  });
+
+  it("refuses unknown fields and a missing role with 400", async () => {
+    const t = await team();
+    for (const body of [{ role: "admin", org_id: newId() }, {}, { role: "superuser" }])
+      expectError(await patch(t.owner, t.member.userId, body), 400, "validation_failed");
+  });
+});
+
+describe("GET /org/invites and DELETE /org/invites/{id} (SPEC §12)", () => {
+  const invite = async (caller: TestMember, email = uniqueEmail("pending"), role = "member") => {
+    const res = await api.request
+      .post("/org/invite")
+      .set(...bearer(caller))
+      .send({ email, role });
+    expect(res.status).toBe(201);
+    return { email, token: new URL(res.body.invite_url).searchParams.get("token")! };
+  };
+
+  it("lists the pending invites newest first with who sent them, never a token; used, replaced and expired ones are gone", async () => {
+    const t = await team();
+    const other = await bystander();
+    // Another organization's pending invite is never listed.
+    await invite((await team()).owner);
+    const first = await invite(t.owner, uniqueEmail("first"), "admin");
+    const second = await invite(t.admin, uniqueEmail("second"));
+    const replaced = await invite(t.owner, uniqueEmail("replaced"));
+    await invite(t.owner, replaced.email);
+    const used = await invite(t.owner);
+    expect((await api.request.post("/invite/accept").send({ token: used.token, password: "a long enough new passphrase" })).status).toBe(200);
+
+    for (const caller of [t.owner, t.admin]) {
+      const res = await api.request.get("/org/invites").set(...bearer(caller));
+      expect(res.status).toBe(200);
+      expect(res.body.map((i: { email: string }) => i.email)).toEqual([replaced.email, second.email, first.email]);
+      const stored = await api.database.db.prisma.invite.findFirstOrThrow({ where: { email: first.email } });
+      expect(res.body[2]).toEqual({
+        id: stored.id,
+        email: first.email,
+        role: "admin",
+        expires_at: stored.expiresAt.toISOString(),
+        invited_by: t.owner.userId,
+        created_at: stored.createdAt.toISOString(),
+      });
+      expect(res.body[1].invited_by).toBe(t.admin.userId);
+      for (const token of [first.token, second.token, replaced.token]) expect(res.text).not.toContain(token);
+      expect(res.text).not.toMatch(/token|hash/i);
+    }
+    try {
+      api.clock.advance(72 * 3600 * 1000);
+      const later = signToken({ userId: t.owner.userId, orgId: t.owner.orgId }, api.deps.config, api.clock.now());
+      expect((await api.request.get("/org/invites").set("Authorization", `Bearer ${later}`)).body).toEqual([]);
+    } finally {
+      api.clock.advance(-72 * 3600 * 1000);
+    }
+    await other.expectUntouched();
+  });
+
+  it("refuses members and API keys with 403", async () => {
+    const t = await team();
+    expectError(await api.request.get("/org/invites").set(...bearer(t.member)), 403, "forbidden");
+    expectError(await api.request.get("/org/invites").set("X-API-Key", t.key), 403, "forbidden");
+    const { email } = await invite(t.owner);
+    const id = (await api.database.db.prisma.invite.findFirstOrThrow({ where: { email } })).id;
+    expectError(await api.request.delete(`/org/invites/${id}`).set(...bearer(t.member)), 403, "forbidden");
+    expectError(await api.request.delete(`/org/invites/${id}`).set("X-API-Key", t.key), 403, "forbidden");
+  });
+
+  it("withdraws an invite: 204, its link answers 410 invite_expired, and it leaves the list", async () => {
+    const t = await team();
+    const other = await bystander();
+    const pending = await invite(t.owner, uniqueEmail("withdrawn"), "admin");
+    const id = (await api.database.db.prisma.invite.findFirstOrThrow({ where: { email: pending.email } })).id;
+    const res = await api.request.delete(`/org/invites/${id}`).set(...bearer(t.admin));
+    expect(res.status).toBe(204);
+    expectError(await api.request.get("/invite").query({ token: pending.token }), 410, "invite_expired");
+    expectError(await api.request.post("/invite/accept").send({ token: pending.token, password: "a long enough new passphrase" }), 410, "invite_expired");
+    expect((await api.request.get("/org/invites").set(...bearer(t.owner))).body).toEqual([]);
+    // Withdrawn once only.
+    expectError(await api.request.delete(`/org/invites/${id}`).set(...bearer(t.owner)), 404, "not_found");
+    await other.expectUntouched();
+  });
+
+  it("answers 404 for another organization's invite (which keeps working), a random id and a malformed one", async () => {
+    const t = await team();
+    const other = await bystander();
+    const theirs = await invite(other.owner);
+    const before = await bystander();
+    const id = (await api.database.db.prisma.invite.findFirstOrThrow({ where: { email: theirs.email } })).id;
+    const foreign = await api.request.delete(`/org/invites/${id}`).set(...bearer(t.owner));
+    expectError(foreign, 404, "not_found");
+    expect((await api.request.delete(`/org/invites/${newId()}`).set(...bearer(t.owner))).body).toEqual(foreign.body);
+    expect((await api.request.delete("/org/invites/nope").set(...bearer(t.owner))).body).toEqual(foreign.body);
+    expect((await api.request.get("/invite").query({ token: theirs.token })).status).toBe(200);
+    expect((await api.request.get("/org/invites").set(...bearer(t.owner))).body).toEqual([]);
+    await before.expectUntouched();
+  });
+});
+
+describe("GET /org/members paging", () => {
+  it("pages with limit and a Link to the next page, in joining order, and the pages add up to the whole list", async () => {
+    const t = await team();
+    const other = await bystander();
+    for (let i = 0; i < 3; i++) await addMember(api.database.db, api.deps.config, t.owner.orgId, "member");
+    const all = (await api.request.get("/org/members").set(...bearer(t.owner))).body as { id: string }[];
+    expect(all).toHaveLength(6);
+    const seen: string[] = [];
+    let path: string | null = "/org/members?limit=4";
+    const links: (string | undefined)[] = [];
+    while (path) {
+      const res = await api.request.get(path).set(...bearer(t.admin));
+      expect(res.status).toBe(200);
+      seen.push(...res.body.map((m: { id: string }) => m.id));
+      const link = res.headers.link as string | undefined;
+      links.push(link);
+      path = link ? new URL(/^<([^>]+)>; rel="next"$/.exec(link)![1]!).pathname + new URL(/^<([^>]+)>/.exec(link)![1]!).search : null;
+    }
+    expect(links[0]).toMatch(new RegExp(`^<${api.deps.config.PUBLIC_URL}/org/members\\?limit=4&cursor=[A-Za-z0-9_-]+>; rel="next"$`));
+    expect(links).toHaveLength(2);
+    expect(links[1]).toBeUndefined();
+    expect(seen).toEqual(all.map((m) => m.id));
+    await other.expectUntouched();
+  });
+
+  it("has no Link when one page holds everyone, and refuses a cursor without limit, a forged cursor and a bad limit with 400", async () => {
+    const t = await team();
+    const res = await api.request.get("/org/members?limit=3").set(...bearer(t.owner));
+    expect(res.body).toHaveLength(3);
+    expect(res.headers.link).toBeUndefined();
+    const forged = Buffer.from(`not a date|${newId()}`).toString("base64url");
+    for (const query of [`cursor=${forged}`, `limit=2&cursor=${forged}`, "limit=2&cursor=%%%", "limit=0", "limit=1001", "limit=x", "sort=email"]) {
+      expectError(await api.request.get(`/org/members?${query}`).set(...bearer(t.owner)), 400, "validation_failed");
+    }
   });
 });

@@ -3,10 +3,13 @@ import { envSchema, Joi, list, parseEnv, setting, sharedEnv, type ConfigOf, type
 import { TYPE_NAME_PATTERN } from "@conveyor/contracts";
 import { handlerEnv } from "./handlers/settings";
 
+/** A job type name, or an internal one (`_webhook_delivery`). */
+const SERVED_TYPE_PATTERN = new RegExp(`^_?${TYPE_NAME_PATTERN.source.slice(1)}`);
+
 export const workerEnvSchema = envSchema({
   ...sharedEnv,
-  /** Job types this replica serves (comma-separated); unset: every built-in and plugin type. */
-  WORKER_TYPES: setting(list({ pattern: TYPE_NAME_PATTERN, name: "job type" })).optional(),
+  /** Job types this replica serves (comma-separated); unset: every built-in, plugin and internal (`_webhook_delivery`) type. */
+  WORKER_TYPES: setting(list({ pattern: SERVED_TYPE_PATTERN, name: "job type" })).optional(),
   /** Jobs of one type run at once in this process. */
   WORKER_CONCURRENCY: setting(Joi.number().integer().min(1).max(1000)).default(10),
   /** Plugin modules (comma-separated paths) exporting {type, handle}. */
@@ -23,6 +26,8 @@ export const workerEnvSchema = envSchema({
   RECONCILE_INTERVAL_MS: setting(Joi.number().integer().min(100).max(3_600_000)).default(15_000),
   /** A pending or processing job untouched for this long, and absent from Redis, is re-enqueued. */
   RECONCILE_GRACE_MS: setting(Joi.number().integer().min(0).max(3_600_000)).default(30_000),
+  /** Finished jobs older than this many days are deleted with their logs, events and artifacts; 0 keeps everything. */
+  JOB_RETENTION_DAYS: setting(Joi.number().integer().min(0).max(36_500)).default(30),
   ...handlerEnv,
 });
 

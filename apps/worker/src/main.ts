@@ -1,14 +1,17 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
-import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy } from "@conveyor/config";
+import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { JobQueues, checkRedis, connectRedis, createRedis } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
-import { createBuiltInHandlers } from "./handlers";
+import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
 import { createWorkerMetrics } from "./runtime/metrics";
 import { loadPlugins } from "./runtime/plugins";
+import { Retention } from "./runtime/retention";
+import { Scheduler } from "./runtime/scheduler";
+import { WebhookRelay } from "./runtime/webhook-relay";
 import { startRuntime } from "./runtime/worker-runtime";
 
 async function main(): Promise<void> {
@@ -54,7 +57,13 @@ async function main(): Promise<void> {
     catalogOptions,
     handlers: handlerSet.handlers,
     plugins,
+    internal: createInternalHandlers({ pool: db.pool, settings: config, logger }),
     orgConcurrencyLimit: config.ORG_CONCURRENCY_LIMIT,
+    leaderTasks: [
+      new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
+      new Scheduler({ pool: db.pool, logger }),
+      new WebhookRelay({ pool: db.pool, logger }),
+    ],
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,
   });
@@ -64,6 +73,9 @@ async function main(): Promise<void> {
 
   let running = true;
   const server = await startHealthServer(config.WORKER_METRICS_PORT, () => running, { "/metrics": metrics.serve });
+  if (usesDevelopmentWebhookKey(config)) {
+    logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
+  }
   logger.info(`worker started: serving ${runtime.types.join(", ")} (concurrency ${config.WORKER_CONCURRENCY} per type; health on :${server.port})`);
 
   let stopping = false;

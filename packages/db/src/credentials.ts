@@ -1,14 +1,18 @@
-// Data access behind authentication: a JWT's membership and an API key's owner, read on every request
-// (or from a cache of at most a few seconds for keys) so removals and revocations take effect at once.
+// Data access behind authentication: a JWT's membership (with the user's credential version) and an API key's owner,
+// read on every request (or from a cache of at most a few seconds for keys) so removals, revocations and password
+// changes take effect at once.
 import type { Role } from "@conveyor/contracts";
 import type pg from "pg";
 
-export type Membership = { orgId: string; userId: string; role: Role };
+export type Membership = { orgId: string; userId: string; role: Role; /** The user's current credential version. */ credentialVersion: number };
 
-/** The role of `userId` in `orgId`, or null when they are not a member. */
+/** The role of `userId` in `orgId` and the user's credential version, or null when they are not a member. */
 export async function findMembership(pool: pg.Pool, orgId: string, userId: string): Promise<Membership | null> {
-  const { rows } = await pool.query<{ role: Role }>("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [orgId, userId]);
-  return rows[0] ? { orgId, userId, role: rows[0].role } : null;
+  const { rows } = await pool.query<{ role: Role; credential_version: number }>(
+    "SELECT m.role, u.credential_version FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2",
+    [orgId, userId],
+  );
+  return rows[0] ? { orgId, userId, role: rows[0].role, credentialVersion: rows[0].credential_version } : null;
 }
 
 export type ApiKeyOwner = { apiKeyId: string; orgId: string; userId: string };

@@ -126,3 +126,26 @@ export async function redeemInvite(prisma: PrismaClient, input: InviteRedemption
     throw error;
   }
 }
+
+export type PendingInvite = { id: string; email: string; role: Role; invitedBy: string; expiresAt: Date; createdAt: Date };
+
+/** Invites of `orgId` that can still be accepted at `now`, newest first. Never their tokens (only hashes are stored). */
+export async function listPendingInvites(db: Db, query: { orgId: string; now: Date }): Promise<PendingInvite[]> {
+  return db.invite.findMany({
+    where: { orgId: query.orgId, acceptedAt: null, supersededAt: null, expiresAt: { gt: query.now } },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    select: { id: true, email: true, role: true, invitedBy: true, expiresAt: true, createdAt: true },
+  });
+}
+
+/**
+ * Withdraws a pending invite of `orgId`: its link then answers like a replaced one (410 invite_expired). False when
+ * there was no such pending invite (unknown, another organization's, accepted, replaced or expired).
+ */
+export async function withdrawInvite(db: Db, input: { orgId: string; id: string; at: Date }): Promise<boolean> {
+  const { count } = await db.invite.updateMany({
+    where: { id: input.id, orgId: input.orgId, acceptedAt: null, supersededAt: null, expiresAt: { gt: input.at } },
+    data: { supersededAt: input.at },
+  });
+  return count > 0;
+}

@@ -1,9 +1,42 @@
 // Users: one account per e-mail address across the deployment. Emails arrive trimmed and lower-cased.
+import type pg from "pg";
 import type { Db } from "./client";
 
-export type UserRecord = { id: string; email: string; passwordHash: string };
+export type UserRecord = {
+  id: string;
+  email: string;
+  passwordHash: string;
+  /** Raised by every password change; tokens and sessions issued under an older version are refused. */
+  credentialVersion: number;
+};
+
+const userFields = { id: true, email: true, passwordHash: true, credentialVersion: true } as const;
 
 /** The account with this (normalized) email, or null. */
 export async function findUserByEmail(db: Db, email: string): Promise<UserRecord | null> {
-  return db.user.findUnique({ where: { email }, select: { id: true, email: true, passwordHash: true } });
+  return db.user.findUnique({ where: { email }, select: userFields });
+}
+
+export async function findUserById(db: Db, id: string): Promise<UserRecord | null> {
+  return db.user.findUnique({ where: { id }, select: userFields });
+}
+
+/**
+ * Sets a new password hash and raises the user's credential version, in one statement: every token and session of
+ * the user issued before stops working, except the session `keepSessionId` (the one that asked), which moves to the
+ * new version. The user's other sessions are deleted. Returns the new version, or null when the user is gone.
+ */
+export async function changePassword(pool: pg.Pool, input: { userId: string; passwordHash: string; keepSessionId?: string }): Promise<number | null> {
+  const { rows } = await pool.query<{ credential_version: number }>(
+    `WITH changed AS (
+       UPDATE users SET password_hash = $2, credential_version = credential_version + 1 WHERE id = $1 RETURNING credential_version
+     ), ended AS (
+       DELETE FROM sessions WHERE user_id = $1 AND id IS DISTINCT FROM $3::uuid
+     ), kept AS (
+       UPDATE sessions SET credential_version = (SELECT credential_version FROM changed) WHERE id = $3::uuid AND user_id = $1
+     )
+     SELECT credential_version FROM changed`,
+    [input.userId, input.passwordHash, input.keepSessionId ?? null],
+  );
+  return rows[0]?.credential_version ?? null;
 }

@@ -1,8 +1,8 @@
-// Accounts (SPEC §3): signup (unless ALLOW_SIGNUP=false), login, and who am I.
+// Accounts (SPEC §3, §12): signup (unless ALLOW_SIGNUP=false), login, who am I, and changing a password.
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema } from "../http/endpoint";
 import { jsonSchema, withProperty } from "../openapi/json-schema";
-import { describeCaller, login, signup } from "../services/accounts";
+import { changePassword, describeCaller, login, signup } from "../services/accounts";
 import { emailField, newPasswordField, passwordField } from "./fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
@@ -20,6 +20,11 @@ const loginBody = Joi.object<{ email: string; password: string; org_id?: string 
   email: emailField.required(),
   password: passwordField.required(),
   org_id: Joi.string().guid(),
+});
+
+const passwordBody = Joi.object<{ current_password: string; new_password: string }>({
+  current_password: passwordField.required(),
+  new_password: newPasswordField.required(),
 });
 
 const describe = (field: string, description: string) => (schema: JsonSchema) => withProperty(schema, field, (current) => ({ ...current, description }));
@@ -95,7 +100,7 @@ export const accountEndpoints = [
     operationId: "me",
     tag: "Accounts",
     summary: "Who am I",
-    description: "The user, organization and role of the token. API keys get 403.",
+    description: "The user, organization and role of the token or console session. API keys get 403.",
     access: "user",
     responses: {
       200: {
@@ -106,6 +111,32 @@ export const accountEndpoints = [
     errors: [...AUTHENTICATED_ERRORS, 403],
     async handle({ caller }, deps) {
       return { json: await describeCaller({ caller }, deps) };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/auth/password",
+    operationId: "changePassword",
+    tag: "Accounts",
+    summary: "Change your password",
+    description:
+      "A user token or a console session (API keys get 403). A wrong current password is 401 and counts as a failed login " +
+      "for the account (10 per 15 minutes). Every other token and console session of the user stops working at once; " +
+      "the console session that asked stays logged in, while a token used to ask ends too (log in again).",
+    access: "user",
+    body: {
+      schema: passwordBody,
+      document: describe("new_password", `The new password: ${NEW_PASSWORD}`)(jsonSchema(passwordBody)),
+      examples: {
+        change: { summary: "A new password", value: { current_password: "correct horse battery staple", new_password: "a longer and newer passphrase" } },
+      },
+    },
+    responses: { 204: { description: "Changed." } },
+    errors: [...BODY_ERRORS, ...AUTHENTICATED_ERRORS, 403, 429],
+    async handle({ caller, body, req }, deps) {
+      await changePassword({ caller, currentPassword: body.current_password, newPassword: body.new_password }, deps);
+      req.log.info("password changed", { userId: caller.userId });
+      return { status: 204 };
     },
   }),
 ];

@@ -4,20 +4,33 @@ import type { Endpoint } from "../http/endpoint";
 import { accountEndpoints, signupEndpoint } from "./accounts";
 import { apiKeyEndpoints } from "./api-keys";
 import { callbackEndpoints } from "./callbacks";
+import { consoleEndpoints } from "./console";
+import { eventEndpoints } from "./events";
 import { inviteEndpoints } from "./invites";
+import { jobStatsEndpoints } from "./job-stats";
 import { jobEndpoints } from "./jobs";
 import { operationsEndpoints } from "./operations";
 import { referenceEndpoints } from "./reference";
+import { scheduleEndpoints } from "./schedules";
+import { sessionEndpoints } from "./sessions";
 import { teamEndpoints } from "./team";
+import { webhookEndpointEndpoints } from "./webhook-endpoints";
 
 export const endpoints: readonly Endpoint[] = [
+  // Before /jobs/{id}, which would take "stats" for an id.
+  ...jobStatsEndpoints,
   ...jobEndpoints,
+  ...eventEndpoints,
+  ...webhookEndpointEndpoints,
+  ...scheduleEndpoints,
   signupEndpoint,
   ...accountEndpoints,
+  ...sessionEndpoints,
   ...apiKeyEndpoints,
   ...teamEndpoints,
   ...inviteEndpoints,
   ...operationsEndpoints,
   ...referenceEndpoints,
+  ...consoleEndpoints,
   ...callbackEndpoints,
 ];

@@ -63,10 +63,14 @@ export const inviteEndpoints = [
     },
     responses: {
       200: {
-        description: "Joined; a token for the organization.",
+        description: "Joined; a token for the organization, and the organization (the invite page starts a console session in it).",
         json: {
           component: "AcceptedInvite",
-          example: { token: "eyJhbGciOiJIUzI1NiJ9.e30.c2ln", user: { id: USER_ID, email: "grace@example.com", role: "member" } },
+          example: {
+            token: "eyJhbGciOiJIUzI1NiJ9.e30.c2ln",
+            user: { id: USER_ID, email: "grace@example.com", role: "member" },
+            org: { id: "0193a5c4-2222-7c1d-9f3a-2b8e4d6f1a01", name: "Acme" },
+          },
         },
       },
     },

@@ -28,19 +28,6 @@ export const referenceEndpoints = [
   }),
   endpoint({
     method: "get",
-    path: "/",
-    operationId: "root",
-    tag: "Reference",
-    summary: "Where a browser lands",
-    description: "Redirects to /docs.",
-    access: "public",
-    responses: { 302: { description: "To the reference page.", headers: { Location: { description: "/docs", schema: { type: "string" } } } } },
-    errors: [500],
-    // Until the console lives at /, a browser pointed at the API lands on its reference.
-    handle: () => ({ status: 302, location: "/docs" }),
-  }),
-  endpoint({
-    method: "get",
     path: "/docs",
     operationId: "docs",
     tag: "Reference",

@@ -11,14 +11,16 @@ import type { ResponseSchemaName } from "../openapi/responses";
 import type { Caller, ServiceDeps } from "../services/deps";
 
 /**
- * Who may call an endpoint (SPEC §3): anyone; a user token only; or the job credentials — a user token or an
- * API key. Roles narrow it further.
+ * Who may call an endpoint (SPEC §3, §11): anyone; a user — a user token or a console session; the job credentials —
+ * a user token, an API key or a console session; or a console session only (the session endpoints). Roles narrow it
+ * further. With a session cookie, every state-changing request also needs the session's X-CSRF-Token.
  */
-export type Access = "public" | "user" | "job";
+export type Access = "public" | "user" | "job" | "session";
 
 export type { JsonSchema };
 
-export type Tag = "Jobs" | "Accounts" | "API keys" | "Team" | "Invites" | "Callbacks" | "Operations" | "Reference";
+export type Tag =
+  "Jobs" | "Events" | "Webhooks" | "Schedules" | "Accounts" | "API keys" | "Team" | "Invites" | "Callbacks" | "Operations" | "Reference" | "Console";
 
 export type Example = { summary: string; value: unknown };
 

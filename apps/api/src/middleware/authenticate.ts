@@ -1,17 +1,22 @@
-// Who is calling, checked against the database on every request (SPEC §3):
-// - `Authorization: Bearer <jwt>`: HS256 signature and expiry, then the membership is read, so a removed
-//   member's token stops working at once and a role change applies at once.
+// Who is calling, checked against the database on every request (SPEC §3, §11):
+// - `Authorization: Bearer <jwt>`: HS256 signature and expiry, then the membership and the user's credential version
+//   are read, so a removed member's token stops working at once, a role change applies at once, and a password change
+//   ends every token issued before it.
 // - `X-API-Key: cvk_…`: looked up by SHA-256; acts as `member` of its org. Cached for at most
 //   API_KEY_CACHE_MS, so a revocation takes effect within that time.
-// Both headers present: the bearer token decides.
-import type { RequestHandler } from "express";
+// - the `conveyor_session` cookie (the console): looked up by SHA-256 with the same membership and version checks, and
+//   for POST, PATCH, PUT and DELETE the session's CSRF token in `X-CSRF-Token` (else 403 csrf_failed).
+// A bearer token wins over an API key, and either wins over the cookie. The session endpoints take the cookie only.
+import type { Request, RequestHandler, Response } from "express";
 import type { Role } from "@conveyor/contracts";
-import { findLiveApiKey, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
+import { findLiveApiKey, findLiveSession, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
 import type { AppDeps } from "../context";
 import type { Access } from "../http/endpoint";
-import { forbidden, unauthorized } from "../http/errors";
+import { AppError, forbidden, unauthorized } from "../http/errors";
+import { clearedSessionCookie, sessionTokenOf } from "../http/session-cookie";
 import type { Caller } from "../services/deps";
 import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
+import { csrfKey, csrfMatches, csrfToken, hashSessionToken, looksLikeSessionToken } from "../services/session-secrets";
 import { verifyToken } from "../services/tokens";
 
 declare global {
@@ -27,6 +32,9 @@ declare global {
 export const API_KEY_CACHE_MS = 4_000;
 /** last_used_at is written at most this often per key. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** Methods that change state: with a session cookie they need the CSRF header. */
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+const CSRF_HEADER = "X-CSRF-Token";
 
 /** The credential check of an endpoint that is not public: API keys are for the job endpoints only. */
 export type Authenticator = (access: Exclude<Access, "public">) => RequestHandler;
@@ -38,6 +46,7 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
   const keyCache = new Map<string, { owner: ApiKeyOwner | null; readAt: number; appReadAt: number }>();
   const fresh = (since: number, now: number) => now >= since && now - since < API_KEY_CACHE_MS;
   const lastTouched = new Map<string, number>();
+  const csrf = csrfKey(deps.config.JWT_SECRET);
 
   async function apiKeyOwner(key: string): Promise<ApiKeyOwner | null> {
     const hash = hashApiKey(key);
@@ -58,30 +67,62 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     return owner;
   }
 
+  async function bearer(authorization: string): Promise<Caller> {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    const claims = match ? verifyToken(match[1]!, deps.config.JWT_SECRET, deps.clock.now()) : null;
+    if (!claims) throw unauthorized("The bearer token is missing, malformed, expired or not signed by this service.");
+    const membership = await findMembership(deps.db.pool, claims.orgId, claims.userId);
+    if (!membership) throw unauthorized("This token's user is no longer a member of its organization.");
+    if (membership.credentialVersion !== claims.version) throw unauthorized("This token was issued before the password changed; log in again.");
+    return { kind: "jwt", orgId: membership.orgId, userId: membership.userId, role: membership.role };
+  }
+
+  /** The caller of a session cookie; a dead session's cookie is cleared with the refusal. */
+  async function session(req: Request, token: string): Promise<Caller> {
+    const tokenHash = looksLikeSessionToken(token) ? hashSessionToken(token) : null;
+    const live = tokenHash ? await findLiveSession(deps.db.pool, tokenHash, deps.clock.now()) : null;
+    if (!live || !tokenHash) {
+      throw new AppError("unauthorized", "The console session has ended or expired; log in again.", undefined, {
+        "Set-Cookie": clearedSessionCookie(deps.config),
+      });
+    }
+    const expected = csrfToken(csrf, tokenHash);
+    if (STATE_CHANGING.has(req.method) && !csrfMatches(expected, req.get(CSRF_HEADER))) {
+      throw new AppError(
+        "csrf_failed",
+        `A request made with the console's session cookie must send the session's CSRF token in ${CSRF_HEADER} (from GET /auth/session).`,
+      );
+    }
+    return { kind: "session", orgId: live.orgId, userId: live.userId, role: live.role, session: { id: live.id, csrfToken: expected } };
+  }
+
+  async function identify(req: Request, access: Exclude<Access, "public">): Promise<Caller> {
+    const token = sessionTokenOf(req);
+    if (access === "session") {
+      if (token === undefined) throw unauthorized("No console session: log in with POST /auth/session.");
+      return session(req, token);
+    }
+    const authorization = req.get("authorization");
+    if (authorization !== undefined) return bearer(authorization);
+    const apiKey = req.get("x-api-key");
+    if (apiKey !== undefined) {
+      const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
+      if (!owner) throw unauthorized("The API key is not valid or has been revoked.");
+      if (access !== "job") throw forbidden("API keys can only be used on the job endpoints; use a user token here.");
+      return { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId };
+    }
+    if (token !== undefined) return session(req, token);
+    throw unauthorized();
+  }
+
   return function authenticate(access) {
-    return async (req, _res, next) => {
-      const authorization = req.get("authorization");
-      const apiKey = req.get("x-api-key");
-
-      if (authorization !== undefined) {
-        const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-        const claims = match ? verifyToken(match[1]!, deps.config.JWT_SECRET, deps.clock.now()) : null;
-        if (!claims) return next(unauthorized("The bearer token is missing, malformed, expired or not signed by this service."));
-        const membership = await findMembership(deps.db.pool, claims.orgId, claims.userId);
-        if (!membership) return next(unauthorized("This token's user is no longer a member of its organization."));
-        req.auth = { kind: "jwt", orgId: membership.orgId, userId: membership.userId, role: membership.role };
-        return next();
+    return async (req: Request, _res: Response, next) => {
+      try {
+        req.auth = await identify(req, access);
+        next();
+      } catch (error) {
+        next(error);
       }
-
-      if (apiKey !== undefined) {
-        const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
-        if (!owner) return next(unauthorized("The API key is not valid or has been revoked."));
-        if (access !== "job") return next(forbidden("API keys can only be used on the job endpoints; use a user token here."));
-        req.auth = { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId };
-        return next();
-      }
-
-      next(unauthorized());
     };
   };
 }

@@ -16,13 +16,23 @@ export type DocumentOptions = ApiConfig;
 
 const TAGS = [
   { name: "Jobs", description: "Enqueue jobs and follow them. A user token or an API key; always scoped to the caller's organization." },
-  { name: "Accounts", description: "Sign up, log in, and who am I." },
-  { name: "API keys", description: "Keys for services; managed with a user token only." },
-  { name: "Team", description: "Members and invites of the organization; user tokens only." },
+  {
+    name: "Events",
+    description: "Server-sent streams of the organization's job events, resumable with Last-Event-ID. Access as for jobs.",
+  },
+  {
+    name: "Webhooks",
+    description: "Endpoints that receive the organization's job events as signed CloudEvents; owners and admins, user tokens only.",
+  },
+  { name: "Schedules", description: "Cron schedules that create a job at each tick. Access as for jobs." },
+  { name: "Accounts", description: "Sign up, log in (a token, or a console session cookie), who am I, and your password." },
+  { name: "API keys", description: "Keys for services; managed with a user token or a console session, never with a key." },
+  { name: "Team", description: "Members and invites of the organization; user tokens and console sessions only." },
   { name: "Invites", description: "Public: what an invitee uses to join." },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
   { name: "Reference", description: "This document and its page." },
+  { name: "Console", description: "The web console for people, served from this origin." },
 ];
 
 const DESCRIPTION = `Conveyor runs background jobs for your services: enqueue over HTTP, follow status and logs, manage your team.
@@ -31,7 +41,9 @@ const DESCRIPTION = `Conveyor runs background jobs for your services: enqueue ov
   \`__proto__\`, \`constructor\` or \`prototype\` key and no NUL or lone surrogate in any string or key. Timestamps are
   ISO 8601 UTC with milliseconds; ids are UUID v7.
 - **Credentials**: \`Authorization: Bearer <JWT>\` (from signup, login or an accepted invite) or \`X-API-Key: cvk_…\`
-  (job endpoints only). With both, the bearer token is used.
+  (job endpoints only). With both, the bearer token is used. The console uses the \`conveyor_session\` cookie instead
+  (POST /auth/session), and with it every POST, PATCH, PUT and DELETE must send the session's \`X-CSRF-Token\`
+  (otherwise 403 \`csrf_failed\`); a bearer token or an API key, when sent, wins over the cookie.
 - **Errors** always have the body \`{"error": {"code", "message", "details"?}}\`; the code says what happened.
 - Every response carries \`X-Request-Id\` (yours, if you sent a sane one).`;
 
@@ -49,9 +61,22 @@ const oasPath = (expressPath: string) => expressPath.replace(/:(\w+)/g, "{$1}");
 
 const SECURITY: Record<Access, Record<string, string[]>[]> = {
   public: [],
-  user: [{ bearerAuth: [] }],
-  job: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
+  user: [{ bearerAuth: [] }, { sessionCookie: [] }],
+  job: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }],
+  session: [{ sessionCookie: [] }],
 };
+
+/** Operations that change state: with the session cookie they need the CSRF header (and can be refused with 403). */
+const CSRF_PARAMETER = {
+  name: "X-CSRF-Token",
+  in: "header",
+  required: false,
+  description:
+    "Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET " +
+    "/auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key.",
+  schema: { type: "string" },
+};
+const changesState = (op: Endpoint) => op.access !== "public" && op.method !== "get";
 
 function response(spec: ResponseSpec): JsonSchema {
   const headers = { "X-Request-Id": requestId, ...spec.headers };
@@ -69,8 +94,11 @@ function operationObject(op: Endpoint): JsonSchema {
     ...Object.entries(op.params ?? {}).map(([name, p]) => ({ name, in: "path", required: true, ...p })),
     ...withoutDefaults(Array.isArray(op.query) ? op.query : op.query ? queryParameters(op.query, op.queryDescriptions) : []),
     ...(op.headers ?? []).map((h) => h.document),
+    ...(changesState(op) ? [CSRF_PARAMETER] : []),
   ];
-  const errors = [...new Set([...op.errors, ...(op.access === "public" ? [] : [401 as const]), 500 as const])].sort();
+  const errors = [
+    ...new Set([...op.errors, ...(op.access === "public" ? [] : [401 as const]), ...(changesState(op) ? [403 as const] : []), 500 as const]),
+  ].sort();
   return {
     operationId: op.operationId,
     tags: [op.tag],
@@ -122,6 +150,14 @@ export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
           in: "header",
           name: "X-API-Key",
           description: "An organization's API key (cvk_…); job endpoints only, with a member's rights.",
+        },
+        sessionCookie: {
+          type: "apiKey",
+          in: "cookie",
+          name: "conveyor_session",
+          description:
+            "The web console's session (POST /auth/session; HttpOnly, SameSite=Strict, lifetime SESSION_TTL). With it, state-changing " +
+            "requests must send the session's X-CSRF-Token. A bearer token or an API key, when present, is used instead.",
         },
       },
     },

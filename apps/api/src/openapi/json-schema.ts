@@ -7,7 +7,26 @@ export type JsonSchema = { [key: string]: unknown };
 
 /** The OpenAPI 3.1 schema of a joi schema. */
 export function jsonSchema(schema: Joi.Schema): JsonSchema {
-  return parse(schema, "open-api-3.1") as JsonSchema;
+  return anyKeyMaps(parse(schema, "open-api-3.1") as JsonSchema);
+}
+
+/**
+ * joi-to-json renders `Joi.object().pattern(regex, rule)` as `patternProperties` plus a stray property named after the
+ * regex. Objects whose keys may be anything (`.pattern(/^/, rule)`, e.g. counts by job type) become what they are, a
+ * map: `additionalProperties: rule`, which generated clients type as `Record<string, …>`.
+ */
+function anyKeyMaps<T>(node: T): T {
+  if (Array.isArray(node)) return node.map((item: unknown) => anyKeyMaps(item)) as T;
+  if (node === null || typeof node !== "object") return node;
+  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, anyKeyMaps(value)])) as JsonSchema;
+  const patterns = copy.patternProperties as Record<string, JsonSchema> | undefined;
+  if (patterns && Object.keys(patterns).length === 1 && patterns["^"]) {
+    const { ["/^/"]: _stray, ...properties } = (copy.properties as Record<string, JsonSchema> | undefined) ?? {};
+    delete copy.patternProperties;
+    copy.properties = properties;
+    copy.additionalProperties = patterns["^"];
+  }
+  return copy as T;
 }
 
 export const ref = (component: string): JsonSchema => ({ $ref: `#/components/schemas/${component}` });

@@ -1,7 +1,7 @@
 // Response bodies, in joi like the request bodies, so one converter documents both and the OpenAPI test can
 // check real responses against what the document promises (joi refuses unknown keys: a new field fails it).
 import Joi from "joi";
-import { JOB_STATUSES, ROLES } from "@conveyor/contracts";
+import { EVENT_TYPES, JOB_STATUSES, ROLES, WEBHOOK_EVENT_CHOICES, WEBHOOK_SECRET_PATTERN } from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
 
 const id = () => Joi.string().guid().description("UUID v7.");
@@ -26,9 +26,28 @@ const jobListItem = Joi.object({
   cancel_requested_at: timestamp().allow(null).required().description("When a cancellation was asked for while the job was processing, or null."),
 });
 
+const webhookEndpoint = Joi.object({
+  id: id().required(),
+  url: Joi.string().required(),
+  description: Joi.string().allow(null, "").required(),
+  events: Joi.array()
+    .items(Joi.string().valid(...WEBHOOK_EVENT_CHOICES))
+    .required(),
+  created_at: timestamp().required(),
+  previous_secret_expires_at: timestamp()
+    .allow(null)
+    .required()
+    .description("Until then, deliveries are also signed with the secret before the last rotation."),
+  failing_since: timestamp().allow(null).required().description("When the current run of failed deliveries began, or null."),
+  disabled_at: timestamp().allow(null).required().description("When deliveries stopped because they had failed for 3 days, or null."),
+  disabled_reason: Joi.string().allow(null).required().description("Why the endpoint was disabled, or null."),
+});
+
 const user = Joi.object({ id: id().required(), email: email().required() });
 const userWithRole = user.keys({ role: role().required() });
 const org = Joi.object({ id: id().required(), name: Joi.string().required() });
+const count = () => Joi.number().integer().min(0);
+const jobCounts = Joi.object({ created: count().required(), done: count().required(), failed: count().required(), cancelled: count().required() });
 
 /** Every JSON response body, by its component name in the document. */
 export const responseSchemas = {
@@ -44,11 +63,41 @@ export const responseSchemas = {
     }).required(),
   }).description("The body of every refusal (SPEC §2)."),
   JobAccepted: Joi.object({ id: id().required(), status: jobStatus().required() }),
+  BulkResult: Joi.object({
+    action: Joi.string().valid("cancel", "replay").required(),
+    matched: Joi.number()
+      .integer()
+      .min(0)
+      .required()
+      .description(
+        "With ids: how many name a job of your organization, whatever its status. With a filter: how many matching jobs the action still applied to (cancel: pending, or processing without a cancellation request; replay: done, failed or cancelled without a replay yet) this call took, oldest first, at most 10,000.",
+      ),
+    affected: Joi.number().integer().min(0).required().description("Jobs this call cancelled or asked to stop (cancel), or replays it created (replay)."),
+    has_more: Joi.boolean().required().description("With a filter: more such jobs remain; call again with the same body for the next ones."),
+  }),
   JobListItem: jobListItem,
   Job: jobListItem.keys({
     payload: anyObject().required(),
     result: anyObject().allow(null).required().description("What the handler returned, or null."),
     error: Joi.string().allow(null).required().description("The last error message, or null."),
+  }),
+  Schedule: Joi.object({
+    id: id().required(),
+    name: Joi.string().required(),
+    cron: Joi.string().required().description("Five fields, minute hour day-of-month month day-of-week, read in `timezone`."),
+    timezone: Joi.string().required().description("IANA time zone name, as given (default UTC)."),
+    job: Joi.object({
+      type: Joi.string().required(),
+      payload: anyObject().required(),
+      max_retries: Joi.number().integer().min(0).required(),
+      priority: Joi.number().integer().min(1).max(10).required(),
+    })
+      .required()
+      .description("The job each tick creates, with defaults applied."),
+    paused: Joi.boolean().required(),
+    next_run_at: timestamp().allow(null).required().description("The next tick; null while paused."),
+    last_run_at: timestamp().allow(null).required().description("The latest tick that created a job, or null."),
+    created_at: timestamp().required(),
   }),
   JobLogEntry: Joi.object({
     attempt: Joi.number().integer().min(1).required(),
@@ -94,7 +143,58 @@ export const responseSchemas = {
     expires_at: timestamp().required(),
   }),
   InviteInfo: Joi.object({ email: email().required(), org_name: Joi.string().required(), expires_at: timestamp().required() }),
-  AcceptedInvite: Joi.object({ token: Joi.string().required(), user: userWithRole.required() }),
+  AcceptedInvite: Joi.object({
+    token: Joi.string().required(),
+    user: userWithRole.required(),
+    org: org.required().description("The organization joined (the token's scope)."),
+  }),
+  Session: Joi.object({
+    user: user.required(),
+    org: org.required().description("The organization the session acts in."),
+    role: role().required().description("The user's role there, read on every request."),
+    orgs: Joi.array()
+      .items(org.keys({ role: role().required() }))
+      .required()
+      .description("Every organization of the user, oldest membership first: what POST /auth/session/org can switch to."),
+    csrf_token: Joi.string()
+      .required()
+      .description("Send it as X-CSRF-Token with every POST, PATCH, PUT and DELETE made with the session cookie. It is not the session token."),
+  }),
+  PendingInvite: Joi.object({
+    id: id().required(),
+    email: email().required(),
+    role: role().required(),
+    expires_at: timestamp().required(),
+    invited_by: id().required().description("The user id of the member who sent it."),
+    created_at: timestamp().required(),
+  }),
+  JobStats: Joi.object({
+    window: Joi.string().valid("hour", "day").required(),
+    bucket_seconds: Joi.number().integer().valid(60, 900).required().description("60 for the hour, 900 (15 minutes) for the day."),
+    buckets: Joi.array()
+      .items(
+        jobCounts
+          .keys({
+            start: timestamp().required().description("The bucket's start; it runs bucket_seconds, the last one to now."),
+            by_type: Joi.object().pattern(/^/, jobCounts).required().description("The same counts by job type; types without jobs in the bucket are absent."),
+          })
+          .description("Jobs created (created_at) and finished (finished_at: done, failed, cancelled) in the bucket."),
+      )
+      .required()
+      .description("Oldest first, every bucket of the window (60 or 96), zeros included."),
+    failure_rate: Joi.number()
+      .min(0)
+      .max(1)
+      .allow(null)
+      .required()
+      .description("failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out."),
+    queue: Joi.object({
+      pending: Joi.number().integer().min(0).required().description("Every pending job: waiting, delayed, or handed to a worker and about to start."),
+      processing: Joi.number().integer().min(0).required(),
+      waiting_due: Joi.number().integer().min(0).required().description("Pending and due, waiting for a worker slot."),
+      delayed: Joi.number().integer().min(0).required().description("Pending until a later time: run_at, or a retry's wait."),
+    }).required(),
+  }),
   Health: Joi.object({ status: Joi.string().valid("ok").required() }),
   Ready: Joi.object({
     status: Joi.string().valid("ready").required(),
@@ -105,6 +205,37 @@ export const responseSchemas = {
     }).required(),
   }),
   CallbackAccepted: Joi.object({ ResultCode: Joi.number().valid(0).required(), ResultDesc: Joi.string().required() }),
+  Event: Joi.object({
+    id: Joi.number().integer().min(1).required().description("Grows within the organization; send it back as Last-Event-ID to resume."),
+    type: Joi.string()
+      .valid(...EVENT_TYPES)
+      .required(),
+    time: timestamp().required(),
+    job_id: id().required(),
+    data: anyObject().required().description("The job as GET /jobs/{id} shows it, without its payload, as it was after this change."),
+  }).description("What each server-sent event's `data:` line holds, and the `data` of each webhook delivery's CloudEvent."),
+  WebhookEndpoint: webhookEndpoint,
+  CreatedWebhookEndpoint: webhookEndpoint.keys({
+    secret: Joi.string()
+      .pattern(WEBHOOK_SECRET_PATTERN)
+      .required()
+      .description("The signing secret, shown only in this response (Standard Webhooks form: whsec_ and base64)."),
+  }),
+  WebhookDelivery: Joi.object({
+    event_id: Joi.number().integer().min(1).required(),
+    event_type: Joi.string()
+      .valid(...EVENT_TYPES)
+      .required(),
+    attempt: Joi.number().integer().min(1).required(),
+    status_code: Joi.number()
+      .integer()
+      .allow(null)
+      .required()
+      .description("The receiver's HTTP status, or null when none came (network error, timeout, refused address)."),
+    duration_ms: Joi.number().integer().min(0).required(),
+    error: Joi.string().allow(null).required().description("Why the attempt failed (the host is named, never the path), or null."),
+    at: timestamp().required(),
+  }),
 } satisfies Record<string, Joi.ObjectSchema>;
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

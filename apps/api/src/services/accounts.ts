@@ -1,6 +1,15 @@
-// Accounts: creating an organization with its owner (signup and the operator CLI), logging in, and who a
-// token belongs to.
-import { createOrganizationWithOwner, findMembershipDetails, findUserByEmail, listUserOrgs, newId, type MembershipDetails } from "@conveyor/db";
+// Accounts: creating an organization with its owner (signup and the operator CLI), logging in, changing a password,
+// and who a token belongs to.
+import {
+  changePassword as changeStoredPassword,
+  createOrganizationWithOwner,
+  findMembershipDetails,
+  findUserByEmail,
+  findUserById,
+  listUserOrgs,
+  newId,
+  type MembershipDetails,
+} from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
 import Joi from "joi";
 import { AppError, notFound, unauthorized, validationFailed } from "../http/errors";
@@ -48,20 +57,28 @@ export async function signup(input: NewOrganization, deps: Pick<ServiceDeps, "db
 }
 
 export type LoginInput = { email: string; password: string; orgId?: string };
+export type OrgChoice = { id: string; name: string; role: Role };
 export type LoginResult = {
   token: string;
   user: { id: string; email: string; role: Role };
-  orgs: { id: string; name: string; role: Role }[];
+  orgs: OrgChoice[];
 };
 
 /** One refusal for an unknown email and a wrong password alike, byte for byte. */
 const invalidLogin = () => unauthorized("The email or password is not correct.");
 
-/** Checks the password and issues a token scoped to `orgId`, or to the user's oldest membership. */
-export async function login(
-  input: LoginInput,
-  { db, config, clock, failedLogins }: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
-): Promise<LoginResult> {
+export type CheckedLogin = {
+  user: { id: string; email: string; credentialVersion: number };
+  /** The organization asked for, or the user's oldest membership. */
+  scope: OrgChoice;
+  orgs: OrgChoice[];
+};
+
+/**
+ * Checks an email and password (counted against the account's failed-login budget) and picks the organization:
+ * `orgId`, or the user's oldest membership. Shared by token logins and console sessions.
+ */
+export async function checkLogin(input: LoginInput, { db, config, failedLogins }: Pick<ServiceDeps, "db" | "config" | "failedLogins">): Promise<CheckedLogin> {
   const email = normalizeEmail(input.email);
   await failedLogins.attempt(email);
   const user = await findUserByEmail(db.prisma, email);
@@ -69,17 +86,45 @@ export async function login(
   if (!user || !valid) throw invalidLogin();
   await failedLogins.succeeded(email);
 
-  const orgs = await listUserOrgs(db.prisma, user.id);
-  const scope = input.orgId ? orgs.find((o) => o.orgId === input.orgId) : orgs[0];
+  const orgs = (await listUserOrgs(db.prisma, user.id)).map((o) => ({ id: o.orgId, name: o.orgName, role: o.role }));
+  const scope = input.orgId ? orgs.find((o) => o.id === input.orgId) : orgs[0];
   if (!scope) {
     if (input.orgId) throw notFound("Organization");
     throw new AppError("forbidden", "This account does not belong to any organization; accept an invite first.");
   }
+  // The version read with the password hash: a password change since then makes what is issued here useless.
+  return { user: { id: user.id, email: user.email, credentialVersion: user.credentialVersion }, scope, orgs };
+}
+
+/** Checks the password and issues a token scoped to `orgId`, or to the user's oldest membership. */
+export async function login(input: LoginInput, deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">): Promise<LoginResult> {
+  const { user, scope, orgs } = await checkLogin(input, deps);
   return {
-    token: signToken({ userId: user.id, orgId: scope.orgId }, config, clock.now()),
+    token: signToken({ userId: user.id, orgId: scope.id, version: user.credentialVersion }, deps.config, deps.clock.now()),
     user: { id: user.id, email: user.email, role: scope.role },
-    orgs: orgs.map((o) => ({ id: o.orgId, name: o.orgName, role: o.role })),
+    orgs,
   };
+}
+
+/**
+ * Changes the caller's password after checking the current one (a wrong one counts as a failed login for the account,
+ * and is 401). Every token and console session of the user issued before stops working, except the session that
+ * asked (if it came with one), which stays logged in.
+ */
+export async function changePassword(
+  input: { caller: Caller; currentPassword: string; newPassword: string },
+  { db, config, failedLogins }: Pick<ServiceDeps, "db" | "config" | "failedLogins">,
+): Promise<void> {
+  const { caller } = input;
+  const user = await findUserById(db.prisma, caller.userId);
+  if (!user) throw unauthorized("This account no longer exists.");
+  await failedLogins.attempt(user.email);
+  if (!(await verifyPassword(input.currentPassword, user.passwordHash))) throw unauthorized("The current password is not correct.");
+  await failedLogins.succeeded(user.email);
+  const problem = passwordProblem(input.newPassword);
+  if (problem) throw validationFailed([{ path: "new_password", message: problem }]);
+  const passwordHash = await hashPassword(input.newPassword, config.BCRYPT_COST);
+  await changeStoredPassword(db.pool, { userId: user.id, passwordHash, keepSessionId: caller.session?.id });
 }
 
 /** GET /me: the caller's user, organization and role. */

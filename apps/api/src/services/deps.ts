@@ -2,6 +2,7 @@
 // inputs (the caller among them), and these dependencies, whose `db` a caller may swap for a transaction.
 import type { Role } from "@conveyor/contracts";
 import type { AppDeps } from "../context";
+import type { EventHub } from "./event-hub";
 import type { JobCatalog } from "./job-catalog";
 import type { JobWriter } from "./job-writer";
 import type { FailedLoginGuard } from "./login-guard";
@@ -11,17 +12,21 @@ export type ServiceDeps = AppDeps & {
   writer: JobWriter;
   /** Failed password checks per account (SPEC §3), shared by login and invite acceptance. */
   failedLogins: FailedLoginGuard;
+  /** This process' tail of the event log, shared by every event stream it serves (SPEC §10). */
+  events: EventHub;
 };
 
 /**
- * Who a request acts for, read from the database on every request: a user through their token (JWT), or an API
- * key, which acts with the rights of a member of its organization.
+ * Who a request acts for, read from the database on every request: a user through their token (JWT) or console
+ * session, or an API key, which acts with the rights of a member of its organization.
  */
 export type Caller = {
-  kind: "jwt" | "api_key";
+  kind: "jwt" | "api_key" | "session";
   orgId: string;
   userId: string;
   role: Role;
   /** Set when the caller used an API key. */
   apiKeyId?: string;
+  /** Set when the caller used a console session cookie: the session and the CSRF token that goes with it. */
+  session?: { id: string; csrfToken: string };
 };

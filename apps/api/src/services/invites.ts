@@ -60,7 +60,7 @@ export async function inspectInvite(input: { token: string }, deps: Pick<Service
   return { email: invite.email, org_name: invite.orgName, expires_at: invite.expiresAt.toISOString() };
 }
 
-export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role } };
+export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role }; org: { id: string; name: string } };
 
 /** Exactly one of any number of concurrent accepts of the same token succeeds; the others get 410. */
 export async function acceptInvite(
@@ -75,6 +75,8 @@ export async function acceptInvite(
   for (let round = 0; round < 2; round++) {
     const existing = await findUserByEmail(db.prisma, invite.email);
     let user: { existingId: string } | { newId: string; passwordHash: string };
+    // Tokens carry the credential version read with the password that was checked (a new account starts at 0).
+    let credentialVersion = 0;
     if (existing) {
       await deps.failedLogins.attempt(invite.email);
       if (!(await verifyPassword(input.password, existing.passwordHash))) {
@@ -86,6 +88,7 @@ export async function acceptInvite(
       }
       await deps.failedLogins.succeeded(invite.email);
       user = { existingId: existing.id };
+      credentialVersion = existing.credentialVersion;
     } else {
       const problem = passwordProblem(input.password);
       if (problem) throw validationFailed([{ path: "password", message: problem }]);
@@ -97,8 +100,9 @@ export async function acceptInvite(
     switch (outcome.kind) {
       case "accepted":
         return {
-          token: signToken({ userId: outcome.userId, orgId: invite.orgId }, config, now),
+          token: signToken({ userId: outcome.userId, orgId: invite.orgId, version: credentialVersion }, config, now),
           user: { id: outcome.userId, email: invite.email, role: invite.role },
+          org: { id: invite.orgId, name: invite.orgName },
         };
       case "unavailable":
         throw refusal(await findInviteByTokenHash(db.prisma, tokenHash), now) ?? new AppError("invite_used", "This invite has already been used.");

@@ -1,19 +1,89 @@
-// The members of an organization (SPEC §4). Who may call what is decided by the routes' role checks.
-import { isUuid, listOrgMembers, removeMembership } from "@conveyor/db";
+// The members and pending invites of an organization (SPEC §4, §12). Who may call what is decided by the routes'
+// role checks; every query names the caller's organization, so another organization's ids are 404s.
+import {
+  changeMemberRole as changeStoredRole,
+  isUuid,
+  listOrgMembers,
+  listOrgMembersPage,
+  listPendingInvites,
+  removeMembership,
+  withdrawInvite,
+  type MemberCursor,
+  type MemberView,
+} from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound, validationFailed } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type MemberJson = { id: string; email: string; role: Role; joined_at: string };
 
-export async function listMembers(input: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<MemberJson[]> {
-  const members = await listOrgMembers(db.prisma, input.caller.orgId);
-  return members.map((m) => ({ id: m.userId, email: m.email, role: m.role, joined_at: m.joinedAt.toISOString() }));
+const memberJson = (m: MemberView): MemberJson => ({ id: m.userId, email: m.email, role: m.role, joined_at: m.joinedAt.toISOString() });
+
+export type MemberListQuery = { limit?: number; cursor?: string };
+
+/** Cursors are opaque to clients: the last member's joining time and id, base64url-encoded. */
+const encodeCursor = (m: MemberView) => Buffer.from(`${m.joinedAt.toISOString()}|${m.userId}`, "utf8").toString("base64url");
+
+function decodeCursor(cursor: string): MemberCursor {
+  const [at, userId] = Buffer.from(cursor, "base64url").toString("utf8").split("|");
+  const joinedAt = new Date(at ?? "");
+  if (!userId || !isUuid(userId) || Number.isNaN(joinedAt.getTime())) {
+    throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
+  }
+  return { joinedAt, userId: userId.toLowerCase() };
 }
 
 /**
- * Removes `userId` from the caller's organization, revoking their API keys there and their pending invites.
- * 409 for the caller themselves; 404 for anyone who is not a member (including malformed ids).
+ * The organization's members in the order they joined: all of them, or with `limit` one page and the query of the
+ * next one while more remain.
+ */
+export async function listMembers(
+  input: { caller: Caller; query?: MemberListQuery },
+  { db }: Pick<ServiceDeps, "db">,
+): Promise<{ items: MemberJson[]; next: URLSearchParams | null }> {
+  const { caller, query = {} } = input;
+  if (query.limit === undefined) {
+    if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
+    return { items: (await listOrgMembers(db.prisma, caller.orgId)).map(memberJson), next: null };
+  }
+  const page = await listOrgMembersPage(db.prisma, {
+    orgId: caller.orgId,
+    limit: query.limit,
+    after: query.cursor ? decodeCursor(query.cursor) : undefined,
+  });
+  const last = page.items[page.items.length - 1];
+  const next = page.more && last ? new URLSearchParams({ limit: String(query.limit), cursor: encodeCursor(last) }) : null;
+  return { items: page.items.map(memberJson), next };
+}
+
+/**
+ * Makes a member an admin or a member (owners only, by the route). The owner's own role is 409
+ * `cannot_change_own_role`; another owner's role is not changed here (400): ownership is neither granted nor taken by
+ * a role change. 404 for anyone who is not a member.
+ */
+export async function changeMemberRole(
+  input: { caller: Caller; userId: string; role: "admin" | "member" },
+  { db }: Pick<ServiceDeps, "db">,
+): Promise<MemberJson> {
+  const { caller, role } = input;
+  if (!isUuid(input.userId)) throw notFound("Member");
+  const userId = input.userId.toLowerCase();
+  if (userId === caller.userId) throw new AppError("cannot_change_own_role", "You cannot change your own role in the organization you own.");
+  const change = await changeStoredRole(db.prisma, { orgId: caller.orgId, userId, role });
+  switch (change.kind) {
+    case "not_member":
+      throw notFound("Member");
+    case "owner":
+      throw validationFailed([{ path: "user_id", message: "is an owner: ownership is not changed by a role change" }], "An owner's role cannot be changed.");
+    case "changed":
+      return memberJson(change.member);
+  }
+}
+
+/**
+ * Removes `userId` from the caller's organization, revoking their API keys there and their pending invites and ending
+ * their console sessions there. 409 for the caller themselves; 404 for anyone who is not a member (including
+ * malformed ids).
  */
 export async function removeMember(input: { caller: Caller; userId: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const { caller, userId } = input;
@@ -23,4 +93,25 @@ export async function removeMember(input: { caller: Caller; userId: string }, { 
   }
   const removed = await removeMembership(db.prisma, { orgId: caller.orgId, userId: userId.toLowerCase(), at: clock.now() });
   if (!removed) throw notFound("Member");
+}
+
+export type PendingInviteJson = { id: string; email: string; role: Role; expires_at: string; invited_by: string; created_at: string };
+
+/** Invites of the caller's organization that can still be accepted, newest first; never their links. */
+export async function listInvites(input: { caller: Caller }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<PendingInviteJson[]> {
+  const invites = await listPendingInvites(db.prisma, { orgId: input.caller.orgId, now: clock.now() });
+  return invites.map((i) => ({
+    id: i.id,
+    email: i.email,
+    role: i.role,
+    expires_at: i.expiresAt.toISOString(),
+    invited_by: i.invitedBy,
+    created_at: i.createdAt.toISOString(),
+  }));
+}
+
+/** Withdraws a pending invite: its link then answers 410 invite_expired. 404 for anything else. */
+export async function revokeInvite(input: { caller: Caller; id: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
+  const { caller, id } = input;
+  if (!isUuid(id) || !(await withdrawInvite(db.prisma, { orgId: caller.orgId, id: id.toLowerCase(), at: clock.now() }))) throw notFound("Invite");
 }

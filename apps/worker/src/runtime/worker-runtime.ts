@@ -37,6 +37,8 @@ export type RuntimeOptions = {
   /** Handlers of the served built-in types. */
   handlers: Partial<BuiltInHandlers>;
   plugins: JobPlugin[];
+  /** Conveyor's own job types (`_…`, e.g. webhook deliveries), run like the others; served unless `types` leaves them out. */
+  internal?: InternalHandler[];
   /** ORG_CONCURRENCY_LIMIT (0 = no cap). */
   orgConcurrencyLimit: number;
   /** More tasks for the leader (schedules, the webhook relay, retention). */
@@ -45,6 +47,9 @@ export type RuntimeOptions = {
   onReenqueued?(count: number): void;
   onDispatched?(type: string, count: number): void;
 };
+
+/** An internal job type and what runs it (on the payload's JSON text). */
+export type InternalHandler = { type: string; run: RunHandler };
 
 export type Runtime = {
   types: string[];
@@ -72,7 +77,8 @@ function builtInRunner<T extends keyof BuiltInHandlers>(type: T, handlers: Parti
 
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const pluginTypes = options.plugins.map((p) => p.type);
-  const available = new Set<string>([...BUILT_IN_TYPES, ...pluginTypes]);
+  const internal = new Map((options.internal ?? []).map((h) => [h.type, h.run]));
+  const available = new Set<string>([...BUILT_IN_TYPES, ...pluginTypes, ...internal.keys()]);
   const types = options.types ?? [...available];
   const unknown = types.filter((t) => !available.has(t));
   if (unknown.length) {
@@ -98,9 +104,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const workers = types.map((type) => {
     const plugin = options.plugins.find((p) => p.type === type);
-    const run: RunHandler = isBuiltInType(type)
-      ? builtInRunner(type, options.handlers, options.catalogOptions)
-      : async (payloadJson, ctx) => plugin!.handle(Buffer.from(payloadJson, "utf8"), ctx);
+    const run: RunHandler =
+      internal.get(type) ??
+      (isBuiltInType(type)
+        ? builtInRunner(type, options.handlers, options.catalogOptions)
+        : async (payloadJson, ctx) => plugin!.handle(Buffer.from(payloadJson, "utf8"), ctx));
     const processor = createProcessor(type, run, attemptDeps);
     const worker = new Worker(
       queueName(type),

@@ -38,12 +38,7 @@ export const acceptInviteHtml = `<!doctype html>
     <section id="done" hidden>
       <h1>You're in</h1>
       <p id="done-text"></p>
-      <p>Your access token (valid for a limited time; log in again with <code>POST /auth/login</code> when it expires):</p>
-      <textarea id="token" readonly rows="4" aria-label="Access token"></textarea>
-      <button id="copy" type="button" class="secondary">Copy token</button>
-      <p class="muted">Use it as <code>Authorization: Bearer &lt;token&gt;</code>, for example:</p>
-      <pre id="usage"></pre>
-      <p class="muted">For services, create an API key with <code>POST /api-keys</code> and send it as <code>X-API-Key</code>.</p>
+      <p><a id="console-link" href="./">Log in to the console</a> with your email and this password.</p>
     </section>
 
     <section id="failed" hidden>

@@ -1,6 +1,7 @@
 // The invite page's script, served as a separate file so the page's CSP can forbid inline script.
 // Plain ES2017 for any phone browser; it writes only with textContent. URLs are relative to the page, so
-// the API may sit under a path prefix behind a proxy.
+// the API may sit under a path prefix behind a proxy. After a successful accept it logs the person in to a console
+// session with the password they just typed (the cookie is HttpOnly: this script never sees it) and opens the console.
 export const acceptInviteJs = `"use strict";
 (function () {
   var MIN_CHARACTERS = 15;
@@ -77,20 +78,28 @@ export const acceptInviteJs = `"use strict";
       body: JSON.stringify({ token: token, password: password })
     })
       .then(function (r) {
-        $("submit").disabled = false;
         if (!r.ok) {
+          $("submit").disabled = false;
           var e = errorOf(r.body);
           if (e.code === "invite_not_found" || e.code === "invite_expired" || e.code === "invite_used") return fail(e.code, e.message);
           return formError(e.message);
         }
-        $("password").value = "";
-        $("done-text").textContent = "You joined " + invite.org_name + " as " + r.body.user.role + " (" + r.body.user.email + ").";
-        $("token").value = r.body.token;
-        var base = new URL(".", window.location.href).href.replace(/\\/$/, "");
-        $("usage").textContent = "curl -H \\"Authorization: Bearer $TOKEN\\" " + base + "/me";
+        var joined = r.body;
         // The link is spent: keep it out of the address bar and history.
         history.replaceState(null, "", window.location.pathname);
-        show("done");
+        return request("auth/session", {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "application/json" },
+          credentials: "same-origin",
+          body: JSON.stringify({ email: joined.user.email, password: password, org_id: joined.org.id })
+        }).then(function (s) { return s.ok; }, function () { return false; }).then(function (loggedIn) {
+          $("password").value = "";
+          // Into the console, replacing this page in the history.
+          if (loggedIn) return window.location.replace(new URL(".", window.location.href).href);
+          // Joined, but not logged in (e.g. too many logins from this address): say so, and where to log in.
+          $("done-text").textContent = "You joined " + invite.org_name + " as " + joined.user.role + " (" + joined.user.email + ").";
+          show("done");
+        });
       })
       .catch(function () {
         $("submit").disabled = false;
@@ -98,11 +107,5 @@ export const acceptInviteJs = `"use strict";
       });
   });
 
-  $("copy").addEventListener("click", function () {
-    var field = $("token");
-    var done = function () { $("copy").textContent = "Copied"; };
-    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(field.value).then(done, function () {});
-    else { field.select(); document.execCommand("copy"); done(); }
-  });
 })();
 `;

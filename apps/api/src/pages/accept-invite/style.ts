@@ -12,22 +12,18 @@ p { margin: 0 0 .75rem; overflow-wrap: anywhere; }
 label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 label.inline { display: flex; gap: .5rem; align-items: center; font-weight: 400; margin: .25rem 0 1rem; }
 input[type=password], input[type=text] { width: 100%; font: inherit; padding: .75rem; border: 1px solid var(--border); border-radius: 8px; }
-input:focus, textarea:focus, button:focus { outline: 3px solid rgba(36, 87, 214, .35); outline-offset: 1px; }
+input:focus, button:focus, a:focus { outline: 3px solid rgba(36, 87, 214, .35); outline-offset: 1px; }
 button { width: 100%; font: inherit; font-weight: 600; padding: .8rem 1rem; border: 0; border-radius: 8px; background: var(--accent); color: #fff; cursor: pointer; }
 button[disabled] { opacity: .6; cursor: progress; }
-button.secondary { background: #e8edf9; color: var(--accent); margin-bottom: 1rem; }
 .error { color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; padding: .6rem .75rem; }
-textarea { width: 100%; font: .8rem/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; padding: .5rem; border: 1px solid var(--border); border-radius: 8px; resize: none; word-break: break-all; margin-bottom: .5rem; }
-pre { background: #f3f5f9; border-radius: 8px; padding: .6rem .75rem; font-size: .8rem; white-space: pre-wrap; overflow-wrap: anywhere; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
 #failed h1 { color: var(--error); }
+a { color: var(--accent); font-weight: 600; }
 @media (prefers-color-scheme: dark) {
   body { background: #0f131a; color: #e6e9ef; }
   .card { background: #171c25; border-color: #2a3140; }
-  input[type=password], input[type=text], textarea { background: #0f131a; color: inherit; border-color: #2a3140; }
-  pre { background: #0f131a; }
+  input[type=password], input[type=text] { background: #0f131a; color: inherit; border-color: #2a3140; }
   .muted { color: #9aa3b2; }
-  button.secondary { background: #1f2a44; color: #b9c8f5; }
   .error { background: #2a1414; border-color: #5c2a2a; color: #ffb4ab; }
+  a { color: #9db4f5; }
 }
 `;

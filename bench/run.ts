@@ -1,7 +1,10 @@
 // `npm run bench`: Conveyor's speed and memory, each figure next to a baseline measured in the same run (a
 // ratio travels between machines better than an absolute number). Prints a table and writes
-// bench/results/latest.json. Options: --only=post,batch,worker,e2e,list,stats  --jobs=N  --list-jobs=N  --stats-jobs=N  --seconds=N
-// --concurrency=N[,N…]
+// bench/results/latest.json. Options: --only=post,batch,worker,e2e,list,stats,search,bulk,retention  --jobs=N  --list-jobs=N  --stats-jobs=N
+// --search-jobs=N  --retention-jobs=N (both default to --list-jobs)  --bulk-jobs=N  --seconds=N  --concurrency=N[,N…]
+// Events (--only=events,sse,webhooks): --events-jobs=N (default --jobs)  --sse-clients=1000 --sse-orgs=50 --sse-rate=500
+// --webhook-rate=1000 --webhook-workers=2 --webhook-concurrency=100
+// Console (--only=console): --console-jobs=N (default 1,000,000; 10000 for a quick run)
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -9,19 +12,29 @@ import { freePort } from "@conveyor/testkit";
 import { printTable, ratio, type Row } from "./lib/report";
 import { prepare } from "./lib/setup";
 import { batch } from "./scenarios/batch";
+import { bulkCancel } from "./scenarios/bulk-cancel";
+import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
 import { list } from "./scenarios/list";
 import { postJobs } from "./scenarios/post-jobs";
+import { retention } from "./scenarios/retention";
+import { eventWriteCost, sseFanOut } from "./scenarios/events";
 import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
+import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
+import { webhookDeliveries } from "./scenarios/webhooks";
 import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
-const only = new Set((args.only ?? "post,batch,worker,e2e,list,stats,noisy,due,priority").split(","));
+const only = new Set((args.only ?? "post,batch,worker,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console").split(","));
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);
 const listJobs = Number(args["list-jobs"] ?? 1_000_000);
 const statsJobs = Number(args["stats-jobs"] ?? 1_000_000);
+const searchJobs = Number(args["search-jobs"] ?? listJobs);
+const retentionJobs = Number(args["retention-jobs"] ?? listJobs);
+const bulkJobs = Number(args["bulk-jobs"] ?? 10_000);
+const consoleJobs = Number(args["console-jobs"] ?? 1_000_000);
 // Worker concurrencies to measure (the baseline runs at each too); the first also serves the end-to-end runs.
 // Conveyor's worker waits on Postgres twice per job, so its throughput grows with concurrency; BullMQ's no-op
 // worker is CPU-bound and does not.
@@ -73,6 +86,27 @@ async function main(): Promise<void> {
     await step("noisy", () => noisyNeighbour(env, workerPort, Number(args["noisy-jobs"] ?? 20_000)));
     await step("due", () => dueOnTime(env, workerPort, Number(args["due-jobs"] ?? 10_000)));
     await step("priority", () => priority(env, workerPort, Number(args["priority-jobs"] ?? 10_000)));
+    await step("search", async () => [...(await searchIndexCost(env, port, seconds)), ...(await search(env, port, searchJobs, seconds))]);
+    await step("bulk", () => bulkCancel(env, port, bulkJobs));
+    await step("retention", () => retention(env, { api: port, worker: workerPort }, retentionJobs, seconds));
+    await step("events", () => eventWriteCost(env, workerPort, Number(args["events-jobs"] ?? workerJobs), 100));
+    await step("sse", () =>
+      sseFanOut(env, port, {
+        clients: Number(args["sse-clients"] ?? 1_000),
+        orgs: Number(args["sse-orgs"] ?? 50),
+        rate: Number(args["sse-rate"] ?? 500),
+        seconds,
+      }),
+    );
+    await step("webhooks", () =>
+      webhookDeliveries(env, workerPort, {
+        rate: Number(args["webhook-rate"] ?? 1_000),
+        seconds,
+        workers: Number(args["webhook-workers"] ?? 2),
+        concurrency: Number(args["webhook-concurrency"] ?? 100),
+      }),
+    );
+    await step("console", () => consolePage(env, port, consoleJobs));
   } finally {
     await env.close();
   }

@@ -1,8 +1,9 @@
 // `npm start`: the whole of Conveyor on one machine for development. Migrates the database (creating it if
-// needed), then runs the API and one worker from source, restarting the worker if it crashes, and stops
-// both cleanly on Ctrl-C. Production runs `npm run start:api` and `npm run start:worker` separately.
+// needed), builds the web console if it is missing or stale, then runs the API and one worker from source,
+// restarting the worker if it crashes, and stops both cleanly on Ctrl-C. Production runs `npm run start:api` and `npm run start:worker` separately.
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { envSchema, loadDotEnv, parseEnv, runMain, sharedEnv, StartupError } from "@conveyor/config";
 import { databaseUnreachableMessage, migrate } from "@conveyor/db";
 import { connectRedis } from "@conveyor/queue";
@@ -23,6 +24,12 @@ async function main(): Promise<void> {
   });
   process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
   (await connectRedis(REDIS_URL, "producer")).disconnect();
+  try {
+    ensureConsoleBuilt((line) => process.stdout.write(`${line}\n`));
+  } catch (error) {
+    // The API answers JSON without it, and its / says the console is missing.
+    process.stderr.write(`The console could not be built (${(error as Error).message}); the API runs without it.\n`);
+  }
 
   let stopping = false;
   const api = run("api", "apps/api/src/server.ts");

@@ -1,0 +1,19 @@
+// `npm run readme-images -w @conveyor/console`: copies the screenshots the console's browser tests made
+// (test-artifacts/console) that the README shows into docs/images. Run the tests first; nothing is drawn by hand.
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../../..");
+const FROM = path.join(ROOT, "test-artifacts/console");
+const TO = path.join(ROOT, "docs/images");
+const SHOWN = ["jobs", "jobs-bulk-confirm", "job-pdf", "jobs-375", "login", "overview", "schedules-new", "team", "webhooks-deliveries", "api-keys-created"];
+
+mkdirSync(TO, { recursive: true });
+const missing = SHOWN.filter((name) => !existsSync(path.join(FROM, `${name}.png`)));
+if (missing.length) {
+  process.stderr.write(`Missing screenshots (run npm test -- apps/console first): ${missing.join(", ")}\n`);
+  process.exitCode = 1;
+} else {
+  for (const name of SHOWN) copyFileSync(path.join(FROM, `${name}.png`), path.join(TO, `console-${name}.png`));
+  process.stdout.write(`Copied ${SHOWN.length} screenshots into docs/images.\n`);
+}

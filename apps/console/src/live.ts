@@ -1,0 +1,53 @@
+// Live job updates (SPEC §10): one `GET /events` stream per logged-in console. Each event patches the job's row
+// wherever a list shows it and refreshes that job's page; a new job refreshes first pages (at most once a second).
+import { useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
+import type { ConveyorEvent } from "@conveyor/client";
+import { api, reportUnauthorized } from "./api";
+
+export type JobPage<Row> = { items: Row[]; next: string | null };
+
+const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at", "priority", "cancel_requested_at"] as const;
+
+function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists: () => void): void {
+  const data = event.data;
+  queryClient.setQueriesData<JobPage<Record<string, unknown>>>({ queryKey: ["jobs"] }, (page) => {
+    if (!page?.items.some((row) => row.id === event.job_id)) return page;
+    const patch = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
+    return { ...page, items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)) };
+  });
+  void queryClient.invalidateQueries({ queryKey: ["job", event.job_id] });
+  if (event.type === "job.created") refreshLists();
+}
+
+export function useLiveJobEvents(): void {
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Only first pages (no cursor) gain rows at the top; later pages keep their place.
+    const refreshLists = () => {
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void queryClient.invalidateQueries({ queryKey: ["jobs"], predicate: (query) => !(query.queryKey[1] as { cursor?: string } | undefined)?.cursor });
+      }, 1000);
+    };
+    let reconnected = false;
+    void api.events({
+      signal: controller.signal,
+      onEvent: (event) => applyEvent(queryClient, event, refreshLists),
+      // After a reconnect, what changed meanwhile is read again.
+      onOpen: () => {
+        if (reconnected) void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+        reconnected = true;
+      },
+      onRefused: (status) => {
+        if (status === 401) reportUnauthorized();
+      },
+    });
+    return () => {
+      controller.abort();
+      clearTimeout(timer);
+    };
+  }, [queryClient]);
+}

@@ -1,0 +1,93 @@
+// The person's account: who and where they are, and a new password (SPEC §12: every other session and token of
+// theirs stops working; this one goes on).
+import { Alert, Button, Paper, PasswordInput, Stack, Text, Title } from "@mantine/core";
+import { useState, type FormEvent } from "react";
+import { api, call } from "../api";
+import { formErrors, passwordProblem, problems, type FormErrors } from "../ui/form";
+import { useSession } from "../session";
+import { notify } from "../ui/notify";
+
+export function AccountPage() {
+  const session = useSession();
+  const [values, setValues] = useState({ current_password: "", new_password: "", confirm: "" });
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  const set = (field: keyof typeof values) => (event: { currentTarget: { value: string } }) => setValues({ ...values, [field]: event.currentTarget.value });
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local = problems({
+      current_password: values.current_password ? undefined : "is required",
+      new_password: passwordProblem(values.new_password),
+      confirm: values.confirm === values.new_password ? undefined : "does not match the new password",
+    });
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      await call(api.POST("/auth/password", { body: { current_password: values.current_password, new_password: values.new_password } }), { quiet401: true });
+      setValues({ current_password: "", new_password: "", confirm: "" });
+      notify({ color: "green", title: "Password changed", message: "Your other sessions and tokens were signed out." });
+    } catch (error) {
+      // A wrong current password is a 401 that must not end this session: it belongs at its field.
+      setErrors(formErrors(error, ["current_password", "new_password"], { unauthorized: "current_password" }));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Stack maw={520}>
+      <Title order={1} size="h2">
+        Account
+      </Title>
+      <Paper withBorder p="md">
+        <Text size="sm">
+          Logged in as <strong>{session.user.email}</strong>, {session.role} of <strong>{session.org.name}</strong>.
+        </Text>
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-labelledby="password-title">
+        <form onSubmit={(event) => void submit(event)} noValidate>
+          <Stack>
+            <Title order={2} size="h4" id="password-title">
+              Change password
+            </Title>
+            {errors.form && (
+              <Alert color="red" role="alert">
+                {errors.form}
+              </Alert>
+            )}
+            <PasswordInput
+              label="Current password"
+              autoComplete="current-password"
+              value={values.current_password}
+              onChange={set("current_password")}
+              error={errors.fields.current_password}
+              required
+            />
+            <PasswordInput
+              label="New password"
+              description="15 characters or more."
+              autoComplete="new-password"
+              value={values.new_password}
+              onChange={set("new_password")}
+              error={errors.fields.new_password}
+              required
+            />
+            <PasswordInput
+              label="New password, again"
+              autoComplete="new-password"
+              value={values.confirm}
+              onChange={set("confirm")}
+              error={errors.fields.confirm}
+              required
+            />
+            <Button type="submit" loading={busy} style={{ alignSelf: "flex-start" }}>
+              Change password
+            </Button>
+          </Stack>
+        </form>
+      </Paper>
+    </Stack>
+  );
+}

@@ -1,0 +1,174 @@
+// API keys (SPEC §3): create one (shown once, with a copy button), see every key with its last use, revoke.
+import { Button, Group, Modal, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { Confirm } from "../ui/confirm";
+import { formErrors, type FormErrors } from "../ui/form";
+import { Time } from "../ui/format";
+import { ShownOnce } from "../ui/secret";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { notify } from "../ui/notify";
+
+type ApiKey = ResponseBody<"/api-keys", "get">[number];
+
+export function ApiKeysPage() {
+  const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
+  const [creating, setCreating] = useState(false);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const queryClient = useQueryClient();
+  const [busy, setBusy] = useState(false);
+
+  const revoke = async () => {
+    if (!revoking) return;
+    setBusy(true);
+    try {
+      await call(api.DELETE("/api-keys/{id}", { params: { path: { id: revoking.id } } }));
+      notify({ color: "green", message: `Key “${revoking.name}” revoked.` });
+      setRevoking(null);
+      await queryClient.invalidateQueries({ queryKey: ["api-keys"] });
+    } catch (error) {
+      notify({ color: "red", title: "Could not revoke the key", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          API keys
+        </Title>
+        <Button onClick={() => setCreating(true)}>Create key</Button>
+      </Group>
+      <Text c="dimmed" size="sm">
+        Services enqueue and read jobs with a key (header <code>X-API-Key</code>); keys cannot manage the team or other keys.
+      </Text>
+      {keys.isPending ? (
+        <Loading label="Loading keys…" />
+      ) : keys.isError ? (
+        <ErrorState error={keys.error} retry={() => void keys.refetch()} />
+      ) : keys.data.length === 0 ? (
+        <Empty title="No API keys yet">Create one for each service that enqueues jobs.</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table miw={{ base: 0, sm: 560 }} aria-label="API keys">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th visibleFrom="sm">Key</Table.Th>
+                  <Table.Th visibleFrom="sm">Created</Table.Th>
+                  <Table.Th>Last used</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {keys.data.map((key) => (
+                  <Table.Tr key={key.id}>
+                    <Table.Td style={{ wordBreak: "break-word" }}>{key.name}</Table.Td>
+                    <Table.Td ff="monospace" visibleFrom="sm">
+                      {key.prefix}…
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Time iso={key.created_at} />
+                    </Table.Td>
+                    <Table.Td>{key.last_used_at ? <Time iso={key.last_used_at} /> : "Never"}</Table.Td>
+                    <Table.Td>
+                      <Button size="xs" color="red.9" variant="outline" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>
+                        Revoke
+                      </Button>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      <CreateKey opened={creating} onClose={() => setCreating(false)} />
+      <Confirm
+        opened={revoking !== null}
+        title="Revoke this key?"
+        confirmLabel="Revoke"
+        loading={busy}
+        onConfirm={() => void revoke()}
+        onClose={() => setRevoking(null)}
+      >
+        Services using “{revoking?.name}” are refused within seconds. This cannot be undone.
+      </Confirm>
+    </Stack>
+  );
+}
+
+function CreateKey({ opened, onClose }: { opened: boolean; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [created, setCreated] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const close = () => {
+    setName("");
+    setErrors({ fields: {} });
+    setCreated(null);
+    onClose();
+  };
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const trimmed = name.trim();
+    if (!trimmed || trimmed.length > 100) return setErrors({ fields: { name: trimmed ? "must be at most 100 characters long" : "is required" } });
+    setBusy(true);
+    try {
+      const key = await call(api.POST("/api-keys", { body: { name: trimmed } }));
+      setCreated(key.key);
+      await queryClient.invalidateQueries({ queryKey: ["api-keys"] });
+    } catch (error) {
+      setErrors(formErrors(error, ["name"]));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal opened={opened} onClose={close} title={created ? "Your new key" : "Create an API key"} centered>
+      {created ? (
+        <Stack>
+          <ShownOnce label="API key" value={created} note="Copy it now: it is shown only once. Store it as a secret of the service that uses it." />
+          <Group justify="flex-end">
+            <Button onClick={close}>Done</Button>
+          </Group>
+        </Stack>
+      ) : (
+        <form onSubmit={(event) => void submit(event)} noValidate>
+          <Stack>
+            {errors.form && (
+              <Text c="red" size="sm" role="alert">
+                {errors.form}
+              </Text>
+            )}
+            <TextInput
+              label="Name"
+              description="Which service uses it, e.g. billing-service."
+              value={name}
+              onChange={(e) => setName(e.currentTarget.value)}
+              error={errors.fields.name}
+              data-autofocus
+              required
+            />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={busy}>
+                Create key
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      )}
+    </Modal>
+  );
+}

@@ -1,0 +1,162 @@
+// Log in and sign up. Both end with a session cookie (HttpOnly, SameSite=Strict) that no script can read; signup
+// creates the account with POST /auth/signup, then opens a session with the same credentials (the token signup
+// returns is for API clients and is dropped unread).
+import { Alert, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useSearch } from "@tanstack/react-router";
+import { useState, type FormEvent, type ReactNode } from "react";
+import { api, call } from "../api";
+import { emailProblem, formErrors, passwordProblem, problems, type FormErrors } from "../ui/form";
+import { logIn, safeRedirect } from "../session";
+import { RouterAnchor } from "../ui/link";
+
+function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Center mih="100vh" p="md" component="main">
+      <Paper withBorder shadow="sm" p="xl" w="100%" maw={420} radius="md">
+        <Stack>
+          <div>
+            <Text c="dimmed" size="sm" fw={600}>
+              Conveyor
+            </Text>
+            <Title order={1} size="h2">
+              {title}
+            </Title>
+          </div>
+          {children}
+        </Stack>
+      </Paper>
+    </Center>
+  );
+}
+
+export function LoginPage() {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const search = useSearch({ from: "/login" });
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local = problems({ email: emailProblem(email), password: password ? undefined : "is required" });
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      await logIn(queryClient, { email: email.trim(), password });
+      await navigate({ href: safeRedirect(search.redirect) });
+    } catch (error) {
+      setErrors(formErrors(error, ["email", "password"]));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <AuthFrame title="Log in">
+      {search.redirect && !errors.form && (
+        <Text size="sm" c="dimmed">
+          Log in to continue where you were.
+        </Text>
+      )}
+      <form onSubmit={(event) => void submit(event)} noValidate>
+        <Stack>
+          {errors.form && (
+            <Alert color="red" role="alert">
+              {errors.form}
+            </Alert>
+          )}
+          <TextInput
+            label="Email"
+            type="email"
+            autoComplete="username"
+            value={email}
+            onChange={(e) => setEmail(e.currentTarget.value)}
+            error={errors.fields.email}
+            required
+          />
+          <PasswordInput
+            label="Password"
+            autoComplete="current-password"
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+            error={errors.fields.password}
+            required
+          />
+          <Button type="submit" loading={busy}>
+            Log in
+          </Button>
+          <Text size="sm">
+            No account yet? <RouterAnchor to="/signup">Sign up</RouterAnchor>
+          </Text>
+        </Stack>
+      </form>
+    </AuthFrame>
+  );
+}
+
+export function SignupPage() {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [values, setValues] = useState({ email: "", password: "", org_name: "" });
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  const set = (field: keyof typeof values) => (event: { currentTarget: { value: string } }) => setValues({ ...values, [field]: event.currentTarget.value });
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const orgName = values.org_name.trim();
+    const local = problems({
+      email: emailProblem(values.email),
+      password: passwordProblem(values.password),
+      org_name: !orgName ? "is required" : orgName.length > 200 ? "must be at most 200 characters long" : undefined,
+    });
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      const body = { email: values.email.trim(), password: values.password, org_name: orgName };
+      await call(api.POST("/auth/signup", { body }), { quiet401: true });
+      await logIn(queryClient, { email: body.email, password: body.password });
+      await navigate({ to: "/overview" });
+    } catch (error) {
+      setErrors(formErrors(error, ["email", "password", "org_name"], { email_taken: "email" }));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <AuthFrame title="Create your organization">
+      <form onSubmit={(event) => void submit(event)} noValidate>
+        <Stack>
+          {errors.form && (
+            <Alert color="red" role="alert">
+              {errors.form}
+            </Alert>
+          )}
+          <TextInput label="Email" type="email" autoComplete="username" value={values.email} onChange={set("email")} error={errors.fields.email} required />
+          <PasswordInput
+            label="Password"
+            description="15 characters or more; a few words make a good one."
+            autoComplete="new-password"
+            value={values.password}
+            onChange={set("password")}
+            error={errors.fields.password}
+            required
+          />
+          <TextInput label="Organization name" value={values.org_name} onChange={set("org_name")} error={errors.fields.org_name} required />
+          <Button type="submit" loading={busy}>
+            Sign up
+          </Button>
+          <Text size="sm">
+            Already have an account? <RouterAnchor to="/login">Log in</RouterAnchor>
+          </Text>
+        </Stack>
+      </form>
+    </AuthFrame>
+  );
+}

@@ -1,0 +1,271 @@
+// One job: its fields, payload, result and error, each attempt with its log lines, the artifact (previewed and
+// downloadable), the M-Pesa callback when there is one, and cancel or replay. It follows the job's own event
+// stream, so its status and logs change on screen as the worker reports.
+import { Alert, Badge, Button, Group, Paper, SimpleGrid, Stack, Text, Timeline, Title } from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useNavigate, useParams } from "@tanstack/react-router";
+import { useEffect, useState, type ReactNode } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { Confirm } from "../ui/confirm";
+import { FINAL_STATUSES, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
+import { CopyValue } from "../ui/secret";
+import { ErrorState, Loading } from "../ui/states";
+import { Artifact } from "./job-artifact";
+import { RouterAnchor } from "../ui/link";
+import { notify } from "../ui/notify";
+
+type Job = ResponseBody<"/jobs/{id}", "get">;
+type LogLine = ResponseBody<"/jobs/{id}/logs", "get">[number];
+
+const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", error: "red" };
+
+export function JobPage() {
+  const { id } = useParams({ strict: false }) as { id: string };
+  const queryClient = useQueryClient();
+  const job = useQuery({ queryKey: ["job", id], queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })) });
+  const logs = useQuery({ queryKey: ["job", id, "logs"], queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
+
+  // This job's events while it is not final: each refreshes the job and its logs.
+  const final = job.data ? FINAL_STATUSES.includes(job.data.status) : false;
+  useEffect(() => {
+    if (!job.data || final) return;
+    const controller = new AbortController();
+    void api.events({ jobId: id, signal: controller.signal, onEvent: () => void queryClient.invalidateQueries({ queryKey: ["job", id] }) });
+    return () => controller.abort();
+  }, [id, final, Boolean(job.data), queryClient]);
+
+  if (job.isPending) return <Loading label="Loading the job…" />;
+  if (job.isError) return <ErrorState error={job.error} retry={() => void job.refetch()} title="Could not load the job" />;
+  const data = job.data;
+  const callback =
+    data.type === "mobile_money_stk" && data.result && typeof data.result === "object" ? (data.result as Record<string, unknown>).callback : undefined;
+
+  return (
+    <Stack>
+      <RouterAnchor to="/jobs" size="sm">
+        ← All jobs
+      </RouterAnchor>
+      <Group justify="space-between" align="flex-start">
+        <Stack gap={4}>
+          <Group gap="xs">
+            <Title order={1} size="h2">
+              {data.type}
+            </Title>
+            <StatusBadge status={data.status} />
+          </Group>
+          <Group gap={4} wrap="nowrap">
+            <Text ff="monospace" size="sm" c="dimmed" style={{ wordBreak: "break-all" }}>
+              {data.id}
+            </Text>
+            <CopyValue value={data.id} what="job id" />
+          </Group>
+        </Stack>
+        <JobActions job={data} />
+      </Group>
+
+      <Paper withBorder p="md">
+        <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="md">
+          <Field label="Priority">{data.priority}</Field>
+          <Field label="Runs at">
+            <Time iso={data.run_at} />
+          </Field>
+          <Field label="Retries">
+            {data.retries} of {data.max_retries}
+          </Field>
+          <Field label="Created">
+            <Time iso={data.created_at} />
+          </Field>
+          <Field label="Updated">
+            <Time iso={data.updated_at} />
+          </Field>
+          {data.cancel_requested_at && (
+            <Field label="Cancellation requested">
+              <Time iso={data.cancel_requested_at} />
+            </Field>
+          )}
+          {data.replay_of && (
+            <Field label="Replay of">
+              <RouterAnchor to="/jobs/$id" params={{ id: data.replay_of }} ff="monospace">
+                {shortId(data.replay_of)}
+              </RouterAnchor>
+            </Field>
+          )}
+          {data.schedule_id && (
+            <Field label="Schedule">
+              <RouterAnchor to="/jobs" search={{ schedule_id: data.schedule_id }} ff="monospace">
+                {shortId(data.schedule_id)}
+              </RouterAnchor>
+            </Field>
+          )}
+        </SimpleGrid>
+      </Paper>
+
+      {data.error && (
+        <Alert color="red" title="Error" role="note">
+          <Text size="sm" c="var(--mantine-color-text)" style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }} data-testid="job-error">
+            {data.error}
+          </Text>
+        </Alert>
+      )}
+
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Section title="Payload">
+          <JsonBlock value={data.payload} label="Payload" />
+        </Section>
+        <Section title="Result">
+          {data.result === null ? (
+            <Text c="dimmed">
+              {data.status === "done"
+                ? "The handler returned no result."
+                : FINAL_STATUSES.includes(data.status)
+                  ? "No result: the job did not succeed."
+                  : "No result yet."}
+            </Text>
+          ) : (
+            <JsonBlock value={data.result} label="Result" />
+          )}
+        </Section>
+      </SimpleGrid>
+
+      {callback !== undefined && (
+        <Section title="M-Pesa callback">
+          <JsonBlock value={callback} label="M-Pesa callback" />
+        </Section>
+      )}
+
+      {data.status === "done" && (data.type === "generate_pdf" || data.type === "compress_image") && (
+        <Section title="Artifact">
+          <Artifact jobId={data.id} type={data.type} />
+        </Section>
+      )}
+
+      <Section title="Attempts">
+        {logs.isPending ? (
+          <Loading label="Loading the logs…" />
+        ) : logs.isError ? (
+          <ErrorState error={logs.error} retry={() => void logs.refetch()} title="Could not load the logs" />
+        ) : (
+          <Attempts logs={logs.data} />
+        )}
+      </Section>
+    </Stack>
+  );
+}
+
+function Field({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div>
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {label}
+      </Text>
+      <Text size="sm" component="div">
+        {children}
+      </Text>
+    </div>
+  );
+}
+
+function Section({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Paper withBorder p="md" component="section" aria-label={title}>
+      <Title order={2} size="h4" mb="sm">
+        {title}
+      </Title>
+      {children}
+    </Paper>
+  );
+}
+
+function Attempts({ logs }: { logs: LogLine[] }) {
+  if (!logs.length) return <Text c="dimmed">No attempt has started yet.</Text>;
+  const attempts = [...new Set(logs.map((line) => line.attempt))].sort((a, b) => a - b);
+  return (
+    <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
+      {attempts.map((attempt) => {
+        const lines = logs.filter((line) => line.attempt === attempt);
+        const failed = lines.some((line) => line.level === "error");
+        return (
+          <Timeline.Item key={attempt} title={`Attempt ${attempt}`} color={failed ? "red" : "indigo"} data-testid={`attempt-${attempt}`}>
+            <Stack gap={4} mt={4}>
+              {lines.map((line, i) => (
+                <Group key={i} gap="xs" wrap="nowrap" align="flex-start">
+                  <Badge size="xs" variant="dot" color={LEVEL_COLORS[line.level] ?? "gray"} miw={56}>
+                    {line.level}
+                  </Badge>
+                  <Text size="xs" c="dimmed" miw={70}>
+                    <time dateTime={line.timestamp}>{new Date(line.timestamp).toLocaleTimeString()}</time>
+                  </Text>
+                  <Text size="sm" style={{ wordBreak: "break-word", whiteSpace: "pre-wrap" }}>
+                    {line.message}
+                  </Text>
+                </Group>
+              ))}
+            </Stack>
+          </Timeline.Item>
+        );
+      })}
+    </Timeline>
+  );
+}
+
+function JobActions({ job }: { job: Job }) {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const final = FINAL_STATUSES.includes(job.status);
+
+  const cancel = async () => {
+    setBusy(true);
+    try {
+      const updated = await call(api.POST("/jobs/{id}/cancel", { params: { path: { id: job.id } } }));
+      queryClient.setQueryData(["job", job.id], updated);
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      notify({ color: "orange", message: updated.status === "cancelled" ? "Job cancelled." : "Cancellation requested; the worker stops it." });
+      setConfirming(false);
+    } catch (error) {
+      notify({ color: "red", title: "Could not cancel", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const replay = async () => {
+    setBusy(true);
+    try {
+      const created = await call(api.POST("/jobs/{id}/replay", { params: { path: { id: job.id } } }));
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      notify({ color: "green", message: `Replayed as job ${shortId(created.id)}.` });
+      await navigate({ to: "/jobs/$id", params: { id: created.id } });
+    } catch (error) {
+      notify({ color: "red", title: "Could not replay", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Group gap="xs">
+      {!final && (
+        <Button color="red.9" variant="outline" onClick={() => setConfirming(true)} disabled={Boolean(job.cancel_requested_at)}>
+          {job.cancel_requested_at ? "Cancelling…" : "Cancel job"}
+        </Button>
+      )}
+      {final && (
+        <Button onClick={() => void replay()} loading={busy}>
+          Replay
+        </Button>
+      )}
+      <Confirm
+        opened={confirming}
+        title="Cancel this job?"
+        confirmLabel="Cancel job"
+        loading={busy}
+        onConfirm={() => void cancel()}
+        onClose={() => setConfirming(false)}
+      >
+        {job.status === "processing" ? "The worker running it is told to stop; it ends cancelled unless it finishes first." : "It will never run."}
+      </Confirm>
+    </Group>
+  );
+}

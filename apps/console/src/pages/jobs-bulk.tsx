@@ -1,0 +1,140 @@
+// Bulk cancel and replay (POST /jobs/bulk): the selected jobs by id, or every job matching the list's filters.
+// The confirmation says how many; a filter is counted first (up to the 10,000 one call handles), and the action
+// is repeated while the API says `has_more`.
+import { Alert, Button, Group, Paper, Text } from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, call, callPage } from "../api";
+import { Confirm } from "../ui/confirm";
+import type { JobFilter } from "./jobs";
+import { notify } from "../ui/notify";
+
+export type Selection = { ids: Set<string>; allMatching: boolean };
+type Action = "cancel" | "replay";
+
+const COUNT_LIMIT = 10_000;
+const COUNT_PAGE = 1000;
+/** Calls of one bulk action before the console stops and says so (each handles up to 10,000 jobs). */
+const MAX_ROUNDS = 100;
+
+/** How many jobs match `filter`, counted a page at a time up to COUNT_LIMIT. */
+async function countMatching(filter: JobFilter): Promise<{ count: number; more: boolean }> {
+  let count = 0;
+  let cursor: string | undefined;
+  while (count < COUNT_LIMIT) {
+    const page = await callPage(api.GET("/jobs", { params: { query: { ...filter, limit: COUNT_PAGE, cursor } } }));
+    count += page.items.length;
+    if (!page.next) return { count, more: false };
+    cursor = page.next;
+  }
+  return { count, more: true };
+}
+
+const describe = (filter: JobFilter) =>
+  Object.entries(filter)
+    .map(([key, value]) => `${key} = ${value}`)
+    .join(", ") || "no filter: every job of the organization";
+
+export function BulkActions(props: { filter: JobFilter; selection: Selection; onSelection(selection: Selection): void; pageCount: number; hasMore: boolean }) {
+  const { filter, selection, onSelection } = props;
+  const queryClient = useQueryClient();
+  const [action, setAction] = useState<Action | null>(null);
+  const [busy, setBusy] = useState(false);
+  const count = useQuery({
+    queryKey: ["jobs-count", filter],
+    queryFn: () => countMatching(filter),
+    enabled: action !== null && selection.allMatching,
+    staleTime: 0,
+  });
+  const selected = selection.ids.size;
+  if (!selected && !selection.allMatching) return null;
+
+  const run = async () => {
+    if (!action) return;
+    setBusy(true);
+    let matched = 0;
+    let affected = 0;
+    try {
+      if (selection.allMatching) {
+        for (let round = 0; round < MAX_ROUNDS; round++) {
+          const result = await call(api.POST("/jobs/bulk", { body: { action, filter } }));
+          matched += result.matched;
+          affected += result.affected;
+          if (!result.has_more) break;
+        }
+      } else {
+        const result = await call(api.POST("/jobs/bulk", { body: { action, ids: [...selection.ids] } }));
+        matched += result.matched;
+        affected += result.affected;
+      }
+      const verb = action === "cancel" ? "Cancelled" : "Replayed";
+      notify({
+        color: "green",
+        title: `${verb} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
+        message:
+          matched > affected
+            ? `${(matched - affected).toLocaleString()} of the ${matched.toLocaleString()} matched were skipped: ${action === "cancel" ? "already finished or being cancelled" : "not finished yet"}.`
+            : `${matched.toLocaleString()} matched.`,
+      });
+      onSelection({ ids: new Set(), allMatching: false });
+      setAction(null);
+    } catch (error) {
+      notify({ color: "red", title: `Bulk ${action} failed`, message: (error as Error).message });
+    } finally {
+      setBusy(false);
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+    }
+  };
+
+  const countText = selection.allMatching
+    ? count.isPending
+      ? "Counting the matching jobs…"
+      : count.isError
+        ? `Could not count them: ${count.error.message}`
+        : `${count.data.count.toLocaleString()}${count.data.more ? " or more" : ""} job${count.data.count === 1 ? "" : "s"} match (${describe(filter)}).`
+    : `${selected} selected job${selected === 1 ? "" : "s"}.`;
+
+  return (
+    <Paper withBorder p="xs" bg="var(--mantine-color-indigo-light)" role="region" aria-label="Bulk actions">
+      <Group justify="space-between" gap="xs">
+        <Text size="sm" fw={600} data-testid="selection-count">
+          {selection.allMatching ? "All matching jobs selected" : `${selected} selected`}
+        </Text>
+        <Group gap="xs">
+          {!selection.allMatching && selected === props.pageCount && props.hasMore && (
+            <Button size="xs" variant="subtle" onClick={() => onSelection({ ids: new Set(), allMatching: true })}>
+              Select all matching jobs
+            </Button>
+          )}
+          <Button size="xs" color="red.9" onClick={() => setAction("cancel")}>
+            Cancel…
+          </Button>
+          <Button size="xs" onClick={() => setAction("replay")}>
+            Replay…
+          </Button>
+          <Button size="xs" variant="default" onClick={() => onSelection({ ids: new Set(), allMatching: false })}>
+            Clear selection
+          </Button>
+        </Group>
+      </Group>
+      <Confirm
+        opened={action !== null}
+        title={action === "cancel" ? "Cancel jobs" : "Replay jobs"}
+        confirmLabel={action === "cancel" ? "Cancel them" : "Replay them"}
+        color={action === "cancel" ? "red.9" : "indigo"}
+        loading={busy}
+        onConfirm={() => void run()}
+        onClose={() => !busy && setAction(null)}
+      >
+        <Text size="sm" data-testid="bulk-count">
+          {countText}
+        </Text>
+        <Alert mt="sm" color="gray" variant="light">
+          {action === "cancel"
+            ? "Pending jobs will never run; processing jobs are asked to stop. Finished jobs are skipped."
+            : "Each finished job runs again as a new job; the originals stay as they are. Unfinished jobs are skipped."}
+        </Alert>
+      </Confirm>
+    </Paper>
+  );
+}

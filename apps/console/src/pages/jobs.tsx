@@ -1,0 +1,243 @@
+// The jobs list: every SPEC §8 filter and the search box live in the URL (a view can be shared), pages are keyset
+// pages (the API's Link cursor), rows change live as events arrive, and jobs can be cancelled or replayed in bulk —
+// the selected ones, or all that match the filters.
+import { Button, Checkbox, Group, MultiSelect, Paper, ScrollArea, SimpleGrid, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import { useMediaQuery } from "@mantine/hooks";
+import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
+import { useNavigate, useSearch } from "@tanstack/react-router";
+import { useEffect, useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, callPage } from "../api";
+import { BulkActions, type Selection } from "./jobs-bulk";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { shortId, StatusBadge, STATUSES, Time } from "../ui/format";
+import { RouterAnchor } from "../ui/link";
+
+export type JobRow = ResponseBody<"/jobs", "get">[number];
+
+export type JobSearch = {
+  status?: string;
+  type?: string;
+  created_after?: string;
+  created_before?: string;
+  schedule_id?: string;
+  q?: string;
+  cursor?: string;
+};
+export type JobFilter = Omit<JobSearch, "cursor">;
+
+const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q"] as const;
+const PAGE_SIZE = 50;
+export const BUILT_IN_TYPES = ["send_email", "send_sms", "webhook", "generate_pdf", "compress_image", "ai_summarize", "mobile_money_stk", "chat_notify"];
+
+/** The URL's search, kept to the known filters with string values (anything else in the address is dropped). */
+export function parseJobSearch(search: Record<string, unknown>): JobSearch {
+  const result: JobSearch = {};
+  for (const key of [...FILTER_KEYS, "cursor"] as const) {
+    const value = search[key];
+    if (typeof value === "string" && value.trim()) result[key] = value.trim();
+    else if (typeof value === "number") result[key] = String(value);
+  }
+  return result;
+}
+
+/** One page of the list for a search (the route starts it while the session is checked; the page reads it). */
+export const jobsListQuery = (search: JobSearch) =>
+  queryOptions({
+    queryKey: ["jobs", search],
+    queryFn: () => callPage(api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...search } } })),
+  });
+
+export const filterOf = (search: JobSearch): JobFilter => Object.fromEntries(FILTER_KEYS.filter((k) => search[k]).map((k) => [k, search[k]]));
+
+/** ISO time → the value of a datetime-local input (local time), and back. */
+const toLocalInput = (iso?: string) => {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : undefined);
+
+export function JobsPage() {
+  const search = useSearch({ from: "/app/jobs" });
+  const navigate = useNavigate({ from: "/jobs" });
+  const setSearch = (next: JobSearch) => void navigate({ search: next });
+  const [selection, setSelection] = useState<Selection>({ ids: new Set(), allMatching: false });
+
+  const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData });
+  // A new filter or page starts a new selection.
+  useEffect(() => setSelection({ ids: new Set(), allMatching: false }), [search]);
+
+  const rows = list.data?.items ?? [];
+  const allOnPage = rows.length > 0 && rows.every((row) => selection.ids.has(row.id));
+  const toggle = (id: string) => {
+    const ids = new Set(selection.ids);
+    if (ids.has(id)) ids.delete(id);
+    else ids.add(id);
+    setSelection({ ids, allMatching: false });
+  };
+  const togglePage = () => setSelection({ ids: allOnPage ? new Set() : new Set(rows.map((row) => row.id)), allMatching: false });
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Jobs
+      </Title>
+      <Filters search={search} onChange={(filter) => setSearch(filter)} />
+      <BulkActions filter={filterOf(search)} selection={selection} onSelection={setSelection} pageCount={rows.length} hasMore={Boolean(list.data?.next)} />
+      {list.isPending ? (
+        <Loading label="Loading jobs…" />
+      ) : list.isError ? (
+        <ErrorState error={list.error} retry={() => void list.refetch()} />
+      ) : rows.length === 0 ? (
+        <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
+          {Object.keys(filterOf(search)).length
+            ? "Change or clear the filters to see more."
+            : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
+        </Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table striped highlightOnHover miw={760} aria-label="Jobs" data-testid="jobs-table">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th w={40}>
+                    <Checkbox
+                      aria-label="Select every job on this page"
+                      checked={allOnPage}
+                      indeterminate={!allOnPage && selection.ids.size > 0}
+                      onChange={togglePage}
+                    />
+                  </Table.Th>
+                  <Table.Th>Job</Table.Th>
+                  <Table.Th>Type</Table.Th>
+                  <Table.Th>Status</Table.Th>
+                  <Table.Th>Priority</Table.Th>
+                  <Table.Th>Retries</Table.Th>
+                  <Table.Th>Created</Table.Th>
+                  <Table.Th>Runs at</Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {rows.map((row) => (
+                  <Table.Tr key={row.id} data-job-id={row.id} data-status={row.status}>
+                    <Table.Td>
+                      <Checkbox
+                        aria-label={`Select job ${row.id}`}
+                        checked={selection.allMatching || selection.ids.has(row.id)}
+                        onChange={() => toggle(row.id)}
+                      />
+                    </Table.Td>
+                    <Table.Td>
+                      <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
+                        {shortId(row.id)}
+                      </RouterAnchor>
+                    </Table.Td>
+                    <Table.Td>
+                      <Text size="sm">{row.type}</Text>
+                    </Table.Td>
+                    <Table.Td>
+                      <StatusBadge status={row.status} />
+                    </Table.Td>
+                    <Table.Td>{row.priority}</Table.Td>
+                    <Table.Td>
+                      {row.retries} / {row.max_retries}
+                    </Table.Td>
+                    <Table.Td>
+                      <Time iso={row.created_at} />
+                    </Table.Td>
+                    <Table.Td>
+                      <Time iso={row.run_at} />
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      <Group justify="space-between">
+        <Button variant="default" disabled={!search.cursor} onClick={() => setSearch({ ...search, cursor: undefined })}>
+          First page
+        </Button>
+        <Button variant="default" disabled={!list.data?.next} onClick={() => setSearch({ ...search, cursor: list.data?.next ?? undefined })}>
+          Next page
+        </Button>
+      </Group>
+    </Stack>
+  );
+}
+
+function Filters({ search, onChange }: { search: JobSearch; onChange(filter: JobFilter): void }) {
+  const [draft, setDraft] = useState<JobFilter>(filterOf(search));
+  useEffect(() => setDraft(filterOf(search)), [search]);
+  // Text fields apply on Enter (the form's submit) or when they lose focus; the others at once.
+  const apply = (next: JobFilter = draft) => onChange(Object.fromEntries(Object.entries(next).filter(([, v]) => v)) as JobFilter);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    apply();
+  };
+  const text = (key: "q" | "type" | "schedule_id") => ({
+    value: draft[key] ?? "",
+    onChange: (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [key]: event.currentTarget.value }),
+    onBlur: () => {
+      if ((draft[key] ?? "") !== (search[key] ?? "")) apply();
+    },
+  });
+  const statuses = search.status ? search.status.split(",") : [];
+  // On a phone the filters besides the search box fold away behind a button (open when one of them is set).
+  const narrow = useMediaQuery("(max-width: 47.99em)");
+  const others = FILTER_KEYS.filter((key) => key !== "q" && search[key]).length;
+  const [unfolded, setUnfolded] = useState(others > 0);
+  const showOthers = !narrow || unfolded;
+  return (
+    <form onSubmit={submit} role="search" aria-label="Filter jobs">
+      <Stack gap="xs">
+        <TextInput label="Search" placeholder="A job id, or a value in the payload (exact)" {...text("q")} />
+        <SimpleGrid cols={{ base: 1, xs: 2, lg: 5 }} spacing="xs" verticalSpacing={8} id="more-job-filters" display={showOthers ? undefined : "none"}>
+          <MultiSelect
+            label="Status"
+            placeholder={statuses.length ? undefined : "Any status"}
+            data={[...STATUSES]}
+            value={statuses}
+            onChange={(value) => apply({ ...draft, status: value.join(",") || undefined })}
+            clearable
+            // Not mounted while closed: a mounted dropdown is positioned at once, a forced layout in the page's first render.
+            comboboxProps={{ withinPortal: true, keepMounted: false }}
+          />
+          <TextInput label="Type" placeholder="e.g. send_email" list="job-types" {...text("type")} />
+          <TextInput
+            label="Created after"
+            type="datetime-local"
+            value={toLocalInput(draft.created_after)}
+            onChange={(e) => apply({ ...draft, created_after: fromLocalInput(e.currentTarget.value) })}
+          />
+          <TextInput
+            label="Created before"
+            type="datetime-local"
+            value={toLocalInput(draft.created_before)}
+            onChange={(e) => apply({ ...draft, created_before: fromLocalInput(e.currentTarget.value) })}
+          />
+          <TextInput label="Schedule id" {...text("schedule_id")} />
+        </SimpleGrid>
+        <datalist id="job-types">
+          {BUILT_IN_TYPES.map((type) => (
+            <option key={type} value={type} />
+          ))}
+        </datalist>
+        <Group gap="xs">
+          <Button size="xs" variant="default" hiddenFrom="sm" aria-expanded={unfolded} aria-controls="more-job-filters" onClick={() => setUnfolded(!unfolded)}>
+            {unfolded ? "Fewer filters" : others ? `More filters (${others})` : "More filters"}
+          </Button>
+          <Button type="submit" size="xs">
+            Apply filters
+          </Button>
+          <Button size="xs" variant="subtle" onClick={() => apply({})} disabled={!Object.keys(filterOf(search)).length}>
+            Clear filters
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}

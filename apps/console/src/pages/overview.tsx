@@ -1,0 +1,179 @@
+// The overview (SPEC §11): jobs per minute by status and by type, the failure rate and the queue's depth, over
+// the last hour or day (GET /jobs/stats). Its charts (Mantine charts on recharts) load with this page only.
+import "@mantine/charts/styles.css";
+import { BarChart, CompositeChart, type CompositeChartSeries } from "@mantine/charts";
+import { Anchor, Group, Paper, SegmentedControl, SimpleGrid, Stack, Text, Title } from "@mantine/core";
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { RouterAnchor } from "../ui/link";
+
+type Stats = ResponseBody<"/jobs/stats", "get">;
+type Window = "hour" | "day";
+
+// Created jobs as a line over the finished ones stacked as bars: a job counts once as created and once as finished,
+// so stacking all four would add up to nothing meaningful, and four bars side by side per minute are hairlines.
+const STATUS_SERIES: CompositeChartSeries[] = [
+  { name: "done", color: "green.6", type: "bar" },
+  { name: "failed", color: "red.6", type: "bar" },
+  { name: "cancelled", color: "orange.5", type: "bar" },
+  { name: "created", color: "gray.7", type: "line" },
+];
+const TYPE_COLORS = ["indigo.6", "teal.6", "grape.6", "cyan.6", "yellow.6", "pink.6", "lime.6", "blue.6", "violet.6", "orange.6"];
+
+const clock = (iso: string, window: Window) =>
+  new Date(iso).toLocaleTimeString(
+    undefined,
+    window === "hour" ? { hour: "2-digit", minute: "2-digit" } : { hour: "2-digit", minute: "2-digit", weekday: "short" },
+  );
+
+export function OverviewPage() {
+  const [window, setWindow] = useState<Window>("hour");
+  const stats = useQuery({
+    queryKey: ["stats", window],
+    queryFn: () => call(api.GET("/jobs/stats", { params: { query: { window } } })),
+    refetchInterval: 10_000,
+  });
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Overview
+        </Title>
+        <SegmentedControl
+          aria-label="Time window"
+          value={window}
+          onChange={(value) => setWindow(value as Window)}
+          data={[
+            { value: "hour", label: "Last hour" },
+            { value: "day", label: "Last day" },
+          ]}
+        />
+      </Group>
+      {stats.isPending ? (
+        <Loading label="Loading statistics…" />
+      ) : stats.isError ? (
+        <ErrorState error={stats.error} retry={() => void stats.refetch()} />
+      ) : (
+        <Charts stats={stats.data} window={window} />
+      )}
+    </Stack>
+  );
+}
+
+function Figure({ label, value, hint }: { label: string; value: string; hint?: string }) {
+  return (
+    <Paper withBorder p="md">
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {label}
+      </Text>
+      <Text size="xl" fw={700} data-testid={`figure-${label.toLowerCase().replace(/\W+/g, "-")}`}>
+        {value}
+      </Text>
+      {hint && (
+        <Text size="xs" c="dimmed">
+          {hint}
+        </Text>
+      )}
+    </Paper>
+  );
+}
+
+function Charts({ stats, window }: { stats: Stats; window: Window }) {
+  const perMinute = stats.bucket_seconds / 60;
+  const unit = perMinute === 1 ? "per minute" : `per ${perMinute} minutes`;
+  const types = [...new Set(stats.buckets.flatMap((bucket) => Object.keys(bucket.by_type ?? {})))].sort();
+  const byStatus = stats.buckets.map((bucket) => ({
+    time: clock(bucket.start, window),
+    created: bucket.created,
+    done: bucket.done,
+    failed: bucket.failed,
+    cancelled: bucket.cancelled,
+  }));
+  // Jobs created per type: what each service asked for, whatever became of it.
+  const byType = stats.buckets.map((bucket) => ({
+    time: clock(bucket.start, window),
+    ...Object.fromEntries(Object.entries(bucket.by_type ?? {}).map(([type, counts]) => [type, counts.created])),
+  }));
+  const total = stats.buckets.reduce((sum, bucket) => sum + bucket.created, 0);
+  const empty = total === 0 && byStatus.every((b) => !b.done && !b.failed && !b.cancelled);
+
+  return (
+    <Stack>
+      <SimpleGrid cols={{ base: 2, md: 5 }}>
+        <Figure
+          label="Failure rate"
+          value={stats.failure_rate === null ? "—" : `${(stats.failure_rate * 100).toFixed(1)} %`}
+          hint={stats.failure_rate === null ? "nothing finished yet" : "failed ÷ finished"}
+        />
+        <Figure label="Pending" value={stats.queue.pending.toLocaleString()} hint="waiting to start" />
+        <Figure label="Processing" value={stats.queue.processing.toLocaleString()} />
+        <Figure label="Due now" value={stats.queue.waiting_due.toLocaleString()} hint="waiting for a worker" />
+        <Figure label="Delayed" value={stats.queue.delayed.toLocaleString()} hint="run_at or retry later" />
+      </SimpleGrid>
+      <Paper withBorder p="md" component="section" aria-label={`Jobs ${unit} by status`}>
+        <Title order={2} size="h4">
+          Jobs {unit} by status
+        </Title>
+        {empty ? (
+          <Empty title="No jobs in this window">
+            Jobs created or finished in the last {window} show up here. To enqueue one,{" "}
+            <RouterAnchor to="/api-keys" underline="always">
+              create an API key
+            </RouterAnchor>{" "}
+            and call <code>POST /jobs</code> with it (see the{" "}
+            <Anchor href="/docs" underline="always">
+              API reference
+            </Anchor>
+            ).
+          </Empty>
+        ) : (
+          <>
+            <Text size="sm" c="dimmed" mb="sm">
+              Bars: jobs that finished, by outcome. Line: jobs created.
+            </Text>
+            <CompositeChart
+              h={240}
+              data={byStatus}
+              dataKey="time"
+              series={STATUS_SERIES}
+              barProps={{ stackId: "finished" }}
+              // The chart is keyboard-explorable (arrow keys move through the minutes); it needs a name to be announced.
+              composedChartProps={{ title: `Jobs ${unit} by status`, desc: "Finished jobs by outcome as stacked bars, created jobs as a line." }}
+              maxBarWidth={24}
+              curveType="linear"
+              withDots={false}
+              tickLine="y"
+              withLegend
+              legendProps={{ verticalAlign: "bottom" }}
+            />
+          </>
+        )}
+      </Paper>
+      <Paper withBorder p="md" component="section" aria-label={`Jobs ${unit} by type`}>
+        <Title order={2} size="h4" mb="sm">
+          Jobs created {unit} by type
+        </Title>
+        {types.length === 0 ? (
+          <Empty title="No jobs in this window">Each type a service enqueues gets its own colour here.</Empty>
+        ) : (
+          <BarChart
+            h={240}
+            data={byType}
+            dataKey="time"
+            type="stacked"
+            barChartProps={{ title: `Jobs created ${unit} by type`, desc: "Created jobs by type as stacked bars." }}
+            series={types.map((name, i) => ({ name, color: TYPE_COLORS[i % TYPE_COLORS.length]! }))}
+            maxBarWidth={24}
+            tickLine="y"
+            withLegend
+            legendProps={{ verticalAlign: "bottom" }}
+          />
+        )}
+      </Paper>
+    </Stack>
+  );
+}

@@ -1,0 +1,237 @@
+// Create or edit a schedule. The cron helper reads the expression as the API does (five fields, croner, the
+// schedule's IANA zone) and lists the next five runs while you type; the API's refusals land at their fields.
+import { Alert, Button, Group, JsonInput, List, Modal, NumberInput, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { Cron } from "croner";
+import { useEffect, useMemo, useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { formErrors, problems, type FormErrors } from "../ui/form";
+import { BUILT_IN_TYPES } from "./jobs";
+import { notify } from "../ui/notify";
+
+export type Schedule = ResponseBody<"/schedules", "get">[number];
+
+type Draft = {
+  name: string;
+  cron: string;
+  timezone: string;
+  type: string;
+  payload: string;
+  max_retries: number | string;
+  priority: number | string;
+  paused: boolean;
+};
+
+const FIELDS = ["name", "cron", "timezone", "job.type", "job.payload", "job.max_retries", "job.priority", "paused"] as const;
+const EMPTY: Draft = { name: "", cron: "0 8 * * 1", timezone: "UTC", type: "send_email", payload: "{\n  \n}", max_retries: 0, priority: 5, paused: false };
+
+/** Monospace for what the person types (cron, JSON), not for the field's label and description. */
+const MONOSPACE_INPUT = { input: { fontFamily: "var(--mantine-font-family-monospace)" } };
+
+const zones = (() => {
+  const supported = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
+  return ["UTC", ...supported.filter((zone) => zone !== "UTC")];
+})();
+
+/** The next `count` runs of `cron` in `timezone`, or why there are none. */
+export function upcomingRuns(cron: string, timezone: string, count = 5): { runs: Date[] } | { problem: string } {
+  const fields = cron.trim().split(/\s+/).filter(Boolean);
+  if (fields.length !== 5)
+    return { problem: `it has ${fields.length} field${fields.length === 1 ? "" : "s"}; a schedule takes five (minute hour day-of-month month day-of-week)` };
+  try {
+    const runs = new Cron(fields.join(" "), { mode: "5-part", timezone, fixedTimeRule: "no-wildcard", paused: true }).nextRuns(count);
+    return runs.length ? { runs } : { problem: "it never matches a date" };
+  } catch (error) {
+    return { problem: (error as Error).message.replace(/^CronPattern:\s*/, "") };
+  }
+}
+
+function formatIn(date: Date, timeZone: string): string {
+  try {
+    return new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short", timeZone }).format(date);
+  } catch {
+    return date.toISOString();
+  }
+}
+
+function draftOf(schedule: Schedule | null): Draft {
+  if (!schedule) return EMPTY;
+  return {
+    name: schedule.name,
+    cron: schedule.cron,
+    timezone: schedule.timezone,
+    type: schedule.job.type,
+    payload: JSON.stringify(schedule.job.payload, null, 2),
+    max_retries: schedule.job.max_retries ?? 0,
+    priority: schedule.job.priority ?? 5,
+    paused: schedule.paused,
+  };
+}
+
+export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new" | null; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const existing = schedule && schedule !== "new" ? schedule : null;
+  const [draft, setDraft] = useState<Draft>(EMPTY);
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setDraft(draftOf(existing));
+    setErrors({ fields: {} });
+  }, [schedule]);
+  const upcoming = useMemo(() => upcomingRuns(draft.cron, draft.timezone), [draft.cron, draft.timezone]);
+  const set = <K extends keyof Draft>(key: K, value: Draft[K]) => {
+    setDraft({ ...draft, [key]: value });
+    // A refusal of the cron is about the expression it was given: a new one starts without it.
+    if (key === "cron" && errors.fields.cron)
+      setErrors({ ...errors, fields: Object.fromEntries(Object.entries(errors.fields).filter(([field]) => field !== "cron")) });
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    let payload: Record<string, unknown> | undefined;
+    try {
+      const parsed: unknown = JSON.parse(draft.payload);
+      if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) payload = parsed as Record<string, unknown>;
+    } catch {
+      payload = undefined;
+    }
+    // The cron expression is not refused here: the helper's reading (croner) is a preview, and the API's check
+    // (five fields, its own wording) is the rule, so its refusal is what lands at the field.
+    const local = problems({
+      name: draft.name.trim() ? undefined : "is required",
+      "job.type": draft.type.trim() ? undefined : "is required",
+      "job.payload": payload ? undefined : "must be a JSON object",
+    });
+    setErrors({ fields: local });
+    if (Object.keys(local).length || !payload) return;
+    const body = {
+      name: draft.name.trim(),
+      cron: draft.cron.trim(),
+      timezone: draft.timezone,
+      paused: draft.paused,
+      job: { type: draft.type.trim(), payload, max_retries: Number(draft.max_retries), priority: Number(draft.priority) },
+    };
+    setBusy(true);
+    try {
+      if (existing) await call(api.PATCH("/schedules/{id}", { params: { path: { id: existing.id } }, body }));
+      else await call(api.POST("/schedules", { body }));
+      notify({ color: "green", message: existing ? `“${body.name}” saved.` : `“${body.name}” created.` });
+      await queryClient.invalidateQueries({ queryKey: ["schedules"] });
+      onClose();
+    } catch (error) {
+      setErrors(formErrors(error, FIELDS));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal opened={schedule !== null} onClose={onClose} title={existing ? `Edit “${existing.name}”` : "New schedule"} size="lg" centered>
+      <form onSubmit={(event) => void submit(event)} noValidate>
+        <Stack>
+          {errors.form && (
+            <Alert color="red" role="alert">
+              {errors.form}
+            </Alert>
+          )}
+          <TextInput label="Name" value={draft.name} onChange={(e) => set("name", e.currentTarget.value)} error={errors.fields.name} required data-autofocus />
+          <Group grow align="flex-start">
+            <TextInput
+              label="Cron"
+              description="minute hour day-of-month month day-of-week"
+              inputWrapperOrder={["label", "input", "description", "error"]}
+              styles={MONOSPACE_INPUT}
+              value={draft.cron}
+              onChange={(e) => set("cron", e.currentTarget.value)}
+              error={errors.fields.cron}
+              required
+            />
+            <Select
+              label="Time zone"
+              data={zones}
+              value={draft.timezone}
+              onChange={(value) => set("timezone", value ?? "UTC")}
+              searchable
+              allowDeselect={false}
+              error={errors.fields.timezone}
+              comboboxProps={{ withinPortal: true }}
+            />
+          </Group>
+          <div aria-live="polite" data-testid="cron-helper">
+            {"runs" in upcoming ? (
+              <>
+                <Text size="sm" fw={600}>
+                  Next five runs ({draft.timezone})
+                </Text>
+                <List size="sm" spacing={2}>
+                  {upcoming.runs.map((run) => (
+                    <List.Item key={run.getTime()}>
+                      <time dateTime={run.toISOString()}>{formatIn(run, draft.timezone)}</time>
+                    </List.Item>
+                  ))}
+                </List>
+              </>
+            ) : errors.fields.cron ? null : (
+              // The preview's own reading; once the API refused the expression, its message at the field says why.
+              <Text size="sm" c="dimmed">
+                No runs to show: {upcoming.problem.replace(/\.$/, "")}.
+              </Text>
+            )}
+          </div>
+          <Group grow align="flex-start">
+            <TextInput
+              label="Job type"
+              list="schedule-job-types"
+              value={draft.type}
+              onChange={(e) => set("type", e.currentTarget.value)}
+              error={errors.fields["job.type"]}
+              required
+            />
+            <NumberInput
+              label="Retries"
+              min={0}
+              max={25}
+              value={draft.max_retries}
+              onChange={(value) => set("max_retries", value)}
+              error={errors.fields["job.max_retries"]}
+            />
+            <NumberInput
+              label="Priority"
+              min={1}
+              max={10}
+              value={draft.priority}
+              onChange={(value) => set("priority", value)}
+              error={errors.fields["job.priority"]}
+            />
+          </Group>
+          <datalist id="schedule-job-types">
+            {BUILT_IN_TYPES.map((type) => (
+              <option key={type} value={type} />
+            ))}
+          </datalist>
+          <JsonInput
+            label="Payload"
+            description="The job's payload, checked against its type when you save."
+            autosize
+            minRows={4}
+            maxRows={14}
+            value={draft.payload}
+            onChange={(value) => set("payload", value)}
+            error={errors.fields["job.payload"]}
+            styles={MONOSPACE_INPUT}
+          />
+          <Switch label="Paused" checked={draft.paused} onChange={(e) => set("paused", e.currentTarget.checked)} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy}>
+              {existing ? "Save" : "Create schedule"}
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,146 @@
+// Schedules (SPEC §9): the list, a form to create or edit one with a cron helper showing the next five runs in
+// the schedule's time zone (croner, read as the API reads it: five fields), pause and resume, delete.
+import { Box, Button, Flex, Group, Paper, ScrollArea, Switch, Table, Text, Title, Stack, VisuallyHidden } from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { api, call } from "../api";
+import { Confirm } from "../ui/confirm";
+import { formatTime, Time } from "../ui/format";
+import { RouterAnchor } from "../ui/link";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { ScheduleForm, type Schedule } from "./schedule-form";
+import { notify } from "../ui/notify";
+
+export function SchedulesPage() {
+  const queryClient = useQueryClient();
+  const schedules = useQuery({ queryKey: ["schedules"], queryFn: () => call(api.GET("/schedules")) });
+  const [editing, setEditing] = useState<Schedule | "new" | null>(null);
+  const [deleting, setDeleting] = useState<Schedule | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const setPaused = async (schedule: Schedule, paused: boolean) => {
+    try {
+      await call(api.PATCH("/schedules/{id}", { params: { path: { id: schedule.id } }, body: { paused } }));
+      notify({ color: "green", message: `“${schedule.name}” ${paused ? "paused" : "resumed"}.` });
+    } catch (error) {
+      notify({ color: "red", title: "Could not change the schedule", message: (error as Error).message });
+    } finally {
+      await queryClient.invalidateQueries({ queryKey: ["schedules"] });
+    }
+  };
+  const remove = async () => {
+    if (!deleting) return;
+    setBusy(true);
+    try {
+      await call(api.DELETE("/schedules/{id}", { params: { path: { id: deleting.id } } }));
+      notify({ color: "green", message: `“${deleting.name}” deleted.` });
+      setDeleting(null);
+      await queryClient.invalidateQueries({ queryKey: ["schedules"] });
+    } catch (error) {
+      notify({ color: "red", title: "Could not delete the schedule", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Schedules
+        </Title>
+        <Button onClick={() => setEditing("new")}>New schedule</Button>
+      </Group>
+      {schedules.isPending ? (
+        <Loading label="Loading schedules…" />
+      ) : schedules.isError ? (
+        <ErrorState error={schedules.error} retry={() => void schedules.refetch()} />
+      ) : schedules.data.length === 0 ? (
+        <Empty title="No schedules yet">A schedule creates a job on a cron timetable, e.g. a report every Monday at 8:00.</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table miw={{ base: 0, sm: 760 }} aria-label="Schedules">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th visibleFrom="sm">When</Table.Th>
+                  <Table.Th visibleFrom="sm">Job</Table.Th>
+                  <Table.Th visibleFrom="sm">Next run</Table.Th>
+                  <Table.Th visibleFrom="sm">Last run</Table.Th>
+                  <Table.Th>Active</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {schedules.data.map((schedule) => (
+                  <Table.Tr key={schedule.id} data-schedule={schedule.name}>
+                    <Table.Td style={{ wordBreak: "break-word" }}>
+                      {schedule.name}
+                      {/* A phone shows when it runs under its name instead of in columns of their own. */}
+                      <Box hiddenFrom="sm">
+                        <Text ff="monospace" size="xs">
+                          {schedule.cron} · {schedule.timezone}
+                        </Text>
+                        <Text size="xs" c="dimmed">
+                          {schedule.paused ? "Paused" : <>Next: {formatTime(schedule.next_run_at)}</>}
+                        </Text>
+                      </Box>
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Text ff="monospace" size="sm">
+                        {schedule.cron}
+                      </Text>
+                      <Text size="xs" c="dimmed">
+                        {schedule.timezone}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <RouterAnchor to="/jobs" search={{ schedule_id: schedule.id }} size="sm" title={`Jobs of ${schedule.name}`}>
+                        {schedule.job.type}
+                      </RouterAnchor>
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">{schedule.paused ? "Paused" : <Time iso={schedule.next_run_at} />}</Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Time iso={schedule.last_run_at} />
+                    </Table.Td>
+                    <Table.Td>
+                      <Switch
+                        checked={!schedule.paused}
+                        onChange={(e) => void setPaused(schedule, !e.currentTarget.checked)}
+                        aria-label={`${schedule.paused ? "Resume" : "Pause"} ${schedule.name}`}
+                      />
+                    </Table.Td>
+                    <Table.Td>
+                      <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap">
+                        <Button size="xs" variant="light" onClick={() => setEditing(schedule)} aria-label={`Edit ${schedule.name}`}>
+                          Edit
+                        </Button>
+                        <Button size="xs" variant="outline" color="red.9" onClick={() => setDeleting(schedule)} aria-label={`Delete ${schedule.name}`}>
+                          Delete
+                        </Button>
+                      </Flex>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      <ScheduleForm schedule={editing} onClose={() => setEditing(null)} />
+      <Confirm
+        opened={deleting !== null}
+        title="Delete this schedule?"
+        confirmLabel="Delete"
+        loading={busy}
+        onConfirm={() => void remove()}
+        onClose={() => setDeleting(null)}
+      >
+        “{deleting?.name}” stops creating jobs. Jobs it already created stay.
+      </Confirm>
+    </Stack>
+  );
+}

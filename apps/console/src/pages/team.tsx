@@ -1,0 +1,339 @@
+// The team (SPEC §4, §12): members with their roles (the owner changes roles and removes members), pending
+// invites (revocable), and a new invite whose link is shown with a copy button — the API keeps only a hash of
+// the token, so the link exists only in that answer. Owners and admins only; members are told so.
+import { Alert, Button, Group, Modal, NativeSelect, Paper, ScrollArea, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call, callPage } from "../api";
+import { Confirm } from "../ui/confirm";
+import { emailProblem, formErrors, problems, type FormErrors } from "../ui/form";
+import { Time } from "../ui/format";
+import { ShownOnce } from "../ui/secret";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { canManageTeam, useSession } from "../session";
+import { notify } from "../ui/notify";
+
+type Member = ResponseBody<"/org/members", "get">[number];
+type PendingInvite = ResponseBody<"/org/invites", "get">[number];
+
+const MEMBERS_PAGE = 50;
+
+export function TeamPage() {
+  const session = useSession();
+  if (!canManageTeam(session.role)) {
+    return (
+      <Stack>
+        <Title order={1} size="h2">
+          Team
+        </Title>
+        <Alert color="gray" title="Owners and admins only">
+          You are a member of {session.org.name}. Ask an owner or an admin to invite people or change roles.
+        </Alert>
+      </Stack>
+    );
+  }
+  return (
+    <Stack gap="xl">
+      <Members />
+      <Invites />
+    </Stack>
+  );
+}
+
+function Members() {
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const owner = session.role === "owner";
+  const members = useInfiniteQuery({
+    queryKey: ["members"],
+    queryFn: ({ pageParam }) => callPage(api.GET("/org/members", { params: { query: { limit: MEMBERS_PAGE, cursor: pageParam } } })),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (page) => page.next ?? undefined,
+  });
+  const [removing, setRemoving] = useState<Member | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const changeRole = async (member: Member, role: string) => {
+    try {
+      await call(api.PATCH("/org/members/{user_id}", { params: { path: { user_id: member.id } }, body: { role: role as "admin" | "member" } }));
+      notify({ color: "green", message: `${member.email} is now ${role === "admin" ? "an admin" : "a member"}.` });
+    } catch (error) {
+      notify({ color: "red", title: "Could not change the role", message: (error as Error).message });
+    } finally {
+      await queryClient.invalidateQueries({ queryKey: ["members"] });
+    }
+  };
+  const remove = async () => {
+    if (!removing) return;
+    setBusy(true);
+    try {
+      await call(api.DELETE("/org/members/{user_id}", { params: { path: { user_id: removing.id } } }));
+      notify({ color: "green", message: `${removing.email} was removed.` });
+      setRemoving(null);
+      await queryClient.invalidateQueries({ queryKey: ["members"] });
+    } catch (error) {
+      notify({ color: "red", title: "Could not remove the member", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const rows = members.data?.pages.flatMap((page) => page.items) ?? [];
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Team
+      </Title>
+      {members.isPending ? (
+        <Loading label="Loading members…" />
+      ) : members.isError ? (
+        <ErrorState error={members.error} retry={() => void members.refetch()} />
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table miw={{ base: 0, sm: 560 }} aria-label="Members">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Email</Table.Th>
+                  <Table.Th>Role</Table.Th>
+                  <Table.Th visibleFrom="sm">Joined</Table.Th>
+                  {owner && (
+                    <Table.Th>
+                      <VisuallyHidden>Actions</VisuallyHidden>
+                    </Table.Th>
+                  )}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {rows.map((member) => {
+                  const editable = owner && member.role !== "owner" && member.id !== session.user.id;
+                  return (
+                    <Table.Tr key={member.id} data-member={member.email}>
+                      <Table.Td style={{ wordBreak: "break-all" }}>{member.email}</Table.Td>
+                      <Table.Td>
+                        {editable ? (
+                          <NativeSelect
+                            aria-label={`Role of ${member.email}`}
+                            data={["admin", "member"]}
+                            value={member.role}
+                            onChange={(e) => void changeRole(member, e.currentTarget.value)}
+                            size="xs"
+                            w={{ base: 104, sm: 120 }}
+                          />
+                        ) : (
+                          member.role
+                        )}
+                      </Table.Td>
+                      <Table.Td visibleFrom="sm">
+                        <Time iso={member.joined_at} />
+                      </Table.Td>
+                      {owner && (
+                        <Table.Td>
+                          {editable && (
+                            <Button size="xs" color="red.9" variant="outline" onClick={() => setRemoving(member)} aria-label={`Remove ${member.email}`}>
+                              Remove
+                            </Button>
+                          )}
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  );
+                })}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      {members.hasNextPage && (
+        <Group>
+          <Button variant="default" onClick={() => void members.fetchNextPage()} loading={members.isFetchingNextPage}>
+            More members
+          </Button>
+        </Group>
+      )}
+      <Confirm
+        opened={removing !== null}
+        title="Remove this member?"
+        confirmLabel="Remove"
+        loading={busy}
+        onConfirm={() => void remove()}
+        onClose={() => setRemoving(null)}
+      >
+        {removing?.email} loses access to this organization at once, and their API keys here are revoked.
+      </Confirm>
+    </Stack>
+  );
+}
+
+function Invites() {
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const invites = useQuery({ queryKey: ["invites"], queryFn: () => call(api.GET("/org/invites")) });
+  const [inviting, setInviting] = useState(false);
+  const [revoking, setRevoking] = useState<PendingInvite | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const revoke = async () => {
+    if (!revoking) return;
+    setBusy(true);
+    try {
+      await call(api.DELETE("/org/invites/{id}", { params: { path: { id: revoking.id } } }));
+      notify({ color: "green", message: `The invite for ${revoking.email} was revoked; its link no longer works.` });
+      setRevoking(null);
+      await queryClient.invalidateQueries({ queryKey: ["invites"] });
+    } catch (error) {
+      notify({ color: "red", title: "Could not revoke the invite", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={2} size="h3">
+          Pending invites
+        </Title>
+        <Button onClick={() => setInviting(true)}>Invite someone</Button>
+      </Group>
+      {invites.isPending ? (
+        <Loading label="Loading invites…" />
+      ) : invites.isError ? (
+        <ErrorState error={invites.error} retry={() => void invites.refetch()} />
+      ) : invites.data.length === 0 ? (
+        <Empty title="No pending invites">Invite a teammate: you get a link to hand over, valid for 72 hours.</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table miw={{ base: 0, sm: 560 }} aria-label="Pending invites">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Email</Table.Th>
+                  <Table.Th>Role</Table.Th>
+                  <Table.Th visibleFrom="sm">Expires</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {invites.data.map((invite) => (
+                  <Table.Tr key={invite.id} data-invite={invite.email}>
+                    <Table.Td style={{ wordBreak: "break-all" }}>{invite.email}</Table.Td>
+                    <Table.Td>{invite.role}</Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Time iso={invite.expires_at} />
+                    </Table.Td>
+                    <Table.Td>
+                      <Button
+                        size="xs"
+                        color="red.9"
+                        variant="outline"
+                        onClick={() => setRevoking(invite)}
+                        aria-label={`Revoke the invite for ${invite.email}`}
+                      >
+                        Revoke
+                      </Button>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      <InviteForm opened={inviting} owner={session.role === "owner"} onClose={() => setInviting(false)} />
+      <Confirm
+        opened={revoking !== null}
+        title="Revoke this invite?"
+        confirmLabel="Revoke"
+        loading={busy}
+        onConfirm={() => void revoke()}
+        onClose={() => setRevoking(null)}
+      >
+        The link sent to {revoking?.email} stops working.
+      </Confirm>
+    </Stack>
+  );
+}
+
+function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolean; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<"member" | "admin">("member");
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [link, setLink] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const close = () => {
+    setEmail("");
+    setRole("member");
+    setErrors({ fields: {} });
+    setLink(null);
+    onClose();
+  };
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const local = problems({ email: emailProblem(email) });
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      const invite = await call(api.POST("/org/invite", { body: { email: email.trim(), role } }));
+      setLink(invite.invite_url);
+      await queryClient.invalidateQueries({ queryKey: ["invites"] });
+    } catch (error) {
+      setErrors(formErrors(error, ["email", "role"], { already_member: "email" }));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal opened={opened} onClose={close} title={link ? "Invite link" : "Invite a teammate"} centered>
+      {link ? (
+        <Stack>
+          <ShownOnce label="Invite link" value={link} note="Send this link to your teammate yourself. It works once, for 72 hours; it is not shown again." />
+          <Group justify="flex-end">
+            <Button onClick={close}>Done</Button>
+          </Group>
+        </Stack>
+      ) : (
+        <form onSubmit={(event) => void submit(event)} noValidate>
+          <Stack>
+            {errors.form && (
+              <Text c="red" size="sm" role="alert">
+                {errors.form}
+              </Text>
+            )}
+            <TextInput
+              label="Email"
+              type="email"
+              value={email}
+              onChange={(e) => setEmail(e.currentTarget.value)}
+              error={errors.fields.email}
+              data-autofocus
+              required
+            />
+            <Select
+              label="Role"
+              data={owner ? ["member", "admin"] : ["member"]}
+              value={role}
+              onChange={(value) => setRole(value === "admin" ? "admin" : "member")}
+              allowDeselect={false}
+              error={errors.fields.role}
+              description={owner ? undefined : "Admins invite members; the owner can invite admins."}
+            />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={busy}>
+                Create invite
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      )}
+    </Modal>
+  );
+}

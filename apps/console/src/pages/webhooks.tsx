@@ -1,0 +1,378 @@
+// Webhook endpoints (SPEC §10, owners and admins): create one (its signing secret shown once), rotate the secret,
+// delete, and read each endpoint's recent deliveries. URLs are shown as text, never as links.
+import {
+  Alert,
+  Badge,
+  Button,
+  Drawer,
+  Flex,
+  Group,
+  Modal,
+  MultiSelect,
+  Paper,
+  ScrollArea,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+  VisuallyHidden,
+} from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import type { RequestBody, ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { Confirm } from "../ui/confirm";
+import { formErrors, problems, type FormErrors } from "../ui/form";
+import { Time } from "../ui/format";
+import { ShownOnce } from "../ui/secret";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { canManageTeam, useSession } from "../session";
+import { notify } from "../ui/notify";
+
+type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
+type EventType = RequestBody<"/webhook-endpoints", "post">["events"][number];
+
+const EVENT_TYPES: EventType[] = ["*", "job.created", "job.started", "job.retrying", "job.succeeded", "job.failed", "job.cancelled"];
+
+const eventsLabel = (events: readonly string[]) => (events.includes("*") ? "All events" : events.join(", "));
+
+/** Why deliveries stopped (disabled after days of failures) or are failing now: owners see it at the endpoint. */
+function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
+  if (endpoint.disabled_at) {
+    return (
+      <Text size="xs" c="red.9" style={{ wordBreak: "break-word" }} data-testid="endpoint-disabled">
+        Disabled <Time iso={endpoint.disabled_at} />
+        {endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ""}
+      </Text>
+    );
+  }
+  if (endpoint.failing_since) {
+    return (
+      <Text size="xs" c="red.9">
+        Failing since <Time iso={endpoint.failing_since} />
+      </Text>
+    );
+  }
+  return null;
+}
+
+export function WebhooksPage() {
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const allowed = canManageTeam(session.role);
+  const endpoints = useQuery({ queryKey: ["webhook-endpoints"], queryFn: () => call(api.GET("/webhook-endpoints")), enabled: allowed });
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<Endpoint | null>(null);
+  const [rotating, setRotating] = useState<Endpoint | null>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [deliveries, setDeliveries] = useState<Endpoint | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  if (!allowed) {
+    return (
+      <Stack>
+        <Title order={1} size="h2">
+          Webhooks
+        </Title>
+        <Alert color="gray" title="Owners and admins only">
+          Ask an owner or an admin of {session.org.name} to manage webhook endpoints.
+        </Alert>
+      </Stack>
+    );
+  }
+
+  const remove = async () => {
+    if (!deleting) return;
+    setBusy(true);
+    try {
+      await call(api.DELETE("/webhook-endpoints/{id}", { params: { path: { id: deleting.id } } }));
+      notify({ color: "green", message: "Endpoint deleted." });
+      setDeleting(null);
+      await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+    } catch (error) {
+      notify({ color: "red", title: "Could not delete the endpoint", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const rotate = async () => {
+    if (!rotating) return;
+    setBusy(true);
+    try {
+      const rotated = await call(api.POST("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: rotating.id } } }));
+      setSecret(rotated.secret);
+      setRotating(null);
+    } catch (error) {
+      notify({ color: "red", title: "Could not rotate the secret", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Stack>
+      <Group justify="space-between">
+        <Title order={1} size="h2">
+          Webhooks
+        </Title>
+        <Button onClick={() => setCreating(true)}>Add endpoint</Button>
+      </Group>
+      <Text c="dimmed" size="sm">
+        Conveyor POSTs each matching job event to your endpoints as a CloudEvent, signed with Standard Webhooks headers.
+      </Text>
+      {endpoints.isPending ? (
+        <Loading label="Loading endpoints…" />
+      ) : endpoints.isError ? (
+        <ErrorState error={endpoints.error} retry={() => void endpoints.refetch()} />
+      ) : endpoints.data.length === 0 ? (
+        <Empty title="No webhook endpoints yet">Add one to hear about jobs as they start, succeed, fail or are cancelled.</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table miw={{ base: 0, sm: 720 }} aria-label="Webhook endpoints">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>URL</Table.Th>
+                  <Table.Th visibleFrom="sm">Events</Table.Th>
+                  <Table.Th visibleFrom="sm">Created</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {endpoints.data.map((endpoint) => (
+                  <Table.Tr key={endpoint.id} data-endpoint={endpoint.url}>
+                    <Table.Td style={{ wordBreak: "break-all" }}>
+                      <Text size="sm" ff="monospace">
+                        {endpoint.url}
+                      </Text>
+                      {endpoint.description && (
+                        <Text size="xs" c="dimmed" style={{ wordBreak: "break-word" }}>
+                          {endpoint.description}
+                        </Text>
+                      )}
+                      <Text size="xs" c="dimmed" hiddenFrom="sm">
+                        {eventsLabel(endpoint.events)}
+                      </Text>
+                      <EndpointHealth endpoint={endpoint} />
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Group gap={4}>
+                        {endpoint.events.map((type) => (
+                          <Badge key={type} variant="filled" color="indigo.8" size="sm" tt="none">
+                            {type === "*" ? "all events" : type}
+                          </Badge>
+                        ))}
+                      </Group>
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Time iso={endpoint.created_at} />
+                    </Table.Td>
+                    <Table.Td>
+                      {/* Side by side on a wide screen, one above the other on a phone. */}
+                      <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap">
+                        <Button size="xs" variant="light" onClick={() => setDeliveries(endpoint)}>
+                          Deliveries
+                        </Button>
+                        <Button size="xs" variant="default" onClick={() => setRotating(endpoint)}>
+                          Rotate secret
+                        </Button>
+                        <Button size="xs" variant="outline" color="red.9" onClick={() => setDeleting(endpoint)}>
+                          Delete
+                        </Button>
+                      </Flex>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      <CreateEndpoint opened={creating} onClose={() => setCreating(false)} />
+      <Deliveries endpoint={deliveries} onClose={() => setDeliveries(null)} />
+      <Confirm
+        opened={deleting !== null}
+        title="Delete this endpoint?"
+        confirmLabel="Delete"
+        loading={busy}
+        onConfirm={() => void remove()}
+        onClose={() => setDeleting(null)}
+      >
+        No more events are sent to it; deliveries in flight stop.
+      </Confirm>
+      <Confirm
+        opened={rotating !== null}
+        title="Rotate the signing secret?"
+        confirmLabel="Rotate"
+        color="yellow"
+        loading={busy}
+        onConfirm={() => void rotate()}
+        onClose={() => setRotating(null)}
+      >
+        Deliveries are signed with a new secret from now on; update your receiver with it.
+      </Confirm>
+      <Modal opened={secret !== null} onClose={() => setSecret(null)} title="The new signing secret" centered>
+        {secret && <ShownOnce label="Signing secret" value={secret} note="Copy it now: it is shown only once." />}
+      </Modal>
+    </Stack>
+  );
+}
+
+function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<{ url: string; events: EventType[]; description: string }>({ url: "", events: ["*"], description: "" });
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [secret, setSecret] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const close = () => {
+    setValues({ url: "", events: ["*"], description: "" });
+    setErrors({ fields: {} });
+    setSecret(null);
+    onClose();
+  };
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const url = values.url.trim();
+    const local = problems({
+      url: !url ? "is required" : /^https?:\/\/[^\s]+$/i.test(url) ? undefined : "must be an http(s) URL",
+      events: values.events.length ? undefined : "needs at least one event type",
+    });
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      const body = { url, events: values.events, ...(values.description.trim() ? { description: values.description.trim() } : {}) };
+      const created = await call(api.POST("/webhook-endpoints", { body }));
+      setSecret(created.secret);
+      await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+    } catch (error) {
+      setErrors(formErrors(error, ["url", "events", "description"]));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal opened={opened} onClose={close} title={secret ? "Endpoint added" : "Add a webhook endpoint"} centered>
+      {secret ? (
+        <Stack>
+          <ShownOnce label="Signing secret" value={secret} note="Verify deliveries with it (Standard Webhooks). It is shown only once." />
+          <Group justify="flex-end">
+            <Button onClick={close}>Done</Button>
+          </Group>
+        </Stack>
+      ) : (
+        <form onSubmit={(event) => void submit(event)} noValidate>
+          <Stack>
+            {errors.form && (
+              <Text c="red" size="sm" role="alert">
+                {errors.form}
+              </Text>
+            )}
+            <TextInput
+              label="URL"
+              placeholder="https://example.com/hooks/conveyor"
+              value={values.url}
+              onChange={(e) => setValues({ ...values, url: e.currentTarget.value })}
+              error={errors.fields.url}
+              data-autofocus
+              required
+            />
+            <MultiSelect
+              label="Events"
+              data={EVENT_TYPES}
+              value={values.events}
+              onChange={(events) => setValues({ ...values, events: events.filter((e): e is EventType => EVENT_TYPES.includes(e as EventType)) })}
+              error={errors.fields.events}
+              comboboxProps={{ withinPortal: true }}
+            />
+            <TextInput
+              label="Description"
+              value={values.description}
+              onChange={(e) => setValues({ ...values, description: e.currentTarget.value })}
+              error={errors.fields.description}
+            />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={close}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={busy}>
+                Add endpoint
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      )}
+    </Modal>
+  );
+}
+
+function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; onClose(): void }) {
+  const deliveries = useQuery({
+    queryKey: ["webhook-endpoints", endpoint?.id, "deliveries"],
+    queryFn: () => call(api.GET("/webhook-endpoints/{id}/deliveries", { params: { path: { id: endpoint!.id } } })),
+    enabled: endpoint !== null,
+    refetchInterval: 5000,
+  });
+  return (
+    <Drawer opened={endpoint !== null} onClose={onClose} title="Recent deliveries" position="right" size="lg">
+      {endpoint && (
+        <Text size="xs" c="dimmed" ff="monospace" mb="sm" style={{ wordBreak: "break-all" }}>
+          {endpoint.url}
+        </Text>
+      )}
+      {deliveries.isPending ? (
+        <Loading label="Loading deliveries…" />
+      ) : deliveries.isError ? (
+        <ErrorState error={deliveries.error} retry={() => void deliveries.refetch()} />
+      ) : deliveries.data.length === 0 ? (
+        <Empty title="No deliveries yet">Deliveries appear here as matching events happen.</Empty>
+      ) : (
+        <ScrollArea type="auto">
+          <Table aria-label="Deliveries" miw={{ base: 0, sm: 460 }}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Event</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>Time</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {deliveries.data.map((delivery) => {
+                const ok = delivery.status_code !== null && delivery.status_code >= 200 && delivery.status_code < 300;
+                return (
+                  <Table.Tr key={`${delivery.event_id}-${delivery.attempt}`}>
+                    <Table.Td>
+                      <Text size="sm">{delivery.event_type}</Text>
+                      <Text size="xs" c="dimmed">
+                        attempt {delivery.attempt}
+                      </Text>
+                    </Table.Td>
+                    <Table.Td>
+                      <Badge color={ok ? "green" : "red"} variant="dot" miw="max-content">
+                        {delivery.status_code ?? "no answer"}
+                      </Badge>
+                      {delivery.error && (
+                        <Text size="xs" c="dimmed" style={{ wordBreak: "break-word" }}>
+                          {delivery.error}
+                        </Text>
+                      )}
+                    </Table.Td>
+                    <Table.Td>
+                      <Time iso={delivery.at} />
+                      <Text size="xs" c="dimmed">
+                        {delivery.duration_ms} ms
+                      </Text>
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        </ScrollArea>
+      )}
+    </Drawer>
+  );
+}

@@ -1,0 +1,99 @@
+// The console's routes (TanStack Router, declared in code). Their paths are CONSOLE_PATHS (paths.ts), which the
+// compiler holds this tree to and a test holds the API's CONSOLE_ROUTES to, so a browser navigation to each of
+// them gets the console's page. Every page but login and signup needs a session; without one the person logs
+// in and comes back to the same address.
+import type { QueryClient } from "@tanstack/react-query";
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from "@tanstack/react-router";
+import { Shell } from "./shell";
+import { LoginPage, SignupPage } from "./pages/auth";
+import { JobsPage, jobsListQuery, parseJobSearch } from "./pages/jobs";
+import { NotFound } from "./pages/not-found";
+import type { ConsolePath } from "./paths";
+import { safeRedirect, sessionQuery } from "./session";
+
+type Context = { queryClient: QueryClient };
+
+const root = createRootRouteWithContext<Context>()({ component: Outlet, notFoundComponent: NotFound });
+
+const redirectSearch = (search: Record<string, unknown>): { redirect?: string } => (typeof search.redirect === "string" ? { redirect: search.redirect } : {});
+
+const login = createRoute({
+  getParentRoute: () => root,
+  path: "/login",
+  validateSearch: redirectSearch,
+  beforeLoad: async ({ context, search }) => {
+    if (await context.queryClient.ensureQueryData(sessionQuery)) throw redirect({ href: safeRedirect(search.redirect) });
+  },
+  component: LoginPage,
+});
+
+const signup = createRoute({ getParentRoute: () => root, path: "/signup", component: SignupPage });
+
+/**
+ * Every page behind a session, inside the console's frame (navigation, organization, account menu). The session is
+ * checked in a loader rather than in beforeLoad: the loaders of all matched routes run together, so a page's first
+ * data (the jobs list) is already on its way while the session is read. Nothing renders before both are settled,
+ * and a page's request made without a live session is a 401 that changes nothing (the redirect below wins).
+ */
+const app = createRoute({
+  getParentRoute: () => root,
+  id: "app",
+  loader: async ({ context, location }) => {
+    const session = await context.queryClient.ensureQueryData(sessionQuery);
+    if (!session) throw redirect({ to: "/login", search: { redirect: location.href } });
+  },
+  component: Shell,
+});
+
+const index = createRoute({
+  getParentRoute: () => app,
+  path: "/",
+  beforeLoad: () => {
+    throw redirect({ to: "/overview" });
+  },
+});
+
+const overview = createRoute({ getParentRoute: () => app, path: "/overview", component: lazyRouteComponent(() => import("./pages/overview"), "OverviewPage") });
+const jobs = createRoute({
+  getParentRoute: () => app,
+  path: "/jobs",
+  validateSearch: parseJobSearch,
+  loaderDeps: ({ search }) => search,
+  // Started, not awaited: the page shows its frame at once and its rows when they come.
+  loader: ({ context, deps }) => void context.queryClient.prefetchQuery(jobsListQuery(deps)),
+  component: JobsPage,
+});
+const job = createRoute({ getParentRoute: () => app, path: "/jobs/$id", component: lazyRouteComponent(() => import("./pages/job"), "JobPage") });
+const schedules = createRoute({
+  getParentRoute: () => app,
+  path: "/schedules",
+  component: lazyRouteComponent(() => import("./pages/schedules"), "SchedulesPage"),
+});
+const team = createRoute({ getParentRoute: () => app, path: "/team", component: lazyRouteComponent(() => import("./pages/team"), "TeamPage") });
+const apiKeys = createRoute({ getParentRoute: () => app, path: "/api-keys", component: lazyRouteComponent(() => import("./pages/api-keys"), "ApiKeysPage") });
+const webhooks = createRoute({
+  getParentRoute: () => app,
+  path: "/webhooks",
+  component: lazyRouteComponent(() => import("./pages/webhooks"), "WebhooksPage"),
+});
+const account = createRoute({ getParentRoute: () => app, path: "/account", component: lazyRouteComponent(() => import("./pages/account"), "AccountPage") });
+
+const tree = root.addChildren([login, signup, app.addChildren([index, overview, jobs, job, schedules, team, apiKeys, webhooks, account])]);
+
+/** Every full path in a route tree (the router's own types carry each route's children). */
+type PathsOf<R> = R extends { fullPath: infer P; types: { children: infer C } } ? P | (C extends readonly (infer Child)[] ? PathsOf<Child> : never) : never;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Assert<T extends true> = T;
+/** Fails to compile unless the tree's paths are exactly CONSOLE_PATHS. */
+export type RoutesAreConsolePaths = Assert<Same<PathsOf<typeof tree>, ConsolePath>>;
+
+export function createConsoleRouter(queryClient: QueryClient) {
+  return createRouter({ routeTree: tree, context: { queryClient }, defaultPreload: "intent", scrollRestoration: true });
+}
+
+declare module "@tanstack/react-router" {
+  // eslint-disable-next-line @typescript-eslint/consistent-type-definitions -- module augmentation merges interfaces only
+  interface Register {
+    router: ReturnType<typeof createConsoleRouter>;
+  }
+}

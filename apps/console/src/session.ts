@@ -1,0 +1,76 @@
+// The person's session: `GET /auth/session` tells who is logged in (the HttpOnly cookie proves it) and hands
+// over the CSRF token for state-changing requests. Logging in, switching organization and logging out replace
+// it; a 401 anywhere ends it and sends the person to the login page, then back.
+import { queryOptions, useQuery, type QueryClient } from "@tanstack/react-query";
+import { useRef } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, ApiError, call, setCsrfToken } from "./api";
+
+export type Session = ResponseBody<"/auth/session", "get">;
+export type Role = Session["role"];
+
+export const sessionQuery = queryOptions({
+  queryKey: ["session"],
+  queryFn: async (): Promise<Session | null> => {
+    try {
+      return remember(await call(api.GET("/auth/session"), { quiet401: true }));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return remember(null);
+      throw error;
+    }
+  },
+  staleTime: Infinity,
+  retry: false,
+});
+
+function remember(session: Session | null): Session | null {
+  setCsrfToken(session?.csrf_token);
+  return session;
+}
+
+/** Stores a session the API just answered (login, organization switch) and drops every cached answer of the last one. */
+export function startSession(queryClient: QueryClient, session: Session): void {
+  remember(session);
+  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  queryClient.setQueryData(sessionQuery.queryKey, session);
+}
+
+export function endSession(queryClient: QueryClient): void {
+  remember(null);
+  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  queryClient.setQueryData(sessionQuery.queryKey, null);
+}
+
+export async function logIn(queryClient: QueryClient, body: { email: string; password: string; org_id?: string }): Promise<Session> {
+  const session = await call(api.POST("/auth/session", { body }), { quiet401: true });
+  startSession(queryClient, session);
+  return session;
+}
+
+export async function logOut(queryClient: QueryClient): Promise<void> {
+  try {
+    await call(api.DELETE("/auth/session"), { quiet401: true });
+  } finally {
+    endSession(queryClient);
+  }
+}
+
+export const canManageTeam = (role: Role | undefined) => role === "owner" || role === "admin";
+
+/** A path inside the console to return to after logging in; anything else (another origin, `//host`) is refused. */
+export function safeRedirect(target: unknown): string {
+  if (typeof target !== "string" || !target.startsWith("/") || target.startsWith("//") || target.startsWith("/\\")) return "/overview";
+  return target.startsWith("/login") || target.startsWith("/signup") ? "/overview" : target;
+}
+
+/**
+ * The session of a page behind login (the router made sure there is one). While a logout or an expiry leads
+ * away from the page, it keeps answering the last session instead of unmounting everything at once.
+ */
+export function useSession(): Session {
+  const { data } = useQuery(sessionQuery);
+  const last = useRef<Session | null>(null);
+  if (data) last.current = data;
+  if (!last.current) throw new Error("This page needs a session.");
+  return last.current;
+}

@@ -1,0 +1,111 @@
+// The frame of every page behind a session: a header (organization switcher, account menu), the navigation
+// (a drawer below 768 px, so the console works at 375 px), live job events, and the page itself.
+import { AppShell, Burger, Group, Menu, NavLink, ScrollArea, Text, UnstyledButton, type NavLinkProps } from "@mantine/core";
+import { useDisclosure, useMediaQuery } from "@mantine/hooks";
+import { useQueryClient } from "@tanstack/react-query";
+import { createLink, Outlet, useNavigate, useRouterState } from "@tanstack/react-router";
+import { forwardRef, useEffect, type AnchorHTMLAttributes } from "react";
+import { api, call } from "./api";
+import { useLiveJobEvents } from "./live";
+import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
+import { notify } from "./ui/notify";
+
+const NavAnchor = forwardRef<HTMLAnchorElement, NavLinkProps & AnchorHTMLAttributes<HTMLAnchorElement>>((props, ref) => (
+  <NavLink component="a" ref={ref} {...props} />
+));
+NavAnchor.displayName = "NavAnchor";
+const NavItem = createLink(NavAnchor);
+
+const SECTIONS = [
+  { to: "/overview", label: "Overview" },
+  { to: "/jobs", label: "Jobs" },
+  { to: "/schedules", label: "Schedules" },
+  { to: "/team", label: "Team", managers: true },
+  { to: "/api-keys", label: "API keys" },
+  { to: "/webhooks", label: "Webhooks", managers: true },
+] as const;
+
+export function Shell() {
+  const session = useSession();
+  const [opened, { toggle, close }] = useDisclosure(false);
+  // Below the "sm" breakpoint the closed navigation is only moved off screen: inert keeps Tab and screen readers out of it.
+  const narrow = useMediaQuery("(max-width: 47.99em)");
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
+  useEffect(close, [pathname, close]);
+  useLiveJobEvents();
+
+  return (
+    <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={opened ? "Close navigation" : "Open navigation"} />
+            <Text fw={700} size="lg">
+              Conveyor
+            </Text>
+          </Group>
+          <AccountMenu session={session} />
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" aria-label="Sections" inert={narrow && !opened}>
+        <ScrollArea>
+          {SECTIONS.filter((section) => !("managers" in section) || canManageTeam(session.role)).map((section) => (
+            <NavItem key={section.to} to={section.to} label={section.label} active={pathname === section.to || pathname.startsWith(`${section.to}/`)} />
+          ))}
+          <NavItem to="/account" label="Account" active={pathname === "/account"} />
+        </ScrollArea>
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Outlet />
+      </AppShell.Main>
+    </AppShell>
+  );
+}
+
+function AccountMenu({ session }: { session: Session }) {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const switchOrg = async (orgId: string) => {
+    try {
+      startSession(queryClient, await call(api.POST("/auth/session/org", { body: { org_id: orgId } })));
+      await navigate({ to: "/overview" });
+    } catch (error) {
+      notify({ color: "red", title: "Could not switch organization", message: (error as Error).message });
+    }
+  };
+  const signOut = async () => {
+    await logOut(queryClient).catch(() => undefined);
+    await navigate({ to: "/login", search: {} });
+  };
+  return (
+    <Menu position="bottom-end" width={260} withinPortal>
+      <Menu.Target>
+        <UnstyledButton style={{ minWidth: 0, textAlign: "right" }} title="Account and organization" data-testid="account-menu">
+          <Text size="sm" fw={600} truncate="end" maw={{ base: 150, sm: 320 }} data-testid="org-name">
+            {session.org.name}
+          </Text>
+          <Text size="xs" c="dimmed" truncate="end" maw={{ base: 150, sm: 320 }}>
+            {session.user.email} · {session.role}
+          </Text>
+        </UnstyledButton>
+      </Menu.Target>
+      <Menu.Dropdown>
+        {session.orgs.length > 1 && (
+          <>
+            <Menu.Label>Organizations</Menu.Label>
+            {session.orgs.map((org) => (
+              <Menu.Item key={org.id} disabled={org.id === session.org.id} onClick={() => void switchOrg(org.id)}>
+                {org.name} ({org.role})
+              </Menu.Item>
+            ))}
+            <Menu.Divider />
+          </>
+        )}
+        <Menu.Item onClick={() => void navigate({ to: "/account" })}>Account and password</Menu.Item>
+        <Menu.Item color="red" onClick={() => void signOut()}>
+          Log out
+        </Menu.Item>
+      </Menu.Dropdown>
+    </Menu>
+  );
+}

@@ -1,0 +1,89 @@
+// API keys in a real browser against the real API: a new key shown once with a copy button, the list with each
+// key's last use (after the key is used over HTTP), and a revoked key refused over HTTP. A second organization's
+// keys never show.
+import { waitFor } from "@conveyor/testkit";
+import { checkNarrow, checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig();
+}, 120_000);
+afterEach(() => rig?.stack.expectOtherOrgUntouched());
+afterAll(() => rig?.close());
+
+/** GET /jobs over plain HTTP with a key, as a service would. */
+const useKey = async (key: string) => (await fetch(`${rig.base}/jobs?limit=1`, { headers: { "X-API-Key": key, Accept: "application/json" } })).status;
+
+describe("API keys", () => {
+  it("creates a key shown once with a copy button, shows its last use, and revokes it", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: rig.base });
+    await page.goto(`${rig.base}/api-keys`);
+    const table = page.getByRole("table", { name: "API keys" });
+    await table.getByText("test key").waitFor();
+    // The second organization's key is not ours to see.
+    expect(await page.getByText("second org key").count()).toBe(0);
+
+    await page.getByRole("button", { name: "Create key" }).click();
+    const dialog = page.getByRole("dialog", { name: "Create an API key" });
+    await dialog.getByRole("button", { name: "Create key" }).click();
+    await dialog.getByText("is required").waitFor();
+    await field(page, "Name").fill("billing-service");
+    await dialog.getByRole("button", { name: "Create key" }).click();
+
+    const shown = page.getByRole("dialog", { name: "Your new key" });
+    const key = await shown.getByTestId("secret-value").innerText();
+    expect(key).toMatch(/^cvk_[A-Za-z0-9_-]{20,}$/);
+    await shown.getByRole("button", { name: "Copy API key" }).click();
+    await shown.getByRole("button", { name: "Copied API key" }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await checkPage(page, "api-keys-created");
+    await shown.getByRole("button", { name: "Done" }).click();
+    await shown.waitFor({ state: "detached" });
+
+    // Shown once: the list shows its prefix, never the key; nothing on the page holds it any more.
+    const row = table.getByRole("row").filter({ hasText: "billing-service" });
+    await row.waitFor();
+    expect(await row.innerText()).toContain(`${key.slice(0, 8)}…`);
+    expect(await row.innerText()).toContain("Never");
+    expect(await page.content()).not.toContain(key);
+
+    // Used over HTTP by a service: the list shows when.
+    expect(await useKey(key)).toBe(200);
+    await waitFor(
+      async () => {
+        await page.reload();
+        await row.waitFor();
+        return (await row.locator("time").count()) === 2;
+      },
+      "the key's last use on the page",
+      15_000,
+      250,
+    );
+    // The test API's clock stands still (tests move it): the use is recorded at its "now".
+    const lastUsed = Date.parse((await row.locator("time").nth(1).getAttribute("datetime"))!);
+    expect(lastUsed).toBe(rig.stack.api.deps.clock.now().getTime());
+    await dismissNotifications(page);
+    await checkPage(page, "api-keys");
+    await checkNarrow(page, "api-keys");
+
+    await page.getByRole("button", { name: "Revoke billing-service" }).click();
+    const confirm = page.getByRole("dialog", { name: "Revoke this key?" });
+    await confirm.getByText("Services using “billing-service” are refused").waitFor();
+    await confirm.getByRole("button", { name: "Revoke" }).click();
+    await row.waitFor({ state: "detached" });
+    // Refused over HTTP within seconds (SPEC §3: 5 s at most).
+    await waitFor(async () => (await useKey(key)) === 401, "the revoked key refused", 6_000, 100);
+    // The stack's own key still works.
+    expect(await useKey(rig.stack.apiKey)).toBe(200);
+  });
+
+  it("shows the empty state in an organization without keys", async () => {
+    const { createOrg } = await import("@conveyor/testkit/api");
+    const fresh = await createOrg(rig.stack.api.database.db, rig.stack.api.deps.config, "Keyless Ltd");
+    const page = await rig.loggedIn(fresh.email);
+    await page.goto(`${rig.base}/api-keys`);
+    await page.getByText("No API keys yet").waitFor();
+    await checkPage(page, "api-keys-empty");
+  });
+});

@@ -1,0 +1,163 @@
+// The jobs pages in a real browser against the whole stack (API, real workers): filters in the URL, search,
+// keyset pages, a job moving to done on screen without a reload, bulk cancel and replay, a job's page (payload,
+// result, error, attempts and logs, PDF artifact, cancel, replay), markup in payloads and errors shown as text,
+// and a second organization whose jobs never appear.
+import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig({ workers: 1 });
+}, 180_000);
+afterEach(() => rig?.stack.expectOtherOrgUntouched());
+afterAll(() => rig?.close());
+
+const enqueue = async (body: object) => {
+  const res = await rig.stack.post("/jobs", body);
+  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+};
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+describe("the jobs list", () => {
+  it("shows a new job and moves it to done on screen without a reload", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs`);
+    await page.getByRole("heading", { name: "Jobs" }).waitFor();
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    const id = await enqueue({ type: "scripted", payload: { sleep_ms: 1500 } });
+    const row = page.locator(`tr[data-job-id="${id}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    await page.locator(`tr[data-job-id="${id}"][data-status="done"]`).waitFor({ timeout: 30_000 });
+    // The same document all along: no reload happened.
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
+    await checkPage(page, "jobs");
+    await checkNarrow(page, "jobs");
+  });
+
+  it("keeps every filter and the search in the URL, and pages with the API's cursor", async () => {
+    const marker = `needle-${Date.now()}`;
+    const found = await enqueue({ type: "word_count", payload: { text: marker } });
+    await rig.stack.waitForJob(found, (job) => job.status === "done");
+    const res = await rig.stack.post("/jobs/batch", { jobs: Array.from({ length: 55 }, () => ({ type: "scripted", payload: {}, run_at: inAnHour() })) });
+    expect(res.status).toBe(202);
+
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?status=done&type=word_count`);
+    await page.locator(`tr[data-job-id="${found}"]`).waitFor();
+    expect(await page.locator("tr[data-status]:not([data-status=done])").count()).toBe(0);
+    // Shareable: a fresh browser with the same address sees the same view.
+    const other = await rig.loggedIn(rig.stack.owner.email);
+    await other.goto(page.url());
+    await other.locator(`tr[data-job-id="${found}"]`).waitFor();
+
+    await page.goto(`${rig.base}/jobs`);
+    await page.getByRole("searchbox").or(page.getByLabel("Search")).first().fill(marker);
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => url.searchParams.get("q") === marker);
+    await page.locator(`tr[data-job-id="${found}"]`).waitFor();
+    expect(await page.locator("tr[data-job-id]").count()).toBe(1);
+
+    await page.goto(`${rig.base}/jobs?status=pending`);
+    await page.locator("tr[data-job-id]").first().waitFor();
+    const first = await page.locator("tr[data-job-id]").first().getAttribute("data-job-id");
+    expect(await page.locator("tr[data-job-id]").count()).toBe(50);
+    await page.getByRole("button", { name: "Next page" }).click();
+    await page.waitForURL((url) => url.searchParams.has("cursor"));
+    await page.waitForFunction((id) => !document.querySelector(`tr[data-job-id="${id}"]`), first);
+    expect(await page.locator("tr[data-job-id]").count()).toBeGreaterThanOrEqual(5);
+    await checkPage(page, "jobs-page-two");
+  });
+
+  it("cancels selected jobs, then replays every matching job, with a count and a confirmation", async () => {
+    const type = "scripted";
+    const ids = await Promise.all([1, 2, 3].map(() => enqueue({ type, payload: { batch: "bulk" }, run_at: inAnHour(), priority: 2 })));
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?q=bulk`);
+    for (const id of ids) await page.locator(`tr[data-job-id="${id}"]`).waitFor();
+    await page.getByRole("checkbox", { name: `Select job ${ids[0]}` }).check();
+    await page.getByRole("checkbox", { name: `Select job ${ids[1]}` }).check();
+    await page.getByRole("button", { name: "Cancel…" }).click();
+    await page.getByTestId("bulk-count").filter({ hasText: "2 selected jobs." }).waitFor();
+    await checkPage(page, "jobs-bulk-confirm");
+    await page.getByRole("button", { name: "Cancel them" }).click();
+    await page.getByText("Cancelled 2 jobs").waitFor();
+    for (const id of ids.slice(0, 2)) await page.locator(`tr[data-job-id="${id}"][data-status="cancelled"]`).waitFor();
+    expect((await rig.stack.job(ids[2]!)).status).toBe("pending");
+
+    // Every cancelled job matching the search, by filter.
+    await page.goto(`${rig.base}/jobs?q=bulk&status=cancelled`);
+    await page.locator("tr[data-job-id]").nth(1).waitFor();
+    await page.getByRole("checkbox", { name: "Select every job on this page" }).check();
+    await page.getByRole("button", { name: "Replay…" }).click();
+    await page.getByRole("button", { name: "Replay them" }).click();
+    await page.getByText("Replayed 2 jobs").waitFor();
+    const replays = (await rig.stack.api.database.db.pool.query("SELECT replay_of FROM jobs WHERE replay_of = ANY($1::uuid[])", [ids])).rows;
+    expect(replays.map((r) => r.replay_of).sort()).toEqual(ids.slice(0, 2).sort());
+  });
+});
+
+describe("a job's page", () => {
+  it("shows payload, result, attempts with their logs, and the PDF it produced", async () => {
+    const id = await enqueue({
+      type: "generate_pdf",
+      payload: { template: "invoice", data: { number: "INV-7", customer: "Globex", items: [{ description: "Work", quantity: 2, unit_price: 40 }] } },
+    });
+    await rig.stack.waitForJob(id, (job) => job.status === "done", 60_000);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${id}`);
+    await page.getByRole("heading", { name: "generate_pdf" }).waitFor();
+    await page.getByTestId("attempt-1").waitFor();
+    await page.getByTitle("PDF preview").waitFor();
+    await page.getByTestId("artifact-download").waitFor();
+    expect(await page.getByRole("region", { name: "Payload" }).innerText()).toContain("INV-7");
+    expect(await page.getByRole("region", { name: "Result" }).innerText()).toMatch(/pages|bytes/);
+    await checkPage(page, "job-pdf");
+    await checkNarrow(page, "job-pdf");
+  });
+
+  it("shows markup in a payload and in an error as text, and replays a failed job", async () => {
+    const markup = `<script>alert("payload")</script>"><img src=x onerror=alert(1)><a href="javascript:alert(2)">click</a>`;
+    const id = await enqueue({ type: "scripted", payload: { permanent: true, note: markup } });
+    await rig.stack.waitForJob(id, (job) => job.status === "failed");
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${id}`);
+    await page.getByTestId("job-error").waitFor();
+    expect(await page.getByRole("region", { name: "Payload" }).innerText()).toContain("<img src=x onerror=alert(1)>");
+    expect(await page.locator("img[onerror], a[href^='javascript:'], script:not([src])").count()).toBe(0);
+    await checkPage(page, "job-failed");
+    await page.getByRole("button", { name: "Replay" }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(id));
+    await page.getByText("Replay of").waitFor();
+    const replay = new URL(page.url()).pathname.split("/").at(-1)!;
+    expect((await rig.stack.job(replay)).type).toBe("scripted");
+  });
+
+  it("cancels a waiting job from its page", async () => {
+    const id = await enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${id}`);
+    await page.getByRole("button", { name: "Cancel job" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel job" }).click();
+    await page.locator("[data-status=cancelled]").first().waitFor();
+    expect((await rig.stack.job(id)).status).toBe("cancelled");
+  });
+});
+
+describe("a second organization", () => {
+  it("never shows its jobs: not in the list, not in a search, and its job's page is not found", async () => {
+    const theirs = rig.stack.otherOrg;
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    const otherJob = theirs.jobId;
+    await page.goto(`${rig.base}/jobs`);
+    await page.locator("tr[data-job-id]").first().waitFor();
+    expect(await page.locator(`tr[data-job-id="${otherJob}"]`).count()).toBe(0);
+    await page.goto(`${rig.base}/jobs?q=${otherJob}`);
+    await page.getByText(/No job matches/).waitFor();
+    await page.goto(`${rig.base}/jobs/${otherJob}`);
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /not found/i })
+      .waitFor();
+    await checkPage(page, "job-other-org");
+  });
+});

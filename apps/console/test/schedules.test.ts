@@ -1,0 +1,137 @@
+// Schedules in a real browser against the real API: the empty list, a new schedule whose cron helper lists the
+// next five runs (the first one is the API's own next_run_at), a bad cron refused by the API with its message
+// at the cron field, pausing, editing and deleting — and a second organization's schedule never shown.
+import { checkNarrow, checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
+
+let rig: Rig;
+let theirSchedule: { id: string; name: string };
+beforeAll(async () => {
+  rig = await startRig();
+  // The second organization has a schedule of its own (paused, so it never creates a job).
+  const res = await rig.stack.api.request
+    .post("/schedules")
+    .set("X-API-Key", rig.stack.otherOrg.apiKey)
+    .send({ name: "Their nightly export", cron: "0 3 * * *", paused: true, job: { type: "send_email", payload: EMAIL } });
+  if (res.status !== 201) throw new Error(`their schedule: ${res.status} ${JSON.stringify(res.body)}`);
+  theirSchedule = res.body as { id: string; name: string };
+}, 120_000);
+afterEach(() => rig?.stack.expectOtherOrgUntouched());
+afterAll(() => rig?.close());
+
+const EMAIL = { to: "ops@example.com", subject: "Weekly report", body: "Numbers attached." };
+
+async function schedule(id: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await rig.stack.api.request.get(`/schedules/${id}`).set("X-API-Key", rig.stack.apiKey);
+  return { status: res.status, body: res.body as Record<string, unknown> };
+}
+
+async function ourSchedules(): Promise<{ id: string; name: string; cron: string; paused: boolean; next_run_at: string | null }[]> {
+  const res = await rig.stack.api.request.get("/schedules").set("X-API-Key", rig.stack.apiKey);
+  return res.body;
+}
+
+describe("schedules", () => {
+  it("creates one with the cron helper, refuses a bad cron at its field, pauses, edits and deletes it", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/schedules`);
+    await page.getByText("No schedules yet").waitFor();
+    await checkPage(page, "schedules-empty");
+
+    await page.getByRole("button", { name: "New schedule" }).click();
+    const dialog = page.getByRole("dialog", { name: "New schedule" });
+    await dialog.waitFor();
+    await field(page, "Name").fill("Office-hours sync");
+    await field(page, "Cron").fill("*/15 9-17 * * MON-FRI");
+    await page.getByRole("combobox", { name: "Time zone" }).fill("America/New_Y");
+    await page.getByRole("option", { name: "America/New_York" }).click();
+    await field(page, "Job type").fill("send_email");
+    await field(page, "Payload").fill(JSON.stringify(EMAIL, null, 2));
+
+    // The helper lists the next five runs, in the schedule's zone, while the person types.
+    const helper = page.getByTestId("cron-helper");
+    await helper.getByText("Next five runs (America/New_York)").waitFor();
+    const runs = await helper.locator("time").evaluateAll((times) => times.map((t) => t.getAttribute("datetime")!));
+    expect(runs).toHaveLength(5);
+    for (const run of runs) {
+      // Every quarter hour from 9:00 to 17:45, Monday to Friday, New York time.
+      const parts = Object.fromEntries(
+        new Intl.DateTimeFormat("en-US", { timeZone: "America/New_York", weekday: "short", hour: "numeric", minute: "numeric", hourCycle: "h23" })
+          .formatToParts(new Date(run))
+          .map((p) => [p.type, p.value]),
+      );
+      expect(["Mon", "Tue", "Wed", "Thu", "Fri"]).toContain(parts.weekday);
+      expect(Number(parts.hour)).toBeGreaterThanOrEqual(9);
+      expect(Number(parts.hour)).toBeLessThanOrEqual(17);
+      expect(Number(parts.minute) % 15).toBe(0);
+    }
+    expect([...runs].sort()).toEqual(runs);
+    await checkPage(page, "schedules-new");
+
+    // A cron the API refuses: its message, word for word, at the cron field.
+    const refusal = await rig.stack.api.request
+      .post("/schedules")
+      .set("X-API-Key", rig.stack.apiKey)
+      .send({ name: "x", cron: "61 9 * * *", job: { type: "send_email", payload: EMAIL } });
+    expect(refusal.status).toBe(400);
+    const message = (refusal.body.error.details as { path: string; message: string }[]).find((d) => d.path === "cron")!.message;
+    await field(page, "Cron").fill("61 9 * * *");
+    await helper.getByText(/No runs to show: Invalid value for minute/).waitFor();
+    await dialog.getByRole("button", { name: "Create schedule" }).click();
+    await dialog.getByText(message, { exact: true }).waitFor();
+    expect(await field(page, "Cron").getAttribute("aria-invalid")).toBe("true");
+    await checkPage(page, "schedules-bad-cron");
+    expect(await ourSchedules()).toEqual([]);
+
+    await field(page, "Cron").fill("*/15 9-17 * * MON-FRI");
+    const firstRun = await helper.locator("time").first().getAttribute("datetime");
+    await dialog.getByRole("button", { name: "Create schedule" }).click();
+    await dialog.waitFor({ state: "detached" });
+    const row = page.locator('tr[data-schedule="Office-hours sync"]');
+    await row.waitFor();
+    const [created] = await ourSchedules();
+    expect(created).toMatchObject({ name: "Office-hours sync", cron: "*/15 9-17 * * MON-FRI", paused: false });
+    // The helper's first run is the tick the API computed.
+    expect(created!.next_run_at).toBe(firstRun);
+    await dismissNotifications(page);
+    await checkPage(page, "schedules");
+    await checkNarrow(page, "schedules");
+
+    // Pause.
+    await page.getByRole("switch", { name: "Pause Office-hours sync" }).click({ force: true });
+    await row.getByText("Paused", { exact: true }).filter({ visible: true }).waitFor();
+    expect((await schedule(created!.id)).body).toMatchObject({ paused: true, next_run_at: null });
+    await page.getByRole("switch", { name: "Resume Office-hours sync" }).waitFor();
+
+    // Edit: a new cron, still paused.
+    await page.getByRole("button", { name: "Edit Office-hours sync" }).click();
+    const edit = page.getByRole("dialog", { name: "Edit “Office-hours sync”" });
+    await edit.waitFor();
+    expect(await field(page, "Cron").inputValue()).toBe("*/15 9-17 * * MON-FRI");
+    await field(page, "Name").fill("Morning sync");
+    await field(page, "Cron").fill("0 9 * * *");
+    await edit.getByRole("button", { name: "Save" }).click();
+    await edit.waitFor({ state: "detached" });
+    await page.locator('tr[data-schedule="Morning sync"]').getByText("0 9 * * *", { exact: true }).waitFor();
+    expect((await schedule(created!.id)).body).toMatchObject({ name: "Morning sync", cron: "0 9 * * *", timezone: "America/New_York", paused: true });
+
+    // Delete.
+    await page.getByRole("button", { name: "Delete Morning sync" }).click();
+    await page.getByRole("dialog", { name: "Delete this schedule?" }).getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No schedules yet").waitFor();
+    expect((await schedule(created!.id)).status).toBe(404);
+  });
+
+  it("never shows a second organization's schedule", async () => {
+    const res = await rig.stack.post("/schedules", { name: "Our report", cron: "0 8 * * 1", job: { type: "send_email", payload: EMAIL } });
+    expect(res.status).toBe(201);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/schedules`);
+    await page.locator('tr[data-schedule="Our report"]').waitFor();
+    expect(await page.locator("tr[data-schedule]").count()).toBe(1);
+    expect(await page.getByText(theirSchedule.name).count()).toBe(0);
+    // Their schedule is not found for us, and still there for them.
+    expect((await schedule(theirSchedule.id)).status).toBe(404);
+    const theirs = await rig.stack.api.request.get(`/schedules/${theirSchedule.id}`).set("X-API-Key", rig.stack.otherOrg.apiKey);
+    expect(theirs.body).toMatchObject({ name: theirSchedule.name, paused: true });
+  });
+});

@@ -1,0 +1,117 @@
+// The typed client: its checked-in schema matches a fresh generation from the API's declarations (CI catches
+// drift), the README's example compiles against it (and a wrong payload does not), and it talks to a real API
+// with an API key — typed success, SPEC §2 errors, the CSRF header on state-changing requests only.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createConveyorClient } from "../src";
+
+const ROOT = path.resolve(__dirname, "../../..");
+const OUT = path.join(ROOT, "test-artifacts/client-example");
+
+function typeErrors(source: string): string[] {
+  mkdirSync(OUT, { recursive: true });
+  // An ES module, as a service using top-level await is.
+  const file = path.join(OUT, "example.mts");
+  writeFileSync(file, source);
+  const program = ts.createProgram([file], {
+    strict: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    customConditions: ["conveyor-source"],
+    lib: ["lib.es2023.d.ts", "lib.dom.d.ts"],
+    types: ["node"],
+    skipLibCheck: true,
+  });
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+}
+
+const readmeExample = () => {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Typed client"));
+  return /```ts\n([\s\S]*?)```/.exec(section)![1]!;
+};
+
+describe("the checked-in schema", () => {
+  it("matches a fresh generation from the API's endpoint declarations", () => {
+    const run = () =>
+      execFileSync(process.execPath, ["--conditions=conveyor-source", "--import", "tsx", "packages/client/scripts/generate.ts", "--check"], {
+        cwd: ROOT,
+        encoding: "utf8",
+        stdio: "pipe",
+      });
+    expect(run).not.toThrow();
+  }, 60_000);
+});
+
+describe("the README's example", () => {
+  it("type-checks against the client", () => {
+    expect(typeErrors(`export {};\n${readmeExample()}`)).toEqual([]);
+  }, 60_000);
+
+  it("does not type-check with a wrong body (the check can fail)", () => {
+    const wrong = readmeExample().replace("max_retries: 3", 'max_retries: "3"');
+    expect(wrong).not.toBe(readmeExample());
+    expect(typeErrors(`export {};\n${wrong}`).join("\n")).toMatch(/max_retries|not assignable/);
+  }, 60_000);
+});
+
+describe("against a real API", () => {
+  let api: TestApi;
+  let base: string;
+  let key: string;
+  beforeAll(async () => {
+    api = await startTestApi();
+    const owner = await createOrg(api.database.db, api.deps.config);
+    key = (await createApiKey(api.database.db, owner)).key;
+    base = await api.listen();
+  });
+  afterAll(() => api.close());
+
+  it("enqueues a typed send_email job with an API key and reads it back", async () => {
+    const conveyor = createConveyorClient({ baseUrl: base, apiKey: key });
+    const { data, error, response } = await conveyor.POST("/jobs", {
+      body: { type: "send_email", payload: { to: "ada@example.com", subject: "Welcome", body: "Hi" }, max_retries: 3 },
+    });
+    expect([response.status, error]).toEqual([202, undefined]);
+    const job = await conveyor.GET("/jobs/{id}", { params: { path: { id: data!.id } } });
+    expect(job.data).toMatchObject({ id: data!.id, type: "send_email", max_retries: 3, payload: { to: "ada@example.com" } });
+  });
+
+  it("answers a refusal with SPEC §2's body", async () => {
+    const conveyor = createConveyorClient({ baseUrl: base, apiKey: key });
+    const { error, response } = await conveyor.POST("/jobs", { body: { type: "send_email", payload: { to: "not an email", subject: "s", body: "b" } } });
+    expect(response.status).toBe(400);
+    expect(error?.error.code).toBe("validation_failed");
+    const anonymous = await createConveyorClient({ baseUrl: base }).GET("/jobs", {});
+    expect(anonymous.response.status).toBe(401);
+  });
+
+  it("sends the CSRF token on state-changing requests only, read when each is made", async () => {
+    const seen: { method: string; csrf: string | null }[] = [];
+    let token = "first";
+    const conveyor = createConveyorClient({
+      baseUrl: base,
+      apiKey: key,
+      csrfToken: () => token,
+      fetch: (input, init) => {
+        const request = new Request(input, init);
+        seen.push({ method: request.method, csrf: request.headers.get("x-csrf-token") });
+        return fetch(request);
+      },
+    });
+    await conveyor.GET("/jobs", { params: { query: { limit: 1 } } });
+    await conveyor.POST("/jobs", { body: { type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" } } });
+    token = "second";
+    await conveyor.POST("/jobs", { body: { type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" } } });
+    expect(seen).toEqual([
+      { method: "GET", csrf: null },
+      { method: "POST", csrf: "first" },
+      { method: "POST", csrf: "second" },
+    ]);
+  });
+});

@@ -29,6 +29,20 @@ export async function queueNoopJobs(env: BenchEnv, count: number, orgId = env.or
   return ids;
 }
 
+/**
+ * Waits until no job is pending or processing, then checks that all `jobs` ended done. The poll reads the partial
+ * index of live jobs, so the measurement costs Postgres little while the workers run.
+ */
+export async function waitUntilAllDone(env: BenchEnv, jobs: number): Promise<void> {
+  for (;;) {
+    const { rows } = await env.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE status IN ('pending', 'processing')");
+    if (Number(rows[0]!.n) === 0) break;
+    await sleep(100);
+  }
+  const { rows } = await env.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE status = 'done'");
+  if (Number(rows[0]!.n) !== jobs) throw new Error(`expected ${jobs} jobs done, found ${rows[0]!.n}`);
+}
+
 export async function worker(env: BenchEnv, port: number, jobs: number, concurrency: number): Promise<Row[]> {
   const baseline = (await run("bench/baselines/bullmq-worker.ts", {
     REDIS_URL: env.redisUrl,
@@ -55,11 +69,7 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
     // below can be light and infrequent without blurring the figure.
     const { rows: start } = await env.db.pool.query<{ at: Date }>("SELECT clock_timestamp() AS at");
     await queueNoopJobs(env, jobs);
-    for (;;) {
-      const { rows } = await env.db.pool.query<{ n: string }>("SELECT count(*) AS n FROM jobs WHERE status <> 'done'");
-      if (Number(rows[0]!.n) === 0) break;
-      await sleep(100);
-    }
+    await waitUntilAllDone(env, jobs);
     const { rows: end } = await env.db.pool.query<{ at: Date }>("SELECT max(updated_at) AS at FROM jobs");
     const perSecond = jobs / ((end[0]!.at.getTime() - start[0]!.at.getTime()) / 1000);
     const peak = sampler.stop();

@@ -222,8 +222,12 @@ describe("q held by many jobs", () => {
     const seed = async (orgId: string, count: number) => {
       const ids = Array.from({ length: count }, () => newId());
       await api.database.db.pool.query(
-        `INSERT INTO jobs (id, org_id, type, status, payload, search_values)
-         SELECT id, $2, 'echo_test', 'done', jsonb_build_object('tag', 'everywhere', 'n', n), ARRAY['everywhere', n::text] FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)`,
+        `WITH added AS (
+           INSERT INTO jobs (id, org_id, type, status, payload)
+           SELECT id, $2, 'echo_test', 'done', jsonb_build_object('tag', 'everywhere', 'n', n) FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)
+         )
+         INSERT INTO job_search (job_id, org_id, search_values)
+         SELECT id, $2, ARRAY['everywhere', n::text] FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)`,
         [ids, orgId],
       );
       return ids;

@@ -52,9 +52,12 @@ async function setStatus(id: string, status: string): Promise<void> {
 async function seed(orgId: string, count: number, status: "pending" | "failed"): Promise<string[]> {
   const ids = Array.from({ length: count }, () => newId());
   await db().query(
-    `INSERT INTO jobs (id, org_id, type, status, payload, max_retries, priority, finished_at, search_values)
-     SELECT id, $2, 'echo_test', $3::job_status, jsonb_build_object('n', n), 2, 7, CASE WHEN $3 = 'failed' THEN now() END, ARRAY[n::text]
-       FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)`,
+    `WITH added AS (
+       INSERT INTO jobs (id, org_id, type, status, payload, max_retries, priority, finished_at)
+       SELECT id, $2, 'echo_test', $3::job_status, jsonb_build_object('n', n), 2, 7, CASE WHEN $3 = 'failed' THEN now() END
+         FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)
+     )
+     INSERT INTO job_search (job_id, org_id, search_values) SELECT id, $2, ARRAY[n::text] FROM unnest($1::uuid[]) WITH ORDINALITY AS t(id, n)`,
     [ids, orgId, status],
   );
   if (status === "pending")

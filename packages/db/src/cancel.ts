@@ -3,7 +3,7 @@
 // `cancel_requested_at`, and its worker stops the attempt (the caller tells the workers). Final jobs are left alone.
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
-import { EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
+import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
 
 export type CancelOutcome = {
   id: string;
@@ -19,7 +19,7 @@ export type CancelOutcome = {
 export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
   if (options.ids.length === 0) return [];
   const { rows } = await db.query<{ id: string; previous: JobStatus; dispatched: boolean | null; changed: boolean }>(
-    `WITH target AS (
+    `WITH ${EVENT_BASE}, target AS (
        SELECT j.id, j.status FROM jobs j
         WHERE j.id = ANY($1::uuid[]) AND j.org_id = $2 AND ${TENANT_JOB("j")}
         ORDER BY j.id
@@ -38,7 +38,7 @@ export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: 
      ), announced AS (
        INSERT INTO events (id, org_id, job_id, type, time, data)
        SELECT e.base + row_number() OVER (ORDER BY c.id), c.org_id, c.id, 'job.cancelled', now(), conveyor_job_data(c::jobs)
-         FROM cancelled c CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+         FROM cancelled c CROSS JOIN event_base e
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT id, attempt, 'warn'::log_level, message, clock_timestamp() FROM (

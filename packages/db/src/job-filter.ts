@@ -28,8 +28,8 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
   if (filter?.createdBefore) where.push(`${alias}.created_at < ${param(filter.createdBefore)}::timestamptz`);
   if (filter?.scheduleId) where.push(`${alias}.schedule_id = ${param(filter.scheduleId)}::uuid`);
   if (filter?.q !== undefined) {
-    // `@>` is what the GIN index jobs_search_values_idx answers (`= ANY(search_values)` would read every row).
-    const inPayload = `${alias}.search_values @> ARRAY[${param(filter.q)}]::text[]`;
+    // `@>` is what the GIN index job_search_values_idx answers (`= ANY(search_values)` would read every row).
+    const inPayload = `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND s.search_values @> ARRAY[${param(filter.q)}]::text[])`;
     where.push(isUuid(filter.q) ? `(${alias}.id = ${param(filter.q)}::uuid OR ${inPayload})` : inPayload);
   }
   if (filter?.among) where.push(`${alias}.id = ANY(${param(filter.among)}::uuid[])`);
@@ -49,11 +49,14 @@ const SEARCH_HITS_LIMIT = 1000;
  */
 export async function withSearchHits(db: pg.Pool | pg.PoolClient, orgId: string, filter: JobFilter | undefined): Promise<JobSelection | undefined> {
   if (filter?.q === undefined) return filter;
-  const params: unknown[] = [];
-  const where = jobsMatching("j", orgId, { q: filter.q }, params);
+  // job_search holds no internal job; a job id is looked up in jobs itself.
+  const byId = isUuid(filter.q) ? `UNION SELECT j.id FROM jobs j WHERE j.id = $2::uuid AND j.org_id = $1 AND ${TENANT_JOB("j")}` : "";
   const { rows } = await db.query<{ id: string }>(
-    `WITH hits AS MATERIALIZED (SELECT j.id FROM jobs j WHERE ${where}) SELECT id FROM hits LIMIT ${SEARCH_HITS_LIMIT + 1}`,
-    params,
+    `WITH hits AS MATERIALIZED (
+       SELECT s.job_id AS id FROM job_search s WHERE s.search_values @> ARRAY[$2]::text[] AND s.org_id = $1 ${byId}
+     )
+     SELECT id FROM hits LIMIT ${SEARCH_HITS_LIMIT + 1}`,
+    [orgId, filter.q],
   );
   return rows.length > SEARCH_HITS_LIMIT ? filter : { ...filter, among: rows.map((r) => r.id) };
 }

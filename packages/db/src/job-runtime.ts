@@ -4,7 +4,7 @@
 // nor move a job out of done/failed.
 import type pg from "pg";
 import type { JobStatus, LogLevel } from "@conveyor/contracts";
-import { DISPATCH_CHANNEL, EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
 
 export type ClaimRequest = { id: string; fence: string };
 
@@ -52,7 +52,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     name: "conveyor-claim-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
-     ), live AS (
+     ), ${EVENT_BASE}, live AS (
        SELECT j.id, j.status, j.cancel_requested_at IS NOT NULL AS cancel_requested FROM jobs j JOIN input i ON i.id = j.id
         WHERE j.status IN ('pending', 'processing')
         ORDER BY j.id
@@ -63,26 +63,27 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
               interruptions = j.interruptions + (c.status = 'processing')::int
          FROM input i JOIN live c ON c.id = i.id
         WHERE j.id = i.id AND NOT c.cancel_requested
-       RETURNING j.*
+       -- The status it had comes along, so nothing below joins back to live.
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, c.status AS previous_status, j AS job
      ), cancelled AS (
        UPDATE jobs j SET status = 'cancelled', fence = NULL, finished_at = now(), updated_at = now()
          FROM live c WHERE j.id = c.id AND c.cancel_requested
-       RETURNING j.*
+       RETURNING j.id, j.org_id, j.type, j.retries, j AS job
      ), dequeued AS (
        DELETE FROM job_queue q USING cancelled c WHERE q.job_id = c.id
      ), announced AS (
        INSERT INTO events (id, org_id, job_id, type, time, data)
        SELECT e.base + row_number() OVER (ORDER BY x.id), x.org_id, x.id, x.event, now(), conveyor_job_data(x.job)
-         FROM (SELECT id, org_id, 'job.started' AS event, c::jobs AS job FROM claimed c WHERE ${TENANT_JOB("c")}
+         FROM (SELECT id, org_id, 'job.started' AS event, job FROM claimed c WHERE ${TENANT_JOB("c")}
                UNION ALL
-               SELECT id, org_id, 'job.cancelled', x::jobs FROM cancelled x WHERE ${TENANT_JOB("x")}) AS x
-        CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+               SELECT id, org_id, 'job.cancelled', job FROM cancelled x WHERE ${TENANT_JOB("x")}) AS x
+        CROSS JOIN event_base e
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT id, retries + 1, level::log_level, message, clock_timestamp() FROM (
          SELECT c.id, c.retries, 1 AS n, 'warn' AS level,
                 'Attempt ' || (c.retries + 1) || ' was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).' AS message
-           FROM claimed c JOIN live l ON l.id = c.id WHERE l.status = 'processing'
+           FROM claimed c WHERE c.previous_status = 'processing'
          UNION ALL
          SELECT id, retries, 2, 'info', 'Attempt ' || (retries + 1) || ' of ' || (max_retries + 1) || ' started.'
            FROM claimed WHERE interruptions <= $3
@@ -94,9 +95,9 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM claimed UNION ALL SELECT 1 FROM cancelled LIMIT 1) AS any_change
      )
-     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, l.status AS previous_status,
+     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.previous_status,
             (SELECT count(*) FROM notified) AS notified
-       FROM claimed c JOIN live l ON l.id = c.id`,
+       FROM claimed c`,
     values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.maxInterruptions],
   });
   return rows.map((r) => ({
@@ -144,7 +145,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
   const sorted = [...outcomes].sort((a, b) => (a.id < b.id ? -1 : 1));
   const { rows } = await pool.query<{ id: string; status: JobStatus }>({
     name: "conveyor-write-outcomes",
-    text: `WITH applied AS (
+    text: `WITH ${EVENT_BASE}, applied AS (
        UPDATE jobs j
           SET status = CASE WHEN o.status = 'pending' AND j.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE o.status END::job_status,
               retries = o.retries,
@@ -171,7 +172,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
        SELECT e.base + row_number() OVER (ORDER BY a.id), a.org_id, a.id,
               CASE a.status WHEN 'done' THEN 'job.succeeded' WHEN 'failed' THEN 'job.failed' WHEN 'cancelled' THEN 'job.cancelled' ELSE 'job.retrying' END,
               now(), conveyor_job_data(a::jobs)
-         FROM applied a CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+         FROM applied a CROSS JOIN event_base e
         WHERE ${TENANT_JOB("a")}
      ), logged AS (
        -- One INSERT, ordered: the lines queued so far, then the lines of outcomes that were applied.

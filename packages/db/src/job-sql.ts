@@ -14,3 +14,9 @@ export const DISPATCH_CHANNEL = "conveyor_dispatch";
 
 /** NOTIFY channel that tells event readers (SSE, the webhook relay) that events were written. */
 export const EVENTS_CHANNEL = "conveyor_events";
+
+/**
+ * A CTE `event_base`: the base of this transaction's event ids (`conveyor_next_event_id()`, then + row_number()),
+ * computed once: a volatile function in a joined subquery may be evaluated again for every row it is joined to.
+ */
+export const EVENT_BASE = "event_base AS MATERIALIZED (SELECT conveyor_next_event_id() AS base)";

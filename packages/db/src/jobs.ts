@@ -5,7 +5,7 @@ import type pg from "pg";
 import QueryStream from "pg-query-stream";
 import { searchValues, type JobFilter, type JobStatus } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
-import { DISPATCH_CHANNEL, EVENTS_CHANNEL, iso, TENANT_JOB } from "./job-sql";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, iso, TENANT_JOB } from "./job-sql";
 
 export type NewJob = {
   id: string;
@@ -35,19 +35,21 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[])
          WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search, n)
-     ), inserted AS (
-       INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id, search_values)
-       SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
-              ARRAY(SELECT jsonb_array_elements_text(search::jsonb))
+     ), ${EVENT_BASE}, inserted AS (
+       INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id)
+       SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id
          FROM input ORDER BY n
        RETURNING *
+     ), searchable AS (
+       INSERT INTO job_search (job_id, org_id, search_values)
+       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) FROM input WHERE search <> '[]'
      ), queued AS (
        INSERT INTO job_queue (job_id, type, org_id, priority, due_at)
        SELECT id, type, org_id, priority, COALESCE(run_at, created_at) FROM inserted
      ), announced AS (
        INSERT INTO events (id, org_id, job_id, type, time, data)
        SELECT e.base + row_number() OVER (ORDER BY i.id), i.org_id, i.id, 'job.created', i.created_at, conveyor_job_data(i::jobs)
-         FROM inserted i CROSS JOIN (SELECT conveyor_next_event_id() AS base) e
+         FROM inserted i CROSS JOIN event_base e
         WHERE ${TENANT_JOB("i")}
      )
      SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', '')`,
@@ -62,7 +64,8 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
       jobs.map((j) => j.runAt ?? null),
       jobs.map((j) => j.replayOf ?? null),
       jobs.map((j) => j.scheduleId ?? null),
-      jobs.map((j) => JSON.stringify(searchValues(JSON.parse(j.payloadJson)))),
+      // Internal jobs (TENANT_JOB) are never searched.
+      jobs.map((j) => (j.type.startsWith("_") ? "[]" : JSON.stringify(searchValues(JSON.parse(j.payloadJson))))),
     ],
   });
 }

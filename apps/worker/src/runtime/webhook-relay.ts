@@ -15,6 +15,11 @@ export type WebhookRelayOptions = {
   batch?: number;
   /** How often to look without a wake-up. Default 250 ms. */
   tickMs?: number;
+  /**
+   * Least time between the starts of two rounds. Default 50 ms. Busy workers write events many times a second, and
+   * each wake-up would otherwise be a round: this gathers them, for at most this much delay.
+   */
+  minIntervalMs?: number;
   onRelayed?(deliveries: number): void;
 };
 
@@ -26,6 +31,8 @@ export class WebhookRelay implements LeaderTask {
   private again = false;
   private active = false;
   private lastFailure = 0;
+  private lastStart = 0;
+  private delayed: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WebhookRelayOptions) {}
 
@@ -39,6 +46,7 @@ export class WebhookRelay implements LeaderTask {
   async stop(): Promise<void> {
     this.active = false;
     clearInterval(this.timer);
+    clearTimeout(this.delayed);
     const listener = this.listener;
     this.listener = undefined;
     if (listener) {
@@ -55,6 +63,16 @@ export class WebhookRelay implements LeaderTask {
       this.again = true;
       return;
     }
+    if (this.delayed) return;
+    const wait = this.lastStart + (this.options.minIntervalMs ?? 50) - Date.now();
+    if (wait > 0) {
+      this.delayed = setTimeout(() => {
+        this.delayed = undefined;
+        this.wake();
+      }, wait);
+      return;
+    }
+    this.lastStart = Date.now();
     this.running = this.rounds()
       .catch((error: Error) => {
         if (Date.now() - this.lastFailure > 30_000) this.options.logger.warn(`webhook relay round failed; retrying: ${error.message}`);

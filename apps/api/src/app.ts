@@ -20,7 +20,10 @@ import { createJobCatalog } from "./services/job-catalog";
 import { JobWriter } from "./services/job-writer";
 import { dummyHash } from "./services/passwords";
 
-export function createApp(deps: AppDeps): express.Express {
+/** The app, and `stopBackground()`: stops its background work (the event tail) before the pool it reads closes. */
+export type ConveyorApp = express.Express & { stopBackground(): Promise<void> };
+
+export function createApp(deps: AppDeps): ConveyorApp {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -47,14 +50,15 @@ export function createApp(deps: AppDeps): express.Express {
   // Browser navigations to the console's routes get its page; everything else is the API.
   app.use(consolePages);
   app.use(jsonBody());
-  app.use(buildRouter(endpoints, routerDeps(deps, metrics.registry)));
+  const shared = routerDeps(deps, metrics.registry);
+  app.use(buildRouter(endpoints, shared));
   // Same-origin API: no CORS preflight to answer on paths it does not have either.
   app.use((req, _res, next) =>
     next(req.method === "OPTIONS" ? new AppError("method_not_allowed", "OPTIONS is not supported: this API does not serve cross-origin requests.") : undefined),
   );
   app.use(unknownRoute);
   app.use(errorHandler);
-  return app;
+  return Object.assign(app, { stopBackground: () => shared.events.stop() });
 }
 
 /** What the endpoints' handlers and guards use; one authenticator (with its API-key cache) per app. */

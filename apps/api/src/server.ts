@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   redis.on("error", (error) => logger.debug("redis connection error", { error }));
 
   const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: config.REDIS_PREFIX }), clock: systemClock };
-  const server = createServer(createApp(deps)).listen(config.PORT);
+  const app = createApp(deps);
+  const server = createServer(app).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
   logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL})`);
   if (usesDevelopmentWebhookKey(config)) {
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info(`${signal} received: finishing in-flight requests`);
     await closeServer(server);
+    await app.stopBackground();
     await deps.queues.close();
     await redis.quit().catch(() => redis.disconnect());
     await db.close();

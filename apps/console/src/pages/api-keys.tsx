@@ -1,5 +1,5 @@
 // API keys (SPEC §3): create one (shown once, with a copy button), see every key with its last use, revoke.
-import { Button, Group, Modal, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Group, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
@@ -7,7 +7,7 @@ import { api, call } from "../api";
 import { Confirm } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
-import { ShownOnce } from "../ui/secret";
+import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { notify } from "../ui/notify";
 
@@ -133,42 +133,34 @@ function CreateKey({ opened, onClose }: { opened: boolean; onClose(): void }) {
     }
   };
   return (
-    <Modal opened={opened} onClose={close} title={created ? "Your new key" : "Create an API key"} centered>
-      {created ? (
-        <Stack>
-          <ShownOnce label="API key" value={created} note="Copy it now: it is shown only once. Store it as a secret of the service that uses it." />
-          <Group justify="flex-end">
-            <Button onClick={close}>Done</Button>
-          </Group>
-        </Stack>
-      ) : (
-        <form onSubmit={(event) => void submit(event)} noValidate>
-          <Stack>
-            {errors.form && (
-              <Text c="red" size="sm" role="alert">
-                {errors.form}
-              </Text>
-            )}
-            <TextInput
-              label="Name"
-              description="Which service uses it, e.g. billing-service."
-              value={name}
-              onChange={(e) => setName(e.currentTarget.value)}
-              error={errors.fields.name}
-              data-autofocus
-              required
-            />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy}>
-                Create key
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      )}
-    </Modal>
+    <ShownOnceModal
+      opened={opened}
+      onClose={close}
+      title="Create an API key"
+      shown={
+        created
+          ? {
+              title: "Your new key",
+              label: "API key",
+              value: created,
+              note: "Copy it now: it is shown only once. Store it as a secret of the service that uses it.",
+            }
+          : null
+      }
+      formError={errors.form}
+      busy={busy}
+      submitLabel="Create key"
+      onSubmit={submit}
+    >
+      <TextInput
+        label="Name"
+        description="Which service uses it, e.g. billing-service."
+        value={name}
+        onChange={(e) => setName(e.currentTarget.value)}
+        error={errors.fields.name}
+        data-autofocus
+        required
+      />
+    </ShownOnceModal>
   );
 }

@@ -1,7 +1,7 @@
 // The team (SPEC §4, §12): members with their roles (the owner changes roles and removes members), pending
 // invites (revocable), and a new invite whose link is shown with a copy button — the API keeps only a hash of
 // the token, so the link exists only in that answer. Owners and admins only; members are told so.
-import { Alert, Button, Group, Modal, NativeSelect, Paper, ScrollArea, Select, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Alert, Button, Group, NativeSelect, Paper, ScrollArea, Select, Stack, Table, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
@@ -9,7 +9,7 @@ import { api, call, callPage } from "../api";
 import { Confirm } from "../ui/confirm";
 import { emailProblem, formErrors, problems, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
-import { ShownOnce } from "../ui/secret";
+import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
 import { notify } from "../ui/notify";
@@ -289,51 +289,43 @@ function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolea
     }
   };
   return (
-    <Modal opened={opened} onClose={close} title={link ? "Invite link" : "Invite a teammate"} centered>
-      {link ? (
-        <Stack>
-          <ShownOnce label="Invite link" value={link} note="Send this link to your teammate yourself. It works once, for 72 hours; it is not shown again." />
-          <Group justify="flex-end">
-            <Button onClick={close}>Done</Button>
-          </Group>
-        </Stack>
-      ) : (
-        <form onSubmit={(event) => void submit(event)} noValidate>
-          <Stack>
-            {errors.form && (
-              <Text c="red" size="sm" role="alert">
-                {errors.form}
-              </Text>
-            )}
-            <TextInput
-              label="Email"
-              type="email"
-              value={email}
-              onChange={(e) => setEmail(e.currentTarget.value)}
-              error={errors.fields.email}
-              data-autofocus
-              required
-            />
-            <Select
-              label="Role"
-              data={owner ? ["member", "admin"] : ["member"]}
-              value={role}
-              onChange={(value) => setRole(value === "admin" ? "admin" : "member")}
-              allowDeselect={false}
-              error={errors.fields.role}
-              description={owner ? undefined : "Admins invite members; the owner can invite admins."}
-            />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy}>
-                Create invite
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      )}
-    </Modal>
+    <ShownOnceModal
+      opened={opened}
+      onClose={close}
+      title="Invite a teammate"
+      shown={
+        link
+          ? {
+              title: "Invite link",
+              label: "Invite link",
+              value: link,
+              note: "Send this link to your teammate yourself. It works once, for 72 hours; it is not shown again.",
+            }
+          : null
+      }
+      formError={errors.form}
+      busy={busy}
+      submitLabel="Create invite"
+      onSubmit={submit}
+    >
+      <TextInput
+        label="Email"
+        type="email"
+        value={email}
+        onChange={(e) => setEmail(e.currentTarget.value)}
+        error={errors.fields.email}
+        data-autofocus
+        required
+      />
+      <Select
+        label="Role"
+        data={owner ? ["member", "admin"] : ["member"]}
+        value={role}
+        onChange={(value) => setRole(value === "admin" ? "admin" : "member")}
+        allowDeselect={false}
+        error={errors.fields.role}
+        description={owner ? undefined : "Admins invite members; the owner can invite admins."}
+      />
+    </ShownOnceModal>
   );
 }

@@ -25,7 +25,7 @@ import { api, call } from "../api";
 import { Confirm } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
-import { ShownOnce } from "../ui/secret";
+import { ShownOnce, ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
 import { notify } from "../ui/notify";
@@ -255,57 +255,44 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
     }
   };
   return (
-    <Modal opened={opened} onClose={close} title={secret ? "Endpoint added" : "Add a webhook endpoint"} centered>
-      {secret ? (
-        <Stack>
-          <ShownOnce label="Signing secret" value={secret} note="Verify deliveries with it (Standard Webhooks). It is shown only once." />
-          <Group justify="flex-end">
-            <Button onClick={close}>Done</Button>
-          </Group>
-        </Stack>
-      ) : (
-        <form onSubmit={(event) => void submit(event)} noValidate>
-          <Stack>
-            {errors.form && (
-              <Text c="red" size="sm" role="alert">
-                {errors.form}
-              </Text>
-            )}
-            <TextInput
-              label="URL"
-              placeholder="https://example.com/hooks/conveyor"
-              value={values.url}
-              onChange={(e) => setValues({ ...values, url: e.currentTarget.value })}
-              error={errors.fields.url}
-              data-autofocus
-              required
-            />
-            <MultiSelect
-              label="Events"
-              data={EVENT_TYPES}
-              value={values.events}
-              onChange={(events) => setValues({ ...values, events: events.filter((e): e is EventType => EVENT_TYPES.includes(e as EventType)) })}
-              error={errors.fields.events}
-              comboboxProps={{ withinPortal: true }}
-            />
-            <TextInput
-              label="Description"
-              value={values.description}
-              onChange={(e) => setValues({ ...values, description: e.currentTarget.value })}
-              error={errors.fields.description}
-            />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy}>
-                Add endpoint
-              </Button>
-            </Group>
-          </Stack>
-        </form>
-      )}
-    </Modal>
+    <ShownOnceModal
+      opened={opened}
+      onClose={close}
+      title="Add a webhook endpoint"
+      shown={
+        secret
+          ? { title: "Endpoint added", label: "Signing secret", value: secret, note: "Verify deliveries with it (Standard Webhooks). It is shown only once." }
+          : null
+      }
+      formError={errors.form}
+      busy={busy}
+      submitLabel="Add endpoint"
+      onSubmit={submit}
+    >
+      <TextInput
+        label="URL"
+        placeholder="https://example.com/hooks/conveyor"
+        value={values.url}
+        onChange={(e) => setValues({ ...values, url: e.currentTarget.value })}
+        error={errors.fields.url}
+        data-autofocus
+        required
+      />
+      <MultiSelect
+        label="Events"
+        data={EVENT_TYPES}
+        value={values.events}
+        onChange={(events) => setValues({ ...values, events: events.filter((e): e is EventType => EVENT_TYPES.includes(e as EventType)) })}
+        error={errors.fields.events}
+        comboboxProps={{ withinPortal: true }}
+      />
+      <TextInput
+        label="Description"
+        value={values.description}
+        onChange={(e) => setValues({ ...values, description: e.currentTarget.value })}
+        error={errors.fields.description}
+      />
+    </ShownOnceModal>
   );
 }
 

@@ -1,5 +1,6 @@
 // A secret (API key, webhook secret, invite link) shown once, with a copy button.
-import { Alert, Button, Code, CopyButton, Group, Stack, Text, VisuallyHidden } from "@mantine/core";
+import { Alert, Button, Code, CopyButton, Group, Modal, Stack, Text, VisuallyHidden } from "@mantine/core";
+import type { FormEvent, ReactNode } from "react";
 
 export function ShownOnce({ label, value, note }: { label: string; value: string; note: string }) {
   return (
@@ -33,5 +34,59 @@ export function CopyValue({ value, what }: { value: string; what: string }) {
         </Button>
       )}
     </CopyButton>
+  );
+}
+
+export type ShownOnceValue = { title: string; label: string; value: string; note: string };
+
+/**
+ * A modal that creates something the API shows only once (an API key, a webhook secret, an invite link): the form
+ * (its fields are the children), then, once created, the value with its copy button and Done. The page keeps the
+ * form's state, its checks and its request; `onClose` resets them.
+ */
+export function ShownOnceModal(props: {
+  opened: boolean;
+  onClose(): void;
+  title: string;
+  /** Set once created: the form gives way to the value. */
+  shown: ShownOnceValue | null;
+  /** An error about the whole form (not one field). */
+  formError?: string;
+  busy: boolean;
+  submitLabel: string;
+  onSubmit(event: FormEvent): Promise<void>;
+  children: ReactNode;
+}) {
+  const { shown, onClose } = props;
+  return (
+    <Modal opened={props.opened} onClose={onClose} title={shown ? shown.title : props.title} centered>
+      {shown ? (
+        <Stack>
+          <ShownOnce label={shown.label} value={shown.value} note={shown.note} />
+          <Group justify="flex-end">
+            <Button onClick={onClose}>Done</Button>
+          </Group>
+        </Stack>
+      ) : (
+        <form onSubmit={(event) => void props.onSubmit(event)} noValidate>
+          <Stack>
+            {props.formError && (
+              <Text c="red" size="sm" role="alert">
+                {props.formError}
+              </Text>
+            )}
+            {props.children}
+            <Group justify="flex-end">
+              <Button variant="default" onClick={onClose}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={props.busy}>
+                {props.submitLabel}
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      )}
+    </Modal>
   );
 }

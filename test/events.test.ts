@@ -45,9 +45,10 @@ async function streamed(id: string): Promise<EventJson[]> {
 }
 
 async function stored(id: string): Promise<{ id: string; type: string }[]> {
-  const { rows } = await stack.api.database.db.pool.query<{ id: string; type: string }>("SELECT id::text, type FROM events WHERE job_id = $1 ORDER BY id", [
-    id,
-  ]);
+  const { rows } = await stack.api.database.db.pool.query<{ id: string; type: string }>(
+    "SELECT id::text, type FROM events WHERE job_id = $1 ORDER BY events.id",
+    [id],
+  );
   return rows;
 }
 

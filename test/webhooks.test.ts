@@ -123,7 +123,7 @@ describe("webhook deliveries", () => {
     const events = ofJob(receiver, body.id).sort((a, b) => Number(a.id) - Number(b.id));
     expect(events.map((e) => e.type)).toEqual(["conveyor.job.created", "conveyor.job.succeeded"]);
     const stored = await stack.api.database.db.pool.query<{ id: string }>(
-      "SELECT id::text FROM events WHERE job_id = $1 AND type IN ('job.created', 'job.succeeded') ORDER BY id",
+      "SELECT id::text FROM events WHERE job_id = $1 AND type IN ('job.created', 'job.succeeded') ORDER BY events.id",
       [body.id],
     );
     expect(events.map((e) => e.id)).toEqual(stored.rows.map((r) => r.id));

@@ -76,9 +76,10 @@ async function finishJobs(ids: string[], outcome: { status: "done" | "failed"; r
 }
 
 async function storedEvents(orgId: string): Promise<{ id: string; type: string; job_id: string }[]> {
-  const { rows } = await pool().query<{ id: string; type: string; job_id: string }>("SELECT id::text, type, job_id FROM events WHERE org_id = $1 ORDER BY id", [
-    orgId,
-  ]);
+  const { rows } = await pool().query<{ id: string; type: string; job_id: string }>(
+    "SELECT id::text, type, job_id FROM events WHERE org_id = $1 ORDER BY events.id",
+    [orgId],
+  );
   return rows;
 }
 

@@ -76,7 +76,7 @@ async function deliveries(): Promise<Delivery[]> {
 
 /** What the relay must produce: for each event, one delivery per endpoint of its org that wants its type. */
 async function expected(subscriptions: { id: string; orgId: string; events: string[] }[]): Promise<string[]> {
-  const { rows } = await pool().query<{ id: string; org_id: string; type: string }>("SELECT id::text, org_id, type FROM events ORDER BY id");
+  const { rows } = await pool().query<{ id: string; org_id: string; type: string }>("SELECT id::text, org_id, type FROM events ORDER BY events.id");
   return rows.flatMap((e) =>
     subscriptions
       .filter((s) => s.orgId === e.org_id && (s.events.includes("*") || s.events.includes(e.type)))

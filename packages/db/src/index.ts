@@ -17,6 +17,7 @@ export * from "./job-runtime";
 export * from "./cancel";
 export * from "./dispatch";
 export * from "./events";
+export * from "./notifications";
 export * from "./schedules";
 export { DISPATCH_CHANNEL, EVENTS_CHANNEL } from "./job-sql";
 export * from "./job-filter";

@@ -6,7 +6,7 @@
 // looks again, sooner and then later, until they can be read. It runs only while someone subscribes.
 import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
-import { EVENTS_CHANNEL, eventHorizon, readEventTexts, type EventText } from "@conveyor/db";
+import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, type EventText } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
 /** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
@@ -48,7 +48,7 @@ export class EventHub {
   private count = 0;
   private state: "stopped" | "starting" | "running" = "stopped";
   private starting: Promise<void> | null = null;
-  private listener: pg.PoolClient | undefined;
+  private listener: NotificationListener | undefined;
   private timers: NodeJS.Timeout[] = [];
   private linger: NodeJS.Timeout | undefined;
   private retry: NodeJS.Timeout | undefined;
@@ -63,13 +63,13 @@ export class EventHub {
 
   /** Subscribers now, and whether the tail holds its LISTEN connection (for tests and metrics). */
   stats(): { subscribers: number; listening: boolean; position: number } {
-    return { subscribers: this.count, listening: this.listener !== undefined, position: this.position };
+    return { subscribers: this.count, listening: this.listener?.listening ?? false, position: this.position };
   }
 
   /** Adds this tail's gauges to `registry`: open streams, and whether it holds its LISTEN connection. */
   observe(registry: Registry): void {
     const subscribers = () => this.count;
-    const listening = () => (this.listener ? 1 : 0);
+    const listening = () => (this.listener?.listening ? 1 : 0);
     new Gauge({
       name: "conveyor_event_streams",
       help: "Event streams (GET /events, GET /jobs/{id}/events) open on this API process.",
@@ -133,7 +133,14 @@ export class EventHub {
   private async start(): Promise<void> {
     this.state = "starting";
     try {
-      await this.listen();
+      this.listener = new NotificationListener({
+        pool: this.options.pool,
+        channel: EVENTS_CHANNEL,
+        onNotify: () => this.wake(),
+        // A lost connection is replaced a second later; the safety poll covers the gap.
+        onError: (error) => this.failed("cannot LISTEN again", error),
+      });
+      await this.listener.open();
       // Subscribing before the position is known: whatever commits from here on is read by the first round.
       this.position = Number(await eventHorizon(this.options.pool));
     } catch (error) {
@@ -146,33 +153,9 @@ export class EventHub {
     this.wake();
   }
 
-  private async listen(): Promise<void> {
-    const listener = await this.options.pool.connect();
-    listener.on("notification", () => this.wake());
-    // A dropped connection: listen again on a new one; the safety poll covers the gap.
-    listener.on("error", () => {
-      if (this.listener !== listener) return;
-      this.dropListener();
-      setTimeout(() => {
-        if (this.state === "running" && !this.listener) this.listen().catch((error: Error) => this.failed("cannot LISTEN again", error));
-      }, 1_000).unref();
-    });
-    try {
-      await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
-    } catch (error) {
-      listener.release(true);
-      throw error;
-    }
-    this.listener = listener;
-  }
-
   private dropListener(): void {
-    const listener = this.listener;
+    this.listener?.close();
     this.listener = undefined;
-    if (!listener) return;
-    listener.removeAllListeners("notification");
-    // Closed, not returned: a LISTENing connection in the pool would hand its notifications to whoever borrows it.
-    listener.release(true);
   }
 
   /** Reads now, or right after the read in progress. */

@@ -8,6 +8,7 @@ import {
   findDueWork,
   jobsInFlight,
   msUntilNextDue,
+  NotificationListener,
   recentHandOvers,
   takeDueJobs,
   typesWithDueJobs,
@@ -46,7 +47,7 @@ export type DispatcherOptions = {
 
 export class Dispatcher implements LeaderTask {
   readonly name = "dispatcher";
-  private listener: pg.PoolClient | undefined;
+  private listener: NotificationListener | undefined;
   /** The connection hand-overs are marked on, with synchronous_commit off (a lost mark is a harmless re-hand-over). */
   private marker: pg.PoolClient | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -72,7 +73,14 @@ export class Dispatcher implements LeaderTask {
   async start(): Promise<void> {
     this.active = true;
     await this.recover();
-    await this.listen();
+    this.listener = new NotificationListener({
+      pool: this.options.pool,
+      channel: DISPATCH_CHANNEL,
+      onNotify: () => this.wake(),
+      // The tick covers the time without.
+      onError: (error) => this.options.logger.warn(`dispatcher cannot LISTEN yet (ticking instead): ${error.message}`),
+    });
+    await this.listener.openOrRetry();
     this.timer = setInterval(() => this.wake(), this.options.tickMs ?? 250);
     this.wake();
   }
@@ -81,12 +89,8 @@ export class Dispatcher implements LeaderTask {
     this.active = false;
     clearInterval(this.timer);
     clearTimeout(this.dueTimer);
-    const listener = this.listener;
+    this.listener?.close();
     this.listener = undefined;
-    if (listener) {
-      await listener.query(`UNLISTEN ${DISPATCH_CHANNEL}`).catch(() => {});
-      listener.release();
-    }
     await this.running;
     this.marker?.release();
     this.marker = undefined;
@@ -150,25 +154,6 @@ export class Dispatcher implements LeaderTask {
         this.options.logger.info(`put back in line ${await undispatch(this.options.pool, lost)} job(s) a previous dispatcher had not handed over`);
     } catch (error) {
       this.options.logger.warn(`could not check the previous dispatcher's hand-overs; the reconciler will: ${(error as Error).message}`);
-    }
-  }
-
-  private async listen(): Promise<void> {
-    try {
-      const listener = await this.options.pool.connect();
-      listener.on("notification", () => this.wake());
-      // A dropped connection: listen again on a new one; the tick covers the gap.
-      listener.on("error", () => {
-        if (this.listener !== listener) return;
-        this.listener = undefined;
-        listener.release(true);
-        if (this.active) setTimeout(() => void this.listen(), 1_000).unref();
-      });
-      await listener.query(`LISTEN ${DISPATCH_CHANNEL}`);
-      this.listener = listener;
-    } catch (error) {
-      this.options.logger.warn(`dispatcher cannot LISTEN yet (ticking instead): ${(error as Error).message}`);
-      if (this.active) setTimeout(() => void this.listen(), 1_000).unref();
     }
   }
 

@@ -4,7 +4,7 @@
 // that were still above the horizon when their notification came.
 import type pg from "pg";
 import { WEBHOOK_DELIVERY_MAX_RETRIES } from "@conveyor/contracts";
-import { EVENTS_CHANNEL, relayEventsToWebhooks } from "@conveyor/db";
+import { EVENTS_CHANNEL, NotificationListener, relayEventsToWebhooks } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 
@@ -25,7 +25,7 @@ export type WebhookRelayOptions = {
 
 export class WebhookRelay implements LeaderTask {
   readonly name = "webhook relay";
-  private listener: pg.PoolClient | undefined;
+  private listener: NotificationListener | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | null = null;
   private again = false;
@@ -38,7 +38,13 @@ export class WebhookRelay implements LeaderTask {
 
   async start(): Promise<void> {
     this.active = true;
-    await this.listen();
+    this.listener = new NotificationListener({
+      pool: this.options.pool,
+      channel: EVENTS_CHANNEL,
+      onNotify: () => this.wake(),
+      onError: (error) => this.options.logger.warn(`webhook relay cannot LISTEN yet (ticking instead): ${error.message}`),
+    });
+    await this.listener.openOrRetry();
     this.timer = setInterval(() => this.wake(), this.options.tickMs ?? 250);
     this.wake();
   }
@@ -47,12 +53,8 @@ export class WebhookRelay implements LeaderTask {
     this.active = false;
     clearInterval(this.timer);
     clearTimeout(this.delayed);
-    const listener = this.listener;
+    this.listener?.close();
     this.listener = undefined;
-    if (listener) {
-      await listener.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => {});
-      listener.release();
-    }
     await this.running;
   }
 
@@ -94,28 +96,6 @@ export class WebhookRelay implements LeaderTask {
       const { events, deliveries } = await relayEventsToWebhooks(this.options.pool, { limit, maxRetries: WEBHOOK_DELIVERY_MAX_RETRIES });
       if (deliveries) this.options.onRelayed?.(deliveries);
       if (events < limit) return;
-    }
-  }
-
-  private async listen(): Promise<void> {
-    let listener: pg.PoolClient | undefined;
-    try {
-      listener = await this.options.pool.connect();
-      const mine = listener;
-      mine.on("notification", () => this.wake());
-      mine.on("error", () => {
-        if (this.listener !== mine) return;
-        this.listener = undefined;
-        mine.release(true);
-        if (this.active) setTimeout(() => void this.listen(), 1_000).unref();
-      });
-      await mine.query(`LISTEN ${EVENTS_CHANNEL}`);
-      if (!this.active) return mine.release(true);
-      this.listener = mine;
-    } catch (error) {
-      listener?.release(true);
-      this.options.logger.warn(`webhook relay cannot LISTEN yet (ticking instead): ${(error as Error).message}`);
-      if (this.active) setTimeout(() => void this.listen(), 1_000).unref();
     }
   }
 }

@@ -4,36 +4,25 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { Confirm } from "../ui/confirm";
+import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
-import { notify } from "../ui/notify";
 
 type ApiKey = ResponseBody<"/api-keys", "get">[number];
 
 export function ApiKeysPage() {
   const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
   const [creating, setCreating] = useState(false);
-  const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const queryClient = useQueryClient();
-  const [busy, setBusy] = useState(false);
-
-  const revoke = async () => {
-    if (!revoking) return;
-    setBusy(true);
-    try {
-      await call(api.DELETE("/api-keys/{id}", { params: { path: { id: revoking.id } } }));
-      notify({ color: "green", message: `Key “${revoking.name}” revoked.` });
-      setRevoking(null);
-      await queryClient.invalidateQueries({ queryKey: ["api-keys"] });
-    } catch (error) {
-      notify({ color: "red", title: "Could not revoke the key", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const revoking = useConfirmedAction<ApiKey>({
+    queryKey: ["api-keys"],
+    failed: "Could not revoke the key",
+    run: async (key) => {
+      await call(api.DELETE("/api-keys/{id}", { params: { path: { id: key.id } } }));
+      return `Key “${key.name}” revoked.`;
+    },
+  });
 
   return (
     <Stack>
@@ -79,7 +68,7 @@ export function ApiKeysPage() {
                     </Table.Td>
                     <Table.Td>{key.last_used_at ? <Time iso={key.last_used_at} /> : "Never"}</Table.Td>
                     <Table.Td>
-                      <Button size="xs" color="red.9" variant="outline" onClick={() => setRevoking(key)} aria-label={`Revoke ${key.name}`}>
+                      <Button size="xs" color="red.9" variant="outline" onClick={() => revoking.ask(key)} aria-label={`Revoke ${key.name}`}>
                         Revoke
                       </Button>
                     </Table.Td>
@@ -92,14 +81,14 @@ export function ApiKeysPage() {
       )}
       <CreateKey opened={creating} onClose={() => setCreating(false)} />
       <Confirm
-        opened={revoking !== null}
+        opened={revoking.target !== null}
         title="Revoke this key?"
         confirmLabel="Revoke"
-        loading={busy}
-        onConfirm={() => void revoke()}
-        onClose={() => setRevoking(null)}
+        loading={revoking.busy}
+        onConfirm={() => void revoking.confirm()}
+        onClose={revoking.cancel}
       >
-        Services using “{revoking?.name}” are refused within seconds. This cannot be undone.
+        Services using “{revoking.target?.name}” are refused within seconds. This cannot be undone.
       </Confirm>
     </Stack>
   );

@@ -4,7 +4,7 @@ import { Box, Button, Flex, Group, Paper, ScrollArea, Switch, Table, Text, Title
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, call } from "../api";
-import { Confirm } from "../ui/confirm";
+import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formatTime, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -15,8 +15,14 @@ export function SchedulesPage() {
   const queryClient = useQueryClient();
   const schedules = useQuery({ queryKey: ["schedules"], queryFn: () => call(api.GET("/schedules")) });
   const [editing, setEditing] = useState<Schedule | "new" | null>(null);
-  const [deleting, setDeleting] = useState<Schedule | null>(null);
-  const [busy, setBusy] = useState(false);
+  const deleting = useConfirmedAction<Schedule>({
+    queryKey: ["schedules"],
+    failed: "Could not delete the schedule",
+    run: async (schedule) => {
+      await call(api.DELETE("/schedules/{id}", { params: { path: { id: schedule.id } } }));
+      return `“${schedule.name}” deleted.`;
+    },
+  });
 
   const setPaused = async (schedule: Schedule, paused: boolean) => {
     try {
@@ -26,20 +32,6 @@ export function SchedulesPage() {
       notify({ color: "red", title: "Could not change the schedule", message: (error as Error).message });
     } finally {
       await queryClient.invalidateQueries({ queryKey: ["schedules"] });
-    }
-  };
-  const remove = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    try {
-      await call(api.DELETE("/schedules/{id}", { params: { path: { id: deleting.id } } }));
-      notify({ color: "green", message: `“${deleting.name}” deleted.` });
-      setDeleting(null);
-      await queryClient.invalidateQueries({ queryKey: ["schedules"] });
-    } catch (error) {
-      notify({ color: "red", title: "Could not delete the schedule", message: (error as Error).message });
-    } finally {
-      setBusy(false);
     }
   };
 
@@ -118,7 +110,7 @@ export function SchedulesPage() {
                         <Button size="xs" variant="light" onClick={() => setEditing(schedule)} aria-label={`Edit ${schedule.name}`}>
                           Edit
                         </Button>
-                        <Button size="xs" variant="outline" color="red.9" onClick={() => setDeleting(schedule)} aria-label={`Delete ${schedule.name}`}>
+                        <Button size="xs" variant="outline" color="red.9" onClick={() => deleting.ask(schedule)} aria-label={`Delete ${schedule.name}`}>
                           Delete
                         </Button>
                       </Flex>
@@ -132,14 +124,14 @@ export function SchedulesPage() {
       )}
       <ScheduleForm schedule={editing} onClose={() => setEditing(null)} />
       <Confirm
-        opened={deleting !== null}
+        opened={deleting.target !== null}
         title="Delete this schedule?"
         confirmLabel="Delete"
-        loading={busy}
-        onConfirm={() => void remove()}
-        onClose={() => setDeleting(null)}
+        loading={deleting.busy}
+        onConfirm={() => void deleting.confirm()}
+        onClose={deleting.cancel}
       >
-        “{deleting?.name}” stops creating jobs. Jobs it already created stay.
+        “{deleting.target?.name}” stops creating jobs. Jobs it already created stay.
       </Confirm>
     </Stack>
   );

@@ -6,7 +6,7 @@ import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-quer
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call, callPage } from "../api";
-import { Confirm } from "../ui/confirm";
+import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { emailProblem, formErrors, problems, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
@@ -51,8 +51,14 @@ function Members() {
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.next ?? undefined,
   });
-  const [removing, setRemoving] = useState<Member | null>(null);
-  const [busy, setBusy] = useState(false);
+  const removing = useConfirmedAction<Member>({
+    queryKey: ["members"],
+    failed: "Could not remove the member",
+    run: async (member) => {
+      await call(api.DELETE("/org/members/{user_id}", { params: { path: { user_id: member.id } } }));
+      return `${member.email} was removed.`;
+    },
+  });
 
   const changeRole = async (member: Member, role: string) => {
     try {
@@ -62,20 +68,6 @@ function Members() {
       notify({ color: "red", title: "Could not change the role", message: (error as Error).message });
     } finally {
       await queryClient.invalidateQueries({ queryKey: ["members"] });
-    }
-  };
-  const remove = async () => {
-    if (!removing) return;
-    setBusy(true);
-    try {
-      await call(api.DELETE("/org/members/{user_id}", { params: { path: { user_id: removing.id } } }));
-      notify({ color: "green", message: `${removing.email} was removed.` });
-      setRemoving(null);
-      await queryClient.invalidateQueries({ queryKey: ["members"] });
-    } catch (error) {
-      notify({ color: "red", title: "Could not remove the member", message: (error as Error).message });
-    } finally {
-      setBusy(false);
     }
   };
 
@@ -131,7 +123,7 @@ function Members() {
                       {owner && (
                         <Table.Td>
                           {editable && (
-                            <Button size="xs" color="red.9" variant="outline" onClick={() => setRemoving(member)} aria-label={`Remove ${member.email}`}>
+                            <Button size="xs" color="red.9" variant="outline" onClick={() => removing.ask(member)} aria-label={`Remove ${member.email}`}>
                               Remove
                             </Button>
                           )}
@@ -153,14 +145,14 @@ function Members() {
         </Group>
       )}
       <Confirm
-        opened={removing !== null}
+        opened={removing.target !== null}
         title="Remove this member?"
         confirmLabel="Remove"
-        loading={busy}
-        onConfirm={() => void remove()}
-        onClose={() => setRemoving(null)}
+        loading={removing.busy}
+        onConfirm={() => void removing.confirm()}
+        onClose={removing.cancel}
       >
-        {removing?.email} loses access to this organization at once, and their API keys here are revoked.
+        {removing.target?.email} loses access to this organization at once, and their API keys here are revoked.
       </Confirm>
     </Stack>
   );
@@ -168,26 +160,16 @@ function Members() {
 
 function Invites() {
   const session = useSession();
-  const queryClient = useQueryClient();
   const invites = useQuery({ queryKey: ["invites"], queryFn: () => call(api.GET("/org/invites")) });
   const [inviting, setInviting] = useState(false);
-  const [revoking, setRevoking] = useState<PendingInvite | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const revoke = async () => {
-    if (!revoking) return;
-    setBusy(true);
-    try {
-      await call(api.DELETE("/org/invites/{id}", { params: { path: { id: revoking.id } } }));
-      notify({ color: "green", message: `The invite for ${revoking.email} was revoked; its link no longer works.` });
-      setRevoking(null);
-      await queryClient.invalidateQueries({ queryKey: ["invites"] });
-    } catch (error) {
-      notify({ color: "red", title: "Could not revoke the invite", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const revoking = useConfirmedAction<PendingInvite>({
+    queryKey: ["invites"],
+    failed: "Could not revoke the invite",
+    run: async (invite) => {
+      await call(api.DELETE("/org/invites/{id}", { params: { path: { id: invite.id } } }));
+      return `The invite for ${invite.email} was revoked; its link no longer works.`;
+    },
+  });
 
   return (
     <Stack>
@@ -230,7 +212,7 @@ function Invites() {
                         size="xs"
                         color="red.9"
                         variant="outline"
-                        onClick={() => setRevoking(invite)}
+                        onClick={() => revoking.ask(invite)}
                         aria-label={`Revoke the invite for ${invite.email}`}
                       >
                         Revoke
@@ -245,14 +227,14 @@ function Invites() {
       )}
       <InviteForm opened={inviting} owner={session.role === "owner"} onClose={() => setInviting(false)} />
       <Confirm
-        opened={revoking !== null}
+        opened={revoking.target !== null}
         title="Revoke this invite?"
         confirmLabel="Revoke"
-        loading={busy}
-        onConfirm={() => void revoke()}
-        onClose={() => setRevoking(null)}
+        loading={revoking.busy}
+        onConfirm={() => void revoking.confirm()}
+        onClose={revoking.cancel}
       >
-        The link sent to {revoking?.email} stops working.
+        The link sent to {revoking.target?.email} stops working.
       </Confirm>
     </Stack>
   );

@@ -22,7 +22,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { Confirm } from "../ui/confirm";
+import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
 import { ShownOnce, ShownOnceModal } from "../ui/secret";
@@ -59,11 +59,17 @@ function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
 
 export function WebhooksPage() {
   const session = useSession();
-  const queryClient = useQueryClient();
   const allowed = canManageTeam(session.role);
   const endpoints = useQuery({ queryKey: ["webhook-endpoints"], queryFn: () => call(api.GET("/webhook-endpoints")), enabled: allowed });
   const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState<Endpoint | null>(null);
+  const deleting = useConfirmedAction<Endpoint>({
+    queryKey: ["webhook-endpoints"],
+    failed: "Could not delete the endpoint",
+    run: async (endpoint) => {
+      await call(api.DELETE("/webhook-endpoints/{id}", { params: { path: { id: endpoint.id } } }));
+      return "Endpoint deleted.";
+    },
+  });
   const [rotating, setRotating] = useState<Endpoint | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const [deliveries, setDeliveries] = useState<Endpoint | null>(null);
@@ -82,20 +88,6 @@ export function WebhooksPage() {
     );
   }
 
-  const remove = async () => {
-    if (!deleting) return;
-    setBusy(true);
-    try {
-      await call(api.DELETE("/webhook-endpoints/{id}", { params: { path: { id: deleting.id } } }));
-      notify({ color: "green", message: "Endpoint deleted." });
-      setDeleting(null);
-      await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
-    } catch (error) {
-      notify({ color: "red", title: "Could not delete the endpoint", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
   const rotate = async () => {
     if (!rotating) return;
     setBusy(true);
@@ -179,7 +171,7 @@ export function WebhooksPage() {
                         <Button size="xs" variant="default" onClick={() => setRotating(endpoint)}>
                           Rotate secret
                         </Button>
-                        <Button size="xs" variant="outline" color="red.9" onClick={() => setDeleting(endpoint)}>
+                        <Button size="xs" variant="outline" color="red.9" onClick={() => deleting.ask(endpoint)}>
                           Delete
                         </Button>
                       </Flex>
@@ -194,12 +186,12 @@ export function WebhooksPage() {
       <CreateEndpoint opened={creating} onClose={() => setCreating(false)} />
       <Deliveries endpoint={deliveries} onClose={() => setDeliveries(null)} />
       <Confirm
-        opened={deleting !== null}
+        opened={deleting.target !== null}
         title="Delete this endpoint?"
         confirmLabel="Delete"
-        loading={busy}
-        onConfirm={() => void remove()}
-        onClose={() => setDeleting(null)}
+        loading={deleting.busy}
+        onConfirm={() => void deleting.confirm()}
+        onClose={deleting.cancel}
       >
         No more events are sent to it; deliveries in flight stop.
       </Confirm>

@@ -1,6 +1,8 @@
 // A confirmation dialog for what cannot be undone (revoke, delete, remove, bulk actions).
 import { Button, Group, Modal, Stack, Text } from "@mantine/core";
-import type { ReactNode } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { useState, type ReactNode } from "react";
+import { notify } from "./notify";
 
 export function Confirm(props: {
   opened: boolean;
@@ -29,4 +31,29 @@ export function Confirm(props: {
       </Stack>
     </Modal>
   );
+}
+
+/**
+ * An action on one item that asks first (revoke a key, delete a schedule, remove a member…): the item being
+ * confirmed (`ask` it, `cancel` the dialog), and `confirm`, which runs it — a green notification with what `run`
+ * returns and the list under `queryKey` refreshed, or a red one titled `failed` with the API's message.
+ */
+export function useConfirmedAction<T>(options: { queryKey: readonly unknown[]; failed: string; run(item: T): Promise<string> }) {
+  const queryClient = useQueryClient();
+  const [target, setTarget] = useState<T | null>(null);
+  const [busy, setBusy] = useState(false);
+  const confirm = async () => {
+    if (!target) return;
+    setBusy(true);
+    try {
+      notify({ color: "green", message: await options.run(target) });
+      setTarget(null);
+      await queryClient.invalidateQueries({ queryKey: options.queryKey });
+    } catch (error) {
+      notify({ color: "red", title: options.failed, message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { target, busy, ask: (item: T) => setTarget(item), cancel: () => setTarget(null), confirm };
 }

@@ -131,6 +131,20 @@ describe("relaying events to webhook endpoints", () => {
     expect(await relayEventsToWebhooks(pool(), { limit: 1000, maxRetries: 1 })).toEqual({ events: 0, deliveries: 0 });
   });
 
+  it("with no enabled endpoint, moves its cursor past new events without reading them, and writes nothing while none come", async () => {
+    const cursorRow = async () =>
+      (await pool().query<{ last: string; version: string }>("SELECT last_event_id::text AS last, xmin::text AS version FROM event_cursors")).rows[0]!;
+    await jobs(orgA, 2);
+    expect(await relayEventsToWebhooks(pool(), { limit: 1000, maxRetries: 1 })).toEqual({ events: 0, deliveries: 0 });
+    const moved = await cursorRow();
+    const { rows } = await pool().query<{ newest: string }>("SELECT max(id)::text AS newest FROM events");
+    expect(BigInt(moved.last)).toBeGreaterThanOrEqual(BigInt(rows[0]!.newest));
+    // Nothing new: the row is not written again (same row version).
+    expect(await relayEventsToWebhooks(pool(), { limit: 1000, maxRetries: 1 })).toEqual({ events: 0, deliveries: 0 });
+    expect(await cursorRow()).toEqual(moved);
+    expect(await deliveries()).toEqual([]);
+  });
+
   it("relays in rounds of at most `limit` events, continuing where the last one stopped", async () => {
     const all = await endpoint(orgA, ["*"]);
     await jobs(orgA, 10);

@@ -261,14 +261,22 @@ export type RelayOptions = {
 export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions): Promise<{ events: number; deliveries: number }> {
   const cursor = options.cursor ?? WEBHOOK_RELAY_CURSOR;
   // No enabled endpoint anywhere (the usual case for many installations): the events need no reading, the cursor
-  // moves to the horizon in one statement. An endpoint created meanwhile gets the events the next round reaches.
-  const idle = await pool.query(
-    `UPDATE event_cursors
-        SET last_event_id = GREATEST(last_event_id, (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20) - 1), updated_at = now()
-      WHERE name = $1 AND NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)`,
+  // moves to the horizon in one statement — written only when events lie between them (every transaction moves the
+  // horizon, this one's too), so ticks without events write nothing. An endpoint created meanwhile gets the events
+  // the next round reaches.
+  const { rows: idle } = await pool.query<{ idle: boolean }>(
+    `WITH idle AS (
+       SELECT NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL)
+              AND EXISTS (SELECT 1 FROM event_cursors WHERE name = $1) AS idle
+     ), moved AS (
+       UPDATE event_cursors c SET last_event_id = h.horizon, updated_at = now()
+         FROM idle, (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20) - 1 AS horizon) h
+        WHERE c.name = $1 AND idle.idle AND EXISTS (SELECT 1 FROM events e WHERE e.id > c.last_event_id AND e.id <= h.horizon)
+     )
+     SELECT idle FROM idle`,
     [cursor],
   );
-  if (idle.rowCount) return { events: 0, deliveries: 0 };
+  if (idle[0]!.idle) return { events: 0, deliveries: 0 };
   const client = await pool.connect();
   try {
     await client.query("BEGIN");

@@ -13,6 +13,8 @@ export type NewJob = {
   type: string;
   /** The validated payload, already serialised as JSON. */
   payloadJson: string;
+  /** The same payload parsed, when the caller has it: its search values are read from it instead of parsing again. */
+  payload?: unknown;
   maxRetries: number;
   createdAt: Date;
   /** 1..10 (default 5). */
@@ -65,7 +67,7 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
       jobs.map((j) => j.replayOf ?? null),
       jobs.map((j) => j.scheduleId ?? null),
       // Internal jobs (TENANT_JOB) are never searched.
-      jobs.map((j) => (j.type.startsWith("_") ? "[]" : JSON.stringify(searchValues(JSON.parse(j.payloadJson))))),
+      jobs.map((j) => (j.type.startsWith("_") ? "[]" : JSON.stringify(searchValues(j.payload ?? JSON.parse(j.payloadJson))))),
     ],
   });
 }

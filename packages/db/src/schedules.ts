@@ -162,6 +162,7 @@ export async function runDueSchedules(pool: pg.Pool, limit = 100): Promise<{ tic
           orgId: row.org_id,
           type: row.job.type,
           payloadJson: JSON.stringify(row.job.payload),
+          payload: row.job.payload,
           maxRetries: row.job.max_retries,
           priority: row.job.priority,
           createdAt: row.now,

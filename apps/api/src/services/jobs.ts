@@ -47,6 +47,7 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       orgId,
       type: input.type,
       payloadJson: JSON.stringify(checked.value),
+      payload: checked.value,
       maxRetries: input.max_retries,
       createdAt: now,
       priority: input.priority,

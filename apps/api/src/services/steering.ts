@@ -39,7 +39,7 @@ export async function cancelJob(
   if (outcome.previous !== "pending" && outcome.previous !== "processing") {
     throw new AppError("job_finished", `The job is already ${outcome.previous}; only a pending or processing job can be cancelled. Replay it to run it again.`);
   }
-  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [id] : [], deps);
+  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [outcome] : [], deps);
   const job = await findJob(deps.db.pool, caller.orgId, id);
   if (!job) throw notFound("Job");
   return job;
@@ -52,14 +52,12 @@ export async function cancelJob(
  */
 export async function tellWorkers(
   running: string[],
-  handedOver: string[],
-  deps: Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger">,
+  handedOver: { id: string; type: string }[],
+  deps: Pick<ServiceDeps, "queues" | "redis" | "config" | "logger">,
 ): Promise<void> {
   const warn = (error: Error) => deps.logger.warn("could not tell the workers about a cancellation; they will read it from Postgres", { error: error.message });
   if (running.length) await deps.redis.publish(cancelChannel(deps.config.REDIS_PREFIX), running.join("\n")).catch(warn);
-  if (handedOver.length === 0) return;
-  const { rows } = await deps.db.pool.query<{ id: string; type: string }>("SELECT id, type FROM jobs WHERE id = ANY($1::uuid[])", [handedOver]);
-  await Promise.all(rows.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
+  await Promise.all(handedOver.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
 }
 
 type SteeringDeps = Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger" | "writer" | "clock">;
@@ -103,7 +101,7 @@ async function cancelMany(ids: readonly string[], caller: Caller, deps: Steering
     changed += outcomes.filter((o) => o.changed).length;
     await tellWorkers(
       outcomes.filter((o) => o.changed && o.previous === "processing").map((o) => o.id),
-      outcomes.filter((o) => o.dispatched).map((o) => o.id),
+      outcomes.filter((o) => o.dispatched),
       deps,
     );
   }

@@ -45,7 +45,6 @@ export type RuntimeOptions = {
   leaderTasks?: LeaderTask[];
   onAttempt?: AttemptDeps["onAttempt"];
   onReenqueued?(count: number): void;
-  onDispatched?(type: string, count: number): void;
 };
 
 /** An internal job type and what runs it (on the payload's JSON text). */
@@ -169,7 +168,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         prefix: options.prefix,
         logger: options.logger,
         orgCap: options.orgConcurrencyLimit,
-        onDispatched: options.onDispatched,
       }),
       ...(options.leaderTasks ?? []),
     ],

@@ -12,7 +12,8 @@
 // Who moves a job:
 //   created          the API (POST /jobs, batch, replay), the scheduler, the webhook relay (delivery jobs)
 //   handed over      the dispatcher (queue row only: the job stays pending until a worker starts it)
-//   started          a worker, when BullMQ delivers the job (also taking over an attempt that was lost)
+//   started          a worker, when BullMQ delivers the job (also taking over an attempt that was lost; a job
+//                    lost more than MAX_INTERRUPTIONS times is failed instead)
 //   retry scheduled  a worker, when an attempt fails with retries left
 //   released         a worker shutting down past its grace period (no retry consumed)
 //   succeeded/failed a worker, under the attempt's fence
@@ -33,6 +34,12 @@ export type LiveStatus = (typeof LIVE_STATUSES)[number];
 
 export const isFinalStatus = (status: string): status is FinalStatus => (FINAL_STATUSES as readonly string[]).includes(status);
 export const isLiveStatus = (status: string): status is LiveStatus => (LIVE_STATUSES as readonly string[]).includes(status);
+
+/**
+ * Lost attempts (the worker died: crash, SIGKILL, lock expired) tolerated per job. Taking over a job lost once more
+ * than this fails it instead of starting it again: it probably crashes its worker (ROBUSTNESS A4).
+ */
+export const MAX_INTERRUPTIONS = 2;
 
 /** The event each transition announces (SPEC §10). A transition without an entry announces nothing. */
 export const TRANSITION_EVENTS = {

@@ -6,6 +6,7 @@ import QueryStream from "pg-query-stream";
 import type { JobFilter, JobStatus } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
 import { iso, TENANT_JOB } from "./job-sql";
+import { JOB_LOG_ORDER, jobLogSql } from "./job-machine/lines";
 
 export type JobListQuery = {
   orgId: string;
@@ -106,17 +107,17 @@ function orderJobFields(job: JobDetail): JobDetail {
 
 export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
 
-/** The job's log lines in write order, or null when the job is not the org's. */
+/** The job's log lines in order (job-machine/lines.ts), or null when the job is not the org's. */
 export async function findJobLogs(pool: pg.Pool, orgId: string, jobId: string): Promise<JobLogLine[] | null> {
-  const { rows } = await pool.query<JobLogLine & { owned: boolean }>(
-    `SELECT true AS owned, l.attempt, l.message, l.level, ${iso("l.timestamp")} AS timestamp
-       FROM jobs j LEFT JOIN job_logs l ON l.job_id = j.id
+  const { rows } = await pool.query<{ attempt: number | null; message: string; level: string; timestamp: string }>(
+    `SELECT l.attempt, l.message, l.level, ${iso("l.ts")} AS timestamp
+       FROM jobs j LEFT JOIN LATERAL (${jobLogSql("j.id")}) l ON true
       WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
-      ORDER BY l.id`,
+      ORDER BY ${JOB_LOG_ORDER("l")}`,
     [jobId, orgId],
   );
   if (rows.length === 0) return null;
-  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt, message, level, timestamp }));
+  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt: attempt!, message, level, timestamp }));
 }
 
 export type JobArtifactFile = { contentType: string; filename: string; data: Buffer };

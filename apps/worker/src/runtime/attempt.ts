@@ -22,8 +22,6 @@ export type AttemptDeps = {
   retryBaseMs: number;
   /** Fires when the worker's shutdown grace period is over. */
   shutdownSignal: AbortSignal;
-  /** Interruptions (lost attempts) tolerated before a job is failed as a probable crash. */
-  maxInterruptions: number;
   /** Tells a running attempt that someone cancelled its job. */
   cancellations: CancelWatch;
   /** Called after every attempt, for metrics. */
@@ -31,8 +29,6 @@ export type AttemptDeps = {
 };
 
 const MAX_MESSAGE_LENGTH = 8_000;
-/** Interruptions tolerated before a job that keeps losing its worker is failed. */
-export const MAX_INTERRUPTIONS = 2;
 export const WORKER_NAME = `${os.hostname()}/${process.pid}`;
 
 /** One line, bounded, without credentials: what goes into job logs and the job's error. */
@@ -75,12 +71,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     const recorded = (status: JobStatus | null, otherwise: AttemptOutcome) =>
       report(status === null ? "discarded" : status === "cancelled" ? "cancelled" : otherwise);
 
-    // The claim itself logged "interrupted" (if it took over) and "started" (unless this is one time too many).
-    if (claimed.interruptions > deps.maxInterruptions) {
-      const reason = `Attempt ${attempt} was interrupted ${claimed.interruptions} times; giving up, as the job probably crashes its worker.`;
-      log("error", reason);
-      return recorded(await finish({ status: "failed", retries: claimed.retries, result: null, error: reason, runAt: null }), "failed");
-    }
+    // The claim's job.started event is the attempt's "started" line (and, after a lost attempt, its "interrupted" one).
 
     // Made on first use: most handlers never look at their signal, and an AbortSignal per attempt is a measurable
     // cost at thousands of jobs per second. It is the attempt's own, so listeners a handler adds go away with it.
@@ -122,13 +113,12 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       stopWatching();
     }
 
-    // A handler that finished despite a cancellation finished: the truth wins.
-    const succeeded = { attempt, level: "info" as const, message: `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`, timestamp: new Date() };
-    // Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
+    // A handler that finished despite a cancellation finished: the truth wins. Its "succeeded" line is the
+    // job.succeeded event, written only if the outcome is applied. Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
     // commits this outcome with the next batch. A worker that dies in between leaves the job 'processing' in
     // Postgres and absent from Redis, which the reconciler re-enqueues: the same at-least-once recovery as
     // dying just before the write.
-    void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null, appliedLine: succeeded }).then(
+    void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }).then(
       (status) => (status ? report("done") : discarded()),
       (error: Error) => deps.logger.error("could not record a job's success; the reconciler will run it again", { jobId: claimed.id, error: error.message }),
     );

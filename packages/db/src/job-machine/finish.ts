@@ -24,8 +24,6 @@ export type Outcome = {
   error: string | null;
   /** When the next attempt is due, for a pending job. */
   runAt: Date | null;
-  /** A log line written only if the outcome is applied (e.g. "Attempt 1 succeeded"). */
-  appliedLine?: Omit<LogRow, "jobId">;
 };
 
 /**
@@ -64,17 +62,11 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
      ), announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}
      ), logged AS (
-       -- One INSERT, ordered: the lines queued so far, then the lines of outcomes that were applied.
+       -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (lines.ts).
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
-       SELECT job_id, attempt, level::log_level, message, ts FROM (
-         SELECT t.job_id, t.attempt, t.level, t.message, t.ts, 1 AS part, t.n
-           FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
-         UNION ALL
-         SELECT l.job_id, l.attempt, l.level, l.message, l.ts, 2, l.n
-           FROM unnest($13::uuid[], $14::int[], $15::text[], $16::text[], $17::timestamptz[]) WITH ORDINALITY AS l(job_id, attempt, level, message, ts, n)
-           JOIN applied a ON a.id = l.job_id
-       ) AS lines
-       ORDER BY part, n
+       SELECT t.job_id, t.attempt, t.level::log_level, t.message, t.ts
+         FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
+        ORDER BY t.n
      ), notified AS (
        -- The dispatcher hears of jobs back in line (a retry, a released attempt); freed slots it sees in BullMQ.
        SELECT pg_notify('${EVENTS_CHANNEL}', ''), (SELECT pg_notify('${DISPATCH_CHANNEL}', '') FROM applied WHERE status = 'pending' LIMIT 1)
@@ -94,19 +86,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
       sorted.map((o) => o.result),
       sorted.map((o) => o.error),
       sorted.map((o) => o.runAt),
-      ...appliedLineColumns(sorted),
     ],
   });
   return new Map(rows.map((r) => [r.id, r.status]));
-}
-
-function appliedLineColumns(outcomes: readonly Outcome[]): unknown[][] {
-  const withLine = outcomes.filter((o) => o.appliedLine);
-  return [
-    withLine.map((o) => o.id),
-    withLine.map((o) => o.appliedLine!.attempt),
-    withLine.map((o) => o.appliedLine!.level),
-    withLine.map((o) => o.appliedLine!.message),
-    withLine.map((o) => o.appliedLine!.timestamp),
-  ];
 }

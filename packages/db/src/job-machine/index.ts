@@ -4,7 +4,7 @@
 // packages/contracts/src/job-states.ts.
 export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert } from "./create";
 export { handOver, handOverConnection, returnToLine, type HandedOver } from "./hand-over";
-export { claimJobs, type ClaimRequest, type ClaimedJob, type ClaimOptions } from "./start";
+export { claimJobs, type ClaimRequest, type ClaimedJob } from "./start";
 export { writeOutcomes, type LogRow, type Outcome } from "./finish";
 export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";

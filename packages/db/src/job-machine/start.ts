@@ -1,10 +1,15 @@
-// Transition "started": a worker takes the job for the attempt holding a fence — the status, the event and the
-// attempt's first log lines in one statement, before the handler runs. Also the take-over of an attempt that was
+// Transition "started": a worker takes the job for the attempt holding a fence — the status and the event in one
+// statement, before the handler runs. Also the take-over of an attempt that was
 // lost (its worker died): that attempt is counted as interrupted, and a job someone asked to cancel meanwhile is
 // cancelled instead of run again.
 import type pg from "pg";
+import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { announce, eventOf } from "./sql";
+import { announce, eventOfStatus } from "./sql";
+
+/** The error of a job failed because its attempts keep getting lost (`job` is the row before the change). */
+const GIVING_UP = (job: string) =>
+  `'Attempt ' || (${job}.retries + 1) || ' was interrupted ' || (${job}.interruptions + 1) || ' times; giving up, as the job probably crashes its worker.'`;
 
 export type ClaimRequest = { id: string; fence: string };
 
@@ -22,21 +27,18 @@ export type ClaimedJob = {
   previousStatus: "pending" | "processing";
 };
 
-export type ClaimOptions = {
-  /** Interruptions after which a taken-over job is not started again (the caller fails it). */
-  maxInterruptions: number;
-};
-
 /**
- * Claims the jobs for the attempts holding `fence`: pending jobs, and processing jobs whose attempt was lost
- * (another delivery of the same job means the previous one is gone or stale). Jobs that are done, failed,
- * cancelled or unknown are not returned; a lost attempt of a job someone asked to cancel is not run again but
- * cancelled here. The "interrupted" and "started" log lines and the job.started event are written in the same
- * statement, so they survive a handler that kills its process. The org reads these lines, so they name no worker
- * host or PID.
+ * Claims the jobs for the attempts holding `fence`: pending jobs (the usual case), and processing jobs whose attempt
+ * was lost (another delivery of the same job means the previous one is gone or stale) — counted as an interruption;
+ * if someone asked to cancel the job meanwhile, it is cancelled instead of run again, and a job lost more than
+ * MAX_INTERRUPTIONS times is failed (it probably crashes its worker). Jobs that are done, failed,
+ * cancelled, unknown, or being claimed by a concurrent delivery are not returned. The job.started event is the
+ * attempt's first log line (job-machine/lines.ts); it is committed before the handler runs, so it survives a handler
+ * that kills its process.
  */
-export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[], options: ClaimOptions): Promise<ClaimedJob[]> {
+export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]): Promise<ClaimedJob[]> {
   if (requests.length === 0) return [];
+  // Rows are locked in id order, as every other multi-row writer of jobs does, so claims never deadlock with them.
   const sorted = [...requests].sort((a, b) => (a.id < b.id ? -1 : 1));
   const { rows } = await pool.query<{
     id: string;
@@ -52,51 +54,45 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     name: "conveyor-claim-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
-     ), ${EVENT_BASE}, live AS (
-       SELECT j.id, j.status, j.cancel_requested_at IS NOT NULL AS cancel_requested FROM jobs j JOIN input i ON i.id = j.id
-        WHERE j.status IN ('pending', 'processing')
-        ORDER BY j.id
-          FOR UPDATE OF j
-     ), claimed AS (
+     ), ${EVENT_BASE}, started AS (
+       UPDATE jobs j SET status = 'processing', fence = i.fence, updated_at = now()
+         FROM input i
+        WHERE j.id = i.id AND j.status = 'pending'
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.status, 'pending'::text AS previous_status, j AS job
+     ), taken_over AS (
        UPDATE jobs j
-          SET status = 'processing', fence = i.fence, updated_at = now(),
-              interruptions = j.interruptions + (c.status = 'processing')::int
-         FROM input i JOIN live c ON c.id = i.id
-        WHERE j.id = i.id AND NOT c.cancel_requested
-       -- The status it had comes along, so nothing below joins back to live.
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, c.status AS previous_status, j AS job
-     ), cancelled AS (
-       UPDATE jobs j SET status = 'cancelled', fence = NULL, finished_at = now(), updated_at = now()
-         FROM live c WHERE j.id = c.id AND c.cancel_requested
-       RETURNING j.id, j.org_id, j.type, j.retries, j AS job
+          SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                            WHEN j.interruptions >= ${MAX_INTERRUPTIONS} THEN 'failed'
+                            ELSE 'processing' END::job_status,
+              fence = CASE WHEN j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS} THEN i.fence END,
+              finished_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.interruptions >= ${MAX_INTERRUPTIONS} THEN now() END,
+              interruptions = j.interruptions + (j.cancel_requested_at IS NULL)::int,
+              error = CASE WHEN j.cancel_requested_at IS NULL AND j.interruptions >= ${MAX_INTERRUPTIONS} THEN ${GIVING_UP("j")} ELSE j.error END,
+              updated_at = now()
+         FROM input i
+        WHERE j.id = i.id AND j.status = 'processing'
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.status, 'processing'::text AS previous_status, j AS job
+     ), changed AS (
+       SELECT * FROM started UNION ALL SELECT * FROM taken_over
      ), dequeued AS (
-       DELETE FROM job_queue q USING cancelled c WHERE q.job_id = c.id
+       DELETE FROM job_queue q USING taken_over t WHERE q.job_id = t.id AND t.status <> 'processing'
      ), announced AS (
-       ${announce({
-         from: `(SELECT id, org_id, type, job, ${eventOf("started")} AS event FROM claimed UNION ALL SELECT id, org_id, type, job, ${eventOf("cancelled")} FROM cancelled)`,
-         event: "x.event",
-       })}
+       ${announce({ from: "changed", event: eventOfStatus("x.status") })}
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
-       SELECT id, retries + 1, level::log_level, message, clock_timestamp() FROM (
-         SELECT c.id, c.retries, 1 AS n, 'warn' AS level,
-                'Attempt ' || (c.retries + 1) || ' was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).' AS message
-           FROM claimed c WHERE c.previous_status = 'processing'
-         UNION ALL
-         SELECT id, retries, 2, 'info', 'Attempt ' || (retries + 1) || ' of ' || (max_retries + 1) || ' started.'
-           FROM claimed WHERE interruptions <= $3
-         UNION ALL
-         SELECT id, retries, 3, 'warn', 'Attempt ' || (retries + 1) || ' was interrupted after a cancellation was requested: the job is cancelled.'
-           FROM cancelled
-       ) AS lines
-       ORDER BY id, n
+       SELECT id, retries + 1,
+              CASE status WHEN 'cancelled' THEN 'warn' ELSE 'error' END::log_level,
+              CASE status WHEN 'cancelled' THEN 'Attempt ' || (retries + 1) || ' was interrupted after a cancellation was requested: the job is cancelled.'
+                          ELSE (job).error END,
+              clock_timestamp()
+         FROM taken_over WHERE status <> 'processing'
      ), notified AS (
-       SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM claimed UNION ALL SELECT 1 FROM cancelled LIMIT 1) AS any_change
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_change
      )
      SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.previous_status,
             (SELECT count(*) FROM notified) AS notified
-       FROM claimed c`,
-    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), options.maxInterruptions],
+       FROM changed c WHERE c.status = 'processing'`,
+    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence)],
   });
   return rows.map((r) => ({
     id: r.id,

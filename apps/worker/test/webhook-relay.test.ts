@@ -2,7 +2,7 @@
 // the event's org, subscribed to its type, existing when it happened — even with two leaders relaying at once.
 import { Writable } from "node:stream";
 import { WEBHOOK_DELIVERY_MAX_RETRIES, WEBHOOK_DELIVERY_TYPE } from "@conveyor/contracts";
-import { claimJobs, eventHorizon, insertJobs, insertWebhookEndpoint, newId, relayEventsToWebhooks, writeOutcomes } from "@conveyor/db";
+import { claimJobs, insertJobs, insertWebhookEndpoint, newId, relayEventsToWebhooks, writeOutcomes } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, waitFor, type TestDatabase } from "@conveyor/testkit";
 import { WebhookRelay } from "../src/runtime/webhook-relay";
@@ -59,19 +59,7 @@ async function jobs(orgId: string, count: number): Promise<string[]> {
     [],
     ids.map((id) => ({ id, fence: "f", status: "done" as const, retries: 0, result: "{}", error: null, runAt: null })),
   );
-  await untilReadable();
   return ids;
-}
-
-/**
- * Waits until readers may read every event written so far. The horizon is the oldest transaction running in the
- * whole Postgres cluster, and the other test files' databases share it: one of their transactions still open
- * would otherwise make a round here find nothing yet.
- */
-async function untilReadable(): Promise<void> {
-  const { rows } = await pool().query<{ newest: string }>("SELECT max(id)::text AS newest FROM events");
-  const newest = BigInt(rows[0]!.newest);
-  await waitFor(async () => (await eventHorizon(pool())) >= newest || null, "the events to fall below the readers' horizon");
 }
 
 type Delivery = { org_id: string; endpoint_id: string; event_id: string; max_retries: number; queued: boolean };

@@ -270,7 +270,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
               AND EXISTS (SELECT 1 FROM event_cursors WHERE name = $1) AS idle
      ), moved AS (
        UPDATE event_cursors c SET last_event_id = h.horizon, updated_at = now()
-         FROM idle, (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20) - 1 AS horizon) h
+         FROM idle, (SELECT conveyor_event_horizon() - 1 AS horizon) h
         WHERE c.name = $1 AND idle.idle AND EXISTS (SELECT 1 FROM events e WHERE e.id > c.last_event_id AND e.id <= h.horizon)
      )
      SELECT idle FROM idle`,
@@ -282,7 +282,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
     await client.query("BEGIN");
     await client.query(
       `INSERT INTO event_cursors (name, last_event_id)
-       VALUES ($1, (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20) - 1)
+       VALUES ($1, conveyor_event_horizon() - 1)
        ON CONFLICT (name) DO NOTHING`,
       [cursor],
     );
@@ -291,7 +291,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
       name: "conveyor-relay-events",
       text: `WITH batch AS (
          SELECT e.id, e.org_id, e.type FROM events e
-          WHERE e.id > $1::bigint AND e.id < (pg_snapshot_xmin(pg_current_snapshot())::text::bigint << 20)
+          WHERE e.id > $1::bigint AND e.id < (SELECT conveyor_event_horizon())
           ORDER BY e.id
           LIMIT $2
        )

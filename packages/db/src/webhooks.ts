@@ -301,9 +301,10 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
+    // The horizon is only worked out when the row is missing (the first round ever).
     await client.query(
       `INSERT INTO event_cursors (name, last_event_id)
-       VALUES ($1, conveyor_event_horizon() - 1)
+       SELECT $1, conveyor_event_horizon() - 1 WHERE NOT EXISTS (SELECT 1 FROM event_cursors WHERE name = $1)
        ON CONFLICT (name) DO NOTHING`,
       [cursor],
     );

@@ -2,7 +2,7 @@
 // place in that transaction, written in the same statement as the status change. Ids therefore grow in the order
 // transactions took their ids — not the order they commit. A reader could see event 12 (committed) while event 11's
 // transaction is still running, and, having moved past 11, miss it. So readers only read ids below a horizon H << 20,
-// computed by the SQL function conveyor_event_horizon() (migration 20261125215730) from the reading statement's own
+// computed by the SQL function conveyor_event_horizon() (migration 20261125230000) from the reading statement's own
 // snapshot S: H is the smallest of S's xmax, the reader's own transaction id, and every transaction S sees running
 // that is not proven to belong to another database on the server. Resuming after the last id read then never skips
 // and never repeats an event (ids are unique and readers only move forward). Why nothing below H can still appear:

@@ -256,9 +256,11 @@ export type RelayOptions = {
 //
 // The relay cannot simply match each event to the endpoints it sees: an endpoint whose creating transaction commits
 // after a round's snapshot is invisible to that round, although that round may read events committed after the
-// endpoint's snapshot (the creation was still committing). So the first round that sees an endpoint catches it up:
-// it also queues the endpoint's events at or below the cursor it locked (they can only have ids from the endpoint's
-// snapshot's xmin on), and records that cursor as the endpoint's `relay_start`. Exactly once, because:
+// endpoint's snapshot: a transaction that was running when the endpoint was created and committed before it (one
+// that takes its id after the creation's stays above the horizon until the creation ends). So the first round that
+// sees an endpoint catches it up: it also queues the endpoint's events at or below the cursor it locked (they can
+// only have ids from the endpoint's snapshot's xmin on), and records that cursor as the endpoint's `relay_start`.
+// Exactly once, because:
 //  - Rounds are serialised by the cursor's row lock, and each reads with a snapshot taken after it locked, so it
 //    sees every earlier round's commit. Every event at or below the cursor was below the horizon of the round that
 //    passed it, so it is visible to every later round (packages/db/src/events.ts).

@@ -1,6 +1,8 @@
 // 3. Worker throughput from queued to done (status, events, result in Postgres) for a no-op plugin type,
-// one worker process, against a raw BullMQ no-op worker. 6. Worker RSS idle and under load.
-import { insertJobs, newId } from "@conveyor/db";
+// one worker process, against a raw BullMQ no-op worker and against the Postgres-backed queues graphile-worker and
+// pg-boss (the same jobs, concurrency and Postgres server; each in a database of its own). 6. Worker RSS idle and
+// under load.
+import { insertJobs, newId, withDatabaseName } from "@conveyor/db";
 import { run, rssMb, rssSampler, sleep, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
@@ -43,7 +45,17 @@ export async function waitUntilAllDone(env: BenchEnv, jobs: number, pollMs = 100
   if (Number(rows[0]!.n) !== jobs) throw new Error(`expected ${jobs} jobs done, found ${rows[0]!.n}`);
 }
 
+/** The peers' jobs/s: each a child program that prints `RESULT {"per_second": …}`, run one after the other. */
+async function peers(env: BenchEnv, jobs: number, concurrency: number): Promise<{ graphile: number; pgBoss: number }> {
+  const common = { SERVER_URL: withDatabaseName(env.databaseUrl, "postgres"), JOBS: String(jobs), CONCURRENCY: String(concurrency) };
+  // NO_LOG_SUCCESS: graphile-worker logs a line per completed job unless told not to (its own perfTest sets it).
+  const graphile = (await run("bench/baselines/graphile-worker.ts", { ...common, NO_LOG_SUCCESS: "1" }).result) as { per_second: number };
+  const pgBoss = (await run("bench/baselines/pg-boss.ts", common).result) as { per_second: number };
+  return { graphile: graphile.per_second, pgBoss: pgBoss.per_second };
+}
+
 export async function worker(env: BenchEnv, port: number, jobs: number, concurrency: number): Promise<Row[]> {
+  const peer = await peers(env, jobs, concurrency);
   const baseline = (await run("bench/baselines/bullmq-worker.ts", {
     REDIS_URL: env.redisUrl,
     PREFIX: `${env.prefix}-base`,
@@ -73,6 +85,16 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
     const { rows: end } = await env.db.pool.query<{ at: Date }>("SELECT max(updated_at) AS at FROM jobs");
     const perSecond = jobs / ((end[0]!.at.getTime() - start[0]!.at.getTime()) / 1000);
     const peak = sampler.stop();
+    const aheadOf = (name: string, peerPerSecond: number): Row => ({
+      scenario: "Worker (no-op plugin)",
+      metric: `queued → done, concurrency ${concurrency}, vs ${name}`,
+      conveyor: perSecond,
+      baseline: peerPerSecond,
+      baselineName: `${name}, same Postgres`,
+      unit: "jobs/s",
+      target: "> 1.0× (ahead)",
+      met: perSecond > peerPerSecond,
+    });
     return [
       {
         scenario: "Worker (no-op plugin)",
@@ -84,6 +106,8 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
         target: "≥ 0.6× BullMQ",
         met: perSecond >= 0.6 * baseline.per_second,
       },
+      aheadOf("graphile-worker", peer.graphile),
+      aheadOf("pg-boss", peer.pgBoss),
       { scenario: "Worker RSS", metric: "idle", conveyor: idle, baseline: baseline.rss_idle_mb, baselineName: "BullMQ no-op worker", unit: "MB" },
       { scenario: "Worker RSS", metric: "peak under load", conveyor: peak, baseline: baseline.rss_peak_mb, baselineName: "BullMQ no-op worker", unit: "MB" },
     ];

@@ -4,8 +4,8 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import { ScriptAwarePg } from "./sql-script";
 
 type SchemaEngine = import("@prisma/schema-engine-wasm/schema_engine_bg").SchemaEngine;
 
@@ -91,7 +91,7 @@ async function withEngine<T>(databaseUrl: string, fn: (engine: SchemaEngine) => 
   const clients = new Set<pg.PoolClient>();
   pool.on("connect", (client) => clients.add(client));
   try {
-    const adapter = bindMigrationAwareSqlAdapterFactory(new PrismaPg(pool));
+    const adapter = bindMigrationAwareSqlAdapterFactory(new ScriptAwarePg(pool));
     const engine = await glue.SchemaEngine.new({ datamodels: [[schemaPath, schema]] }, () => {}, adapter);
     try {
       return await fn(engine);

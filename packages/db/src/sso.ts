@@ -178,32 +178,41 @@ export type SsoMember = {
 };
 
 /**
- * The member a verified e-mail signs in as: the account with that e-mail (made now, with `newUser`, if there is none),
+ * The member a verified e-mail signs in as: the account with that e-mail (made now from `newUser` if there is none),
  * made a member of `orgId` with `defaultRole` if it is not one yet. In `db`, a transaction.
  */
 export async function ensureSsoMember(
   db: pg.PoolClient,
-  input: { orgId: string; email: string; defaultRole: Role; newUser: { id: string; passwordHash: string }; at: Date },
+  input: { orgId: string; email: string; defaultRole: Role; newUser: { id: string; passwordHash: string } | null; at: Date },
 ): Promise<SsoMember> {
-  const created = await db.query(
-    "INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING id",
-    [input.newUser.id, input.email, input.newUser.passwordHash, input.at],
-  );
-  const { rows: users } = await db.query<{ id: string; credential_version: number }>("SELECT id, credential_version FROM users WHERE email = $1", [
-    input.email,
+  const findUser = async () =>
+    (await db.query<{ id: string; credential_version: number }>("SELECT id, credential_version FROM users WHERE email = $1", [input.email])).rows[0];
+  let user = await findUser();
+  let createdUser = false;
+  if (!user) {
+    if (!input.newUser) throw new Error("no account has this e-mail, and none was prepared");
+    const created = await db.query("INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING", [
+      input.newUser.id,
+      input.email,
+      input.newUser.passwordHash,
+      input.at,
+    ]);
+    createdUser = (created.rowCount ?? 0) > 0;
+    user = (await findUser())!;
+  }
+  const joined = await db.query("INSERT INTO memberships (org_id, user_id, role, joined_at) VALUES ($1, $2, $3, $4) ON CONFLICT (org_id, user_id) DO NOTHING", [
+    input.orgId,
+    user.id,
+    input.defaultRole,
+    input.at,
   ]);
-  const user = users[0]!;
-  const joined = await db.query<{ role: Role }>(
-    "INSERT INTO memberships (org_id, user_id, role, joined_at) VALUES ($1, $2, $3, $4) ON CONFLICT (org_id, user_id) DO NOTHING RETURNING role",
-    [input.orgId, user.id, input.defaultRole, input.at],
-  );
-  const { rows: memberships } = await db.query<{ role: Role }>("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [input.orgId, user.id]);
+  const { rows } = await db.query<{ role: Role }>("SELECT role FROM memberships WHERE org_id = $1 AND user_id = $2", [input.orgId, user.id]);
   return {
     userId: user.id,
     email: input.email,
-    role: memberships[0]!.role,
+    role: rows[0]!.role,
     credentialVersion: user.credential_version,
-    createdUser: (created.rowCount ?? 0) > 0,
+    createdUser,
     joined: (joined.rowCount ?? 0) > 0,
   };
 }

@@ -12,8 +12,8 @@ import {
   listUserOrgs,
   moveSession,
   newId,
-  type AuditRequest,
 } from "@conveyor/db";
+import type pg from "pg";
 import { durationMs } from "../env";
 import { AppError, notFound, unauthorized } from "../http/errors";
 import { ssoRequired } from "../middleware/authenticate";
@@ -44,42 +44,41 @@ async function sessionJson(userId: string, orgId: string, csrf: string, viaSso: 
 
 export type StartedSession = { token: string; maxAgeSeconds: number; body: SessionJson };
 
+/** A console session stored in `tx` (its token only in the returned value), and how to answer it once committed. */
+export type NewConsoleSession = { finish(): Promise<StartedSession> };
+
 /**
- * Starts a console session for a member whose identity is established (a password checked, or a provider's ID token
- * verified), in one transaction with its audit entry; the session of the cookie the browser sent (`replacing`), if
- * any, ends: the new cookie takes its place.
+ * Stores a console session for a member whose identity is established (a password checked, or a provider's ID token
+ * verified) in `tx`, the transaction that also records the login. The session of the cookie the browser sent
+ * (`replacing`), if any, ends: the new cookie takes its place.
  */
-export async function openSession(
-  input: {
-    user: { id: string; email: string; credentialVersion: number };
-    orgId: string;
-    replacing?: string;
-    request: AuditRequest;
-    method: "password" | "sso";
-  },
+export async function insertConsoleSession(
+  tx: pg.PoolClient,
+  input: { user: { id: string; credentialVersion: number }; orgId: string; replacing?: string; viaSso: boolean },
   deps: Pick<ServiceDeps, "db" | "config" | "clock">,
-): Promise<StartedSession> {
-  const { user, orgId } = input;
+): Promise<NewConsoleSession> {
+  const { user, orgId, viaSso } = input;
   const { token, hash } = generateSessionToken();
   const now = deps.clock.now();
   const ttlMs = durationMs(deps.config.SESSION_TTL);
-  const viaSso = input.method === "sso";
-  await inTransaction(deps.db.pool, async (tx) => {
-    if (input.replacing !== undefined && looksLikeSessionToken(input.replacing)) await deleteSessionByTokenHash(tx, hashSessionToken(input.replacing));
-    await insertSession(tx, {
-      id: newId(),
-      tokenHash: hash,
-      userId: user.id,
-      orgId,
-      credentialVersion: user.credentialVersion,
-      at: now,
-      expiresAt: new Date(now.getTime() + ttlMs),
-      viaSso,
-    });
-    await recordLogin(tx, { user, orgId, request: input.request, credential: "session", method: input.method }, deps.clock);
+  if (input.replacing !== undefined && looksLikeSessionToken(input.replacing)) await deleteSessionByTokenHash(tx, hashSessionToken(input.replacing));
+  await insertSession(tx, {
+    id: newId(),
+    tokenHash: hash,
+    userId: user.id,
+    orgId,
+    credentialVersion: user.credentialVersion,
+    at: now,
+    expiresAt: new Date(now.getTime() + ttlMs),
+    viaSso,
   });
-  const body = await sessionJson(user.id, orgId, csrfToken(csrfKey(deps.config.JWT_SECRET), hash), viaSso, deps);
-  return { token, maxAgeSeconds: ttlMs / 1000, body };
+  return {
+    finish: async () => ({
+      token,
+      maxAgeSeconds: ttlMs / 1000,
+      body: await sessionJson(user.id, orgId, csrfToken(csrfKey(deps.config.JWT_SECRET), hash), viaSso, deps),
+    }),
+  };
 }
 
 /**
@@ -91,7 +90,12 @@ export async function startSession(
   deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
 ): Promise<StartedSession> {
   const { user, scope } = await checkLogin(input, deps);
-  return openSession({ user, orgId: scope.id, replacing: input.replacing, request: input.request, method: "password" }, deps);
+  const session = await inTransaction(deps.db.pool, async (tx) => {
+    const session = await insertConsoleSession(tx, { user, orgId: scope.id, replacing: input.replacing, viaSso: false }, deps);
+    await recordLogin(tx, { user, orgId: scope.id, request: input.request, credential: "session", method: "password" }, deps.clock);
+    return session;
+  });
+  return session.finish();
 }
 
 function sessionOf(caller: Caller): NonNullable<Caller["session"]> {

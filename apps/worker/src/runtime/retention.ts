@@ -29,7 +29,7 @@ export type RetentionOptions = {
 };
 
 export class Retention implements LeaderTask {
-  readonly name = "retention";
+  readonly name: string = "retention";
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<number> | null = null;
   private active = false;
@@ -37,7 +37,7 @@ export class Retention implements LeaderTask {
   private size: number;
   private readonly bounds: { initial: number; min: number; max: number };
 
-  constructor(private readonly options: RetentionOptions) {
+  constructor(protected readonly options: RetentionOptions) {
     this.bounds = options.batch ?? { initial: 200, min: 10, max: 5_000 };
     this.size = this.bounds.initial;
   }
@@ -76,7 +76,7 @@ export class Retention implements LeaderTask {
     let total = 0;
     for (;;) {
       const started = performance.now();
-      const deleted = await deleteFinishedJobs(this.options.pool, { before, limit: this.size });
+      const deleted = await this.deleteBatch(before, this.size);
       const took = performance.now() - started;
       total += deleted;
       if (deleted) this.options.onDeleted?.(deleted);
@@ -84,9 +84,17 @@ export class Retention implements LeaderTask {
       this.size = this.resize(took);
       await new Promise((resolve) => setTimeout(resolve, Math.min(took * (this.options.pauseFactor ?? 3), 2_000)));
     }
-    if (total) this.options.logger.info(`retention: deleted ${total} job(s) finished before ${before.toISOString()}`);
+    if (total) this.options.logger.info(`${this.name}: deleted ${total} ${this.noun} before ${before.toISOString()}`);
     return total;
   }
+
+  /** Deletes at most `limit` of what this task removes, older than `before`; answers how many. */
+  protected deleteBatch(before: Date, limit: number): Promise<number> {
+    return deleteFinishedJobs(this.options.pool, { before, limit });
+  }
+
+  /** What the log line says was deleted. */
+  protected readonly noun: string = "job(s) finished";
 
   /** The next batch's size: towards `batchMs` per statement, by at most ×2 or ÷2 at a time. */
   private resize(tookMs: number): number {

@@ -170,17 +170,15 @@ describe("the settings", () => {
     const broken = createServer((req, res) => {
       const issuer = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
       if (req.url === "/.well-known/openid-configuration") {
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(
-            JSON.stringify({
-              issuer,
-              authorization_endpoint: `${issuer}/a`,
-              token_endpoint: `${issuer}/t`,
-              jwks_uri: `${issuer}/jwks`,
-              response_types_supported: ["code"],
-            }),
-          );
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            issuer,
+            authorization_endpoint: `${issuer}/a`,
+            token_endpoint: `${issuer}/t`,
+            jwks_uri: `${issuer}/jwks`,
+            response_types_supported: ["code"],
+          }),
+        );
       } else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => broken.listen(0, "127.0.0.1", resolve));

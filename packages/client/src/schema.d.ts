@@ -765,7 +765,7 @@ export interface paths {
         post?: never;
         /**
          * Remove the organization's single sign-on
-         * @description Owners only. Members sign in with passwords again (accounts made by single sign-on have none: they reset it by invite). 404 when none is set.
+         * @description Owners only. Members log in with passwords again; accounts that single sign-on made have none and cannot log in until it is set up again. 404 when none is set.
          */
         delete: operations["deleteSsoSettings"];
         options?: never;
@@ -959,7 +959,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /schedules, /team, /api-keys, /webhooks) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -1852,7 +1852,7 @@ export interface components {
                 /** @description The actor's name then, for an API key, a schedule, a webhook endpoint (its description or host) or an organization. */
                 name?: string;
                 /** @enum {string} */
-                type?: "user" | "api_key" | "system";
+                type: "user" | "api_key" | "system";
             } & (unknown | unknown | unknown);
             /** @enum {string} */
             action: "job.cancel" | "job.replay" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";

@@ -142,7 +142,7 @@ export const ssoEndpoints = [
     tag: "Single sign-on",
     summary: "Remove the organization's single sign-on",
     description:
-      "Owners only. Members sign in with passwords again (accounts made by single sign-on have none: they reset it by invite). 404 when none is set.",
+      "Owners only. Members log in with passwords again; accounts that single sign-on made have none and cannot log in until it is set up again. 404 when none is set.",
     access: "user",
     roles: ["owner"],
     responses: { 204: { description: "Removed." } },

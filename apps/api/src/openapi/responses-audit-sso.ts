@@ -20,7 +20,11 @@ export const auditSsoSchemas = {
     id: id().required(),
     time: timestamp().required(),
     actor: party("actor")
-      .keys({ type: Joi.string().valid(...AUDIT_ACTOR_TYPES) })
+      .keys({
+        type: Joi.string()
+          .valid(...AUDIT_ACTOR_TYPES)
+          .required(),
+      })
       .required()
       .description("Who: a user (by token or console session), an API key, or Conveyor itself."),
     action: Joi.string()

@@ -1,6 +1,6 @@
 // `npm run bench`: Conveyor's speed and memory, each figure next to a baseline measured in the same run (a
 // ratio travels between machines better than an absolute number). Prints a table and writes
-// bench/results/latest.json. Options: --only=post,batch,worker,e2e,list,stats,search,bulk,retention  --jobs=N  --list-jobs=N  --stats-jobs=N
+// bench/results/latest.json. Options: --only=post,batch,worker,pgcost,e2e,list,stats,search,bulk,retention  --jobs=N  --list-jobs=N  --stats-jobs=N
 // --search-jobs=N  --retention-jobs=N (both default to --list-jobs)  --bulk-jobs=N  --seconds=N  --concurrency=N[,N…]
 // Events (--only=events,sse,webhooks): --events-jobs=N (default --jobs)  --sse-clients=1000 --sse-orgs=50 --sse-rate=500
 // --webhook-rate=1000 --webhook-workers=2 --webhook-concurrency=100
@@ -18,6 +18,7 @@ import { bulkCancel } from "./scenarios/bulk-cancel";
 import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
 import { list } from "./scenarios/list";
+import { pgCost } from "./scenarios/pg-cost";
 import { postJobs } from "./scenarios/post-jobs";
 import { retention } from "./scenarios/retention";
 import { eventWriteCost, sseFanOut } from "./scenarios/events";
@@ -29,7 +30,7 @@ import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = new Set(
-  (args.only ?? "post,batch,worker,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console,audit,audit-list").split(","),
+  (args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console,audit,audit-list").split(","),
 );
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
       }
       return rows;
     });
+    await step("pgcost", () => pgCost(workerPort, workerJobs, concurrency));
     await step("e2e", () => endToEnd(env, { api: port, worker: workerPort }, [250, 500, 1000, 2000], Math.max(4, seconds - 1), concurrency));
     await step("list", () => list(env, port, listJobs, seconds));
     await step("stats", () => stats(env, port, statsJobs, seconds));

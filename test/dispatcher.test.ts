@@ -50,7 +50,7 @@ async function allDone(stack: Stack, ids: string[], timeoutMs = 60_000): Promise
 /** When each job's first attempt started, read from Postgres (the jobs belong to more than one org). */
 async function starts(stack: Stack, ids: string[]): Promise<Map<string, number>> {
   const { rows } = await stack.api.database.db.pool.query<{ job_id: string; at: Date }>(
-    "SELECT job_id, min(timestamp) AS at FROM job_logs WHERE job_id = ANY($1::uuid[]) AND message LIKE 'Attempt 1 of % started.' GROUP BY job_id",
+    "SELECT job_id, min(time) AS at FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.started' GROUP BY job_id",
     [ids],
   );
   return new Map(rows.map((r) => [r.job_id, r.at.getTime()]));

@@ -11,10 +11,8 @@ export const JWT_SECRET = "bench-secret-that-is-long-enough-for-hs256-0000";
 
 export type BenchEnv = { databaseUrl: string; redisUrl: string; prefix: string; db: Database; apiKey: string; orgId: string; close(): Promise<void> };
 
-const withDatabase = (name: string) => withDatabaseName(SERVER_URL, name);
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: withDatabase("postgres") });
+async function admin(sql: string, serverUrl = SERVER_URL): Promise<void> {
+  const client = new pg.Client({ connectionString: withDatabaseName(serverUrl, "postgres") });
   await client.connect();
   try {
     await client.query(sql);
@@ -23,9 +21,10 @@ async function admin(sql: string): Promise<void> {
   }
 }
 
-export async function prepare(): Promise<BenchEnv> {
+/** A fresh database (on `serverUrl`, default the machine's Postgres) with a tenant and an API key, and a Redis prefix. */
+export async function prepare(serverUrl = SERVER_URL): Promise<BenchEnv> {
   const name = `conveyor_bench_${randomBytes(3).toString("hex")}`;
-  const databaseUrl = withDatabase(name);
+  const databaseUrl = withDatabaseName(serverUrl, name);
   await migrate(databaseUrl);
   const db = createDatabase({ url: databaseUrl, poolSize: 4 });
   const orgId = newId();
@@ -54,7 +53,7 @@ export async function prepare(): Promise<BenchEnv> {
     orgId,
     async close() {
       await db.close();
-      await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`, serverUrl);
       await clearPrefix(prefix);
     },
   };
@@ -67,7 +66,7 @@ export function clearPrefix(prefix: string): Promise<void> {
 
 /** Empties the job tables between scenarios. */
 export async function clearJobs(db: Database): Promise<void> {
-  await db.pool.query("TRUNCATE jobs CASCADE");
+  await db.pool.query("TRUNCATE jobs, job_queue, events, job_search CASCADE");
 }
 
 /** Environment of Conveyor processes under benchmark: production settings, limits off. */

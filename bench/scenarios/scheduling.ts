@@ -61,7 +61,7 @@ async function finished(env: BenchEnv, ids: string[], timeoutMs: number): Promis
 /** When each job's first attempt started (its "started" log line), by id. */
 async function startedAt(env: BenchEnv, ids: string[]): Promise<Map<string, number>> {
   const { rows } = await env.db.pool.query<{ job_id: string; at: Date }>(
-    "SELECT job_id, min(timestamp) AS at FROM job_logs WHERE job_id = ANY($1::uuid[]) AND message LIKE 'Attempt 1 of % started.' GROUP BY job_id",
+    "SELECT job_id, min(time) AS at FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.started' GROUP BY job_id",
     [ids],
   );
   return new Map(rows.map((r) => [r.job_id, r.at.getTime()]));

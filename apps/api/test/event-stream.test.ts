@@ -58,7 +58,6 @@ async function finishJobs(ids: string[], outcome: { status: "done" | "failed"; r
   await claimJobs(
     pool(),
     ids.map((id) => ({ id, fence })),
-    { maxInterruptions: 2 },
   );
   await writeOutcomes(
     pool(),

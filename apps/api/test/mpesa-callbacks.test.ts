@@ -124,6 +124,23 @@ describe("POST /callbacks/mpesa/{job_id}", () => {
     expect(api.logs()).not.toContain(push.secret);
   });
 
+  it("announces the payment's outcome as one job.updated event carrying result.callback", async () => {
+    const push = await acceptedPush();
+    const eventsOf = async () =>
+      (
+        await api.database.db.pool.query<{ type: string; data: { result: Record<string, unknown> } }>(
+          "SELECT type, data FROM events WHERE job_id = $1 ORDER BY id",
+          [push.jobId],
+        )
+      ).rows;
+    const before = await eventsOf();
+    expect((await post(push.jobId, push.secret, successBody(push))).status).toBe(200);
+    expect((await post(push.jobId, push.secret, successBody(push))).status).toBe(200);
+    const added = (await eventsOf()).slice(before.length);
+    expect(added.map((e) => e.type)).toEqual(["job.updated"]);
+    expect(added[0]!.data.result.callback).toMatchObject({ result_code: 0, mpesa_receipt_number: "ABC1DEF2GH" });
+  });
+
   it("records a failed payment (no metadata) as a warn line", async () => {
     const push = await acceptedPush();
     expect((await post(push.jobId, push.secret, cancelledBody(push))).status).toBe(200);

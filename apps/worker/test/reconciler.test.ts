@@ -33,7 +33,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   await redis.flushall();
-  await database.db.pool.query("DELETE FROM jobs");
+  await database.db.pool.query("TRUNCATE jobs, job_queue, events, job_search CASCADE");
 });
 
 function reconciler(overrides: Partial<ConstructorParameters<typeof Reconciler>[0]> = {}) {

@@ -19,11 +19,11 @@ beforeAll(async () => {
   for (const [name, id] of Object.entries(orgs)) await database.db.prisma.organization.create({ data: { id, name } });
 });
 afterAll(() => database.drop());
-beforeEach(() => database.db.pool.query("DELETE FROM jobs"));
+beforeEach(() => database.db.pool.query("TRUNCATE jobs, job_queue, events, job_search CASCADE"));
 
 const pool = () => database.db.pool;
 
-/** A job with everything that hangs off one: log lines, events, an artifact, a callback and an idempotency key. */
+/** A job with everything that hangs off one: log lines, search values, events, an artifact, a callback and an idempotency key. */
 async function insertJob(orgId: string, status: string, fields: { createdDaysAgo: number; finishedDaysAgo?: number }): Promise<string> {
   const id = newId();
   await pool().query(
@@ -35,6 +35,7 @@ async function insertJob(orgId: string, status: string, fields: { createdDaysAgo
     await pool().query("INSERT INTO job_queue (job_id, type, org_id, priority, due_at) VALUES ($1, 'webhook', $2, 5, now())", [id, orgId]);
   }
   await pool().query("INSERT INTO job_logs (job_id, attempt, level, message) VALUES ($1, 1, 'info', 'started'), ($1, 1, 'info', 'ended')", [id]);
+  await pool().query("INSERT INTO job_search (job_id, org_id, search_values) VALUES ($1, $2, ARRAY['INV-1'])", [id, orgId]);
   await pool().query(
     `INSERT INTO events (id, org_id, job_id, type, data) SELECT conveyor_next_event_id() + n, $2, $1, 'job.created', '{}' FROM generate_series(0, 1) AS n`,
     [id, orgId],
@@ -51,7 +52,7 @@ async function insertJob(orgId: string, status: string, fields: { createdDaysAgo
 /** Rows left per table for `ids`. */
 async function leftOf(ids: string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const table of ["jobs", "job_queue", "job_logs", "events", "job_artifacts", "job_callbacks", "idempotency_keys"]) {
+  for (const table of ["jobs", "job_queue", "job_logs", "job_search", "events", "job_artifacts", "job_callbacks", "idempotency_keys"]) {
     const column = table === "jobs" ? "id" : "job_id";
     const { rows } = await pool().query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ANY($1::uuid[])`, [ids]);
     counts[table] = Number(rows[0]!.n);
@@ -81,7 +82,7 @@ describe("retention", () => {
       await insertJob(orgs.a, "pending", { createdDaysAgo: 120 }),
       await insertJob(orgs.b, "processing", { createdDaysAgo: 45 }),
     ];
-    const all = { jobs: 1, job_queue: 0, job_logs: 2, events: 2, job_artifacts: 1, job_callbacks: 1, idempotency_keys: 1 };
+    const all = { jobs: 1, job_queue: 0, job_logs: 2, job_search: 1, events: 2, job_artifacts: 1, job_callbacks: 1, idempotency_keys: 1 };
     expect(await leftOf(kept.slice(0, 4))).toEqual(Object.fromEntries(Object.entries(all).map(([t, n]) => [t, n * 4])));
 
     // Batches of two: three statements for five jobs.
@@ -90,8 +91,26 @@ describe("retention", () => {
     expect(await task.sweep()).toBe(5);
     expect(deleted).toEqual([2, 2, 1]);
 
-    expect(await leftOf(expired)).toEqual({ jobs: 0, job_queue: 0, job_logs: 0, events: 0, job_artifacts: 0, job_callbacks: 0, idempotency_keys: 0 });
-    expect(await leftOf(kept)).toEqual({ jobs: 6, job_queue: 2, job_logs: 12, events: 12, job_artifacts: 6, job_callbacks: 6, idempotency_keys: 6 });
+    expect(await leftOf(expired)).toEqual({
+      jobs: 0,
+      job_queue: 0,
+      job_logs: 0,
+      job_search: 0,
+      events: 0,
+      job_artifacts: 0,
+      job_callbacks: 0,
+      idempotency_keys: 0,
+    });
+    expect(await leftOf(kept)).toEqual({
+      jobs: 6,
+      job_queue: 2,
+      job_logs: 12,
+      job_search: 6,
+      events: 12,
+      job_artifacts: 6,
+      job_callbacks: 6,
+      idempotency_keys: 6,
+    });
     expect(await retention().sweep()).toBe(0);
   });
 

@@ -53,7 +53,6 @@ async function jobs(orgId: string, count: number): Promise<string[]> {
   await claimJobs(
     pool(),
     ids.map((id) => ({ id, fence: "f" })),
-    { maxInterruptions: 2 },
   );
   await writeOutcomes(
     pool(),

@@ -1731,7 +1731,7 @@ export interface components {
             /** @description Grows within the organization; send it back as Last-Event-ID to resume. */
             id: number;
             /** @enum {string} */
-            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled";
+            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -1755,7 +1755,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled")[];
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -1787,7 +1787,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled")[];
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -1816,7 +1816,7 @@ export interface components {
         WebhookDelivery: {
             event_id: number;
             /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled";
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated";
             attempt: number;
             /** @description The receiver's HTTP status, or null when none came (network error, timeout, refused address). */
             status_code: number | null;
@@ -2747,8 +2747,8 @@ export interface operations {
                 "application/json": {
                     /** @description Where events are POSTed: https (http only with WEBHOOK_ALLOW_HTTP), a public host. */
                     url: string;
-                    /** @description Event types to receive (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled), or "*" for all. */
-                    events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled")[];
+                    /** @description Event types to receive (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled, job.updated), or "*" for all. */
+                    events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
                     description?: string;
                 };
             };

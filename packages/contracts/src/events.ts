@@ -1,18 +1,12 @@
 // Events and webhook endpoints (SPEC §10): what streams and endpoints accept, what the workers send, and how long
 // they keep trying. Pure values and functions, shared by the API (validation, documentation) and the worker.
-import { EVENT_TYPES, type EventType } from "./limits";
-
-/** The event a job's stream ends with: it never changes status again. */
-export const FINAL_EVENT_TYPES = ["job.succeeded", "job.failed", "job.cancelled"] as const satisfies readonly EventType[];
+import { EVENT_TYPES, type EventType } from "./job-states";
 
 /** Largest event id a client may send back (ids are below 2^53). */
 export const EVENT_ID_MAX = Number.MAX_SAFE_INTEGER;
 
 /** The internal job type that delivers one event to one endpoint (internal types start with `_`). */
 export const WEBHOOK_DELIVERY_TYPE = "_webhook_delivery";
-
-/** Job types the workers run for Conveyor itself, never created by users and never shown to them. */
-export const INTERNAL_TYPES = [WEBHOOK_DELIVERY_TYPE] as const;
 
 /** What a delivery job carries: which endpoint, which event. Both are read again at each attempt. */
 export type WebhookDeliveryPayload = { endpoint_id: string; event_id: number };

@@ -1,4 +1,5 @@
 export * from "./limits";
+export * from "./job-states";
 export * from "./catalog";
 export * from "./templates";
 export * from "./url-policy";

@@ -2,7 +2,8 @@
 // `filter` object, and the console builds its list from them. Values are strings in both places (a bulk filter
 // is a query string written as JSON), so a list's filter can be copied into a bulk action as it is.
 import Joi from "joi";
-import { JOB_STATUSES, SEARCH_VALUE_MAX_LENGTH, TYPE_NAME_PATTERN, type JobStatus } from "./limits";
+import { JOB_STATUSES, type JobStatus } from "./job-states";
+import { SEARCH_VALUE_MAX_LENGTH, TYPE_NAME_PATTERN } from "./limits";
 
 /** Jobs one POST /jobs/bulk acts on at most; `has_more` says to call again. */
 export const BULK_LIMIT = 10_000;

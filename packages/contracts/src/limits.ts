@@ -1,15 +1,5 @@
 // Names and bounds that the API, the worker and the documentation must agree on.
 
-export const JOB_STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
-/** Statuses a job never leaves. */
-export const FINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly JobStatus[];
-export type FinalStatus = (typeof FINAL_STATUSES)[number];
-
-/** What a job's status changes are announced as (SPEC §10). */
-export const EVENT_TYPES = ["job.created", "job.started", "job.retrying", "job.succeeded", "job.failed", "job.cancelled"] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
 /** Priorities (SPEC §9): higher runs first among due jobs of one type. */
 export const PRIORITY_MIN = 1;
 export const PRIORITY_MAX = 10;

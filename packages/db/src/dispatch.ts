@@ -5,13 +5,12 @@
 //   3. within a priority, round-robin between the organizations that have due jobs, each org's oldest first, so a
 //      backlog of one org delays another's job by about one job's run time, not by the backlog;
 //   4. within each org's cap of jobs in flight per type (ORG_CONCURRENCY_LIMIT, 0 = none).
-// Taking jobs is one UPDATE … RETURNING per priority level that marks the chosen rows dispatched; the rows are
-// chosen with FOR UPDATE SKIP LOCKED, so two dispatchers (two leaders overlapping after a lease expiry) never take
-// the same job. The dispatcher then hands them to BullMQ; if BullMQ refuses, they are put back in line. A dispatcher
-// that dies between the two leaves marked jobs Redis does not hold: the next leader puts them back in line at once
-// (`recoverHandOvers`), and the reconciler would in any case. A job handed over twice is harmless: BullMQ ignores a
-// job id it still holds, and the claim skips a job that is no longer pending.
+// Taking jobs is one "handed over" transition (job-machine/hand-over.ts) per priority level. The dispatcher then
+// hands them to BullMQ; if BullMQ refuses, they are returned to the line. A dispatcher that dies between the two
+// leaves marked jobs Redis does not hold: the next leader returns them to the line at once (`recentHandOvers`), and
+// the reconciler would in any case.
 import type pg from "pg";
+import { handOver } from "./job-machine/hand-over";
 
 export type DispatchCandidate = { jobId: string; orgId: string; type: string };
 
@@ -91,8 +90,7 @@ export type DispatchPlan = {
 /**
  * Takes up to `plan.room` due jobs of the plan's type, marks them dispatched, and answers them in the order BullMQ
  * should run them: highest priority first, then round-robin across organizations (every org's oldest, then every
- * org's second oldest, …), starting after `plan.after`. One UPDATE … RETURNING per priority level. `db` should be a
- * connection with synchronous_commit off: a mark lost in a crash is a job handed over again, which is harmless.
+ * org's second oldest, …), starting after `plan.after`. One hand-over per priority level (see `handOver` for `db`).
  */
 export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchCandidate[]> {
   const taken: DispatchCandidate[] = [];
@@ -105,24 +103,10 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
     const share = Math.ceil(room / Math.min(orgs.length, room));
     const serving = orgs.slice(0, room);
     const shares = serving.map((org) => (plan.orgCap === 0 ? share : Math.min(share, plan.orgCap - (inFlight.get(org) ?? 0))));
-    const { rows } = await db.query<{ job_id: string; org_id: string; due_at: Date }>(
-      `UPDATE job_queue q SET dispatched_at = now()
-         FROM (SELECT w.job_id
-                 FROM unnest($3::uuid[], $4::int[]) AS o(org_id, share)
-                CROSS JOIN LATERAL (
-                  SELECT job_id FROM job_queue
-                   WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
-                   ORDER BY due_at, job_id
-                   LIMIT o.share
-                     FOR UPDATE SKIP LOCKED
-                ) AS w) AS chosen
-        WHERE q.job_id = chosen.job_id
-       RETURNING q.job_id, q.org_id, q.due_at`,
-      [plan.type, level.priority, serving, shares],
-    );
+    const rows = await handOver(db, { type: plan.type, priority: level.priority, orgs: serving, shares });
     // An org that gave fewer than its share has no more due jobs at this level (until new ones come).
     const given = new Map<string, number>();
-    for (const row of rows) given.set(row.org_id, (given.get(row.org_id) ?? 0) + 1);
+    for (const row of rows) given.set(row.orgId, (given.get(row.orgId) ?? 0) + 1);
     serving.forEach((org, i) => {
       if ((given.get(org) ?? 0) < shares[i]! && (plan.orgCap === 0 || shares[i]! > 0)) level.orgs.splice(level.orgs.indexOf(org), 1);
     });
@@ -130,16 +114,16 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
     const orgOrder = new Map(serving.map((org, i) => [org, i]));
     const rank = new Map<string, number>();
     const ranked = rows
-      .sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.job_id < b.job_id ? -1 : 1))
+      .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime() || (a.jobId < b.jobId ? -1 : 1))
       .map((row) => {
-        const r = (rank.get(row.org_id) ?? 0) + 1;
-        rank.set(row.org_id, r);
+        const r = (rank.get(row.orgId) ?? 0) + 1;
+        rank.set(row.orgId, r);
         return { row, r };
       })
-      .sort((a, b) => a.r - b.r || orgOrder.get(a.row.org_id)! - orgOrder.get(b.row.org_id)!);
+      .sort((a, b) => a.r - b.r || orgOrder.get(a.row.orgId)! - orgOrder.get(b.row.orgId)!);
     for (const { row } of ranked) {
-      taken.push({ jobId: row.job_id, orgId: row.org_id, type: plan.type });
-      inFlight.set(row.org_id, (inFlight.get(row.org_id) ?? 0) + 1);
+      taken.push({ jobId: row.jobId, orgId: row.orgId, type: plan.type });
+      inFlight.set(row.orgId, (inFlight.get(row.orgId) ?? 0) + 1);
     }
   }
   for (let i = plan.work.length - 1; i >= 0; i--) if (plan.work[i]!.orgs.length === 0) plan.work.splice(i, 1);
@@ -194,17 +178,6 @@ async function orgsWithDueJobs(db: pg.Pool | pg.PoolClient, type: string, priori
   if (first.length >= limit || after === null) return first;
   const wrapped = (await scan(null, limit - first.length)).filter((org) => org <= after);
   return [...first, ...wrapped];
-}
-
-/** Puts dispatched jobs back in line (BullMQ refused them, or Redis lost them): the dispatcher hands them over again. */
-export async function undispatch(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<number> {
-  if (jobIds.length === 0) return 0;
-  const result = await db.query<{ n: string }>(
-    `WITH reset AS (UPDATE job_queue SET dispatched_at = NULL WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NOT NULL RETURNING 1)
-     SELECT pg_notify('conveyor_dispatch', ''), (SELECT count(*) FROM reset) AS n`,
-    [jobIds],
-  );
-  return Number(result.rows[0]!.n);
 }
 
 /**

@@ -1,8 +1,10 @@
 // Data access behind M-Pesa STK pushes (table job_callbacks): the worker records each push's state so a
 // retried attempt never prompts the payer twice, and the API authenticates and records Safaricom's callback.
+import type pg from "pg";
 import type { LogLevel } from "@conveyor/contracts";
-import type { Db, PrismaClient } from "./client";
+import type { Db } from "./client";
 import { isUniqueViolation } from "./errors";
+import { amendResult } from "./job-machine/amend";
 
 /** What an earlier attempt left behind about its push. */
 export type StkPushRecord = {
@@ -76,37 +78,52 @@ export type JobCallbackInput = {
 export type JobCallbackOutcome = "recorded" | "duplicate" | "mismatch" | "missing";
 
 /**
- * Records Safaricom's callback once per push: a log line in the job's current attempt and `result.callback`.
- * The row lock makes concurrent deliveries of the same callback record it once.
+ * Records Safaricom's callback once per push: a log line in the job's current attempt and `result.callback` (with its
+ * job.updated event). The row lock makes concurrent deliveries of the same callback record it once.
  */
-export async function recordJobCallback(prisma: PrismaClient, input: JobCallbackInput): Promise<JobCallbackOutcome> {
+export async function recordJobCallback(pool: pg.Pool, input: JobCallbackInput): Promise<JobCallbackOutcome> {
   const { jobId, checkoutRequestId, at } = input;
+  const client = await pool.connect();
   try {
-    return await prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ checkout_request_id: string | null; callback_received_at: Date | null; retries: number }[]>`
-        SELECT c.checkout_request_id, c.callback_received_at, j.retries
-          FROM job_callbacks c JOIN jobs j ON j.id = c.job_id
-         WHERE c.job_id = ${jobId}::uuid
-           FOR UPDATE OF c`;
-      const row = rows[0];
-      if (!row) return "missing";
-      // A callback may beat the worker's own write of the CheckoutRequestID; its secret already proves it
-      // belongs to this job's push, so it names the push.
-      if (row.checkout_request_id !== null && row.checkout_request_id !== checkoutRequestId) return "mismatch";
-      if (row.callback_received_at) return "duplicate";
-      await tx.jobCallback.update({ where: { jobId }, data: { checkoutRequestId, callbackReceivedAt: at } });
-      await tx.jobLog.create({ data: { jobId, attempt: row.retries + 1, level: input.log.level, message: input.log.message, timestamp: at } });
-      await tx.$executeRaw`
-        UPDATE jobs
-           SET result = (CASE WHEN jsonb_typeof(result) = 'object' THEN result ELSE '{}'::jsonb END)
-                        || jsonb_build_object('callback', ${JSON.stringify(input.callback)}::jsonb),
-               updated_at = ${at}
-         WHERE id = ${jobId}::uuid`;
-      return "recorded";
-    });
+    await client.query("BEGIN");
+    const { rows } = await client.query<{ checkout_request_id: string | null; callback_received_at: Date | null; retries: number }>(
+      `SELECT c.checkout_request_id, c.callback_received_at, j.retries
+         FROM job_callbacks c JOIN jobs j ON j.id = c.job_id
+        WHERE c.job_id = $1::uuid
+          FOR UPDATE OF c`,
+      [jobId],
+    );
+    const row = rows[0];
+    // A callback may beat the worker's own write of the CheckoutRequestID; its secret already proves it belongs to
+    // this job's push, so it names the push.
+    const outcome: JobCallbackOutcome = !row
+      ? "missing"
+      : row.checkout_request_id !== null && row.checkout_request_id !== checkoutRequestId
+        ? "mismatch"
+        : row.callback_received_at
+          ? "duplicate"
+          : "recorded";
+    if (outcome !== "recorded") {
+      await client.query("ROLLBACK");
+      return outcome;
+    }
+    await client.query("UPDATE job_callbacks SET checkout_request_id = $2, callback_received_at = $3 WHERE job_id = $1::uuid", [jobId, checkoutRequestId, at]);
+    await client.query("INSERT INTO job_logs (job_id, attempt, level, message, timestamp) VALUES ($1, $2, $3::log_level, $4, $5)", [
+      jobId,
+      row!.retries + 1,
+      input.log.level,
+      input.log.message,
+      at,
+    ]);
+    await amendResult(client, { jobId, fields: { callback: input.callback }, at });
+    await client.query("COMMIT");
+    return "recorded";
   } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
     // Another job's push already holds this CheckoutRequestID.
     if (isUniqueViolation(error)) return "mismatch";
     throw error;
+  } finally {
+    client.release();
   }
 }

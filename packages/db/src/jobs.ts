@@ -1,117 +1,12 @@
-// Job reads and writes for the API. Every query names the org: a job of another org is indistinguishable
+// Job reads for the API (creating one is the job machine's). Every query names the org: a job of another org is indistinguishable
 // from a job that does not exist. Lists are rendered to JSON by Postgres itself, so streaming a million
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import { searchValues, type JobFilter, type JobStatus } from "@conveyor/contracts";
+import type { JobFilter, JobStatus } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
-import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, iso, TENANT_JOB } from "./job-sql";
-
-export type NewJob = {
-  id: string;
-  orgId: string;
-  type: string;
-  /** The validated payload, already serialised as JSON. */
-  payloadJson: string;
-  /** The same payload parsed, when the caller has it: its search values are read from it instead of parsing again. */
-  payload?: unknown;
-  maxRetries: number;
-  createdAt: Date;
-  /** 1..10 (default 5). */
-  priority?: number;
-  /** When it is due, if later than now. */
-  runAt?: Date | null;
-  replayOf?: string | null;
-  scheduleId?: string | null;
-};
-
-/**
- * Inserts jobs in one statement (the API batches concurrent requests into one call): each job row, its place in the
- * dispatcher's queue and its job.created event, then wakes the dispatcher. The API never talks to Redis to create a
- * job: the dispatcher hands it to BullMQ when it is due and there is room (SPEC §9).
- */
-export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  await client.query({
-    name: "conveyor-insert-jobs",
-    text: `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[])
-         WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search, n)
-     ), ${EVENT_BASE}, inserted AS (
-       INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id)
-       SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id
-         FROM input ORDER BY n
-       RETURNING *
-     ), searchable AS (
-       INSERT INTO job_search (job_id, org_id, search_values)
-       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) FROM input WHERE search <> '[]'
-     ), queued AS (
-       INSERT INTO job_queue (job_id, type, org_id, priority, due_at)
-       SELECT id, type, org_id, priority, COALESCE(run_at, created_at) FROM inserted
-     ), announced AS (
-       INSERT INTO events (id, org_id, job_id, type, time, data)
-       SELECT e.base + row_number() OVER (ORDER BY i.id), i.org_id, i.id, 'job.created', i.created_at, conveyor_job_data(i::jobs)
-         FROM inserted i CROSS JOIN event_base e
-        WHERE ${TENANT_JOB("i")}
-     )
-     SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', '')`,
-    values: [
-      jobs.map((j) => j.id),
-      jobs.map((j) => j.orgId),
-      jobs.map((j) => j.type),
-      jobs.map((j) => j.payloadJson),
-      jobs.map((j) => j.maxRetries),
-      jobs.map((j) => j.createdAt),
-      jobs.map((j) => j.priority ?? 5),
-      jobs.map((j) => j.runAt ?? null),
-      jobs.map((j) => j.replayOf ?? null),
-      jobs.map((j) => j.scheduleId ?? null),
-      // Internal jobs (TENANT_JOB) are never searched.
-      jobs.map((j) => (j.type.startsWith("_") ? "[]" : JSON.stringify(searchValues(j.payload ?? JSON.parse(j.payloadJson))))),
-    ],
-  });
-}
-
-export type IdempotentInsert = { created: true } | { created: false; existing: { id: string; status: JobStatus; requestHash: Buffer } };
-
-/**
- * Inserts `job` unless `key` was used by the org within its lifetime, atomically: of concurrent requests with
- * the same key exactly one creates a job; the others get the job it created. An expired key is taken over.
- */
-export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: string, requestHash: Buffer, ttlMs: number): Promise<IdempotentInsert> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await insertJobs(client, [job]);
-    const claimed = await client.query(
-      `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at)
-       VALUES ($1, $2, $3, $4, $5::timestamptz + $6 * interval '1 millisecond')
-       ON CONFLICT (org_id, key) DO UPDATE
-         SET job_id = EXCLUDED.job_id, request_hash = EXCLUDED.request_hash, expires_at = EXCLUDED.expires_at
-         WHERE idempotency_keys.expires_at <= $5
-       RETURNING job_id`,
-      [job.orgId, key, job.id, requestHash, job.createdAt, ttlMs],
-    );
-    if (claimed.rowCount) {
-      await client.query("COMMIT");
-      return { created: true };
-    }
-    await client.query("ROLLBACK");
-    const { rows } = await client.query<{ id: string; status: JobStatus; request_hash: Buffer }>(
-      `SELECT j.id, j.status, k.request_hash FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
-        WHERE k.org_id = $1 AND k.key = $2`,
-      [job.orgId, key],
-    );
-    const row = rows[0];
-    if (!row) throw new Error("idempotency key vanished between conflict and read");
-    return { created: false, existing: { id: row.id, status: row.status, requestHash: row.request_hash } };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
-}
+import { iso, TENANT_JOB } from "./job-sql";
+import { JOB_LOG_ORDER, jobLogSql } from "./job-machine/lines";
 
 export type JobListQuery = {
   orgId: string;
@@ -212,17 +107,17 @@ function orderJobFields(job: JobDetail): JobDetail {
 
 export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
 
-/** The job's log lines in write order, or null when the job is not the org's. */
+/** The job's log lines in order (job-machine/lines.ts), or null when the job is not the org's. */
 export async function findJobLogs(pool: pg.Pool, orgId: string, jobId: string): Promise<JobLogLine[] | null> {
-  const { rows } = await pool.query<JobLogLine & { owned: boolean }>(
-    `SELECT true AS owned, l.attempt, l.message, l.level, ${iso("l.timestamp")} AS timestamp
-       FROM jobs j LEFT JOIN job_logs l ON l.job_id = j.id
+  const { rows } = await pool.query<{ attempt: number | null; message: string; level: string; timestamp: string }>(
+    `SELECT l.attempt, l.message, l.level, ${iso("l.ts")} AS timestamp
+       FROM jobs j LEFT JOIN LATERAL (${jobLogSql("j.id")}) l ON true
       WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
-      ORDER BY l.id`,
+      ORDER BY ${JOB_LOG_ORDER("l")}`,
     [jobId, orgId],
   );
   if (rows.length === 0) return null;
-  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt, message, level, timestamp }));
+  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt: attempt!, message, level, timestamp }));
 }
 
 export type JobArtifactFile = { contentType: string; filename: string; data: Buffer };

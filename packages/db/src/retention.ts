@@ -1,5 +1,6 @@
-// Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, events, artifacts,
-// callbacks and idempotency keys (foreign keys cascade). In small statements: every writing transaction holds
+// Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
+// idempotency keys (foreign keys cascade) and their events and search values (deleted here: the hot path writes
+// those without a foreign key). In small statements: every writing transaction holds
 // back the event readers' horizon (events.ts) and its locks, so a batch must stay short.
 import type pg from "pg";
 
@@ -8,14 +9,24 @@ import type pg from "pg";
  * transaction holds are skipped (SKIP LOCKED): the next batch takes them.
  */
 export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
-  const { rowCount } = await db.query(
-    `DELETE FROM jobs WHERE id IN (
-       SELECT id FROM jobs
-        WHERE finished_at < $1 AND status IN ('done', 'failed', 'cancelled')
-        ORDER BY finished_at
-        LIMIT $2
-          FOR UPDATE SKIP LOCKED)`,
+  const { rows } = await db.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM jobs WHERE id IN (
+         SELECT id FROM jobs
+          WHERE finished_at < $1 AND status IN ('done', 'failed', 'cancelled')
+          ORDER BY finished_at
+          LIMIT $2
+            FOR UPDATE SKIP LOCKED)
+       RETURNING id
+     ), events_gone AS (
+       DELETE FROM events WHERE job_id IN (SELECT id FROM gone)
+     ), search_gone AS (
+       DELETE FROM job_search WHERE job_id IN (SELECT id FROM gone)
+     ), queue_gone AS (
+       DELETE FROM job_queue WHERE job_id IN (SELECT id FROM gone)
+     )
+     SELECT count(*)::int AS n FROM gone`,
     [options.before, options.limit],
   );
-  return rowCount ?? 0;
+  return rows[0]!.n;
 }

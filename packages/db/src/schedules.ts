@@ -6,7 +6,7 @@
 import type pg from "pg";
 import { latestTick, nextTick } from "@conveyor/contracts";
 import { newId } from "./ids";
-import { insertJobs, type NewJob } from "./jobs";
+import { insertJobs, type NewJob } from "./job-machine";
 
 /** The job a schedule creates at each tick, as validated when the schedule was saved. */
 export type JobTemplate = { type: string; payload: Record<string, unknown>; max_retries: number; priority: number };

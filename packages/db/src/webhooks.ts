@@ -5,7 +5,7 @@ import type pg from "pg";
 import { WEBHOOK_DELIVERY_TYPE, type WebhookDeliveryPayload } from "@conveyor/contracts";
 import { newId } from "./ids";
 import { iso } from "./job-sql";
-import { insertJobs } from "./jobs";
+import { insertJobs } from "./job-machine";
 
 /** An endpoint as its org sees it: never its secrets. */
 export type WebhookEndpointView = {

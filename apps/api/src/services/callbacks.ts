@@ -62,7 +62,7 @@ export async function recordMpesaCallback({ jobId, secret, body }: MpesaCallback
 
   const at = deps.clock.now();
   const callback = summarize(stkCallback, at);
-  const outcome = await recordJobCallback(deps.db.prisma, {
+  const outcome = await recordJobCallback(deps.db.pool, {
     jobId,
     checkoutRequestId: stkCallback.CheckoutRequestID,
     log: { level: stkCallback.ResultCode === 0 ? "info" : "warn", message: logLine(callback) },

@@ -42,16 +42,14 @@ export async function cancelJob(
   const outcome = await inTransaction(deps.db.pool, async (tx) => {
     const [outcome] = await cancelJobs(tx, { orgId: caller.orgId, ids: [id], by });
     // A job that was final, or already asked to stop, did not change: nothing to record.
-    if (outcome?.changed) {
-      await audit(tx, caller, deps.clock, { action: "job.cancel", target: { type: "job", id }, changes: cancelChanges(outcome.previous) });
-    }
+    if (outcome?.changed) await audit(tx, caller, deps.clock, { action: "job.cancel", target: { type: "job", id }, changes: cancelChanges(outcome.previous) });
     return outcome;
   });
   if (!outcome) throw notFound("Job");
   if (outcome.previous !== "pending" && outcome.previous !== "processing") {
     throw new AppError("job_finished", `The job is already ${outcome.previous}; only a pending or processing job can be cancelled. Replay it to run it again.`);
   }
-  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [id] : [], deps);
+  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [outcome] : [], deps);
   const job = await findJob(deps.db.pool, caller.orgId, id);
   if (!job) throw notFound("Job");
   return job;
@@ -64,14 +62,12 @@ export async function cancelJob(
  */
 export async function tellWorkers(
   running: string[],
-  handedOver: string[],
-  deps: Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger">,
+  handedOver: { id: string; type: string }[],
+  deps: Pick<ServiceDeps, "queues" | "redis" | "config" | "logger">,
 ): Promise<void> {
   const warn = (error: Error) => deps.logger.warn("could not tell the workers about a cancellation; they will read it from Postgres", { error: error.message });
   if (running.length) await deps.redis.publish(cancelChannel(deps.config.REDIS_PREFIX), running.join("\n")).catch(warn);
-  if (handedOver.length === 0) return;
-  const { rows } = await deps.db.pool.query<{ id: string; type: string }>("SELECT id, type FROM jobs WHERE id = ANY($1::uuid[])", [handedOver]);
-  await Promise.all(rows.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
+  await Promise.all(handedOver.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
 }
 
 type SteeringDeps = Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger" | "writer" | "clock">;
@@ -109,7 +105,7 @@ async function replayMany(ids: readonly string[], caller: Caller, deps: Steering
 }
 
 /** Jobs the workers are told about once the cancellations commit. */
-type Cancelled = { running: string[]; handedOver: string[] };
+type Cancelled = { running: string[]; handedOver: { id: string; type: string }[] };
 
 /** Cancels the org's jobs among `ids` in `tx`, 1,000 per statement; answers how many this call changed. */
 async function cancelMany(ids: readonly string[], caller: Caller, deps: SteeringDeps, tx: pg.PoolClient, told: Cancelled): Promise<number> {
@@ -120,7 +116,7 @@ async function cancelMany(ids: readonly string[], caller: Caller, deps: Steering
     const outcomes = await cancelJobs(tx, { orgId: caller.orgId, ids: ids.slice(start, start + CANCEL_CHUNK), by });
     changed += outcomes.filter((o) => o.changed).length;
     told.running.push(...outcomes.filter((o) => o.changed && o.previous === "processing").map((o) => o.id));
-    told.handedOver.push(...outcomes.filter((o) => o.dispatched).map((o) => o.id));
+    told.handedOver.push(...outcomes.filter((o) => o.dispatched));
   }
   return changed;
 }

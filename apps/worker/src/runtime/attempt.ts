@@ -1,22 +1,14 @@
 // One attempt of one job, from BullMQ delivery to recorded outcome. Handlers only do their job; this
-// wrapper claims the job (taking the fence), logs the attempt, classifies what happened (done, retry,
+// wrapper starts the attempt (taking the fence), logs it, has what happened classified (outcome.ts: done, retry,
 // permanent failure, cancelled, released at shutdown) and records it under the fence.
 import os from "node:os";
-import { UnrecoverableError, type Job } from "bullmq";
-import {
-  PermanentJobError,
-  RETRY_DELAY_CAP_MS,
-  retryDelayMs,
-  type JobCancelledError,
-  type JobContext,
-  type JobResult,
-  type JobStatus,
-  type LogLevel,
-} from "@conveyor/contracts";
+import type { Job } from "bullmq";
+import { PermanentJobError, type JobCancelledError, type JobContext, type JobResult, type JobStatus, type LogLevel } from "@conveyor/contracts";
 import { saveJobArtifact, type ClaimedJob } from "@conveyor/db";
 import { redactText, type Logger } from "@conveyor/logger";
 import type { Bookkeeper } from "./bookkeeper";
 import type { CancelWatch } from "./cancellations";
+import { classifyFailure } from "./outcome";
 
 /** Runs a job's handler on its raw payload text; built-ins parse and validate it, plugins get the bytes. */
 export type RunHandler = (payloadJson: string, ctx: JobContext) => Promise<JobResult>;
@@ -30,8 +22,6 @@ export type AttemptDeps = {
   retryBaseMs: number;
   /** Fires when the worker's shutdown grace period is over. */
   shutdownSignal: AbortSignal;
-  /** Interruptions (lost attempts) tolerated before a job is failed as a probable crash. */
-  maxInterruptions: number;
   /** Tells a running attempt that someone cancelled its job. */
   cancellations: CancelWatch;
   /** Called after every attempt, for metrics. */
@@ -39,8 +29,6 @@ export type AttemptDeps = {
 };
 
 const MAX_MESSAGE_LENGTH = 8_000;
-/** Interruptions tolerated before a job that keeps losing its worker is failed. */
-export const MAX_INTERRUPTIONS = 2;
 export const WORKER_NAME = `${os.hostname()}/${process.pid}`;
 
 /** One line, bounded, without credentials: what goes into job logs and the job's error. */
@@ -54,16 +42,6 @@ function clean(message: string): string {
 function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return typeof error === "string" ? error : JSON.stringify(error);
-}
-
-/** Permanent: our PermanentJobError (and MissingSettingError), BullMQ's UnrecoverableError, or a plugin's `permanent: true`. */
-function isPermanent(error: unknown): boolean {
-  return error instanceof PermanentJobError || error instanceof UnrecoverableError || (error as { permanent?: unknown })?.permanent === true;
-}
-
-function requestedDelay(error: unknown): number | undefined {
-  const value = (error as { retryAfterMs?: unknown })?.retryAfterMs;
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : undefined;
 }
 
 function serialiseResult(result: JobResult): string | null {
@@ -93,12 +71,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     const recorded = (status: JobStatus | null, otherwise: AttemptOutcome) =>
       report(status === null ? "discarded" : status === "cancelled" ? "cancelled" : otherwise);
 
-    // The claim itself logged "interrupted" (if it took over) and "started" (unless this is one time too many).
-    if (claimed.interruptions > deps.maxInterruptions) {
-      const reason = `Attempt ${attempt} was interrupted ${claimed.interruptions} times; giving up, as the job probably crashes its worker.`;
-      log("error", reason);
-      return recorded(await finish({ status: "failed", retries: claimed.retries, result: null, error: reason, runAt: null }), "failed");
-    }
+    // The claim's job.started event is the attempt's "started" line (and, after a lost attempt, its "interrupted" one).
 
     // Made on first use: most handlers never look at their signal, and an AbortSignal per attempt is a measurable
     // cost at thousands of jobs per second. It is the attempt's own, so listeners a handler adds go away with it.
@@ -140,13 +113,12 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       stopWatching();
     }
 
-    // A handler that finished despite a cancellation finished: the truth wins.
-    const succeeded = { attempt, level: "info" as const, message: `Attempt ${attempt} succeeded in ${Date.now() - started} ms.`, timestamp: new Date() };
-    // Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
+    // A handler that finished despite a cancellation finished: the truth wins. Its "succeeded" line is the
+    // job.succeeded event, written only if the outcome is applied. Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
     // commits this outcome with the next batch. A worker that dies in between leaves the job 'processing' in
     // Postgres and absent from Redis, which the reconciler re-enqueues: the same at-least-once recovery as
     // dying just before the write.
-    void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null, appliedLine: succeeded }).then(
+    void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }).then(
       (status) => (status ? report("done") : discarded()),
       (error: Error) => deps.logger.error("could not record a job's success; the reconciler will run it again", { jobId: claimed.id, error: error.message }),
     );
@@ -160,39 +132,41 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     // BullMQ's job is done either way (it runs each hand-over once).
     async function handleFailure(error: unknown): Promise<void> {
       const message = clean(errorMessage(error));
-
-      if (cancelled && !isPermanent(error)) {
-        log("warn", `Attempt ${attempt} stopped: ${cancelled.message}.`);
-        const status = await finish({ status: "cancelled", retries: claimed!.retries, result: null, error: `${cancelled.message}.`, runAt: null });
-        if (status === null) return discarded();
-        return recorded(status, "cancelled");
+      const outcome = classifyFailure({
+        error,
+        cancelled: cancelled !== undefined,
+        shuttingDown: deps.shutdownSignal.aborted,
+        attempt,
+        maxRetries: claimed!.maxRetries,
+        retryBaseMs: deps.retryBaseMs,
+      });
+      const retries = claimed!.retries;
+      let status: JobStatus | null;
+      switch (outcome.kind) {
+        case "cancelled":
+          log("warn", `Attempt ${attempt} stopped: ${cancelled!.message}.`);
+          status = await finish({ status: "cancelled", retries, result: null, error: `${cancelled!.message}.`, runAt: null });
+          break;
+        case "released":
+          log("warn", `Attempt ${attempt} was stopped by a worker shutdown; the job goes back to the queue.`);
+          status = await finish({ status: "pending", retries, result: null, error: null, runAt: null });
+          break;
+        case "failed": {
+          const why = outcome.reason === "permanent" ? "failed permanently" : `failed; no retries left (max_retries ${claimed!.maxRetries})`;
+          log("error", `Attempt ${attempt} ${why}: ${message}`);
+          status = await finish({ status: "failed", retries, result: null, error: message, runAt: null });
+          break;
+        }
+        case "retry": {
+          const runAt = new Date(Date.now() + outcome.delayMs);
+          const inSeconds = (outcome.delayMs / 1000).toFixed(outcome.delayMs < 10_000 ? 1 : 0);
+          log("warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${claimed!.maxRetries} at ${runAt.toISOString()} (in ${inSeconds} s).`);
+          status = await finish({ status: "pending", retries: attempt, result: null, error: message, runAt });
+          break;
+        }
       }
-
-      if (deps.shutdownSignal.aborted && !isPermanent(error)) {
-        // Not the job's fault: give it back without consuming a retry.
-        log("warn", `Attempt ${attempt} was stopped by a worker shutdown; the job goes back to the queue.`);
-        const status = await finish({ status: "pending", retries: claimed!.retries, result: null, error: null, runAt: null });
-        if (status === null) return discarded();
-        return recorded(status, "released");
-      }
-
-      if (isPermanent(error) || attempt > claimed!.maxRetries) {
-        const why = isPermanent(error) ? "failed permanently" : `failed; no retries left (max_retries ${claimed!.maxRetries})`;
-        log("error", `Attempt ${attempt} ${why}: ${message}`);
-        const status = await finish({ status: "failed", retries: claimed!.retries, result: null, error: message, runAt: null });
-        if (status === null) return discarded();
-        return recorded(status, "failed");
-      }
-
-      const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.retryBaseMs), requestedDelay(error) ?? 0));
-      const runAt = new Date(Date.now() + delay);
-      log(
-        "warn",
-        `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${claimed!.maxRetries} at ${runAt.toISOString()} (in ${(delay / 1000).toFixed(delay < 10_000 ? 1 : 0)} s).`,
-      );
-      const status = await finish({ status: "pending", retries: attempt, result: null, error: message, runAt });
       if (status === null) return discarded();
-      return recorded(status, "retry");
+      return recorded(status, outcome.kind === "released" ? "released" : outcome.kind);
     }
   };
 }

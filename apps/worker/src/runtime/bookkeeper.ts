@@ -4,7 +4,7 @@
 // attempt waits; BullMQ keeps renewing its lock), so an outcome is never dropped.
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
-import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type ClaimOptions, type LogRow, type Outcome } from "@conveyor/db";
+import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type LogRow, type Outcome } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
 type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
@@ -12,7 +12,6 @@ type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
 export type BookkeeperOptions = {
   pool: pg.Pool;
   logger: Logger;
-  claim: ClaimOptions;
   /** How long log lines alone may wait for a flush. Default 20 ms. */
   logFlushMs?: number;
   /** Rows per statement. Default 1000. */
@@ -138,7 +137,6 @@ export class Bookkeeper {
         claimJobs(
           this.options.pool,
           batch.map(([id, { fence }]) => ({ id, fence })),
-          this.options.claim,
         ),
       );
       const byId = new Map(claimed.map((job) => [job.id, job]));

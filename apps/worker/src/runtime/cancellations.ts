@@ -4,6 +4,7 @@
 // jobs have a cancellation requested.
 import { JobCancelledError } from "@conveyor/contracts";
 import type pg from "pg";
+import { cancelRequestedAmong } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { Redis } from "@conveyor/queue";
 
@@ -67,10 +68,7 @@ export class CancelWatcher implements CancelWatch {
     if (this.polling || this.watched.size === 0) return;
     this.polling = true;
     try {
-      const { rows } = await this.options.pool.query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND cancel_requested_at IS NOT NULL", [
-        [...this.watched.keys()],
-      ]);
-      for (const { id } of rows) this.cancel(id);
+      for (const id of await cancelRequestedAmong(this.options.pool, [...this.watched.keys()])) this.cancel(id);
     } catch (error) {
       this.options.logger.debug("could not check for cancellations", { error: (error as Error).message });
     } finally {

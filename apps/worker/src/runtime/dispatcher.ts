@@ -6,20 +6,23 @@ import type pg from "pg";
 import {
   DISPATCH_CHANNEL,
   findDueWork,
+  handOverConnection,
   jobsInFlight,
   msUntilNextDue,
   NotificationListener,
   recentHandOvers,
+  WakeLoop,
   takeDueJobs,
   typesWithDueJobs,
-  undispatch,
+  returnToLine,
   type DispatchCandidate,
   type DueWork,
 } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import { jobKey, type JobQueues, type Redis } from "@conveyor/queue";
+import type { JobQueues, Redis } from "@conveyor/queue";
 import { capacityOf } from "./capacity";
 import type { LeaderTask } from "./leadership";
+import { restoreMissing } from "./redis-repair";
 
 /** How often BullMQ's waiting count is looked at while a type has a backlog. */
 const BACKLOG_POLL_MS = 5;
@@ -42,7 +45,6 @@ export type DispatcherOptions = {
   rounds?: number;
   /** How often due jobs are looked for without a wake-up (jobs falling due). Default 250 ms. */
   tickMs?: number;
-  onDispatched?(type: string, count: number): void;
 };
 
 export class Dispatcher implements LeaderTask {
@@ -50,12 +52,9 @@ export class Dispatcher implements LeaderTask {
   private listener: NotificationListener | undefined;
   /** The connection hand-overs are marked on, with synchronous_commit off (a lost mark is a harmless re-hand-over). */
   private marker: pg.PoolClient | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private dueTimer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
+  private readonly loop: WakeLoop;
   /** Set by every wake-up: the due work must be read again. */
   private stale = true;
-  private active = false;
   /** Per type, the last organization served: the next round starts after it. */
   private readonly rotation = new Map<string, string>();
   /** Types known to have due jobs that did not fit in BullMQ yet. */
@@ -66,12 +65,22 @@ export class Dispatcher implements LeaderTask {
   private readonly slots = new Map<string, { slots: number; until: number }>();
   /** Per type, the priorities and organizations with due jobs, kept while a backlog drains. */
   private readonly work = new Map<string, DueWork>();
-  private lastFailure = 0;
+  private lastHandOverFailure = 0;
 
-  constructor(private readonly options: DispatcherOptions) {}
+  constructor(private readonly options: DispatcherOptions) {
+    this.loop = new WakeLoop({
+      round: () => this.round(),
+      everyMs: options.tickMs ?? 250,
+      // Redis or Postgres away: the rows stay waiting.
+      warn: (error) => options.logger.warn(`dispatcher round failed; retrying: ${error.message}`),
+    });
+  }
+
+  private get active(): boolean {
+    return this.loop.isActive;
+  }
 
   async start(): Promise<void> {
-    this.active = true;
     await this.recover();
     this.listener = new NotificationListener({
       pool: this.options.pool,
@@ -81,61 +90,40 @@ export class Dispatcher implements LeaderTask {
       onError: (error) => this.options.logger.warn(`dispatcher cannot LISTEN yet (ticking instead): ${error.message}`),
     });
     await this.listener.openOrRetry();
-    this.timer = setInterval(() => this.wake(), this.options.tickMs ?? 250);
-    this.wake();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.active = false;
-    clearInterval(this.timer);
-    clearTimeout(this.dueTimer);
     this.listener?.close();
     this.listener = undefined;
-    await this.running;
+    await this.loop.stop();
     this.marker?.release();
     this.marker = undefined;
   }
 
   /**
-   * The connection the rounds run on (marks need no durable commit: see takeDueJobs), opened on first use. Postgres
+   * The connection the rounds run on (marks need no durable commit: see handOverConnection), opened on first use. Postgres
    * going away ends it, between rounds too: it is then dropped (an error on a held connection with no listener
    * would end the process) and the next round opens another.
    */
   private async markerConnection(): Promise<pg.PoolClient> {
     if (this.marker) return this.marker;
-    const marker = await this.options.pool.connect();
+    const marker = await handOverConnection(this.options.pool);
     marker.on("error", () => {
       // Once stop() has returned it to the pool, the pool deals with it.
       if (this.marker !== marker) return;
       this.marker = undefined;
       marker.release(true);
     });
-    try {
-      await marker.query("SET synchronous_commit = off");
-    } catch (error) {
-      marker.release(true);
-      throw error;
-    }
     this.marker = marker;
     return marker;
   }
 
-  /** Runs a round now, or right after the one in progress. */
+  /** Runs a round now, or right after the one in progress; what is due is read again first. */
   wake(): void {
-    if (!this.active) return;
-    // What is due may have changed (new jobs, jobs back in line, time passing): read it again before the next take.
+    // What is due may have changed (new jobs, jobs back in line, time passing).
     this.stale = true;
-    if (this.running) return;
-    this.running = this.round()
-      .catch((error: Error) => {
-        // Redis or Postgres away: the rows stay waiting; log once in a while, not at every tick.
-        if (Date.now() - this.lastFailure > 30_000) this.options.logger.warn(`dispatcher round failed; retrying: ${error.message}`);
-        this.lastFailure = Date.now();
-      })
-      .finally(() => {
-        this.running = null;
-        if (this.stale) this.wake();
-      });
+    this.loop.wake();
   }
 
   /**
@@ -145,13 +133,11 @@ export class Dispatcher implements LeaderTask {
   private async recover(): Promise<void> {
     try {
       const recent = await recentHandOvers(this.options.pool, RECOVER_WITHIN_MS);
-      if (recent.length === 0) return;
-      const pipeline = this.options.redis.pipeline();
-      for (const job of recent) pipeline.exists(jobKey(this.options.prefix, job.type, job.jobId));
-      const results = (await pipeline.exec()) ?? [];
-      const lost = recent.filter((_, i) => results[i]?.[1] === 0).map((job) => job.jobId);
-      if (lost.length)
-        this.options.logger.info(`put back in line ${await undispatch(this.options.pool, lost)} job(s) a previous dispatcher had not handed over`);
+      const restored = await restoreMissing(
+        this.options,
+        recent.map((job) => ({ id: job.jobId, type: job.type, status: "pending" as const })),
+      );
+      if (restored) this.options.logger.info(`put back in line ${restored} job(s) a previous dispatcher had not handed over`);
     } catch (error) {
       this.options.logger.warn(`could not check the previous dispatcher's hand-overs; the reconciler will: ${(error as Error).message}`);
     }
@@ -161,11 +147,15 @@ export class Dispatcher implements LeaderTask {
    * Hands over due jobs until none is due or BullMQ holds enough: per type, up to `rounds` rounds of its worker
    * slots may wait in BullMQ (the jobs running or finishing delay nobody). While a type still has due jobs,
    * BullMQ's waiting count (one cheap Redis call) is watched every few milliseconds, and Postgres is only asked
-   * again when there is room for a whole round.
+   * again when there is room for a whole round. Resolves with the time until the next waiting job falls due, so a
+   * delayed job or a retry starts on time (the tick is the safety net).
    */
-  private async round(): Promise<void> {
+  private async round(): Promise<number | null> {
     const rounds = this.options.rounds ?? 2;
     const marker = await this.markerConnection();
+    // Every round starts from what is due now (new jobs, jobs back in line, time passing); within a round, a wake-up
+    // makes it read again before its next take.
+    this.stale = true;
     do {
       if (this.stale) {
         // Woken (new jobs, jobs back in line, the tick): what is due is read again.
@@ -198,16 +188,7 @@ export class Dispatcher implements LeaderTask {
       if (this.backlog.size) await new Promise((resolve) => setTimeout(resolve, BACKLOG_POLL_MS));
     } while (this.active && (this.backlog.size || this.stale));
     await Promise.all(this.handOvers);
-    await this.sleepUntilNextDue(marker);
-  }
-
-  /** A delayed job or a retry starts on time: wake when the next one falls due (the tick is the safety net). */
-  private async sleepUntilNextDue(marker: pg.PoolClient): Promise<void> {
-    clearTimeout(this.dueTimer);
-    const ms = await msUntilNextDue(marker);
-    if (ms === null || !this.active) return;
-    this.dueTimer = setTimeout(() => this.wake(), Math.max(0, Math.ceil(ms)));
-    this.dueTimer.unref();
+    return msUntilNextDue(marker);
   }
 
   /** Worker slots serving `type`, read from Redis at most once a second. */
@@ -224,9 +205,9 @@ export class Dispatcher implements LeaderTask {
     this.handing.set(type, { jobs: handing.jobs + taken.length, batches: handing.batches + 1 });
     const done = this.handOver(type, taken)
       .catch((error: Error) => {
-        if (Date.now() - this.lastFailure > 30_000)
+        if (Date.now() - this.lastHandOverFailure > 30_000)
           this.options.logger.warn(`dispatcher could not hand jobs to BullMQ; they wait for the next round: ${error.message}`);
-        this.lastFailure = Date.now();
+        this.lastHandOverFailure = Date.now();
       })
       .finally(() => {
         const now = this.handing.get(type)!;
@@ -241,7 +222,7 @@ export class Dispatcher implements LeaderTask {
       await this.options.queues.enqueue(taken.map((job) => ({ id: job.jobId, type })));
     } catch (error) {
       // BullMQ refused them (Redis away): back in line for the next round.
-      await undispatch(
+      await returnToLine(
         this.options.pool,
         taken.map((job) => job.jobId),
       );
@@ -249,6 +230,5 @@ export class Dispatcher implements LeaderTask {
       throw error;
     }
     this.rotation.set(type, taken[taken.length - 1]!.orgId);
-    this.options.onDispatched?.(type, taken.length);
   }
 }

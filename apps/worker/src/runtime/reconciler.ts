@@ -9,9 +9,10 @@
 // - Done, failed and cancelled jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { deleteExpiredIdempotencyKeys, liveJobsPage, undispatch, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import { deleteExpiredIdempotencyKeys, liveJobsPage, WakeLoop, type LiveJob, type LiveJobCursor } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import { jobKey, type JobQueues, type Redis } from "@conveyor/queue";
+import type { JobQueues, Redis } from "@conveyor/queue";
+import { restoreMissing } from "./redis-repair";
 
 export type ReconcilerOptions = {
   pool: pg.Pool;
@@ -33,8 +34,8 @@ const PAGE = 500;
 const RELEASE_LOCK = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly loop: WakeLoop;
+  private first: NodeJS.Timeout | undefined;
   private cursor: LiveJobCursor | null = null;
   private readonly lockKey: string;
   private readonly sentinelKey: string;
@@ -42,24 +43,22 @@ export class Reconciler {
   constructor(private readonly options: ReconcilerOptions) {
     this.lockKey = `${options.prefix}:reconciler:lock`;
     this.sentinelKey = `${options.prefix}:reconciler:sentinel`;
+    this.loop = new WakeLoop({
+      round: async () => void (await this.runOnce()),
+      everyMs: options.intervalMs,
+      quietMs: 0,
+      warn: (error) => options.logger.warn("reconciler cycle failed; will try again", { error: error.message }),
+    });
   }
 
+  /** Starts cycling: the first cycle soon after start, then one every `intervalMs`. */
   start(): void {
-    const tick = () => {
-      this.running = this.runOnce()
-        .catch((error: Error) => this.options.logger.warn("reconciler cycle failed; will try again", { error: error.message }))
-        .finally(() => {
-          this.running = undefined;
-          if (this.timer) this.timer = setTimeout(tick, this.options.intervalMs);
-        });
-    };
-    this.timer = setTimeout(tick, Math.min(1_000, this.options.intervalMs));
+    this.first = setTimeout(() => this.loop.start(), Math.min(1_000, this.options.intervalMs));
   }
 
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    clearTimeout(this.first);
+    await this.loop.stop();
   }
 
   /** One cycle: skipped (ran false) when another reconciler holds the lock. */
@@ -119,28 +118,11 @@ export class Reconciler {
     return { checked, reenqueued };
   }
 
-  /**
-   * Restores the jobs of `page` that Redis should hold and does not: a pending job the dispatcher had handed over
-   * goes back in line (the dispatcher hands it over again, in turn); a running job is put back on its queue
-   * directly, so another worker takes it over. Jobs still waiting in Postgres are not Redis' to hold. Returns how
-   * many were restored.
-   */
-  private async restore(page: LiveJob[]): Promise<number> {
-    const handedOver = page.filter((job) => job.dispatched);
-    if (handedOver.length === 0) return 0;
-    const pipeline = this.options.redis.pipeline();
-    for (const job of handedOver) pipeline.exists(jobKey(this.options.prefix, job.type, job.id));
-    const results = (await pipeline.exec()) ?? [];
-    const missing = handedOver.filter((_, i) => results[i]?.[1] === 0);
-    if (missing.length === 0) return 0;
-    const running = missing.filter((job) => job.status === "processing");
-    await this.options.queues.enqueue(running.map((job) => ({ id: job.id, type: job.type })));
-    return (
-      running.length +
-      (await undispatch(
-        this.options.pool,
-        missing.filter((job) => job.status === "pending").map((job) => job.id),
-      ))
+  /** Restores the handed-over jobs of `page` that Redis does not hold (Postgres-waiting jobs are not Redis' to hold). */
+  private restore(page: LiveJob[]): Promise<number> {
+    return restoreMissing(
+      this.options,
+      page.filter((job) => job.dispatched),
     );
   }
 }

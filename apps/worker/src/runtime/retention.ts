@@ -4,7 +4,7 @@
 // own statements slip between, and never hold a lock or the event readers' horizon for long; a backlog of millions
 // still goes at thousands of jobs a second.
 import type pg from "pg";
-import { deleteFinishedJobs } from "@conveyor/db";
+import { deleteFinishedJobs, WakeLoop } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 
@@ -30,9 +30,7 @@ export type RetentionOptions = {
 
 export class Retention implements LeaderTask {
   readonly name: string = "retention";
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<number> | null = null;
-  private active = false;
+  private readonly loop: WakeLoop;
   private stopping = false;
   private size: number;
   private readonly bounds: { initial: number; min: number; max: number };
@@ -40,30 +38,23 @@ export class Retention implements LeaderTask {
   constructor(protected readonly options: RetentionOptions) {
     this.bounds = options.batch ?? { initial: 200, min: 10, max: 5_000 };
     this.size = this.bounds.initial;
+    this.loop = new WakeLoop({
+      round: async () => void (await this.sweep()),
+      everyMs: options.intervalMs ?? 60_000,
+      quietMs: 0,
+      warn: (error) => options.logger.warn(`${this.name} sweep failed; trying again in the next one: ${error.message}`),
+    });
   }
 
   start(): void {
     if (this.options.days <= 0) return;
-    this.active = true;
     this.stopping = false;
-    const tick = () => {
-      if (!this.active) return;
-      this.sweeping ??= this.sweep()
-        .catch((error: Error) => {
-          this.options.logger.warn(`retention sweep failed; trying again in the next one: ${error.message}`);
-          return 0;
-        })
-        .finally(() => (this.sweeping = null));
-      this.timer = setTimeout(tick, this.options.intervalMs ?? 60_000);
-    };
-    tick();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.active = false;
     this.stopping = true;
-    clearTimeout(this.timer);
-    await this.sweeping;
+    await this.loop.stop();
   }
 
   /**

@@ -3,7 +3,7 @@
 // with two leaders), then sleeps until the earliest next_run_at, at most a second — so an edit that makes a schedule
 // due sooner is seen within a second too. The jobs go through insertJobs, which queues them and wakes the dispatcher.
 import type pg from "pg";
-import { msUntilNextTick, runDueSchedules } from "@conveyor/db";
+import { msUntilNextTick, runDueSchedules, WakeLoop } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 
@@ -18,45 +18,30 @@ export type SchedulerOptions = {
 
 export class Scheduler implements LeaderTask {
   readonly name = "scheduler";
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
-  private active = false;
-  private lastFailure = 0;
+  private readonly loop: WakeLoop;
 
-  constructor(private readonly options: SchedulerOptions) {}
+  constructor(private readonly options: SchedulerOptions) {
+    this.loop = new WakeLoop({
+      round: () => this.round(),
+      retryMs: options.maxSleepMs ?? 1_000,
+      // Postgres away: the schedules stay due and run (their latest tick) once it is back.
+      warn: (error) => options.logger.warn(`scheduler round failed; retrying: ${error.message}`),
+    });
+  }
 
   start(): void {
-    this.active = true;
-    this.wake();
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.active = false;
-    clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private wake(): void {
-    if (!this.active || this.running) return;
-    const maxSleepMs = this.options.maxSleepMs ?? 1_000;
-    this.running = this.round()
-      .catch((error: Error) => {
-        // Postgres away: the schedules stay due and run (their latest tick) once it is back.
-        if (Date.now() - this.lastFailure > 30_000) this.options.logger.warn(`scheduler round failed; retrying: ${error.message}`);
-        this.lastFailure = Date.now();
-        return maxSleepMs;
-      })
-      .then((sleepMs) => {
-        this.running = null;
-        if (this.active) this.timer = setTimeout(() => this.wake(), sleepMs);
-      });
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Runs what is due; resolves with how long to sleep. */
   private async round(): Promise<number> {
     const maxSleepMs = this.options.maxSleepMs ?? 1_000;
     for (;;) {
-      if (!this.active) return maxSleepMs;
+      if (!this.loop.isActive) return maxSleepMs;
       const { ticks, failures, full } = await runDueSchedules(this.options.pool, this.options.batch ?? 100);
       for (const failure of failures) {
         this.options.logger.error("schedule cannot be computed; it will not tick until it is edited", {

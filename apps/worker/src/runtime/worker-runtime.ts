@@ -8,7 +8,7 @@ import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { JobQueues, type Redis } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
-import { MAX_INTERRUPTIONS, WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
+import { WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
 import { Bookkeeper } from "./bookkeeper";
 import { CancelWatcher } from "./cancellations";
 import { CapacityAnnouncer } from "./capacity";
@@ -45,7 +45,6 @@ export type RuntimeOptions = {
   leaderTasks?: LeaderTask[];
   onAttempt?: AttemptDeps["onAttempt"];
   onReenqueued?(count: number): void;
-  onDispatched?(type: string, count: number): void;
 };
 
 /** An internal job type and what runs it (on the payload's JSON text). */
@@ -87,7 +86,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   await registerJobTypes(options.db.pool, pluginTypes);
 
   const shutdown = new AbortController();
-  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger, claim: { maxInterruptions: MAX_INTERRUPTIONS } });
+  const bookkeeper = new Bookkeeper({ pool: options.db.pool, logger: options.logger });
   const cancellations = new CancelWatcher({ pool: options.db.pool, subscriber: options.subscriberRedis, prefix: options.prefix, logger: options.logger });
   await cancellations.start();
   const attemptDeps: AttemptDeps = {
@@ -97,7 +96,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     logger: options.logger,
     retryBaseMs: options.retryBaseMs,
     shutdownSignal: shutdown.signal,
-    maxInterruptions: MAX_INTERRUPTIONS,
     onAttempt: options.onAttempt,
   };
   let active = 0;
@@ -169,7 +167,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         prefix: options.prefix,
         logger: options.logger,
         orgCap: options.orgConcurrencyLimit,
-        onDispatched: options.onDispatched,
       }),
       ...(options.leaderTasks ?? []),
     ],

@@ -69,7 +69,7 @@ async function endpoint(orgId: string, url: string, env: Env = local): Promise<{
 async function succeededEvent(orgId: string): Promise<{ eventId: number; jobId: string }> {
   const jobId = newId();
   await insertJobs(pool(), [{ id: jobId, orgId, type: "word_count", payloadJson: '{"text":"the payload"}', maxRetries: 0, createdAt: new Date() }]);
-  await claimJobs(pool(), [{ id: jobId, fence: "f" }], { maxInterruptions: 2 });
+  await claimJobs(pool(), [{ id: jobId, fence: "f" }]);
   await writeOutcomes(pool(), [], [{ id: jobId, fence: "f", status: "done", retries: 0, result: '{"words":2}', error: null, runAt: null }]);
   const { rows } = await pool().query<{ id: string }>("SELECT id::text FROM events WHERE job_id = $1 AND type = 'job.succeeded'", [jobId]);
   return { eventId: Number(rows[0]!.id), jobId };

@@ -1,12 +1,15 @@
-// Cancelling jobs (SPEC §8), one or many at a time, in one statement: a pending job (waiting to start, delayed, or
-// waiting for a retry) becomes `cancelled` at once and leaves the dispatcher's queue; a processing job gets
-// `cancel_requested_at`, and its worker stops the attempt (the caller tells the workers). Final jobs are left alone.
+// Transitions "cancelled" (a pending job: waiting to start, delayed, or waiting for a retry) and "cancel requested"
+// (a processing job), for one or many jobs in one statement (SPEC §8). A cancelled job leaves the dispatcher's queue
+// at once and never starts; a processing job's worker stops the attempt (the caller tells the workers) and its
+// outcome is recorded as cancelled — or done/failed if the handler finished first. Final jobs are left alone.
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
-import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "./job-sql";
+import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
+import { announce, eventOf } from "./sql";
 
 export type CancelOutcome = {
   id: string;
+  type: string;
   /** The status the job had: pending became cancelled, processing got a cancel request, a final one stayed. */
   previous: JobStatus;
   /** A cancelled job that had been handed to BullMQ (the caller removes it there; a stray delivery is skipped). */
@@ -18,9 +21,9 @@ export type CancelOutcome = {
 /** Cancels the org's jobs among `ids`; ids of other orgs, internal jobs or no job are simply not in the answer. */
 export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
   if (options.ids.length === 0) return [];
-  const { rows } = await db.query<{ id: string; previous: JobStatus; dispatched: boolean | null; changed: boolean }>(
+  const { rows } = await db.query<{ id: string; type: string; previous: JobStatus; dispatched: boolean | null; changed: boolean }>(
     `WITH ${EVENT_BASE}, target AS (
-       SELECT j.id, j.status FROM jobs j
+       SELECT j.id, j.type, j.status FROM jobs j
         WHERE j.id = ANY($1::uuid[]) AND j.org_id = $2 AND ${TENANT_JOB("j")}
         ORDER BY j.id
           FOR UPDATE
@@ -36,9 +39,7 @@ export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: 
        DELETE FROM job_queue q USING cancelled c WHERE q.job_id = c.id
        RETURNING q.job_id, q.dispatched_at IS NOT NULL AS dispatched
      ), announced AS (
-       INSERT INTO events (id, org_id, job_id, type, time, data)
-       SELECT e.base + row_number() OVER (ORDER BY c.id), c.org_id, c.id, 'job.cancelled', now(), conveyor_job_data(c::jobs)
-         FROM cancelled c CROSS JOIN event_base e
+       ${announce({ from: "(SELECT c.id, c.org_id, c.type, c::jobs AS job FROM cancelled c)", event: eventOf("cancelled") })}
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT id, attempt, 'warn'::log_level, message, clock_timestamp() FROM (
@@ -51,9 +52,9 @@ export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: 
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM cancelled LIMIT 1) AS any_cancelled
      )
-     SELECT t.id, t.status AS previous, d.dispatched, (t.status = 'pending' OR r.id IS NOT NULL) AS changed, (SELECT count(*) FROM notified) AS notified
+     SELECT t.id, t.type, t.status AS previous, d.dispatched, (t.status = 'pending' OR r.id IS NOT NULL) AS changed, (SELECT count(*) FROM notified) AS notified
        FROM target t LEFT JOIN dequeued d ON d.job_id = t.id LEFT JOIN requested r ON r.id = t.id`,
     [options.ids, options.orgId, options.by],
   );
-  return rows.map((r) => ({ id: r.id, previous: r.previous, dispatched: r.dispatched === true, changed: r.changed }));
+  return rows.map((r) => ({ id: r.id, type: r.type, previous: r.previous, dispatched: r.dispatched === true, changed: r.changed }));
 }

@@ -1,0 +1,71 @@
+// A job's states and the transitions between them, written down once (SPEC §5, §8, §10, §13). What a user sees is
+// `status`; how the engine runs a job (its row in the dispatcher's queue, handed over or not) is packages/db's
+// business. Every transition is one function of packages/db/src/job-machine, which writes the status, the queue row,
+// the event and the notification together; the event a transition announces is named here and nowhere else.
+//
+//   pending ──started──▶ processing ──succeeded──▶ done
+//      ▲                    │  │ └────failed─────▶ failed
+//      └──retry scheduled───┘  └──cancelled──────▶ cancelled
+//      └──released (shutdown, not the job's fault)
+//   pending ──cancelled──▶ cancelled      (never started)
+//
+// Who moves a job:
+//   created          the API (POST /jobs, batch, replay), the scheduler, the webhook relay (delivery jobs)
+//   handed over      the dispatcher (queue row only: the job stays pending until a worker starts it)
+//   started          a worker, when BullMQ delivers the job (also taking over an attempt that was lost; a job
+//                    lost more than MAX_INTERRUPTIONS times is failed instead)
+//   retry scheduled  a worker, when an attempt fails with retries left
+//   released         a worker shutting down past its grace period (no retry consumed)
+//   succeeded/failed a worker, under the attempt's fence
+//   cancelled        the API (a pending job at once; a processing one once its attempt stops), a worker
+//   result amended   a provider's callback after the job finished (M-Pesa's result.callback)
+
+/** The five statuses a job can have; the list filter accepts exactly these. */
+export const JOB_STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Statuses a job never leaves. */
+export const FINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly JobStatus[];
+export type FinalStatus = (typeof FINAL_STATUSES)[number];
+
+/** Statuses of a job that still has work ahead of it (it holds a row in the dispatcher's queue). */
+export const LIVE_STATUSES = ["pending", "processing"] as const satisfies readonly JobStatus[];
+export type LiveStatus = (typeof LIVE_STATUSES)[number];
+
+export const isFinalStatus = (status: string): status is FinalStatus => (FINAL_STATUSES as readonly string[]).includes(status);
+export const isLiveStatus = (status: string): status is LiveStatus => (LIVE_STATUSES as readonly string[]).includes(status);
+
+/**
+ * Lost attempts (the worker died: crash, SIGKILL, lock expired) tolerated per job. Taking over a job lost once more
+ * than this fails it instead of starting it again: it probably crashes its worker (ROBUSTNESS A4).
+ */
+export const MAX_INTERRUPTIONS = 2;
+
+/** The event each transition announces (SPEC §10). A transition without an entry announces nothing. */
+export const TRANSITION_EVENTS = {
+  created: "job.created",
+  started: "job.started",
+  retryScheduled: "job.retrying",
+  released: "job.retrying",
+  succeeded: "job.succeeded",
+  failed: "job.failed",
+  cancelled: "job.cancelled",
+  resultAmended: "job.updated",
+} as const;
+export type Transition = keyof typeof TRANSITION_EVENTS | "handedOver" | "returnedToLine" | "cancelRequested";
+
+/** Every event type, in lifecycle order. */
+export const EVENT_TYPES = ["job.created", "job.started", "job.retrying", "job.succeeded", "job.failed", "job.cancelled", "job.updated"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The event a job's move into a status announces: a retry or a release (back to pending) is `job.retrying`. */
+export const EVENT_OF_STATUS = {
+  pending: TRANSITION_EVENTS.retryScheduled,
+  processing: TRANSITION_EVENTS.started,
+  done: TRANSITION_EVENTS.succeeded,
+  failed: TRANSITION_EVENTS.failed,
+  cancelled: TRANSITION_EVENTS.cancelled,
+} as const satisfies Record<JobStatus, EventType>;
+
+/** The events after which a job never changes status again (a job's event stream ends with one). */
+export const FINAL_EVENT_TYPES = FINAL_STATUSES.map((status) => EVENT_OF_STATUS[status]);

@@ -1,0 +1,92 @@
+// Transitions that end an attempt, recorded under its fence: succeeded, failed, cancelled (the attempt stopped for a
+// cancellation), retry scheduled (back to pending until the retry is due) and released (back to pending at once, no
+// retry consumed: the worker shut down). With the queued log lines, in one statement per batch.
+import type pg from "pg";
+import type { JobStatus, LogLevel } from "@conveyor/contracts";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
+import { announce, eventOfStatus, unlessCancelRequested } from "./sql";
+
+export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
+
+export type Outcome = {
+  id: string;
+  fence: string;
+  /**
+   * done; failed; cancelled (the attempt stopped because someone cancelled the job); or pending: a retry is due at
+   * `runAt`, or the attempt was released without consuming one (shutdown). A pending outcome of a job someone asked
+   * to cancel is recorded as cancelled: it never runs again.
+   */
+  status: Extract<JobStatus, "done" | "failed" | "pending" | "cancelled">;
+  retries: number;
+  /** JSON text of the handler's result (stored when status is done). */
+  result: string | null;
+  /** Error message to store; null keeps the previous one (and done clears it). */
+  error: string | null;
+  /** When the next attempt is due, for a pending job. */
+  runAt: Date | null;
+};
+
+/**
+ * Writes log lines and outcomes in one statement (one round trip, one transaction): the job rows, their place in
+ * the dispatcher's queue (left when final, back in line when pending), their events, and a wake-up for the
+ * dispatcher (slots are free). Returns the status each applied outcome left its job in; an id missing from the map
+ * lost its fence (a newer attempt owns the job).
+ */
+export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outcomes: readonly Outcome[]): Promise<Map<string, JobStatus>> {
+  if (logs.length === 0 && outcomes.length === 0) return new Map();
+  const sorted = [...outcomes].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const { rows } = await pool.query<{ id: string; status: JobStatus }>({
+    name: "conveyor-write-outcomes",
+    text: `WITH ${EVENT_BASE}, applied AS (
+       UPDATE jobs j
+          SET status = CASE WHEN o.status = 'pending' THEN ${unlessCancelRequested("j", "'pending'")} ELSE o.status::job_status END,
+              retries = o.retries,
+              -- Merged, not replaced: a provider callback (M-Pesa) may have recorded result.callback meanwhile.
+              result = CASE WHEN o.status <> 'done' THEN j.result
+                            WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(o.result::jsonb) = 'object' THEN j.result || o.result::jsonb
+                            ELSE o.result::jsonb END,
+              error = CASE WHEN o.status = 'done' THEN NULL ELSE COALESCE(o.error, j.error) END,
+              run_at = CASE WHEN o.status = 'pending' THEN o.run_at ELSE j.run_at END,
+              finished_at = CASE WHEN o.status = 'pending' AND j.cancel_requested_at IS NULL THEN NULL ELSE now() END,
+              fence = NULL,
+              updated_at = now()
+         FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
+           AS o(id, fence, status, retries, result, error, run_at)
+        WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
+       RETURNING j.*
+     ), finished AS (
+       DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id AND a.status <> 'pending'
+     ), requeued AS (
+       UPDATE job_queue q SET due_at = COALESCE(a.run_at, now()), dispatched_at = NULL
+         FROM applied a WHERE q.job_id = a.id AND a.status = 'pending'
+     ), announced AS (
+       ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}
+     ), logged AS (
+       -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (lines.ts).
+       INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
+       SELECT t.job_id, t.attempt, t.level::log_level, t.message, t.ts
+         FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)
+        ORDER BY t.n
+     ), notified AS (
+       -- The dispatcher hears of jobs back in line (a retry, a released attempt); freed slots it sees in BullMQ.
+       SELECT pg_notify('${EVENTS_CHANNEL}', ''), (SELECT pg_notify('${DISPATCH_CHANNEL}', '') FROM applied WHERE status = 'pending' LIMIT 1)
+         FROM (SELECT 1 FROM applied LIMIT 1) AS any_applied
+     )
+     SELECT id, status, (SELECT count(*) FROM notified) AS notified FROM applied`,
+    values: [
+      logs.map((l) => l.jobId),
+      logs.map((l) => l.attempt),
+      logs.map((l) => l.level),
+      logs.map((l) => l.message),
+      logs.map((l) => l.timestamp),
+      sorted.map((o) => o.id),
+      sorted.map((o) => o.fence),
+      sorted.map((o) => o.status),
+      sorted.map((o) => o.retries),
+      sorted.map((o) => o.result),
+      sorted.map((o) => o.error),
+      sorted.map((o) => o.runAt),
+    ],
+  });
+  return new Map(rows.map((r) => [r.id, r.status]));
+}

@@ -1,0 +1,10 @@
+// The job state machine (SPEC §13): every change of a job's state is one of these functions, each writing the
+// status, the dispatcher's queue row, the event and the notification together. No other code writes jobs.status or
+// names an event; the states, the transitions and who calls them are written down in
+// packages/contracts/src/job-states.ts.
+export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert } from "./create";
+export { handOver, handOverConnection, returnToLine, type HandedOver } from "./hand-over";
+export { claimJobs, type ClaimRequest, type ClaimedJob } from "./start";
+export { writeOutcomes, type LogRow, type Outcome } from "./finish";
+export { cancelJobs, type CancelOutcome } from "./cancel";
+export { amendResult } from "./amend";

@@ -1,0 +1,33 @@
+// SQL pieces the transitions share: how an event is written, which event a status announces, and the rule that a
+// cancellation request wins over running again. Only the transitions (this folder) use them.
+import { EVENT_OF_STATUS, TRANSITION_EVENTS } from "@conveyor/contracts";
+import { TENANT_JOB } from "../job-sql";
+
+/** A transition's event as an SQL string literal. */
+export const eventOf = (transition: keyof typeof TRANSITION_EVENTS): string => `'${TRANSITION_EVENTS[transition]}'`;
+
+/** The event announcing a move into the status that `status` (an SQL expression) evaluates to. */
+export const eventOfStatus = (status: string): string =>
+  `CASE ${status} ${Object.entries(EVENT_OF_STATUS)
+    .map(([to, event]) => `WHEN '${to}' THEN '${event}'`)
+    .join(" ")} END`;
+
+/**
+ * The status a job moves into when an outcome sends it back to pending (a retry, a released attempt) or an attempt
+ * is taken over: a job someone asked to cancel never runs again — it is cancelled instead. The one place that rule
+ * is written.
+ */
+export const unlessCancelRequested = (job: string, status: string): string =>
+  `CASE WHEN ${job}.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE ${status} END::job_status`;
+
+/**
+ * An INSERT of one event per row of `from` (which has columns `id`, `org_id`, `type` and `job`, a jobs row as it is after
+ * the change), for use as a CTE body after `EVENT_BASE`. Ids are the transaction's base + the row's place, ordered by
+ * job id; internal jobs announce nothing.
+ */
+export function announce(options: { from: string; event: string; time?: string; where?: string }): string {
+  return `INSERT INTO events (id, org_id, job_id, type, time, data)
+       SELECT e.base + row_number() OVER (ORDER BY x.id), x.org_id, x.id, ${options.event}, ${options.time ?? "now()"}, conveyor_job_data(x.job)
+         FROM ${options.from} x CROSS JOIN event_base e
+        WHERE ${TENANT_JOB("x")}${options.where ? ` AND (${options.where})` : ""}`;
+}

@@ -11,6 +11,7 @@ import { Time } from "../ui/format";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { AUDIT_FILTER_KEYS as FILTER_KEYS, type AuditSearch } from "./audit-search";
 import { auditSentence, type AuditEntry } from "./audit-sentence";
+import { fromLocalInput, toLocalInput } from "./jobs";
 
 const PAGE_SIZE = 50;
 
@@ -30,14 +31,6 @@ export const ACTION_CHOICES = [
   { value: "password.", label: "Password changes" },
   { value: "sso.", label: "Single sign-on" },
 ];
-
-/** ISO time → the value of a datetime-local input (local time), and back. */
-const toLocalInput = (iso?: string) => {
-  if (!iso) return "";
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? "" : new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-};
-const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : undefined);
 
 export function AuditLogPage() {
   const session = useSession();

@@ -7,6 +7,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
 import { startForgingProvider, type ForgingProvider } from "@conveyor/testkit/oidc";
+import { responseSchemas } from "../src/openapi/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;
@@ -119,6 +120,7 @@ describe("the settings", () => {
       redirect_uri: `${api.deps.config.PUBLIC_URL}/auth/sso/callback`,
       updated_at: expect.any(String),
     });
+    expect(responseSchemas.SsoSettings.validate(res.body).error).toBeUndefined();
     expect(res.text).not.toContain(CLIENT.clientSecret);
     const { rows } = await api.database.db.pool.query<{ row: string }>("SELECT row_to_json(s)::text AS row FROM org_sso s WHERE org_id = $1", [acme.orgId]);
     expect(rows[0]!.row).not.toContain(CLIENT.clientSecret);

@@ -7,7 +7,9 @@ import type { Caller } from "./deps";
 
 /** Where a request came from: the client IP (as TRUST_PROXY lets Express read it), its user agent and request id. */
 export function requestOrigin(req: Request): AuditRequest {
-  return { ip: req.ip ?? null, userAgent: req.get("user-agent") ?? null, requestId: req.id };
+  // An IPv4 client of a dual-stack socket arrives as ::ffff:a.b.c.d; people read it as a.b.c.d.
+  const ip = req.ip?.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, "$1") ?? null;
+  return { ip, userAgent: req.get("user-agent") ?? null, requestId: req.id };
 }
 
 /** What an entry says beyond who, when and from where. */

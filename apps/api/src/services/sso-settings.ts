@@ -114,7 +114,9 @@ function oneLine(error: unknown): string {
   for (let e = error as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
     if (typeof e.message === "string" && e.message && !messages.includes(e.message)) messages.push(e.message);
   }
-  return (messages.join(": ") || String(error)).replace(/\s+/g, " ").replace(/\.$/, "").trim().slice(0, 300);
+  // openid-client's own wrapper says only "something went wrong"; what went wrong is its cause.
+  const said = messages.length > 1 ? messages.filter((message) => !/^something went wrong$/i.test(message)) : messages;
+  return (said.join(": ") || String(error)).replace(/\s+/g, " ").replace(/\.$/, "").trim().slice(0, 300);
 }
 
 /**

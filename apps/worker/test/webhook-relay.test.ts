@@ -1,8 +1,10 @@
 // The webhook relay (SPEC §10): every event becomes exactly one delivery job per matching endpoint — enabled, of
-// the event's org, subscribed to its type, existing when it happened — even with two leaders relaying at once.
+// the event's org, subscribed to its type, created before the event committed — even with two leaders relaying at
+// once, and whatever the relay had already passed when the endpoint's creation committed.
+import type pg from "pg";
 import { Writable } from "node:stream";
 import { WEBHOOK_DELIVERY_MAX_RETRIES, WEBHOOK_DELIVERY_TYPE } from "@conveyor/contracts";
-import { claimJobs, eventHorizon, insertJobs, insertWebhookEndpoint, newId, relayEventsToWebhooks, writeOutcomes } from "@conveyor/db";
+import { claimJobs, insertJobs, insertWebhookEndpoint, newId, relayEventsToWebhooks, writeOutcomes } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, waitFor, type TestDatabase } from "@conveyor/testkit";
 import { WebhookRelay } from "../src/runtime/webhook-relay";
@@ -29,9 +31,9 @@ beforeEach(async () => {
 });
 afterEach(() => database.drop());
 
-async function endpoint(orgId: string, events: string[]): Promise<string> {
+async function endpoint(orgId: string, events: string[], db: pg.Pool | pg.PoolClient = pool()): Promise<string> {
   const id = newId();
-  await insertWebhookEndpoint(pool(), {
+  await insertWebhookEndpoint(db, {
     id,
     orgId,
     url: "https://hooks.example.com/",
@@ -41,6 +43,24 @@ async function endpoint(orgId: string, events: string[]): Promise<string> {
     createdBy: newId(),
   });
   return id;
+}
+
+/** A job created in `db` (a transaction left open, say): one job.created event. */
+async function created(orgId: string, db: pg.Pool | pg.PoolClient): Promise<string> {
+  const id = newId();
+  await insertJobs(db, [{ id, orgId, type: "word_count", payloadJson: "{}", maxRetries: 0, createdAt: new Date() }]);
+  return id;
+}
+
+/** The ids of the events of these jobs, in order. */
+async function eventsOf(jobIds: string[]): Promise<string[]> {
+  const { rows } = await pool().query<{ id: string }>("SELECT id::text FROM events WHERE job_id = ANY($1::uuid[]) ORDER BY events.id", [jobIds]);
+  return rows.map((r) => r.id);
+}
+
+/** Relays until a round reads nothing; every later round then finds nothing either. */
+async function relayAll(): Promise<void> {
+  while ((await relayEventsToWebhooks(pool(), { limit: 1000, maxRetries: 1 })).events > 0);
 }
 
 /** `count` jobs of `orgId`, each created, started and finished: three events per job. */
@@ -59,19 +79,7 @@ async function jobs(orgId: string, count: number): Promise<string[]> {
     [],
     ids.map((id) => ({ id, fence: "f", status: "done" as const, retries: 0, result: "{}", error: null, runAt: null })),
   );
-  await untilReadable();
   return ids;
-}
-
-/**
- * Waits until readers may read every event written so far. The horizon is the oldest transaction running in the
- * whole Postgres cluster, and the other test files' databases share it: one of their transactions still open
- * would otherwise make a round here find nothing yet.
- */
-async function untilReadable(): Promise<void> {
-  const { rows } = await pool().query<{ newest: string }>("SELECT max(id)::text AS newest FROM events");
-  const newest = BigInt(rows[0]!.newest);
-  await waitFor(async () => (await eventHorizon(pool())) >= newest || null, "the events to fall below the readers' horizon");
 }
 
 type Delivery = { org_id: string; endpoint_id: string; event_id: string; max_retries: number; queued: boolean };
@@ -157,6 +165,91 @@ describe("relaying events to webhook endpoints", () => {
     expect((await deliveries()).map((d) => `${d.event_id}/${d.endpoint_id}`)).toEqual(await expected([{ id: all, orgId: orgA, events: ["*"] }]));
   });
 
+  it("gives a new endpoint none of the events committed before its creation, even those the relay has not reached yet", async () => {
+    // A long transaction of this database keeps the events of `before` above the readers' horizon: the relay cannot
+    // read them until it ends, so they are still ahead of it when the endpoint is created.
+    const long = await pool().connect();
+    try {
+      await long.query("BEGIN");
+      await long.query("SELECT pg_current_xact_id()");
+      const before = await jobs(orgA, 2);
+      await relayAll();
+      const id = await endpoint(orgA, ["*"]);
+      const after = await jobs(orgA, 1);
+      await relayAll();
+      expect(await deliveries()).toEqual([]);
+      await long.query("COMMIT");
+      await relayAll();
+      const made = await deliveries();
+      expect(made.map((d) => d.event_id)).toEqual(await eventsOf(after));
+      expect(made.every((d) => d.endpoint_id === id)).toBe(true);
+      // The relay did read the earlier events (after the long transaction), and queued nothing for them.
+      const { rows } = await pool().query<{ last: string }>("SELECT last_event_id::text AS last FROM event_cursors");
+      const earlier = await eventsOf(before);
+      expect(BigInt(rows[0]!.last)).toBeGreaterThanOrEqual(BigInt(earlier[earlier.length - 1]!));
+    } finally {
+      long.release();
+    }
+  });
+
+  it("gives a new endpoint the events of a transaction that was still running when it was created", async () => {
+    const running = await pool().connect();
+    try {
+      await running.query("BEGIN");
+      const job = await created(orgA, running);
+      const id = await endpoint(orgA, ["*"]);
+      await running.query("COMMIT");
+      await relayAll();
+      expect((await deliveries()).map((d) => [d.event_id, d.endpoint_id])).toEqual((await eventsOf([job])).map((e) => [e, id]));
+    } finally {
+      running.release();
+    }
+  });
+
+  it.each([
+    ["while another endpoint keeps it reading", true],
+    ["while it skips ahead with no endpoint to serve", false],
+  ])(
+    "catches up, once, an endpoint whose creation committed after the relay passed an event committed after its snapshot (%s)",
+    async (_name, otherEndpoint) => {
+      if (otherEndpoint) await endpoint(orgB, ["*"]);
+      const earlier = await jobs(orgA, 1);
+      const running = await pool().connect();
+      const creating = await pool().connect();
+      try {
+        // A transaction runs while the endpoint's creation takes its snapshot, and commits before the creation does:
+        // its event is below the horizon (its id is older than the creation's), so the relay passes it while it
+        // cannot see the endpoint yet.
+        await running.query("BEGIN");
+        const concurrent = await created(orgA, running);
+        await creating.query("BEGIN");
+        const id = await endpoint(orgA, ["job.created", "job.succeeded"], creating);
+        await running.query("COMMIT");
+        await relayAll();
+        const { rows } = await pool().query<{ last: string }>("SELECT last_event_id::text AS last FROM event_cursors");
+        expect(BigInt(rows[0]!.last)).toBeGreaterThanOrEqual(BigInt((await eventsOf([concurrent]))[0]!));
+        expect((await deliveries()).filter((d) => d.endpoint_id === id)).toEqual([]);
+
+        await creating.query("COMMIT");
+        const later = await jobs(orgA, 1);
+        await relayAll();
+        await relayAll();
+        const mine = (await deliveries()).filter((d) => d.endpoint_id === id);
+        const { rows: wanted } = await pool().query<{ id: string }>(
+          "SELECT id::text FROM events WHERE job_id = ANY($1::uuid[]) AND type IN ('job.created', 'job.succeeded') ORDER BY events.id",
+          [[concurrent, ...later]],
+        );
+        expect(mine.map((d) => d.event_id)).toEqual(wanted.map((r) => r.id));
+        expect(mine.map((d) => d.event_id)).not.toContain((await eventsOf(earlier))[0]);
+        const start = await pool().query<{ start: string }>("SELECT relay_start::text AS start FROM webhook_endpoints WHERE id = $1", [id]);
+        expect(BigInt(start.rows[0]!.start)).toBeGreaterThanOrEqual(BigInt(rows[0]!.last));
+      } finally {
+        running.release();
+        creating.release();
+      }
+    },
+  );
+
   it("never relays an event twice, with two leaders relaying at once while events are written", async () => {
     const all = await endpoint(orgA, ["*"]);
     const theirs = await endpoint(orgB, ["job.created"]);
@@ -171,16 +264,29 @@ describe("relaying events to webhook endpoints", () => {
       const direct = Array.from({ length: 2 }, async () => {
         for (let i = 0; i < 20; i++) await relayEventsToWebhooks(pool(), { limit: 10, maxRetries: 1 });
       });
+      // And an endpoint created while all this goes on: it gets exactly the events its creation did not see.
+      const joining = (async () => {
+        await waitFor(async () => (await pool().query("SELECT 1 FROM events WHERE org_id = $1", [orgA])).rowCount, "the first events");
+        return endpoint(orgA, ["*"]);
+      })();
       await Promise.all([...writers, ...direct]);
+      const late = await joining;
       const want = await expected([
         { id: all, orgId: orgA, events: ["*"] },
         { id: theirs, orgId: orgB, events: ["job.created"] },
       ]);
       expect(want).toHaveLength(4 * 20 * 3 + 4 * 20);
-      await waitFor(async () => (await deliveries()).length >= want.length, "every delivery", 20_000);
-      const made = (await deliveries()).map((d) => `${d.event_id}/${d.endpoint_id}`);
-      expect(made).toEqual(want);
-      expect(new Set(made).size).toBe(made.length);
+      const { rows: lateWant } = await pool().query<{ id: string }>(
+        `SELECT e.id::text FROM events e JOIN webhook_endpoints w ON w.id = $1
+          WHERE e.org_id = $2 AND NOT pg_visible_in_snapshot((e.id >> 20)::text::xid8, w.created_snapshot) ORDER BY e.id`,
+        [late, orgA],
+      );
+      expect(lateWant.length).toBeLessThan(4 * 20 * 3);
+      await waitFor(async () => (await deliveries()).length >= want.length + lateWant.length, "every delivery", 20_000);
+      const made = await deliveries();
+      expect(made.filter((d) => d.endpoint_id !== late).map((d) => `${d.event_id}/${d.endpoint_id}`)).toEqual(want);
+      expect(made.filter((d) => d.endpoint_id === late).map((d) => d.event_id)).toEqual(lateWant.map((r) => r.id));
+      expect(new Set(made.map((d) => `${d.event_id}/${d.endpoint_id}`)).size).toBe(made.length);
     } finally {
       await Promise.all(leaders.map((l) => l.stop()));
     }

@@ -4,8 +4,8 @@
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import pg from "pg";
+import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
-import { ScriptAwarePg } from "./sql-script";
 
 type SchemaEngine = import("@prisma/schema-engine-wasm/schema_engine_bg").SchemaEngine;
 
@@ -82,6 +82,27 @@ function loadGlue(): Promise<Glue> {
   return glueReady;
 }
 
+/**
+ * The pg adapter runs a migration split at every ";", which cuts a PL/pgSQL function's body apart. `prisma migrate
+ * deploy` sends a migration as one script; so does this: one simple-protocol query, which Postgres runs as one
+ * implicit transaction. Errors are reported through the adapter's own conversion, as its split version does.
+ */
+function wholeScripts(factory: PrismaPg): PrismaPg {
+  const connect = factory.connect.bind(factory);
+  factory.connect = async () => {
+    const adapter = await connect();
+    adapter.executeScript = async (script: string) => {
+      try {
+        await adapter.underlyingDriver().query(script);
+      } catch (error) {
+        (adapter as unknown as { onError(error: unknown): never }).onError(error);
+      }
+    };
+    return adapter;
+  };
+  return factory;
+}
+
 /** Runs `fn` with a schema engine connected to `databaseUrl`, and releases the engine and its connections. */
 async function withEngine<T>(databaseUrl: string, fn: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   const glue = await loadGlue();
@@ -91,7 +112,7 @@ async function withEngine<T>(databaseUrl: string, fn: (engine: SchemaEngine) => 
   const clients = new Set<pg.PoolClient>();
   pool.on("connect", (client) => clients.add(client));
   try {
-    const adapter = bindMigrationAwareSqlAdapterFactory(new ScriptAwarePg(pool));
+    const adapter = bindMigrationAwareSqlAdapterFactory(wholeScripts(new PrismaPg(pool)));
     const engine = await glue.SchemaEngine.new({ datamodels: [[schemaPath, schema]] }, () => {}, adapter);
     try {
       return await fn(engine);

@@ -2,8 +2,8 @@
 // `conveyor_events` on a connection of its own, reads what is new from Postgres (every org's events, below the
 // horizon: see packages/db/src/events.ts), and hands each batch to the subscribed streams of the events' org.
 // Postgres holds the data and NOTIFY only wakes the reader, so any replica serves any client. Events committed
-// while an older transaction was still running lie above the horizon when their notification arrives; the tail
-// looks again, sooner and then later, until they can be read. It runs only while someone subscribes.
+// while an older transaction of this database was still running lie above the horizon when their notification
+// arrives; the tail looks again, sooner and then later, until they can be read. It runs only while someone subscribes.
 import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
 import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, type EventText } from "@conveyor/db";
@@ -184,7 +184,7 @@ export class EventHub {
       if (page.events.length) this.deliver(page.events);
       if (page.events.length === limit) continue;
       if (page.waiting) {
-        // Look again soon, then less often while an old transaction holds the horizon back.
+        // Look again soon, then less often while an old transaction of this database holds the horizon back.
         clearTimeout(this.retry);
         this.retry = setTimeout(() => this.wake(), this.retryMs).unref();
         this.retryMs = Math.min(this.retryMs * 2, HORIZON_RETRY_MS[1]);

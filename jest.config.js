@@ -7,8 +7,8 @@ module.exports = {
   transform: {
     "^.+\\.(t|j|mj)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }],
   },
-  // Prisma's schema engine glue is an ES module; everything else in node_modules is CommonJS already.
-  transformIgnorePatterns: ["/node_modules/(?!@prisma/schema-engine-wasm/)"],
+  // ES modules among the dependencies: Prisma's schema engine glue, and openid-client with the two libraries it is built on.
+  transformIgnorePatterns: ["/node_modules/(?!(@prisma/schema-engine-wasm|openid-client|oauth4webapi|jose)/)"],
   testMatch: ["<rootDir>/{apps,packages}/*/{src,test}/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   globalSetup: "<rootDir>/packages/testkit/src/global-setup.ts",
   testTimeout: 60_000,

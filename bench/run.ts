@@ -5,12 +5,14 @@
 // Events (--only=events,sse,webhooks): --events-jobs=N (default --jobs)  --sse-clients=1000 --sse-orgs=50 --sse-rate=500
 // --webhook-rate=1000 --webhook-workers=2 --webhook-concurrency=100
 // Console (--only=console): --console-jobs=N (default 1,000,000; 10000 for a quick run)
+// Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { freePort } from "@conveyor/testkit";
 import { printTable, ratio, type Row } from "./lib/report";
 import { prepare } from "./lib/setup";
+import { auditList, auditWriteCost } from "./scenarios/audit";
 import { batch } from "./scenarios/batch";
 import { bulkCancel } from "./scenarios/bulk-cancel";
 import { consolePage } from "./scenarios/console";
@@ -27,7 +29,9 @@ import { webhookDeliveries } from "./scenarios/webhooks";
 import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
-const only = new Set((args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console").split(","));
+const only = new Set(
+  (args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console,audit,audit-list").split(","),
+);
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);
 const listJobs = Number(args["list-jobs"] ?? 1_000_000);
@@ -109,6 +113,8 @@ async function main(): Promise<void> {
       }),
     );
     await step("console", () => consolePage(env, port, consoleJobs));
+    await step("audit", () => auditWriteCost(env, port, { seconds, bulkJobs }));
+    await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();
   }

@@ -198,6 +198,7 @@ describe("Dockerfiles", () => {
         "packages/contracts",
         "packages/db",
         "packages/logger",
+        "packages/net",
         "packages/queue",
         "packages/testkit",
         "apps/api",

@@ -22,6 +22,8 @@ export const apiEnvSchema = envSchema({
   ALLOW_SIGNUP: setting(flag()).default(true),
   AUTH_RATE_LIMIT_PER_MIN: setting(Joi.number().integer().min(0)).default(20),
   API_RATE_LIMIT_PER_SEC: setting(Joi.number().integer().min(0)).default(1000),
+  /** Accept http:// OpenID providers for single sign-on (SPEC §16): for development and tests only. */
+  SSO_ALLOW_HTTP: setting(flag()).default(false),
 });
 
 export type ApiConfig = ConfigOf<typeof apiEnvSchema>;

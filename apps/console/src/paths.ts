@@ -14,6 +14,8 @@ export const CONSOLE_PATHS = [
   "/api-keys",
   "/webhooks",
   "/account",
+  "/audit-log",
+  "/sso",
 ] as const;
 
 export type ConsolePath = (typeof CONSOLE_PATHS)[number];

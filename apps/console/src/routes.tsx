@@ -6,6 +6,7 @@ import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from "@tanstack/react-router";
 import { Shell } from "./shell";
 import { LoginPage, SignupPage } from "./pages/auth";
+import { parseAuditSearch } from "./pages/audit-search";
 import { JobsPage, jobsListQuery, parseJobSearch } from "./pages/jobs";
 import { NotFound } from "./pages/not-found";
 import type { ConsolePath } from "./paths";
@@ -16,11 +17,16 @@ type Context = { queryClient: QueryClient };
 const root = createRootRouteWithContext<Context>()({ component: Outlet, notFoundComponent: NotFound });
 
 const redirectSearch = (search: Record<string, unknown>): { redirect?: string } => (typeof search.redirect === "string" ? { redirect: search.redirect } : {});
+/** The login page also says why a single sign-on came back refused (`sso_error`, set by the API). */
+const loginSearch = (search: Record<string, unknown>): { redirect?: string; sso_error?: string } => ({
+  ...redirectSearch(search),
+  ...(typeof search.sso_error === "string" ? { sso_error: search.sso_error } : {}),
+});
 
 const login = createRoute({
   getParentRoute: () => root,
   path: "/login",
-  validateSearch: redirectSearch,
+  validateSearch: loginSearch,
   beforeLoad: async ({ context, search }) => {
     if (await context.queryClient.ensureQueryData(sessionQuery)) throw redirect({ href: safeRedirect(search.redirect) });
   },
@@ -76,9 +82,16 @@ const webhooks = createRoute({
   path: "/webhooks",
   component: lazyRouteComponent(() => import("./pages/webhooks"), "WebhooksPage"),
 });
+const auditLog = createRoute({
+  getParentRoute: () => app,
+  path: "/audit-log",
+  validateSearch: parseAuditSearch,
+  component: lazyRouteComponent(() => import("./pages/audit-log"), "AuditLogPage"),
+});
+const sso = createRoute({ getParentRoute: () => app, path: "/sso", component: lazyRouteComponent(() => import("./pages/sso"), "SsoPage") });
 const account = createRoute({ getParentRoute: () => app, path: "/account", component: lazyRouteComponent(() => import("./pages/account"), "AccountPage") });
 
-const tree = root.addChildren([login, signup, app.addChildren([index, overview, jobs, job, schedules, team, apiKeys, webhooks, account])]);
+const tree = root.addChildren([login, signup, app.addChildren([index, overview, jobs, job, schedules, team, apiKeys, webhooks, auditLog, sso, account])]);
 
 /** Every full path in a route tree (the router's own types carry each route's children). */
 type PathsOf<R> = R extends { fullPath: infer P; types: { children: infer C } } ? P | (C extends readonly (infer Child)[] ? PathsOf<Child> : never) : never;

@@ -23,6 +23,8 @@ const SECTIONS = [
   { to: "/team", label: "Team", managers: true },
   { to: "/api-keys", label: "API keys" },
   { to: "/webhooks", label: "Webhooks", managers: true },
+  { to: "/audit-log", label: "Audit log", managers: true },
+  { to: "/sso", label: "Single sign-on", owners: true },
 ] as const;
 
 export function Shell() {
@@ -49,9 +51,11 @@ export function Shell() {
       </AppShell.Header>
       <AppShell.Navbar p="xs" aria-label="Sections" inert={narrow && !opened}>
         <ScrollArea>
-          {SECTIONS.filter((section) => !("managers" in section) || canManageTeam(session.role)).map((section) => (
-            <NavItem key={section.to} to={section.to} label={section.label} active={pathname === section.to || pathname.startsWith(`${section.to}/`)} />
-          ))}
+          {SECTIONS.filter((section) => (!("managers" in section) || canManageTeam(session.role)) && (!("owners" in section) || session.role === "owner")).map(
+            (section) => (
+              <NavItem key={section.to} to={section.to} label={section.label} active={pathname === section.to || pathname.startsWith(`${section.to}/`)} />
+            ),
+          )}
           <NavItem to="/account" label="Account" active={pathname === "/account"} />
         </ScrollArea>
       </AppShell.Navbar>

@@ -28,6 +28,8 @@ export const workerEnvSchema = envSchema({
   RECONCILE_GRACE_MS: setting(Joi.number().integer().min(0).max(3_600_000)).default(30_000),
   /** Finished jobs older than this many days are deleted with their logs, events and artifacts; 0 keeps everything. */
   JOB_RETENTION_DAYS: setting(Joi.number().integer().min(0).max(36_500)).default(30),
+  /** Audit log entries older than this many days are deleted (SPEC §16); 0 keeps them all. */
+  AUDIT_RETENTION_DAYS: setting(Joi.number().integer().min(0).max(36_500)).default(400),
   ...handlerEnv,
 });
 

@@ -9,6 +9,7 @@ import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
 import { createWorkerMetrics } from "./runtime/metrics";
 import { loadPlugins } from "./runtime/plugins";
+import { AuditRetention } from "./runtime/audit-retention";
 import { Retention } from "./runtime/retention";
 import { Scheduler } from "./runtime/scheduler";
 import { WebhookRelay } from "./runtime/webhook-relay";
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
     orgConcurrencyLimit: config.ORG_CONCURRENCY_LIMIT,
     leaderTasks: [
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
+      new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),
       new Scheduler({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
     ],

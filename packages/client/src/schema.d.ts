@@ -725,6 +725,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log
+         * @description Owners and admins; a user token or a console session. Every state-changing request made by a person or an API key (job creation aside: jobs are their own record), newest first, with who, what, from where, and the fields it changed. One page at a time (`limit`, default 50) with a `Link` header to the next while more remain; the filters combine. Entries are kept AUDIT_RETENTION_DAYS days; no request changes or deletes one.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/org/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's single sign-on
+         * @description Owners only. The provider's settings without its client secret, and the redirect URI to register with it. 404 when none is set.
+         */
+        get: operations["getSsoSettings"];
+        /**
+         * Set the organization's OpenID Connect provider
+         * @description Owners only. The provider's discovery document (ISSUER/.well-known/openid-configuration) and its JWKS are fetched and checked now, through the same SSRF guard as webhooks: 400 naming what failed. The issuer must be https unless SSO_ALLOW_HTTP. Register `redirect_uri` (PUBLIC_URL/auth/sso/callback) at the provider. Each e-mail domain belongs to one organization (409 `sso_domain_taken`). With `enforce`, members other than the owner can no longer log in with a password, use a password session or token, or create API keys (403 `sso_required`); the owner keeps password access to recover.
+         */
+        put: operations["putSsoSettings"];
+        post?: never;
+        /**
+         * Remove the organization's single sign-on
+         * @description Owners only. Members log in with passwords again; accounts that single sign-on made have none and cannot log in until it is set up again. 404 when none is set.
+         */
+        delete: operations["deleteSsoSettings"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in with single sign-on
+         * @description Public; for a browser. Redirects to the organization's provider (authorization code flow with PKCE, state and nonce) and sets a short-lived HttpOnly cookie that ties the sign-in to this browser. The organization is the one whose provider signs in the e-mail's domain, or `org`. A browser is sent back to /login?sso_error=… when it cannot start; other clients get the error.
+         */
+        get: operations["startSsoLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider sends the browser back
+         * @description Public; the provider's redirect target. The sign-in started in this browser is used once: openid-client exchanges the code (with the PKCE verifier) and verifies the ID token (signature from the provider's JWKS, iss, aud, exp, nonce); the e-mail must be verified and in `email_domains`. A first sign-in makes the person a member with `default_role`. Ends with a console session cookie and a redirect into the console. Refusals: 401 `sso_failed` (a browser is sent to /login?sso_error=…).
+         */
+        get: operations["finishSsoLogin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -871,7 +959,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /schedules, /team, /api-keys, /webhooks) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -1165,7 +1253,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "invite_expired" | "invite_used" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "invite_expired" | "invite_used" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -1741,6 +1829,95 @@ export interface components {
              */
             at: string;
         };
+        AuditEntry: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            time: string;
+            /** @description Who: a user (by token or console session), an API key, or Conveyor itself. */
+            actor: {
+                /**
+                 * Format: uuid
+                 * @description UUID v7.
+                 */
+                id: string | null;
+                /** @description The actor's e-mail then, for a user or an invite. */
+                email?: string;
+                /** @description The actor's name then, for an API key, a schedule, a webhook endpoint (its description or host) or an organization. */
+                name?: string;
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+            } & (unknown | unknown | unknown);
+            /** @enum {string} */
+            action: "job.cancel" | "job.replay" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";
+            /** @description What it was done to (a member, an invite, a key, a job…); null for a bulk action. */
+            target: ({
+                type: string;
+                /**
+                 * Format: uuid
+                 * @description UUID v7.
+                 */
+                id: string | null;
+                /** @description The target's e-mail then, for a user or an invite. */
+                email?: string;
+                /** @description The target's name then, for an API key, a schedule, a webhook endpoint (its description or host) or an organization. */
+                name?: string;
+            } | null) & (unknown | unknown | unknown);
+            /** @description The client address, as TRUST_PROXY lets the API read it. */
+            ip: string | null;
+            user_agent: string | null;
+            /** @description The request's X-Request-Id, to find it in the API's logs. */
+            request_id: string | null;
+            /** @description The fields changed, each with its value before and after. Never a secret, password, token, key or payload. */
+            changes: {
+                [key: string]: {
+                    before: unknown[] | boolean | number | Record<string, never> | string | null;
+                    after: unknown[] | boolean | number | Record<string, never> | string | null;
+                };
+            } | null;
+            /** @description What else says what happened, without being a change: a failed login's reason, a bulk action's filter and counts. */
+            details: {
+                [key: string]: unknown;
+            } | null;
+        };
+        SsoSettings: {
+            /**
+             * Format: uri
+             * @description The provider's issuer; its discovery document is at ISSUER/.well-known/openid-configuration.
+             */
+            issuer: string;
+            client_id: string;
+            /**
+             * @description The client secret is stored (encrypted); it is never shown again.
+             * @constant
+             */
+            client_secret_set: true;
+            /** @description E-mail domains this provider signs in. */
+            email_domains: string[];
+            /**
+             * @description The role of a member created by their first sign-in.
+             * @enum {string}
+             */
+            default_role: "member" | "admin";
+            /** @description Members other than the owner must sign in through the provider (password login and API-key creation refused). */
+            enforce: boolean;
+            /**
+             * Format: uri
+             * @description Register this as the client's redirect URI at the provider.
+             */
+            redirect_uri: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            updated_at: string;
+        };
     };
     responses: {
         /** @description Refused with `error.code` `bad_request` or `invalid_json` or `validation_failed` or `unknown_job_type`. */
@@ -1753,7 +1930,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `unauthorized`. */
+        /** @description Refused with `error.code` `unauthorized` or `sso_failed`. */
         Unauthorized: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1765,7 +1942,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `forbidden` or `csrf_failed`. */
+        /** @description Refused with `error.code` `forbidden` or `csrf_failed` or `sso_required`. */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1775,7 +1952,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `not_found` or `invite_not_found`. */
+        /** @description Refused with `error.code` `sso_not_configured` or `not_found` or `invite_not_found`. */
         NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -1795,7 +1972,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict`. */
+        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3957,6 +4134,270 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                actor_id?: string;
+                action?: string;
+                target_id?: string;
+                after?: string;
+                before?: string;
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description While more remain: `<…/audit-log?…&limit=…&cursor=…>; rel="next"` (the same filters). */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0193a5c4-9999-7c1d-9f3a-2b8e4d6f1a01",
+                     *         "time": "2026-11-21T09:30:00.000Z",
+                     *         "actor": {
+                     *           "type": "user",
+                     *           "id": "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01",
+                     *           "email": "ada@example.com"
+                     *         },
+                     *         "action": "member.role_change",
+                     *         "target": {
+                     *           "type": "user",
+                     *           "id": "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01",
+                     *           "email": "bo@example.com"
+                     *         },
+                     *         "ip": "203.0.113.7",
+                     *         "user_agent": "Mozilla/5.0",
+                     *         "request_id": "9f0c2d1e-4b6a-4e55-8a1f-3c2b7d9e0a11",
+                     *         "changes": {
+                     *           "role": {
+                     *             "before": "member",
+                     *             "after": "admin"
+                     *           }
+                     *         },
+                     *         "details": null
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["AuditEntry"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "issuer": "https://login.example.com",
+                     *       "client_id": "conveyor",
+                     *       "client_secret_set": true,
+                     *       "email_domains": [
+                     *         "example.com"
+                     *       ],
+                     *       "default_role": "member",
+                     *       "enforce": false,
+                     *       "redirect_uri": "https://conveyor.example.com/auth/sso/callback",
+                     *       "updated_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description The provider's issuer URL (https; http only with SSO_ALLOW_HTTP).
+                     */
+                    issuer: string;
+                    client_id: string;
+                    /** @description Write-only: stored encrypted, never shown again. Required the first time; left out later, the stored one is kept. */
+                    client_secret?: string;
+                    /** @description E-mail domains this provider signs in (example.com). */
+                    email_domains: string[];
+                    /**
+                     * @description The role of a member made by their first sign-in. Default: "member".
+                     * @enum {string}
+                     */
+                    default_role?: "member" | "admin";
+                    /** @description Refuse password login and API-key creation to members other than the owner. Default: false. */
+                    enforce?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "issuer": "https://login.example.com",
+                     *       "client_id": "conveyor",
+                     *       "client_secret_set": true,
+                     *       "email_domains": [
+                     *         "example.com"
+                     *       ],
+                     *       "default_role": "member",
+                     *       "enforce": false,
+                     *       "redirect_uri": "https://conveyor.example.com/auth/sso/callback",
+                     *       "updated_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    startSsoLogin: {
+        parameters: {
+            query?: {
+                email?: string;
+                org?: string;
+                return_to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint (or back to the login page with `sso_error`). */
+            302: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    finishSsoLogin: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                iss?: string;
+                error?: string;
+                error_description?: string;
+                "/^[\\w.-]{1,64}$/"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Into the console (or back to the login page with `sso_error`). */
+            302: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     healthz: {

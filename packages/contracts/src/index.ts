@@ -7,3 +7,4 @@ export * from "./handler";
 export * from "./schedules";
 export * from "./job-filter";
 export * from "./events";
+export * from "./audit";

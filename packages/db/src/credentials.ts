@@ -4,15 +4,26 @@
 import type { Role } from "@conveyor/contracts";
 import type pg from "pg";
 
-export type Membership = { orgId: string; userId: string; role: Role; /** The user's current credential version. */ credentialVersion: number };
+export type Membership = {
+  orgId: string;
+  userId: string;
+  role: Role;
+  /** The user's current credential version. */
+  credentialVersion: number;
+  /** The organization requires single sign-on of its non-owner members (SPEC §16). */
+  ssoEnforced: boolean;
+};
 
 /** The role of `userId` in `orgId` and the user's credential version, or null when they are not a member. */
 export async function findMembership(pool: pg.Pool, orgId: string, userId: string): Promise<Membership | null> {
-  const { rows } = await pool.query<{ role: Role; credential_version: number }>(
-    "SELECT m.role, u.credential_version FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1 AND m.user_id = $2",
+  const { rows } = await pool.query<{ role: Role; credential_version: number; sso_enforced: boolean }>(
+    `SELECT m.role, u.credential_version, COALESCE(s.enforce, false) AS sso_enforced
+       FROM memberships m JOIN users u ON u.id = m.user_id LEFT JOIN org_sso s ON s.org_id = m.org_id
+      WHERE m.org_id = $1 AND m.user_id = $2`,
     [orgId, userId],
   );
-  return rows[0] ? { orgId, userId, role: rows[0].role, credentialVersion: rows[0].credential_version } : null;
+  const row = rows[0];
+  return row ? { orgId, userId, role: row.role, credentialVersion: row.credential_version, ssoEnforced: row.sso_enforced } : null;
 }
 
 export type ApiKeyOwner = { apiKeyId: string; orgId: string; userId: string };

@@ -26,3 +26,6 @@ export * from "./replay";
 export * from "./retention";
 export * from "./webhooks";
 export { sealSecret, openSecret } from "./secret-box";
+export * from "./transaction";
+export * from "./audit-log";
+export * from "./sso";

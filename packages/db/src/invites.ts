@@ -1,10 +1,9 @@
 // Invites: one pending invite per email and organization, identified by the SHA-256 of its token, accepted
 // at most once even when several requests race for it.
 import type { Role } from "@conveyor/contracts";
-import type { Db, PrismaClient } from "./client";
-
-/** Generous bounds for the short transactions below, so a burst of requests queues instead of failing. */
-const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 10_000 };
+import type pg from "pg";
+import type { Db } from "./client";
+import { inTransaction } from "./transaction";
 
 export type NewInvite = {
   id: string;
@@ -17,28 +16,20 @@ export type NewInvite = {
   at: Date;
 };
 
-/** Stores an invite and supersedes any earlier pending invite for the same email and organization. */
-export async function replaceInvite(prisma: PrismaClient, invite: NewInvite): Promise<void> {
-  await prisma.$transaction(async (tx) => {
-    // Two invites for the same address at the same instant must not both stay pending.
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`invite:${invite.orgId}:${invite.email}`}, 0))`;
-    await tx.invite.updateMany({
-      where: { orgId: invite.orgId, email: invite.email, acceptedAt: null, supersededAt: null },
-      data: { supersededAt: invite.at },
-    });
-    await tx.invite.create({
-      data: {
-        id: invite.id,
-        orgId: invite.orgId,
-        email: invite.email,
-        role: invite.role,
-        tokenHash: new Uint8Array(invite.tokenHash),
-        invitedBy: invite.invitedBy,
-        expiresAt: invite.expiresAt,
-        createdAt: invite.at,
-      },
-    });
-  }, TRANSACTION_OPTIONS);
+/**
+ * Stores an invite and supersedes any earlier pending invite for the same email and organization. `db` must be a
+ * transaction (the lock that keeps two simultaneous invites for one address from both staying pending is held to its
+ * end).
+ */
+export async function replaceInvite(db: pg.PoolClient, invite: NewInvite): Promise<void> {
+  await db.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`invite:${invite.orgId}:${invite.email}`]);
+  await db.query(
+    `WITH superseded AS (
+       UPDATE invites SET superseded_at = $8 WHERE org_id = $2 AND email = $3 AND accepted_at IS NULL AND superseded_at IS NULL
+     )
+     INSERT INTO invites (id, org_id, email, role, token_hash, invited_by, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [invite.id, invite.orgId, invite.email, invite.role, invite.tokenHash, invite.invitedBy, invite.expiresAt, invite.at],
+  );
 }
 
 export type InviteRecord = {
@@ -89,38 +80,44 @@ class Rollback extends Error {
 
 /**
  * Claims the invite with a conditional UPDATE (only one of any number of concurrent callers sees its row
- * come back), creates the account if needed and adds the membership, all in one transaction.
+ * come back), creates the account if needed and adds the membership, all in one transaction — in which
+ * `onAccepted` runs too (to write the audit entry), before it commits.
  */
-export async function redeemInvite(prisma: PrismaClient, input: InviteRedemption): Promise<AcceptOutcome> {
+export async function redeemInvite(
+  pool: pg.Pool,
+  input: InviteRedemption,
+  onAccepted?: (tx: pg.PoolClient, userId: string) => Promise<void>,
+): Promise<AcceptOutcome> {
   try {
-    return await prisma.$transaction(async (tx) => {
-      const claimed = await tx.$queryRaw<{ id: string }[]>`
-        UPDATE invites SET accepted_at = ${input.at}
-         WHERE id = ${input.inviteId}::uuid AND accepted_at IS NULL AND superseded_at IS NULL AND expires_at > ${input.at}
-        RETURNING id::text`;
-      if (claimed.length === 0) throw new Rollback({ kind: "unavailable" });
+    return await inTransaction(pool, async (tx) => {
+      const claimed = await tx.query(
+        `UPDATE invites SET accepted_at = $2
+          WHERE id = $1 AND accepted_at IS NULL AND superseded_at IS NULL AND expires_at > $2
+         RETURNING id`,
+        [input.inviteId, input.at],
+      );
+      if (claimed.rowCount === 0) throw new Rollback({ kind: "unavailable" });
 
       let userId: string;
       if ("existingId" in input.user) {
         userId = input.user.existingId;
       } else {
-        const created = await tx.$queryRaw<{ id: string }[]>`
-          INSERT INTO users (id, email, password_hash, created_at)
-          VALUES (${input.user.newId}::uuid, ${input.email}, ${input.user.passwordHash}, ${input.at})
-          ON CONFLICT (email) DO NOTHING
-          RETURNING id::text`;
-        if (created.length === 0) throw new Rollback({ kind: "email_taken" });
+        const created = await tx.query(
+          `INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING id`,
+          [input.user.newId, input.email, input.user.passwordHash, input.at],
+        );
+        if (created.rowCount === 0) throw new Rollback({ kind: "email_taken" });
         userId = input.user.newId;
       }
 
-      const joined = await tx.$queryRaw<{ user_id: string }[]>`
-        INSERT INTO memberships (org_id, user_id, role, joined_at)
-        VALUES (${input.orgId}::uuid, ${userId}::uuid, ${input.role}::role, ${input.at})
-        ON CONFLICT (org_id, user_id) DO NOTHING
-        RETURNING user_id::text`;
-      if (joined.length === 0) throw new Rollback({ kind: "already_member" });
+      const joined = await tx.query(
+        `INSERT INTO memberships (org_id, user_id, role, joined_at) VALUES ($1, $2, $3, $4) ON CONFLICT (org_id, user_id) DO NOTHING RETURNING user_id`,
+        [input.orgId, userId, input.role, input.at],
+      );
+      if (joined.rowCount === 0) throw new Rollback({ kind: "already_member" });
+      await onAccepted?.(tx, userId);
       return { kind: "accepted" as const, userId };
-    }, TRANSACTION_OPTIONS);
+    });
   } catch (error) {
     if (error instanceof Rollback) return error.outcome;
     throw error;
@@ -139,13 +136,19 @@ export async function listPendingInvites(db: Db, query: { orgId: string; now: Da
 }
 
 /**
- * Withdraws a pending invite of `orgId`: its link then answers like a replaced one (410 invite_expired). False when
- * there was no such pending invite (unknown, another organization's, accepted, replaced or expired).
+ * Withdraws a pending invite of `orgId`: its link then answers like a replaced one (410 invite_expired). Answers the
+ * invite's email and role, or null when there was no such pending invite (unknown, another organization's,
+ * accepted, replaced or expired).
  */
-export async function withdrawInvite(db: Db, input: { orgId: string; id: string; at: Date }): Promise<boolean> {
-  const { count } = await db.invite.updateMany({
-    where: { id: input.id, orgId: input.orgId, acceptedAt: null, supersededAt: null, expiresAt: { gt: input.at } },
-    data: { supersededAt: input.at },
-  });
-  return count > 0;
+export async function withdrawInvite(
+  db: pg.Pool | pg.PoolClient,
+  input: { orgId: string; id: string; at: Date },
+): Promise<{ email: string; role: Role } | null> {
+  const { rows } = await db.query<{ email: string; role: Role }>(
+    `UPDATE invites SET superseded_at = $3
+      WHERE id = $1 AND org_id = $2 AND accepted_at IS NULL AND superseded_at IS NULL AND expires_at > $3
+     RETURNING email, role`,
+    [input.id, input.orgId, input.at],
+  );
+  return rows[0] ?? null;
 }

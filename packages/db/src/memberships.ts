@@ -1,6 +1,7 @@
 // Who belongs to which organization, and removing someone from one (with everything their membership carried).
 import type { Role } from "@conveyor/contracts";
-import type { Db, PrismaClient } from "./client";
+import type pg from "pg";
+import type { Db } from "./client";
 
 export type UserOrg = { orgId: string; orgName: string; role: Role; joinedAt: Date };
 
@@ -48,22 +49,26 @@ export async function listOrgMembersPage(
   return { items, more: rows.length > limit };
 }
 
-export type RoleChange = { kind: "changed"; member: MemberView } | { kind: "owner" } | { kind: "not_member" };
+export type RoleChange = { kind: "changed"; member: MemberView; before: Role } | { kind: "owner" } | { kind: "not_member" };
 
 /**
- * Gives `userId` the role `role` (admin or member) in `orgId`. An owner's role is never changed here: ownership is
- * neither granted nor taken away by a role change.
+ * Gives `userId` the role `role` (admin or member) in `orgId`, in one statement that also answers the role before.
+ * An owner's role is never changed here: ownership is neither granted nor taken away by a role change.
  */
-export async function changeMemberRole(db: Db, input: { orgId: string; userId: string; role: "admin" | "member" }): Promise<RoleChange> {
-  const { orgId, userId, role } = input;
-  const { count } = await db.membership.updateMany({ where: { orgId, userId, role: { not: "owner" } }, data: { role } });
-  const row = await db.membership.findUnique({
-    where: { orgId_userId: { orgId, userId } },
-    select: { userId: true, role: true, joinedAt: true, user: { select: { email: true } } },
-  });
+export async function changeMemberRole(db: pg.Pool | pg.PoolClient, input: { orgId: string; userId: string; role: "admin" | "member" }): Promise<RoleChange> {
+  const { rows } = await db.query<{ before: Role; email: string; joined_at: Date }>(
+    `WITH target AS (
+       SELECT m.role FROM memberships m WHERE m.org_id = $1 AND m.user_id = $2 FOR UPDATE
+     ), changed AS (
+       UPDATE memberships m SET role = $3 FROM target t WHERE m.org_id = $1 AND m.user_id = $2 AND t.role <> 'owner'
+     )
+     SELECT t.role AS before, u.email, m.joined_at FROM target t, memberships m, users u WHERE m.org_id = $1 AND m.user_id = $2 AND u.id = $2`,
+    [input.orgId, input.userId, input.role],
+  );
+  const row = rows[0];
   if (!row) return { kind: "not_member" };
-  if (count === 0 && row.role === "owner") return { kind: "owner" };
-  return { kind: "changed", member: { userId: row.userId, email: row.user.email, role: row.role, joinedAt: row.joinedAt } };
+  if (row.before === "owner") return { kind: "owner" };
+  return { kind: "changed", before: row.before, member: { userId: input.userId, email: row.email, role: input.role, joinedAt: row.joined_at } };
 }
 
 export type MembershipDetails = { user: { id: string; email: string }; org: { id: string; name: string }; role: Role };
@@ -86,17 +91,27 @@ export async function isMemberByEmail(db: Db, orgId: string, email: string): Pro
 /**
  * Removes `userId` from `orgId` (their other organizations are untouched), revokes their API keys in that
  * organization and withdraws the invites they sent that are still pending, so a removed admin cannot come
- * back through a link they hold, and ends their console sessions there. Returns false when they were not a member.
+ * back through a link they hold, and ends their console sessions there — in one statement. Answers the role and
+ * e-mail they had, or null when they were not a member.
  */
-export async function removeMembership(prisma: PrismaClient, input: { orgId: string; userId: string; at: Date }): Promise<boolean> {
-  const { orgId, userId, at } = input;
-  return prisma.$transaction(async (tx) => {
-    const { count } = await tx.membership.deleteMany({ where: { orgId, userId } });
-    if (count === 0) return false;
-    await tx.apiKey.updateMany({ where: { orgId, createdBy: userId, revokedAt: null }, data: { revokedAt: at } });
-    await tx.invite.updateMany({ where: { orgId, invitedBy: userId, acceptedAt: null, supersededAt: null }, data: { supersededAt: at } });
-    // Their console sessions in this organization would be refused anyway (the membership is read per request).
-    await tx.session.deleteMany({ where: { orgId, userId } });
-    return true;
-  });
+export async function removeMembership(
+  db: pg.Pool | pg.PoolClient,
+  input: { orgId: string; userId: string; at: Date },
+): Promise<{ role: Role; email: string } | null> {
+  const { rows } = await db.query<{ role: Role; email: string }>(
+    `WITH removed AS (
+       DELETE FROM memberships WHERE org_id = $1 AND user_id = $2 RETURNING role
+     ), keys AS (
+       UPDATE api_keys SET revoked_at = $3 WHERE org_id = $1 AND created_by = $2 AND revoked_at IS NULL AND EXISTS (SELECT 1 FROM removed)
+     ), invites AS (
+       UPDATE invites SET superseded_at = $3
+        WHERE org_id = $1 AND invited_by = $2 AND accepted_at IS NULL AND superseded_at IS NULL AND EXISTS (SELECT 1 FROM removed)
+     ), sessions AS (
+       -- Their console sessions in this organization would be refused anyway (the membership is read per request).
+       DELETE FROM sessions WHERE org_id = $1 AND user_id = $2 AND EXISTS (SELECT 1 FROM removed)
+     )
+     SELECT r.role, u.email FROM removed r, users u WHERE u.id = $2`,
+    [input.orgId, input.userId, input.at],
+  );
+  return rows[0] ?? null;
 }

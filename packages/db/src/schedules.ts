@@ -85,6 +85,8 @@ export async function updateSchedule(
   pool: pg.Pool,
   where: { orgId: string; id: string; at: Date },
   change: (current: ScheduleRow) => ScheduleState,
+  /** Runs in the edit's transaction before it commits (the audit entry). */
+  record?: (client: pg.PoolClient, before: ScheduleRow, after: ScheduleRow) => Promise<void>,
 ): Promise<ScheduleRow | null> {
   const client = await pool.connect();
   try {
@@ -102,6 +104,7 @@ export async function updateSchedule(
         RETURNING ${COLUMNS}`,
       [where.id, where.orgId, next.name, next.cron, next.timezone, JSON.stringify(next.job), next.paused, next.nextRunAt, where.at],
     );
+    await record?.(client, current, updated[0]!);
     await client.query("COMMIT");
     return updated[0]!;
   } catch (error) {

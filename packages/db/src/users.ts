@@ -26,8 +26,11 @@ export async function findUserById(db: Db, id: string): Promise<UserRecord | nul
  * the user issued before stops working, except the session `keepSessionId` (the one that asked), which moves to the
  * new version. The user's other sessions are deleted. Returns the new version, or null when the user is gone.
  */
-export async function changePassword(pool: pg.Pool, input: { userId: string; passwordHash: string; keepSessionId?: string }): Promise<number | null> {
-  const { rows } = await pool.query<{ credential_version: number }>(
+export async function changePassword(
+  db: pg.Pool | pg.PoolClient,
+  input: { userId: string; passwordHash: string; keepSessionId?: string },
+): Promise<number | null> {
+  const { rows } = await db.query<{ credential_version: number }>(
     `WITH changed AS (
        UPDATE users SET password_hash = $2, credential_version = credential_version + 1 WHERE id = $1 RETURNING credential_version
      ), ended AS (

@@ -52,10 +52,10 @@ export async function listWebhookEndpoints(db: pg.Pool | pg.PoolClient, orgId: s
   return rows;
 }
 
-/** Deletes the org's endpoint (its delivery records go with it); false when the org has no such endpoint. */
-export async function deleteWebhookEndpoint(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query("DELETE FROM webhook_endpoints WHERE id = $1 AND org_id = $2", [id, orgId]);
-  return (rowCount ?? 0) > 0;
+/** Deletes the org's endpoint (its delivery records go with it) and answers it as it was; null when the org has no such endpoint. */
+export async function deleteWebhookEndpoint(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<WebhookEndpointView | null> {
+  const { rows } = await db.query<WebhookEndpointView>(`DELETE FROM webhook_endpoints w WHERE w.id = $1 AND w.org_id = $2 RETURNING ${VIEW}`, [id, orgId]);
+  return rows[0] ?? null;
 }
 
 /**

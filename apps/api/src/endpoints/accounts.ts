@@ -3,6 +3,7 @@ import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema } from "../http/endpoint";
 import { jsonSchema, withProperty } from "../openapi/json-schema";
 import { changePassword, describeCaller, login, signup } from "../services/accounts";
+import { requestOrigin } from "../services/audit";
 import { emailField, newPasswordField, passwordField } from "./fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
@@ -90,8 +91,9 @@ export const accountEndpoints = [
       },
     },
     errors: [...BODY_ERRORS, 401, 403, 404, 429, 503],
-    async handle({ body }, deps) {
-      return { json: await login({ email: body.email, password: body.password, orgId: body.org_id?.toLowerCase() }, deps), headers: noStore };
+    async handle({ body, req }, deps) {
+      const result = await login({ email: body.email, password: body.password, orgId: body.org_id?.toLowerCase(), request: requestOrigin(req) }, deps);
+      return { json: result, headers: noStore };
     },
   }),
   endpoint({

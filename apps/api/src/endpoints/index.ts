@@ -3,6 +3,7 @@
 import type { Endpoint } from "../http/endpoint";
 import { accountEndpoints, signupEndpoint } from "./accounts";
 import { apiKeyEndpoints } from "./api-keys";
+import { auditLogEndpoints } from "./audit-log";
 import { callbackEndpoints } from "./callbacks";
 import { consoleEndpoints } from "./console";
 import { eventEndpoints } from "./events";
@@ -13,6 +14,7 @@ import { operationsEndpoints } from "./operations";
 import { referenceEndpoints } from "./reference";
 import { scheduleEndpoints } from "./schedules";
 import { sessionEndpoints } from "./sessions";
+import { ssoEndpoints } from "./sso";
 import { teamEndpoints } from "./team";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
 
@@ -29,6 +31,8 @@ export const endpoints: readonly Endpoint[] = [
   ...apiKeyEndpoints,
   ...teamEndpoints,
   ...inviteEndpoints,
+  ...auditLogEndpoints,
+  ...ssoEndpoints,
   ...operationsEndpoints,
   ...referenceEndpoints,
   ...consoleEndpoints,

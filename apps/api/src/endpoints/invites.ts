@@ -5,6 +5,7 @@ import { BODY_ERRORS, endpoint } from "../http/endpoint";
 import { jsonSchema, withProperty } from "../openapi/json-schema";
 import { sendPage } from "../pages/send";
 import { ACCEPT_INVITE_POLICY, acceptInviteCss, acceptInviteHtml, acceptInviteJs } from "../pages/accept-invite";
+import { requestOrigin } from "../services/audit";
 import { acceptInvite, inspectInvite } from "../services/invites";
 import { passwordField } from "./fields";
 
@@ -76,7 +77,7 @@ export const inviteEndpoints = [
     },
     errors: [...BODY_ERRORS, 401, 404, 410, 429, 503],
     async handle({ body, req }, deps) {
-      const accepted = await acceptInvite({ token: body.token, password: body.password }, deps);
+      const accepted = await acceptInvite({ token: body.token, password: body.password, request: requestOrigin(req) }, deps);
       req.log.info("invite accepted", { userId: accepted.user.id, role: accepted.user.role });
       return { json: accepted, headers: noStore };
     },

@@ -4,6 +4,7 @@ import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema, type ResponseSpec } from "../http/endpoint";
 import { clearedSessionCookie, sessionCookie, sessionTokenOf, SESSION_COOKIE } from "../http/session-cookie";
 import { jsonSchema, withProperty } from "../openapi/json-schema";
+import { requestOrigin } from "../services/audit";
 import { describeSession, endSession, startSession, switchSessionOrg } from "../services/sessions";
 import { emailField, passwordField } from "./fields";
 
@@ -68,7 +69,7 @@ export const sessionEndpoints = [
     errors: [...BODY_ERRORS, 401, 403, 404, 429, 503],
     async handle({ body, req }, deps) {
       const started = await startSession(
-        { email: body.email, password: body.password, orgId: body.org_id?.toLowerCase(), replacing: sessionTokenOf(req) },
+        { email: body.email, password: body.password, orgId: body.org_id?.toLowerCase(), replacing: sessionTokenOf(req), request: requestOrigin(req) },
         deps,
       );
       req.log.info("console session started", { userId: started.body.user.id, orgId: started.body.org.id });

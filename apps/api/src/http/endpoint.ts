@@ -20,7 +20,20 @@ export type Access = "public" | "user" | "job" | "session";
 export type { JsonSchema };
 
 export type Tag =
-  "Jobs" | "Events" | "Webhooks" | "Schedules" | "Accounts" | "API keys" | "Team" | "Invites" | "Callbacks" | "Operations" | "Reference" | "Console";
+  | "Jobs"
+  | "Events"
+  | "Webhooks"
+  | "Schedules"
+  | "Accounts"
+  | "API keys"
+  | "Team"
+  | "Invites"
+  | "Audit log"
+  | "Single sign-on"
+  | "Callbacks"
+  | "Operations"
+  | "Reference"
+  | "Console";
 
 export type Example = { summary: string; value: unknown };
 
@@ -65,7 +78,7 @@ export type Input<A extends Access, Q, B, P extends string> = {
 };
 
 export type EndpointSpec<A extends Access, Q, B, P extends string> = {
-  method: "get" | "post" | "patch" | "delete";
+  method: "get" | "post" | "put" | "patch" | "delete";
   /** The Express pattern, e.g. /jobs/:id. */
   path: string;
   operationId: string;

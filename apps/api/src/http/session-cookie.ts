@@ -36,3 +36,34 @@ export function sessionTokenOf(req: Request): string | undefined {
   // The token is base64url: nothing to decode, and a malformed escape must not throw.
   return parseCookie(header, { decode: (value) => value })[SESSION_COOKIE];
 }
+
+/**
+ * The cookie that ties a single sign-on to the browser that started it (SPEC §16): a random token whose SHA-256 names
+ * the sign-in's stored state. SameSite=Lax, because the provider's redirect back is a cross-site navigation, which a
+ * Strict cookie would not accompany; HttpOnly, and sent only to /auth/sso.
+ */
+export const SSO_COOKIE = "conveyor_sso";
+const SSO_COOKIE_PATH = "/auth/sso";
+
+export function ssoCookie(token: string, maxAgeSeconds: number, config: CookieConfig): string {
+  return stringifySetCookie({
+    name: SSO_COOKIE,
+    value: token,
+    maxAge: Math.max(0, Math.floor(maxAgeSeconds)),
+    path: SSO_COOKIE_PATH,
+    httpOnly: true,
+    sameSite: "lax",
+    secure: secure(config),
+  });
+}
+
+export function clearedSsoCookie(config: CookieConfig): string {
+  return ssoCookie("", 0, config);
+}
+
+/** The single sign-on token the request carries, if any. */
+export function ssoFlowTokenOf(req: Request): string | undefined {
+  const header = req.get("cookie");
+  if (!header) return undefined;
+  return parseCookie(header, { decode: (value) => value })[SSO_COOKIE] || undefined;
+}

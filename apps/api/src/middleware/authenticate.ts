@@ -13,6 +13,7 @@ import { findLiveApiKey, findLiveSession, findMembership, touchApiKey, type ApiK
 import type { AppDeps } from "../context";
 import type { Access } from "../http/endpoint";
 import { AppError, forbidden, unauthorized } from "../http/errors";
+import { requestOrigin } from "../services/audit";
 import { clearedSessionCookie, sessionTokenOf } from "../http/session-cookie";
 import type { Caller } from "../services/deps";
 import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
@@ -67,14 +68,16 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     return owner;
   }
 
-  async function bearer(authorization: string): Promise<Caller> {
+  async function bearer(req: Request, authorization: string): Promise<Caller> {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization);
     const claims = match ? verifyToken(match[1]!, deps.config.JWT_SECRET, deps.clock.now()) : null;
     if (!claims) throw unauthorized("The bearer token is missing, malformed, expired or not signed by this service.");
     const membership = await findMembership(deps.db.pool, claims.orgId, claims.userId);
     if (!membership) throw unauthorized("This token's user is no longer a member of its organization.");
     if (membership.credentialVersion !== claims.version) throw unauthorized("This token was issued before the password changed; log in again.");
-    return { kind: "jwt", orgId: membership.orgId, userId: membership.userId, role: membership.role };
+    // Tokens come from password logins: once the organization requires single sign-on, only its owner's still work.
+    if (membership.ssoEnforced && membership.role !== "owner") throw ssoRequired();
+    return { kind: "jwt", orgId: membership.orgId, userId: membership.userId, role: membership.role, request: requestOrigin(req) };
   }
 
   /** The caller of a session cookie; a dead session's cookie is cleared with the refusal. */
@@ -93,7 +96,14 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
         `A request made with the console's session cookie must send the session's CSRF token in ${CSRF_HEADER} (from GET /auth/session).`,
       );
     }
-    return { kind: "session", orgId: live.orgId, userId: live.userId, role: live.role, session: { id: live.id, csrfToken: expected } };
+    return {
+      kind: "session",
+      orgId: live.orgId,
+      userId: live.userId,
+      role: live.role,
+      session: { id: live.id, csrfToken: expected, viaSso: live.viaSso },
+      request: requestOrigin(req),
+    };
   }
 
   async function identify(req: Request, access: Exclude<Access, "public">): Promise<Caller> {
@@ -103,13 +113,13 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
       return session(req, token);
     }
     const authorization = req.get("authorization");
-    if (authorization !== undefined) return bearer(authorization);
+    if (authorization !== undefined) return bearer(req, authorization);
     const apiKey = req.get("x-api-key");
     if (apiKey !== undefined) {
       const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
       if (!owner) throw unauthorized("The API key is not valid or has been revoked.");
       if (access !== "job") throw forbidden("API keys can only be used on the job endpoints; use a user token here.");
-      return { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId };
+      return { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId, request: requestOrigin(req) };
     }
     if (token !== undefined) return session(req, token);
     throw unauthorized();
@@ -126,6 +136,10 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     };
   };
 }
+
+/** Password credentials of a non-owner in an organization that requires single sign-on (SPEC §16). */
+export const ssoRequired = () =>
+  new AppError("sso_required", "This organization requires single sign-on: sign in through its identity provider (GET /auth/sso/start).");
 
 /** Refuses (403) callers whose role is not in `roles`. Place after an authenticate middleware. */
 export function requireRole(...roles: Role[]): RequestHandler {

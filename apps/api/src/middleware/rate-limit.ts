@@ -21,7 +21,7 @@ const JOBS_REDIS_TIMEOUT_MS = 300;
 /** At most one "limiter unavailable" warning per this interval. */
 const WARN_INTERVAL_MS = 30_000;
 
-export type AuthEndpoint = "login" | "signup" | "invite-check" | "invite-accept";
+export type AuthEndpoint = "login" | "signup" | "invite-check" | "invite-accept" | "sso";
 
 export type RateLimits = {
   /** AUTH_RATE_LIMIT_PER_MIN per client IP on one public auth endpoint. */

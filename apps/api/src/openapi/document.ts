@@ -29,6 +29,11 @@ const TAGS = [
   { name: "API keys", description: "Keys for services; managed with a user token or a console session, never with a key." },
   { name: "Team", description: "Members and invites of the organization; user tokens and console sessions only." },
   { name: "Invites", description: "Public: what an invitee uses to join." },
+  { name: "Audit log", description: "Who did what in the organization: every state-changing request of a person or an API key. Owners and admins." },
+  {
+    name: "Single sign-on",
+    description: "The organization's OpenID Connect provider (owners), and the sign-in through it that ends in a console session.",
+  },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
   { name: "Reference", description: "This document and its page." },

@@ -3,6 +3,7 @@
 import Joi from "joi";
 import { EVENT_TYPES, JOB_STATUSES, ROLES, WEBHOOK_EVENT_CHOICES, WEBHOOK_SECRET_PATTERN } from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
+import { auditSsoSchemas } from "./responses-audit-sso";
 
 const id = () => Joi.string().guid().description("UUID v7.");
 const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
@@ -236,6 +237,7 @@ export const responseSchemas = {
     error: Joi.string().allow(null).required().description("Why the attempt failed (the host is named, never the path), or null."),
     at: timestamp().required(),
   }),
+  ...auditSsoSchemas,
 } satisfies Record<string, Joi.ObjectSchema>;
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

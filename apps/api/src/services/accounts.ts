@@ -6,13 +6,21 @@ import {
   findMembershipDetails,
   findUserByEmail,
   findUserById,
+  inTransaction,
+  listSsoEnforcedOrgs,
   listUserOrgs,
   newId,
+  writeAuditEntry,
+  type AuditRequest,
+  type AuditWriter,
   type MembershipDetails,
 } from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
 import Joi from "joi";
+import type { Clock } from "../context";
 import { AppError, notFound, unauthorized, validationFailed } from "../http/errors";
+import { ssoRequired } from "../middleware/authenticate";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
 import { signToken } from "./tokens";
@@ -56,7 +64,7 @@ export async function signup(input: NewOrganization, deps: Pick<ServiceDeps, "db
   return { token, user: { ...user, role: "owner" }, org };
 }
 
-export type LoginInput = { email: string; password: string; orgId?: string };
+export type LoginInput = { email: string; password: string; orgId?: string; request: AuditRequest };
 export type OrgChoice = { id: string; name: string; role: Role };
 export type LoginResult = {
   token: string;
@@ -74,31 +82,94 @@ export type CheckedLogin = {
   orgs: OrgChoice[];
 };
 
+type LoginDeps = Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">;
+
 /**
  * Checks an email and password (counted against the account's failed-login budget) and picks the organization:
- * `orgId`, or the user's oldest membership. Shared by token logins and console sessions.
+ * `orgId`, or the user's oldest membership where a password may be used. A wrong password is recorded in the audit
+ * log of the organization asked for, or of each organization the account belongs to (an unknown email has none). In
+ * an organization that requires single sign-on (SPEC §16) only the owner may use a password: 403 `sso_required`.
  */
-export async function checkLogin(input: LoginInput, { db, config, failedLogins }: Pick<ServiceDeps, "db" | "config" | "failedLogins">): Promise<CheckedLogin> {
+export async function checkLogin(input: LoginInput, deps: LoginDeps): Promise<CheckedLogin> {
+  const { db, config, failedLogins } = deps;
   const email = normalizeEmail(input.email);
   await failedLogins.attempt(email);
   const user = await findUserByEmail(db.prisma, email);
   const valid = user ? await verifyPassword(input.password, user.passwordHash) : await verifyAgainstNothing(input.password, config.BCRYPT_COST);
-  if (!user || !valid) throw invalidLogin();
+  if (!user || !valid) {
+    if (user) await recordFailedLogin(db.pool, { userId: user.id, email, orgId: input.orgId, request: input.request, reason: "wrong_password" }, deps);
+    throw invalidLogin();
+  }
   await failedLogins.succeeded(email);
 
   const orgs = (await listUserOrgs(db.prisma, user.id)).map((o) => ({ id: o.orgId, name: o.orgName, role: o.role }));
-  const scope = input.orgId ? orgs.find((o) => o.id === input.orgId) : orgs[0];
+  const enforced = new Set(
+    await listSsoEnforcedOrgs(
+      db.pool,
+      orgs.map((o) => o.id),
+    ),
+  );
+  const passwordAllowed = (org: OrgChoice) => org.role === "owner" || !enforced.has(org.id);
+  const scope = input.orgId ? orgs.find((o) => o.id === input.orgId) : (orgs.find(passwordAllowed) ?? orgs[0]);
   if (!scope) {
     if (input.orgId) throw notFound("Organization");
     throw new AppError("forbidden", "This account does not belong to any organization; accept an invite first.");
+  }
+  if (!passwordAllowed(scope)) {
+    await recordFailedLogin(db.pool, { userId: user.id, email, orgId: scope.id, request: input.request, reason: "sso_required" }, deps);
+    throw ssoRequired();
   }
   // The version read with the password hash: a password change since then makes what is issued here useless.
   return { user: { id: user.id, email: user.email, credentialVersion: user.credentialVersion }, scope, orgs };
 }
 
+/**
+ * session.login_failed, in the organization asked for if the account belongs to it, else in each of the account's
+ * organizations. Nothing changed, so it is written on its own.
+ */
+async function recordFailedLogin(
+  db: AuditWriter,
+  attempt: { userId: string; email: string; orgId?: string; request: AuditRequest; reason: "wrong_password" | "sso_required" },
+  deps: Pick<ServiceDeps, "db" | "clock">,
+): Promise<void> {
+  const orgs = (await listUserOrgs(deps.db.prisma, attempt.userId)).map((o) => o.orgId);
+  const where = attempt.orgId && orgs.includes(attempt.orgId) ? [attempt.orgId] : orgs;
+  const at = deps.clock.now();
+  for (const orgId of where) {
+    await writeAuditEntry(db, {
+      orgId,
+      at,
+      actor: { type: "user", id: attempt.userId, label: attempt.email },
+      action: "session.login_failed",
+      target: { type: "user", id: attempt.userId, label: attempt.email },
+      request: attempt.request,
+      details: { method: "password", reason: attempt.reason },
+    });
+  }
+}
+
+/** session.login: `user` signed in to `orgId` with a password, for a token or a console session. */
+export function recordLogin(
+  db: AuditWriter,
+  login: { user: { id: string; email: string }; orgId: string; request: AuditRequest; credential: "token" | "session"; method: "password" | "sso" },
+  clock: Clock,
+): Promise<void> {
+  return writeAuditEntry(db, {
+    orgId: login.orgId,
+    at: clock.now(),
+    actor: { type: "user", id: login.user.id, label: login.user.email },
+    action: login.method === "sso" ? "sso.login" : "session.login",
+    target: { type: "user", id: login.user.id, label: login.user.email },
+    request: login.request,
+    details: { method: login.method, credential: login.credential },
+  });
+}
+
 /** Checks the password and issues a token scoped to `orgId`, or to the user's oldest membership. */
-export async function login(input: LoginInput, deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">): Promise<LoginResult> {
+export async function login(input: LoginInput, deps: LoginDeps): Promise<LoginResult> {
   const { user, scope, orgs } = await checkLogin(input, deps);
+  // Issuing a token changes nothing in the database: the entry is all there is to write.
+  await recordLogin(deps.db.pool, { user, orgId: scope.id, request: input.request, credential: "token", method: "password" }, deps.clock);
   return {
     token: signToken({ userId: user.id, orgId: scope.id, version: user.credentialVersion }, deps.config, deps.clock.now()),
     user: { id: user.id, email: user.email, role: scope.role },
@@ -113,7 +184,7 @@ export async function login(input: LoginInput, deps: Pick<ServiceDeps, "db" | "c
  */
 export async function changePassword(
   input: { caller: Caller; currentPassword: string; newPassword: string },
-  { db, config, failedLogins }: Pick<ServiceDeps, "db" | "config" | "failedLogins">,
+  { db, config, failedLogins, clock }: Pick<ServiceDeps, "db" | "config" | "failedLogins" | "clock">,
 ): Promise<void> {
   const { caller } = input;
   const user = await findUserById(db.prisma, caller.userId);
@@ -124,7 +195,10 @@ export async function changePassword(
   const problem = passwordProblem(input.newPassword);
   if (problem) throw validationFailed([{ path: "new_password", message: problem }]);
   const passwordHash = await hashPassword(input.newPassword, config.BCRYPT_COST);
-  await changeStoredPassword(db.pool, { userId: user.id, passwordHash, keepSessionId: caller.session?.id });
+  await inTransaction(db.pool, async (tx) => {
+    await changeStoredPassword(tx, { userId: user.id, passwordHash, keepSessionId: caller.session?.id });
+    await audit(tx, caller, clock, { action: "password.change", target: { type: "user", id: user.id, label: user.email } });
+  });
 }
 
 /** GET /me: the caller's user, organization and role. */

@@ -1,8 +1,10 @@
 // API keys (SPEC §3): any role creates keys and revokes its own; owners and admins see and revoke all of
 // the organization's keys, members only their own. The key itself is returned once, at creation.
-import { findApiKey, insertApiKey, isUuid, listApiKeys as listKeys, newId, revokeApiKey as revokeKey, type ApiKeyView } from "@conveyor/db";
+import { findApiKey, insertApiKey, isSsoEnforced, isUuid, listApiKeys as listKeys, newId, revokeApiKey as revokeKey, type ApiKeyView } from "@conveyor/db";
 import { forbidden, notFound } from "../http/errors";
+import { ssoRequired } from "../middleware/authenticate";
 import { generateApiKey } from "./api-key-secrets";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type ApiKeyJson = { id: string; name: string; prefix: string; created_by: string; created_at: string; last_used_at: string | null };
@@ -21,16 +23,27 @@ function toJson(key: ApiKeyView): ApiKeyJson {
   };
 }
 
+/** A new key; in an organization that requires single sign-on, only its owner may make one (403 sso_required). */
 export async function createApiKey(input: { caller: Caller; name: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<CreatedApiKeyJson> {
+  const { caller } = input;
+  if (caller.role !== "owner" && (await isSsoEnforced(db.pool, caller.orgId))) throw ssoRequired();
   const { key, prefix, hash } = generateApiKey();
-  const stored = await insertApiKey(db.prisma, {
-    id: newId(),
-    orgId: input.caller.orgId,
-    createdBy: input.caller.userId,
-    name: input.name,
-    prefix,
-    keyHash: hash,
-    at: clock.now(),
+  const stored = await db.prisma.$transaction(async (tx) => {
+    const stored = await insertApiKey(tx, {
+      id: newId(),
+      orgId: caller.orgId,
+      createdBy: caller.userId,
+      name: input.name,
+      prefix,
+      keyHash: hash,
+      at: clock.now(),
+    });
+    await audit(tx, caller, clock, {
+      action: "api_key.create",
+      target: { type: "api_key", id: stored.id, label: stored.name },
+      changes: { name: { before: null, after: stored.name } },
+    });
+    return stored;
   });
   return { id: stored.id, name: stored.name, prefix: stored.prefix, key, created_at: stored.createdAt.toISOString() };
 }
@@ -47,5 +60,10 @@ export async function revokeApiKey(input: { caller: Caller; id: string }, { db, 
   const key = isUuid(id) ? await findApiKey(db.prisma, caller.orgId, id) : null;
   if (!key) throw notFound("API key");
   if (key.createdBy !== caller.userId && !seesAllKeys(caller)) throw forbidden("Members can only revoke their own API keys.");
-  if (!(await revokeKey(db.prisma, { orgId: caller.orgId, id, at: clock.now() }))) throw notFound("API key");
+  const revoked = await db.prisma.$transaction(async (tx) => {
+    const revoked = await revokeKey(tx, { orgId: caller.orgId, id, at: clock.now() });
+    if (revoked) await audit(tx, caller, clock, { action: "api_key.revoke", target: { type: "api_key", id, label: key.name } });
+    return revoked;
+  });
+  if (!revoked) throw notFound("API key");
 }

@@ -1,6 +1,7 @@
 // What services receive. Every service is `async function name(options, deps)`: one options object with its
 // inputs (the caller among them), and these dependencies, whose `db` a caller may swap for a transaction.
 import type { Role } from "@conveyor/contracts";
+import type { AuditRequest } from "@conveyor/db";
 import type { AppDeps } from "../context";
 import type { EventHub } from "./event-hub";
 import type { JobCatalog } from "./job-catalog";
@@ -28,5 +29,7 @@ export type Caller = {
   /** Set when the caller used an API key. */
   apiKeyId?: string;
   /** Set when the caller used a console session cookie: the session and the CSRF token that goes with it. */
-  session?: { id: string; csrfToken: string };
+  session?: { id: string; csrfToken: string; viaSso: boolean };
+  /** Where the request came from, for the audit log (SPEC §16). */
+  request: AuditRequest;
 };

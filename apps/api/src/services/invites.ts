@@ -1,9 +1,21 @@
 // Invites (SPEC §4): single-use links valid for 72 hours. A new invite for the same email replaces the
 // pending one; accepting creates the account or, for an existing account, requires its current password.
 import type { Role } from "@conveyor/contracts";
-import { findInviteByTokenHash, findUserByEmail, isMemberByEmail, newId, redeemInvite, replaceInvite, type InviteRecord } from "@conveyor/db";
+import {
+  findInviteByTokenHash,
+  findUserByEmail,
+  inTransaction,
+  isMemberByEmail,
+  newId,
+  redeemInvite,
+  replaceInvite,
+  writeAuditEntry,
+  type AuditRequest,
+  type InviteRecord,
+} from "@conveyor/db";
 import { AppError, forbidden, unauthorized, validationFailed } from "../http/errors";
 import { normalizeEmail } from "./accounts";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { generateInviteToken, hashInviteToken, looksLikeInviteToken } from "./invite-tokens";
 import { hashPassword, passwordProblem, verifyPassword } from "./passwords";
@@ -32,7 +44,16 @@ export async function createInvite(
   const now = clock.now();
   const { token, hash } = generateInviteToken();
   const expiresAt = new Date(now.getTime() + INVITE_TTL_MS);
-  await replaceInvite(db.prisma, { id: newId(), orgId: caller.orgId, email, role, tokenHash: hash, invitedBy: caller.userId, expiresAt, at: now });
+  const id = newId();
+  await inTransaction(db.pool, async (tx) => {
+    await replaceInvite(tx, { id, orgId: caller.orgId, email, role, tokenHash: hash, invitedBy: caller.userId, expiresAt, at: now });
+    await audit(tx, caller, clock, {
+      action: "member.invite",
+      target: { type: "invite", id, label: email },
+      changes: { email: { before: null, after: email }, role: { before: null, after: role } },
+      details: { expires_at: expiresAt.toISOString() },
+    });
+  });
   return { invite_url: `${config.PUBLIC_URL}/accept-invite?token=${token}`, email, expires_at: expiresAt.toISOString() };
 }
 
@@ -64,7 +85,7 @@ export type AcceptedInviteJson = { token: string; user: { id: string; email: str
 
 /** Exactly one of any number of concurrent accepts of the same token succeeds; the others get 410. */
 export async function acceptInvite(
-  input: { token: string; password: string },
+  input: { token: string; password: string; request: AuditRequest },
   deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
 ): Promise<AcceptedInviteJson> {
   const { db, config, clock } = deps;
@@ -96,7 +117,21 @@ export async function acceptInvite(
     }
 
     const now = clock.now();
-    const outcome = await redeemInvite(db.prisma, { inviteId: invite.id, orgId: invite.orgId, email: invite.email, role: invite.role, at: now, user });
+    const outcome = await redeemInvite(
+      db.pool,
+      { inviteId: invite.id, orgId: invite.orgId, email: invite.email, role: invite.role, at: now, user },
+      (tx, userId) =>
+        writeAuditEntry(tx, {
+          orgId: invite.orgId,
+          at: now,
+          actor: { type: "user", id: userId, label: invite.email },
+          action: "invite.accept",
+          target: { type: "invite", id: invite.id, label: invite.email },
+          request: input.request,
+          changes: { role: { before: null, after: invite.role } },
+          details: { account: "existingId" in user ? "existing" : "created" },
+        }),
+    );
     switch (outcome.kind) {
       case "accepted":
         return {

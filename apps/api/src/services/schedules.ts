@@ -5,6 +5,7 @@ import { checkCron, checkTimezone, nextTick, type ScheduleTiming } from "@convey
 import {
   deleteSchedule as deleteRow,
   findSchedule,
+  inTransaction,
   insertSchedule,
   isUuid,
   listSchedules as listRows,
@@ -14,6 +15,7 @@ import {
   type ScheduleRow,
 } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type ScheduleInput = { name: string; cron: string; timezone: string; job: JobTemplate; paused: boolean };
@@ -94,17 +96,25 @@ export async function createSchedule(
   const now = deps.clock.now();
   const input = checkTiming(options.input, now);
   const job = await checkTemplate(input.job, deps);
-  const row = await insertSchedule(deps.db.pool, {
-    id: newId(),
-    orgId: caller.orgId,
-    name: input.name,
-    cron: input.cron,
-    timezone: input.timezone,
-    job,
-    paused: input.paused,
-    nextRunAt: nextRunAt(input, null, now),
-    createdBy: caller.userId,
-    createdAt: now,
+  const row = await inTransaction(deps.db.pool, async (tx) => {
+    const row = await insertSchedule(tx, {
+      id: newId(),
+      orgId: caller.orgId,
+      name: input.name,
+      cron: input.cron,
+      timezone: input.timezone,
+      job,
+      paused: input.paused,
+      nextRunAt: nextRunAt(input, null, now),
+      createdBy: caller.userId,
+      createdAt: now,
+    });
+    await audit(tx, caller, deps.clock, {
+      action: "schedule.create",
+      target: { type: "schedule", id: row.id, label: row.name },
+      changes: changedFields({}, auditedFields(row)),
+    });
+    return row;
   });
   return toJson(row);
 }
@@ -154,23 +164,67 @@ export async function updateSchedule(
   const now = deps.clock.now();
   const patch = checkTiming(options.patch, now);
   const job = patch.job === undefined ? undefined : await checkTemplate(patch.job, deps);
-  const row = await updateRow(deps.db.pool, { orgId: caller.orgId, id, at: now }, (current) => {
-    const next = {
-      name: patch.name ?? current.name,
-      cron: patch.cron ?? current.cron,
-      timezone: patch.timezone ?? current.timezone,
-      job: job ?? current.job,
-      paused: patch.paused ?? current.paused,
-    };
-    const timingChanged = next.cron !== current.cron || next.timezone !== current.timezone || next.paused !== current.paused;
-    return { ...next, nextRunAt: timingChanged ? nextRunAt(next, current.lastRunAt, now) : current.nextRunAt };
-  });
+  const row = await updateRow(
+    deps.db.pool,
+    { orgId: caller.orgId, id, at: now },
+    (current) => {
+      const next = {
+        name: patch.name ?? current.name,
+        cron: patch.cron ?? current.cron,
+        timezone: patch.timezone ?? current.timezone,
+        job: job ?? current.job,
+        paused: patch.paused ?? current.paused,
+      };
+      const timingChanged = next.cron !== current.cron || next.timezone !== current.timezone || next.paused !== current.paused;
+      return { ...next, nextRunAt: timingChanged ? nextRunAt(next, current.lastRunAt, now) : current.nextRunAt };
+    },
+    async (tx, before, after) => {
+      const changes = changedFields(auditedFields(before), auditedFields(after));
+      const payloadChanged = JSON.stringify(before.job.payload) !== JSON.stringify(after.job.payload);
+      // An edit that changes nothing is not recorded.
+      if (Object.keys(changes).length === 0 && !payloadChanged) return;
+      await audit(tx, caller, deps.clock, {
+        action: "schedule.update",
+        target: { type: "schedule", id: after.id, label: after.name },
+        changes,
+        details: payloadChanged ? { payload_changed: true } : null,
+      });
+    },
+  );
   if (!row) throw notFound("Schedule");
   return toJson(row);
 }
 
 /** Deletes a schedule: no tick after this returns creates a job. The jobs it made stay, with their schedule_id. */
-export async function deleteSchedule(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">): Promise<void> {
-  const deleted = isUuid(options.id) && (await deleteRow(deps.db.pool, options.caller.orgId, options.id));
+export async function deleteSchedule(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
+  const { caller, id } = options;
+  const deleted =
+    isUuid(id) &&
+    (await inTransaction(deps.db.pool, async (tx) => {
+      const row = await findSchedule(tx, caller.orgId, id);
+      if (!row || !(await deleteRow(tx, caller.orgId, id))) return false;
+      await audit(tx, caller, deps.clock, {
+        action: "schedule.delete",
+        target: { type: "schedule", id: row.id, label: row.name },
+        changes: changedFields(auditedFields(row), {}),
+      });
+      return true;
+    }));
   if (!deleted) throw notFound("Schedule");
+}
+
+/**
+ * What the audit log records of a schedule: its timing and the kind of job it makes — never the job's payload, which
+ * may hold anything (an edit of it is only noted as `payload_changed`).
+ */
+function auditedFields(row: ScheduleRow): Record<string, unknown> {
+  return {
+    name: row.name,
+    cron: row.cron,
+    timezone: row.timezone,
+    paused: row.paused,
+    job_type: row.job.type,
+    max_retries: row.job.max_retries,
+    priority: row.job.priority,
+  };
 }

@@ -2,10 +2,23 @@
 // cookie; the body tells the console who it is, where, and the CSRF token it must send with every change. Sessions
 // last SESSION_TTL from the login (fixed: use does not extend them); logout, a password change and a removal from the
 // organization end them.
-import { deleteSession, deleteSessionByTokenHash, findMembershipDetails, insertSession, listUserOrgs, moveSession, newId } from "@conveyor/db";
+import {
+  deleteSession,
+  deleteSessionByTokenHash,
+  findMembershipDetails,
+  inTransaction,
+  insertSession,
+  isSsoEnforced,
+  listUserOrgs,
+  moveSession,
+  newId,
+} from "@conveyor/db";
+import type pg from "pg";
 import { durationMs } from "../env";
-import { notFound, unauthorized } from "../http/errors";
-import { checkLogin, type LoginInput, type OrgChoice } from "./accounts";
+import { AppError, notFound, unauthorized } from "../http/errors";
+import { ssoRequired } from "../middleware/authenticate";
+import { checkLogin, recordLogin, type LoginInput, type OrgChoice } from "./accounts";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { csrfKey, csrfToken, generateSessionToken, hashSessionToken, looksLikeSessionToken } from "./session-secrets";
 
@@ -17,41 +30,72 @@ export type SessionJson = {
   csrf_token: string;
 };
 
-/** What GET /auth/session and its siblings answer, for the caller's current organization. */
-async function sessionJson(userId: string, orgId: string, csrf: string, { db }: Pick<ServiceDeps, "db">): Promise<SessionJson> {
+/**
+ * What GET /auth/session and its siblings answer, for the caller's current organization. A session begun through an
+ * organization's single sign-on stays in it, so it lists that organization only.
+ */
+async function sessionJson(userId: string, orgId: string, csrf: string, viaSso: boolean, { db }: Pick<ServiceDeps, "db">): Promise<SessionJson> {
   const [details, orgs] = await Promise.all([findMembershipDetails(db.prisma, orgId, userId), listUserOrgs(db.prisma, userId)]);
   // Read a moment ago by the authenticator (or the login); gone only if the member was removed since.
   if (!details) throw unauthorized("The console session has ended or expired; log in again.");
-  return { ...details, orgs: orgs.map((o) => ({ id: o.orgId, name: o.orgName, role: o.role })), csrf_token: csrf };
+  const listed = viaSso ? orgs.filter((o) => o.orgId === orgId) : orgs;
+  return { ...details, orgs: listed.map((o) => ({ id: o.orgId, name: o.orgName, role: o.role })), csrf_token: csrf };
 }
 
 export type StartedSession = { token: string; maxAgeSeconds: number; body: SessionJson };
 
+/** A console session stored in `tx` (its token only in the returned value), and how to answer it once committed. */
+export type NewConsoleSession = { finish(): Promise<StartedSession> };
+
+/**
+ * Stores a console session for a member whose identity is established (a password checked, or a provider's ID token
+ * verified) in `tx`, the transaction that also records the login. The session of the cookie the browser sent
+ * (`replacing`), if any, ends: the new cookie takes its place.
+ */
+export async function insertConsoleSession(
+  tx: pg.PoolClient,
+  input: { user: { id: string; credentialVersion: number }; orgId: string; replacing?: string; viaSso: boolean },
+  deps: Pick<ServiceDeps, "db" | "config" | "clock">,
+): Promise<NewConsoleSession> {
+  const { user, orgId, viaSso } = input;
+  const { token, hash } = generateSessionToken();
+  const now = deps.clock.now();
+  const ttlMs = durationMs(deps.config.SESSION_TTL);
+  if (input.replacing !== undefined && looksLikeSessionToken(input.replacing)) await deleteSessionByTokenHash(tx, hashSessionToken(input.replacing));
+  await insertSession(tx, {
+    id: newId(),
+    tokenHash: hash,
+    userId: user.id,
+    orgId,
+    credentialVersion: user.credentialVersion,
+    at: now,
+    expiresAt: new Date(now.getTime() + ttlMs),
+    viaSso,
+  });
+  return {
+    finish: async () => ({
+      token,
+      maxAgeSeconds: ttlMs / 1000,
+      body: await sessionJson(user.id, orgId, csrfToken(csrfKey(deps.config.JWT_SECRET), hash), viaSso, deps),
+    }),
+  };
+}
+
 /**
  * Logs in with a password (the same checks, refusals and failed-login limits as POST /auth/login) and starts a
  * session in `orgId` or the user's oldest organization. The token goes in the cookie; only its SHA-256 is stored.
- * The session of the cookie the browser sent (`replacing`), if any, ends: the new cookie takes its place.
  */
 export async function startSession(
   input: LoginInput & { replacing?: string },
   deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
 ): Promise<StartedSession> {
   const { user, scope } = await checkLogin(input, deps);
-  if (input.replacing !== undefined && looksLikeSessionToken(input.replacing)) await deleteSessionByTokenHash(deps.db.pool, hashSessionToken(input.replacing));
-  const { token, hash } = generateSessionToken();
-  const now = deps.clock.now();
-  const ttlMs = durationMs(deps.config.SESSION_TTL);
-  await insertSession(deps.db.pool, {
-    id: newId(),
-    tokenHash: hash,
-    userId: user.id,
-    orgId: scope.id,
-    credentialVersion: user.credentialVersion,
-    at: now,
-    expiresAt: new Date(now.getTime() + ttlMs),
+  const session = await inTransaction(deps.db.pool, async (tx) => {
+    const session = await insertConsoleSession(tx, { user, orgId: scope.id, replacing: input.replacing, viaSso: false }, deps);
+    await recordLogin(tx, { user, orgId: scope.id, request: input.request, credential: "session", method: "password" }, deps.clock);
+    return session;
   });
-  const body = await sessionJson(user.id, scope.id, csrfToken(csrfKey(deps.config.JWT_SECRET), hash), deps);
-  return { token, maxAgeSeconds: ttlMs / 1000, body };
+  return session.finish();
 }
 
 function sessionOf(caller: Caller): NonNullable<Caller["session"]> {
@@ -63,19 +107,34 @@ function sessionOf(caller: Caller): NonNullable<Caller["session"]> {
 /** GET /auth/session: who the session is, in which organization, and its CSRF token. */
 export async function describeSession(input: { caller: Caller }, deps: Pick<ServiceDeps, "db">): Promise<SessionJson> {
   const { caller } = input;
-  return sessionJson(caller.userId, caller.orgId, sessionOf(caller).csrfToken, deps);
+  const session = sessionOf(caller);
+  return sessionJson(caller.userId, caller.orgId, session.csrfToken, session.viaSso, deps);
 }
 
-/** POST /auth/session/org: the session continues in another organization of its user (404 for any other). */
+/**
+ * POST /auth/session/org: the session continues in another organization of its user (404 for any other). A session
+ * begun through single sign-on stays in its organization (403: that provider vouched for this one only), and a
+ * password session cannot enter an organization that requires single sign-on unless its user owns it.
+ */
 export async function switchSessionOrg(input: { caller: Caller; orgId: string }, deps: Pick<ServiceDeps, "db">): Promise<SessionJson> {
   const { caller } = input;
   const session = sessionOf(caller);
   const orgId = input.orgId.toLowerCase();
+  if (session.viaSso && orgId !== caller.orgId) {
+    throw new AppError("forbidden", "A session begun with single sign-on stays in its organization; log in again to use another one.");
+  }
+  const membership = (await listUserOrgs(deps.db.prisma, caller.userId)).find((o) => o.orgId === orgId);
+  if (!membership) throw notFound("Organization");
+  if (!session.viaSso && membership.role !== "owner" && (await isSsoEnforced(deps.db.pool, orgId))) throw ssoRequired();
   if (!(await moveSession(deps.db.pool, { sessionId: session.id, userId: caller.userId, orgId }))) throw notFound("Organization");
-  return sessionJson(caller.userId, orgId, session.csrfToken, deps);
+  return sessionJson(caller.userId, orgId, session.csrfToken, session.viaSso, deps);
 }
 
 /** DELETE /auth/session: logout. */
-export async function endSession(input: { caller: Caller }, deps: Pick<ServiceDeps, "db">): Promise<void> {
-  await deleteSession(deps.db.pool, sessionOf(input.caller).id);
+export async function endSession(input: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
+  const { caller } = input;
+  await inTransaction(deps.db.pool, async (tx) => {
+    await deleteSession(tx, sessionOf(caller).id);
+    await audit(tx, caller, deps.clock, { action: "session.logout", target: { type: "user", id: caller.userId } });
+  });
 }

@@ -10,16 +10,21 @@ import {
   describeActor,
   findJob,
   findOrgJobs,
+  inTransaction,
+  insertJobs,
   isUuid,
   newId,
   replaySources,
   selectBulkTargets,
+  type AuditChange,
   type BulkAction,
   type JobDetail,
   type NewJob,
   type ReplaySource,
 } from "@conveyor/db";
+import type pg from "pg";
 import { AppError, notFound } from "../http/errors";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import type { Accepted } from "./jobs";
 
@@ -29,12 +34,17 @@ const cancelChannel = (prefix: string) => `${prefix}:cancel`;
 /** Cancels one job; answers with the job as it is now. 404 for another org's or no job, 409 for a final one. */
 export async function cancelJob(
   options: { caller: Caller; id: string },
-  deps: Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger">,
+  deps: Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger" | "clock">,
 ): Promise<JobDetail> {
   const { caller, id } = options;
   if (!isUuid(id)) throw notFound("Job");
   const by = await describeActor(deps.db.pool, { userId: caller.userId, apiKeyId: caller.apiKeyId });
-  const [outcome] = await cancelJobs(deps.db.pool, { orgId: caller.orgId, ids: [id], by });
+  const outcome = await inTransaction(deps.db.pool, async (tx) => {
+    const [outcome] = await cancelJobs(tx, { orgId: caller.orgId, ids: [id], by });
+    // A job that was final, or already asked to stop, did not change: nothing to record.
+    if (outcome?.changed) await audit(tx, caller, deps.clock, { action: "job.cancel", target: { type: "job", id }, changes: cancelChanges(outcome.previous) });
+    return outcome;
+  });
   if (!outcome) throw notFound("Job");
   if (outcome.previous !== "pending" && outcome.previous !== "processing") {
     throw new AppError("job_finished", `The job is already ${outcome.previous}; only a pending or processing job can be cancelled. Replay it to run it again.`);
@@ -80,32 +90,40 @@ function replayOf(source: ReplaySource, orgId: string, now: Date): NewJob {
   };
 }
 
-/** Replays the org's final jobs among `ids`; answers how many replays were created. */
-async function replayMany(ids: readonly string[], caller: Caller, deps: SteeringDeps): Promise<number> {
+/** Replays the org's final jobs among `ids` in `tx`; answers how many replays were created. */
+async function replayMany(ids: readonly string[], caller: Caller, deps: SteeringDeps, tx: pg.PoolClient): Promise<number> {
   let created = 0;
-  for await (const piece of replaySources(deps.db.pool, { orgId: caller.orgId, ids, maxBytes: REPLAY_PIECE_BYTES })) {
+  for await (const piece of replaySources(tx, { orgId: caller.orgId, ids, maxBytes: REPLAY_PIECE_BYTES })) {
     const now = deps.clock.now();
-    await deps.writer.insert(piece.map((source) => replayOf(source, caller.orgId, now)));
+    await insertJobs(
+      tx,
+      piece.map((source) => replayOf(source, caller.orgId, now)),
+    );
     created += piece.length;
   }
   return created;
 }
 
-/** Cancels the org's jobs among `ids`, 1,000 per statement; answers how many this call changed. */
-async function cancelMany(ids: readonly string[], caller: Caller, deps: SteeringDeps): Promise<number> {
+/** Jobs the workers are told about once the cancellations commit. */
+type Cancelled = { running: string[]; handedOver: { id: string; type: string }[] };
+
+/** Cancels the org's jobs among `ids` in `tx`, 1,000 per statement; answers how many this call changed. */
+async function cancelMany(ids: readonly string[], caller: Caller, deps: SteeringDeps, tx: pg.PoolClient, told: Cancelled): Promise<number> {
   if (ids.length === 0) return 0;
   const by = await describeActor(deps.db.pool, { userId: caller.userId, apiKeyId: caller.apiKeyId });
   let changed = 0;
   for (let start = 0; start < ids.length; start += CANCEL_CHUNK) {
-    const outcomes = await cancelJobs(deps.db.pool, { orgId: caller.orgId, ids: ids.slice(start, start + CANCEL_CHUNK), by });
+    const outcomes = await cancelJobs(tx, { orgId: caller.orgId, ids: ids.slice(start, start + CANCEL_CHUNK), by });
     changed += outcomes.filter((o) => o.changed).length;
-    await tellWorkers(
-      outcomes.filter((o) => o.changed && o.previous === "processing").map((o) => o.id),
-      outcomes.filter((o) => o.dispatched),
-      deps,
-    );
+    told.running.push(...outcomes.filter((o) => o.changed && o.previous === "processing").map((o) => o.id));
+    told.handedOver.push(...outcomes.filter((o) => o.dispatched));
   }
   return changed;
+}
+
+/** The audit log's before/after of a cancellation (SPEC §16): a pending job is cancelled, a processing one asked to stop. */
+function cancelChanges(previous: string): Record<string, AuditChange> {
+  return previous === "pending" ? { status: { before: "pending", after: "cancelled" } } : { cancel_requested: { before: false, after: true } };
 }
 
 /**
@@ -122,12 +140,15 @@ export async function replayJob(options: { caller: Caller; id: string }, deps: S
       `The job is still ${job.status}; only a done, failed or cancelled job can be replayed. Cancel it first to replay it now.`,
     );
   }
-  let replay: string | undefined;
-  for await (const [source] of replaySources(deps.db.pool, { orgId: caller.orgId, ids: [id], maxBytes: REPLAY_PIECE_BYTES })) {
-    const created = replayOf(source!, caller.orgId, deps.clock.now());
-    await deps.writer.insert([created]);
-    replay = created.id;
-  }
+  const replay = await inTransaction(deps.db.pool, async (tx) => {
+    for await (const [source] of replaySources(tx, { orgId: caller.orgId, ids: [id], maxBytes: REPLAY_PIECE_BYTES })) {
+      const created = replayOf(source!, caller.orgId, deps.clock.now());
+      await insertJobs(tx, [created]);
+      await audit(tx, caller, deps.clock, { action: "job.replay", target: { type: "job", id }, details: { replay_id: created.id } });
+      return created.id;
+    }
+    return undefined;
+  });
   // Final jobs stay final; only retention, deleting it in between, gets here.
   if (!replay) throw notFound("Job");
   return { id: replay, status: "pending" };
@@ -148,24 +169,39 @@ export type BulkResult = { action: BulkAction; matched: number; affected: number
  */
 export async function bulkJobs(options: { caller: Caller; input: BulkInput }, deps: SteeringDeps): Promise<BulkResult> {
   const { caller, input } = options;
-  let targets: string[];
-  let matched: number;
-  let more = false;
-  if (input.ids) {
-    const found = await findOrgJobs(deps.db.pool, caller.orgId, [...new Set(input.ids.map((id) => id.toLowerCase()))]);
-    matched = found.length;
-    targets = found.filter((job) => BULK_ACTION_STATUSES[input.action].includes(job.status)).map((job) => job.id);
-  } else {
-    const selected = await selectBulkTargets(deps.db.pool, {
-      orgId: caller.orgId,
-      filter: toJobFilter(input.filter ?? {}),
-      action: input.action,
-      limit: BULK_LIMIT + 1,
-    });
-    more = selected.length > BULK_LIMIT;
-    targets = selected.slice(0, BULK_LIMIT);
-    matched = targets.length;
-  }
-  const affected = input.action === "cancel" ? await cancelMany(targets, caller, deps) : await replayMany(targets, caller, deps);
-  return { action: input.action, matched, affected, has_more: more };
+  const told: Cancelled = { running: [], handedOver: [] };
+  // One transaction with its audit entry: the whole call happens, and is recorded, or none of it does.
+  const result = await inTransaction(deps.db.pool, async (tx) => {
+    let targets: string[];
+    let matched: number;
+    let more = false;
+    if (input.ids) {
+      const found = await findOrgJobs(tx, caller.orgId, [...new Set(input.ids.map((id) => id.toLowerCase()))]);
+      matched = found.length;
+      targets = found.filter((job) => BULK_ACTION_STATUSES[input.action].includes(job.status)).map((job) => job.id);
+    } else {
+      const selected = await selectBulkTargets(tx, {
+        orgId: caller.orgId,
+        filter: toJobFilter(input.filter ?? {}),
+        action: input.action,
+        limit: BULK_LIMIT + 1,
+      });
+      more = selected.length > BULK_LIMIT;
+      targets = selected.slice(0, BULK_LIMIT);
+      matched = targets.length;
+    }
+    const affected = input.action === "cancel" ? await cancelMany(targets, caller, deps, tx, told) : await replayMany(targets, caller, deps, tx);
+    const result: BulkResult = { action: input.action, matched, affected, has_more: more };
+    if (affected > 0) await audit(tx, caller, deps.clock, { action: "jobs.bulk", details: { ...result, ...bulkSelection(input) } });
+    return result;
+  });
+  await tellWorkers(told.running, told.handedOver, deps);
+  return result;
+}
+
+/** How the audit log describes what a bulk call chose: the filter without `q` (a payload value), or how many ids. */
+function bulkSelection(input: BulkInput): Record<string, unknown> {
+  if (input.ids) return { ids: input.ids.length };
+  const { q, ...filter } = input.filter ?? {};
+  return { filter: q === undefined ? filter : { ...filter, q: "(not recorded)" } };
 }

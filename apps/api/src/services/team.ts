@@ -2,6 +2,7 @@
 // role checks; every query names the caller's organization, so another organization's ids are 404s.
 import {
   changeMemberRole as changeStoredRole,
+  inTransaction,
   isUuid,
   listOrgMembers,
   listOrgMembersPage,
@@ -13,6 +14,7 @@ import {
 } from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
 import { AppError, notFound, validationFailed } from "../http/errors";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type MemberJson = { id: string; email: string; role: Role; joined_at: string };
@@ -63,13 +65,24 @@ export async function listMembers(
  */
 export async function changeMemberRole(
   input: { caller: Caller; userId: string; role: "admin" | "member" },
-  { db }: Pick<ServiceDeps, "db">,
+  { db, clock }: Pick<ServiceDeps, "db" | "clock">,
 ): Promise<MemberJson> {
   const { caller, role } = input;
   if (!isUuid(input.userId)) throw notFound("Member");
   const userId = input.userId.toLowerCase();
   if (userId === caller.userId) throw new AppError("cannot_change_own_role", "You cannot change your own role in the organization you own.");
-  const change = await changeStoredRole(db.prisma, { orgId: caller.orgId, userId, role });
+  const change = await inTransaction(db.pool, async (tx) => {
+    const change = await changeStoredRole(tx, { orgId: caller.orgId, userId, role });
+    // A role set to what it was changes nothing, and is not recorded.
+    if (change.kind === "changed" && change.before !== role) {
+      await audit(tx, caller, clock, {
+        action: "member.role_change",
+        target: { type: "user", id: userId, label: change.member.email },
+        changes: { role: { before: change.before, after: role } },
+      });
+    }
+    return change;
+  });
   switch (change.kind) {
     case "not_member":
       throw notFound("Member");
@@ -86,12 +99,23 @@ export async function changeMemberRole(
  * malformed ids).
  */
 export async function removeMember(input: { caller: Caller; userId: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
-  const { caller, userId } = input;
-  if (!isUuid(userId)) throw notFound("Member");
-  if (userId.toLowerCase() === caller.userId) {
+  const { caller } = input;
+  if (!isUuid(input.userId)) throw notFound("Member");
+  const userId = input.userId.toLowerCase();
+  if (userId === caller.userId) {
     throw new AppError("cannot_remove_self", "You cannot remove yourself from the organization you own.");
   }
-  const removed = await removeMembership(db.prisma, { orgId: caller.orgId, userId: userId.toLowerCase(), at: clock.now() });
+  const removed = await inTransaction(db.pool, async (tx) => {
+    const removed = await removeMembership(tx, { orgId: caller.orgId, userId, at: clock.now() });
+    if (removed) {
+      await audit(tx, caller, clock, {
+        action: "member.remove",
+        target: { type: "user", id: userId, label: removed.email },
+        changes: { role: { before: removed.role, after: null } },
+      });
+    }
+    return removed;
+  });
   if (!removed) throw notFound("Member");
 }
 
@@ -112,6 +136,20 @@ export async function listInvites(input: { caller: Caller }, { db, clock }: Pick
 
 /** Withdraws a pending invite: its link then answers 410 invite_expired. 404 for anything else. */
 export async function revokeInvite(input: { caller: Caller; id: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
-  const { caller, id } = input;
-  if (!isUuid(id) || !(await withdrawInvite(db.prisma, { orgId: caller.orgId, id: id.toLowerCase(), at: clock.now() }))) throw notFound("Invite");
+  const { caller } = input;
+  if (!isUuid(input.id)) throw notFound("Invite");
+  const id = input.id.toLowerCase();
+  const withdrawn = await inTransaction(db.pool, async (tx) => {
+    const withdrawn = await withdrawInvite(tx, { orgId: caller.orgId, id, at: clock.now() });
+    if (withdrawn) {
+      await audit(tx, caller, clock, {
+        action: "invite.revoke",
+        target: { type: "invite", id, label: withdrawn.email },
+        changes: { status: { before: "pending", after: "revoked" } },
+        details: { role: withdrawn.role },
+      });
+    }
+    return withdrawn;
+  });
+  if (!withdrawn) throw notFound("Invite");
 }

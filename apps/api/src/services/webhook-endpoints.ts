@@ -6,6 +6,7 @@ import { urlPolicy, webhookSecretsKey } from "@conveyor/config";
 import { urlRefusal, WEBHOOK_PREVIOUS_SECRET_TTL_MS, type WebhookEventChoice } from "@conveyor/contracts";
 import {
   deleteWebhookEndpoint as deleteEndpoint,
+  inTransaction,
   insertWebhookEndpoint,
   isUuid,
   listWebhookDeliveries as listDeliveries,
@@ -17,20 +18,27 @@ import {
   type WebhookEndpointView,
 } from "@conveyor/db";
 import { notFound, validationFailed } from "../http/errors";
+import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type WebhookEndpointInput = { url: string; events: WebhookEventChoice[]; description?: string };
 export type WebhookEndpointJson = WebhookEndpointView;
 export type WebhookEndpointWithSecret = WebhookEndpointView & { secret: string };
 
-type Deps = Pick<ServiceDeps, "db" | "config">;
+type Deps = Pick<ServiceDeps, "db" | "config" | "clock">;
+
+/**
+ * How the audit log names an endpoint: its description, or its host. Never its URL: a receiver's path or query often
+ * is its secret (Slack's incoming webhooks).
+ */
+const endpointLabel = (endpoint: Pick<WebhookEndpointView, "description" | "url">) => endpoint.description || new URL(endpoint.url).host;
 
 /** `whsec_` + 32 random bytes in base64: the Standard Webhooks form, which receivers' libraries take as it is. */
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 
 export async function createWebhookEndpoint(
   options: { caller: Caller; input: WebhookEndpointInput },
-  { db, config }: Deps,
+  { db, config, clock }: Deps,
 ): Promise<WebhookEndpointWithSecret> {
   const { caller, input } = options;
   // The same rule the workers apply again to every address the host resolves to, at every delivery.
@@ -38,14 +46,26 @@ export async function createWebhookEndpoint(
   if (refusal) throw validationFailed([{ path: "url", message: refusal }]);
   const id = newId();
   const secret = newSecret();
-  const endpoint = await insertWebhookEndpoint(db.pool, {
-    id,
-    orgId: caller.orgId,
-    url: input.url,
-    description: input.description || null,
-    events: input.events,
-    sealedSecret: sealSecret(webhookSecretsKey(config), secret, id),
-    createdBy: caller.userId,
+  const endpoint = await inTransaction(db.pool, async (tx) => {
+    const endpoint = await insertWebhookEndpoint(tx, {
+      id,
+      orgId: caller.orgId,
+      url: input.url,
+      description: input.description || null,
+      events: input.events,
+      sealedSecret: sealSecret(webhookSecretsKey(config), secret, id),
+      createdBy: caller.userId,
+    });
+    await audit(tx, caller, clock, {
+      action: "webhook_endpoint.create",
+      target: { type: "webhook_endpoint", id, label: endpointLabel(endpoint) },
+      changes: {
+        host: { before: null, after: new URL(endpoint.url).host },
+        events: { before: null, after: endpoint.events },
+        ...(endpoint.description ? { description: { before: null, after: endpoint.description } } : {}),
+      },
+    });
+    return endpoint;
   });
   return { ...endpoint, secret };
 }
@@ -54,21 +74,42 @@ export async function listWebhookEndpoints(options: { caller: Caller }, { db }: 
   return listEndpoints(db.pool, options.caller.orgId);
 }
 
-export async function deleteWebhookEndpoint(options: { caller: Caller; id: string }, { db }: Pick<ServiceDeps, "db">): Promise<void> {
-  const deleted = isUuid(options.id) && (await deleteEndpoint(db.pool, options.caller.orgId, options.id));
+export async function deleteWebhookEndpoint(options: { caller: Caller; id: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
+  const { caller, id } = options;
+  const deleted =
+    isUuid(id) &&
+    (await inTransaction(db.pool, async (tx) => {
+      const deleted = await deleteEndpoint(tx, caller.orgId, id);
+      if (deleted)
+        await audit(tx, caller, clock, {
+          action: "webhook_endpoint.delete",
+          target: { type: "webhook_endpoint", id: deleted.id, label: endpointLabel(deleted) },
+        });
+      return deleted;
+    }));
   if (!deleted) throw notFound("Webhook endpoint");
 }
 
 /** A new secret, returned once; the one it replaces keeps signing beside it for 24 hours. */
-export async function rotateWebhookSecret(options: { caller: Caller; id: string }, { db, config }: Deps): Promise<WebhookEndpointWithSecret> {
+export async function rotateWebhookSecret(options: { caller: Caller; id: string }, { db, config, clock }: Deps): Promise<WebhookEndpointWithSecret> {
   const { caller, id } = options;
   const secret = newSecret();
   const endpoint = isUuid(id)
-    ? await rotateSecret(db.pool, {
-        orgId: caller.orgId,
-        id,
-        sealedSecret: sealSecret(webhookSecretsKey(config), secret, id),
-        previousTtlMs: WEBHOOK_PREVIOUS_SECRET_TTL_MS,
+    ? await inTransaction(db.pool, async (tx) => {
+        const endpoint = await rotateSecret(tx, {
+          orgId: caller.orgId,
+          id,
+          sealedSecret: sealSecret(webhookSecretsKey(config), secret, id),
+          previousTtlMs: WEBHOOK_PREVIOUS_SECRET_TTL_MS,
+        });
+        if (endpoint) {
+          await audit(tx, caller, clock, {
+            action: "webhook_endpoint.rotate_secret",
+            target: { type: "webhook_endpoint", id: endpoint.id, label: endpointLabel(endpoint) },
+            details: { previous_secret_expires_at: endpoint.previous_secret_expires_at },
+          });
+        }
+        return endpoint;
       })
     : null;
   if (!endpoint) throw notFound("Webhook endpoint");

@@ -1,7 +1,7 @@
 // Log in and sign up. Both end with a session cookie (HttpOnly, SameSite=Strict) that no script can read; signup
 // creates the account with POST /auth/signup, then opens a session with the same credentials (the token signup
 // returns is for API clients and is dropped unread).
-import { Alert, Button, Center, Paper, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Alert, Button, Center, Divider, Paper, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useState, type FormEvent, type ReactNode } from "react";
@@ -94,7 +94,53 @@ export function LoginPage() {
           </Text>
         </Stack>
       </form>
+      <Divider label="or" labelPosition="center" />
+      <SingleSignOn returnTo={safeRedirect(search.redirect)} refused={search.sso_error} />
     </AuthFrame>
+  );
+}
+
+/** Why a single sign-on came back refused, by the reason the API put in `sso_error`. */
+const SSO_ERRORS: Record<string, string> = {
+  not_configured: "No organization signs in this e-mail's domain with single sign-on. Log in with your password.",
+  sso_not_configured: "No organization signs in this e-mail's domain with single sign-on. Log in with your password.",
+  no_sign_in: "That sign-in had expired or was already used. Start again.",
+  provider_error: "Your identity provider did not sign you in.",
+  token_rejected: "Your identity provider's answer could not be verified. Start again, or ask your administrator.",
+  email_missing: "Your identity provider did not say which e-mail address you use.",
+  email_unverified: "Your identity provider has not verified your e-mail address.",
+  domain_not_allowed: "Your e-mail address is not at a domain this organization signs in.",
+  rate_limited: "Too many sign-ins from your address. Wait a minute and try again.",
+};
+
+/**
+ * "Sign in with SSO": the work e-mail picks the organization whose provider signs in its domain. The browser goes to
+ * the API's /auth/sso/start, then to the provider, and comes back logged in (or here, with `sso_error`).
+ */
+function SingleSignOn({ returnTo, refused }: { returnTo: string; refused?: string }) {
+  const [email, setEmail] = useState("");
+  const [error, setError] = useState<string | undefined>();
+  const start = (event: FormEvent) => {
+    event.preventDefault();
+    const problem = emailProblem(email);
+    setError(problem);
+    if (problem) return;
+    window.location.assign(`/auth/sso/start?${new URLSearchParams({ email: email.trim(), return_to: returnTo })}`);
+  };
+  return (
+    <form onSubmit={start} noValidate aria-label="Single sign-on">
+      <Stack>
+        {refused && (
+          <Alert color="red" role="alert" title="Single sign-on did not work">
+            {SSO_ERRORS[refused] ?? "Single sign-on was refused. Start again, or log in with your password."}
+          </Alert>
+        )}
+        <TextInput label="Work email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.currentTarget.value)} error={error} />
+        <Button type="submit" variant="default">
+          Sign in with SSO
+        </Button>
+      </Stack>
+    </form>
   );
 }
 

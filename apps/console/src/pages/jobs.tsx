@@ -51,13 +51,13 @@ export const jobsListQuery = (search: JobSearch) =>
 export const filterOf = (search: JobSearch): JobFilter => Object.fromEntries(FILTER_KEYS.filter((k) => search[k]).map((k) => [k, search[k]]));
 
 /** ISO time → the value of a datetime-local input (local time), and back. */
-const toLocalInput = (iso?: string) => {
+export const toLocalInput = (iso?: string) => {
   if (!iso) return "";
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return "";
   return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
-const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : undefined);
+export const fromLocalInput = (value: string) => (value ? new Date(value).toISOString() : undefined);
 
 export function JobsPage() {
   const search = useSearch({ from: "/app/jobs" });

@@ -6,7 +6,7 @@ import { readHeader, SUPPORTED_FORMATS } from "./image/dimensions";
 import { downloadImage } from "./image/download";
 import { toJpeg } from "./image/transcode";
 import { deadline } from "./net/failures";
-import { createSsrfGuard, type NetOptions } from "./net/ssrf-guard";
+import { createSsrfGuard, type NetOptions } from "@conveyor/net";
 import type { HandlerDeps } from "./types";
 
 export function compressImageHandler(deps: HandlerDeps, net: NetOptions = {}): JobHandler<CompressImagePayload> {

@@ -16,7 +16,7 @@ import {
 import { findDeliveryTarget, isUuid, openSecret, type DeliveryTarget } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { WorkerConfig } from "../env";
-import { createSsrfGuard, type NetOptions } from "./net/ssrf-guard";
+import { createSsrfGuard, type NetOptions } from "@conveyor/net";
 import { postWebhook, USER_AGENT } from "./webhook";
 import { DeliveryRecorder } from "./webhook/delivery-recorder";
 import { webhookSignature } from "./webhook/signature";

@@ -4,8 +4,7 @@ import { urlPolicy } from "@conveyor/config";
 import { PermanentJobError, RetryableJobError, type JobHandler, type WebhookPayload } from "@conveyor/contracts";
 import { bodyExcerpt, retryAfterMs } from "./http";
 import { deadline, exchangeFailure } from "./net/failures";
-import { guardedRequest, type GuardedResponse } from "./net/guarded-request";
-import { createSsrfGuard, type NetOptions, type ResolvedListener, type SsrfGuard } from "./net/ssrf-guard";
+import { createSsrfGuard, guardedRequest, type GuardedResponse, type NetOptions, type ResolvedListener, type SsrfGuard } from "@conveyor/net";
 import type { HandlerDeps } from "./types";
 import { webhookHeaders, webhookId } from "./webhook/signature";
 

@@ -29,20 +29,20 @@ export type RetentionOptions = {
 };
 
 export class Retention implements LeaderTask {
-  readonly name = "retention";
+  readonly name: string = "retention";
   private readonly loop: WakeLoop;
   private stopping = false;
   private size: number;
   private readonly bounds: { initial: number; min: number; max: number };
 
-  constructor(private readonly options: RetentionOptions) {
+  constructor(protected readonly options: RetentionOptions) {
     this.bounds = options.batch ?? { initial: 200, min: 10, max: 5_000 };
     this.size = this.bounds.initial;
     this.loop = new WakeLoop({
       round: async () => void (await this.sweep()),
       everyMs: options.intervalMs ?? 60_000,
       quietMs: 0,
-      warn: (error) => options.logger.warn(`retention sweep failed; trying again in the next one: ${error.message}`),
+      warn: (error) => options.logger.warn(`${this.name} sweep failed; trying again in the next one: ${error.message}`),
     });
   }
 
@@ -67,7 +67,7 @@ export class Retention implements LeaderTask {
     let total = 0;
     for (;;) {
       const started = performance.now();
-      const deleted = await deleteFinishedJobs(this.options.pool, { before, limit: this.size });
+      const deleted = await this.deleteBatch(before, this.size);
       const took = performance.now() - started;
       total += deleted;
       if (deleted) this.options.onDeleted?.(deleted);
@@ -75,9 +75,17 @@ export class Retention implements LeaderTask {
       this.size = this.resize(took);
       await new Promise((resolve) => setTimeout(resolve, Math.min(took * (this.options.pauseFactor ?? 3), 2_000)));
     }
-    if (total) this.options.logger.info(`retention: deleted ${total} job(s) finished before ${before.toISOString()}`);
+    if (total) this.options.logger.info(`${this.name}: deleted ${total} ${this.noun} before ${before.toISOString()}`);
     return total;
   }
+
+  /** Deletes at most `limit` of what this task removes, older than `before`; answers how many. */
+  protected deleteBatch(before: Date, limit: number): Promise<number> {
+    return deleteFinishedJobs(this.options.pool, { before, limit });
+  }
+
+  /** What the log line says was deleted. */
+  protected readonly noun: string = "job(s) finished";
 
   /** The next batch's size: towards `batchMs` per statement, by at most ×2 or ÷2 at a time. */
   private resize(tookMs: number): number {

@@ -10,7 +10,7 @@ import { loadWorkerConfig } from "../../src/env";
 import { compressImageHandler } from "../../src/handlers/compress-image";
 import { decodeImage } from "../../src/handlers/image/decode";
 import { readHeader } from "../../src/handlers/image/dimensions";
-import type { NetOptions, Resolver } from "../../src/handlers/net/ssrf-guard";
+import type { NetOptions, Resolver } from "@conveyor/net";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { endless, hang, redirect, selfSignedCertificate, serve, startImageServer, type RouteServer, type TestCertificate } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";

@@ -5,7 +5,7 @@
 import type http from "node:http";
 import { PermanentJobError, urlRefusal, type UrlPolicy } from "@conveyor/contracts";
 import fc from "fast-check";
-import { createSsrfGuard, ForbiddenTargetError, type SsrfGuard } from "../../src/handlers/net/ssrf-guard";
+import { createSsrfGuard, ForbiddenTargetError, type SsrfGuard } from "@conveyor/net";
 import {
   dotted,
   FORBIDDEN_IPV6,

@@ -7,7 +7,7 @@ import { PermanentJobError, RetryableJobError, type JobHandler } from "@conveyor
 import { createLogger } from "@conveyor/logger";
 import { loadWorkerConfig } from "../../src/env";
 import { compressImageHandler } from "../../src/handlers/compress-image";
-import { createSsrfGuard, ForbiddenTargetError, type NetOptions, type Resolver } from "../../src/handlers/net/ssrf-guard";
+import { createSsrfGuard, ForbiddenTargetError, type NetOptions, type Resolver } from "@conveyor/net";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { webhookHandler } from "../../src/handlers/webhook";
 import { startImageServer, type RouteServer } from "@conveyor/testkit/fakes";

@@ -12,7 +12,7 @@ import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import { startWebhookReceiver, type FakeServer, type RecordedRequest } from "@conveyor/testkit/fakes";
 import { loadWorkerConfig } from "../../src/env";
-import type { Resolver } from "../../src/handlers/net/ssrf-guard";
+import type { Resolver } from "@conveyor/net";
 import { webhookDeliveryHandler, type DeliveryHandler } from "../../src/handlers/webhook-delivery";
 import { handlerContext } from "../support/handler-context";
 

@@ -25,6 +25,8 @@ export const CONSOLE_PAGES = [
   "/team",
   "/api-keys",
   "/webhooks",
+  "/audit-log",
+  "/sso",
 ] as const;
 
 /**

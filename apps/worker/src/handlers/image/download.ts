@@ -3,8 +3,7 @@
 import { PermanentJobError, RetryableJobError, type JobContext } from "@conveyor/contracts";
 import { bodyExcerpt, retryAfterMs } from "../http";
 import { exchangeFailure, type Deadline } from "../net/failures";
-import { BodyTooLargeError, guardedRequest, isRedirect, type GuardedResponse } from "../net/guarded-request";
-import type { SsrfGuard } from "../net/ssrf-guard";
+import { BodyTooLargeError, guardedRequest, isRedirect, type GuardedResponse, type SsrfGuard } from "@conveyor/net";
 
 export const MAX_REDIRECTS = 3;
 

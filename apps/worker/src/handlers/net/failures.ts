@@ -1,8 +1,7 @@
 // Turns what went wrong on the way to a user-supplied URL into retry-or-give-up (PROVIDERS.md §8):
 // a guard refusal or an oversized body is permanent, anything that looks like the network is worth a retry.
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
-import { BodyTooLargeError } from "./guarded-request";
-import { ForbiddenTargetError } from "./ssrf-guard";
+import { BodyTooLargeError, ForbiddenTargetError } from "@conveyor/net";
 
 export type Deadline = {
   /** Fires on the job's own signal or when the time is up. */

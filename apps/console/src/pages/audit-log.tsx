@@ -1,0 +1,183 @@
+// The audit log (SPEC §16): who did what in the organization, newest first, each entry read as a sentence with when
+// and from where. The filters (who, what, about which id, from and until) live in the URL, like the jobs list's;
+// pages load on demand. Owners and admins only; members are told so.
+import { Alert, Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useNavigate, useSearch } from "@tanstack/react-router";
+import { useEffect, useState, type FormEvent } from "react";
+import { api, call, callPage } from "../api";
+import { canManageTeam, useSession } from "../session";
+import { Time } from "../ui/format";
+import { ErrorState, Empty, Loading } from "../ui/states";
+import { AUDIT_FILTER_KEYS as FILTER_KEYS, type AuditSearch } from "./audit-search";
+import { auditSentence, type AuditEntry } from "./audit-sentence";
+import { fromLocalInput, toLocalInput } from "./jobs";
+
+const PAGE_SIZE = 50;
+
+/** The kinds of action, as the `action` filter takes them: a prefix names every action it starts. */
+export const ACTION_CHOICES = [
+  { value: "", label: "Every action" },
+  { value: "member.", label: "Members: invites, roles, removals" },
+  { value: "member.role_change", label: "Role changes" },
+  { value: "invite.", label: "Invites withdrawn or accepted" },
+  { value: "api_key.", label: "API keys" },
+  { value: "webhook_endpoint.", label: "Webhook endpoints" },
+  { value: "schedule.", label: "Schedules" },
+  { value: "job.", label: "Jobs cancelled or replayed" },
+  { value: "jobs.bulk", label: "Bulk actions on jobs" },
+  { value: "session.", label: "Logins and logouts" },
+  { value: "session.login_failed", label: "Failed logins" },
+  { value: "password.", label: "Password changes" },
+  { value: "sso.", label: "Single sign-on" },
+];
+
+export function AuditLogPage() {
+  const session = useSession();
+  if (!canManageTeam(session.role)) {
+    return (
+      <Stack>
+        <Title order={1} size="h2">
+          Audit log
+        </Title>
+        <Alert color="gray" title="Owners and admins only">
+          You are a member of {session.org.name}. Owners and admins can read who did what here.
+        </Alert>
+      </Stack>
+    );
+  }
+  return <AuditLog />;
+}
+
+function AuditLog() {
+  const session = useSession();
+  const search = useSearch({ from: "/app/audit-log" });
+  const navigate = useNavigate({ from: "/audit-log" });
+  const entries = useInfiniteQuery({
+    queryKey: ["audit-log", search],
+    queryFn: ({ pageParam }) => callPage(api.GET("/audit-log", { params: { query: { ...search, limit: PAGE_SIZE, cursor: pageParam } } })),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (page) => page.next ?? undefined,
+  });
+  const rows = entries.data?.pages.flatMap((page) => page.items) ?? [];
+  const filtered = FILTER_KEYS.some((key) => search[key]);
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Audit log
+      </Title>
+      <Text c="dimmed" size="sm">
+        Every change made in {session.org.name} by a person or an API key, newest first. Entries cannot be edited or deleted; they are kept for the retention
+        period.
+      </Text>
+      <Filters search={search} onChange={(next) => void navigate({ search: next })} />
+      {entries.isPending ? (
+        <Loading label="Loading the audit log…" />
+      ) : entries.isError ? (
+        <ErrorState error={entries.error} retry={() => void entries.refetch()} />
+      ) : rows.length === 0 ? (
+        <Empty title={filtered ? "No entry matches these filters" : "Nothing recorded yet"}>
+          {filtered ? "Change or clear the filters to see more." : "Changes to the team, keys, webhooks, schedules and jobs show up here."}
+        </Empty>
+      ) : (
+        <Stack gap="xs" component="ol" aria-label="Audit log entries" style={{ listStyle: "none", padding: 0, margin: 0 }}>
+          {rows.map((entry) => (
+            <Entry key={entry.id} entry={entry} />
+          ))}
+        </Stack>
+      )}
+      {entries.hasNextPage && (
+        <Group justify="center">
+          <Button variant="default" loading={entries.isFetchingNextPage} onClick={() => void entries.fetchNextPage()}>
+            Show older entries
+          </Button>
+        </Group>
+      )}
+    </Stack>
+  );
+}
+
+function Entry({ entry }: { entry: AuditEntry }) {
+  const meta = [entry.ip && `from ${entry.ip}`, entry.request_id && `request ${entry.request_id}`].filter(Boolean).join(" · ");
+  return (
+    <Paper withBorder p="sm" component="li" data-entry={entry.id} data-action={entry.action}>
+      <Stack gap={4}>
+        <Text size="sm" style={{ wordBreak: "break-word" }} data-testid="audit-sentence">
+          {auditSentence(entry)}
+        </Text>
+        <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
+          <Time iso={entry.time} />
+          {meta && ` · ${meta}`}
+        </Text>
+        {entry.user_agent && (
+          <Text size="xs" c="dimmed" truncate="end" title={entry.user_agent}>
+            {entry.user_agent}
+          </Text>
+        )}
+      </Stack>
+    </Paper>
+  );
+}
+
+function Filters({ search, onChange }: { search: AuditSearch; onChange(next: AuditSearch): void }) {
+  const [draft, setDraft] = useState(search);
+  useEffect(() => setDraft(search), [search]);
+  // Who can be an actor: the members, and the API keys the caller can see.
+  const members = useQuery({ queryKey: ["members", "all"], queryFn: () => call(api.GET("/org/members")) });
+  const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
+  const actors = [
+    { value: "", label: "Anyone" },
+    ...(members.data ?? []).map((m) => ({ value: m.id, label: m.email })),
+    ...(keys.data ?? []).map((k) => ({ value: k.id, label: `API key “${k.name}”` })),
+  ];
+  if (draft.actor_id && !actors.some((a) => a.value === draft.actor_id)) actors.push({ value: draft.actor_id, label: `…${draft.actor_id.slice(-8)}` });
+  const set = (key: keyof AuditSearch, value: string | undefined) => setDraft({ ...draft, [key]: value || undefined });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    onChange(Object.fromEntries(Object.entries(draft).filter(([, value]) => value)));
+  };
+  return (
+    <Paper withBorder p="sm">
+      <form onSubmit={submit} aria-label="Filters">
+        <SimpleGrid cols={{ base: 1, sm: 2, md: 3 }} spacing="sm">
+          <NativeSelect label="Who" data={actors} value={draft.actor_id ?? ""} onChange={(e) => set("actor_id", e.currentTarget.value)} />
+          <NativeSelect
+            label="What"
+            data={
+              ACTION_CHOICES.some((c) => c.value === (draft.action ?? ""))
+                ? ACTION_CHOICES
+                : [...ACTION_CHOICES, { value: draft.action!, label: draft.action! }]
+            }
+            value={draft.action ?? ""}
+            onChange={(e) => set("action", e.currentTarget.value)}
+          />
+          <TextInput
+            label="About (id)"
+            description="A member, key, schedule, endpoint or job id"
+            value={draft.target_id ?? ""}
+            onChange={(e) => set("target_id", e.currentTarget.value.trim())}
+          />
+          <TextInput
+            label="From"
+            type="datetime-local"
+            value={toLocalInput(draft.after)}
+            onChange={(e) => set("after", fromLocalInput(e.currentTarget.value))}
+          />
+          <TextInput
+            label="Until"
+            type="datetime-local"
+            value={toLocalInput(draft.before)}
+            onChange={(e) => set("before", fromLocalInput(e.currentTarget.value))}
+          />
+        </SimpleGrid>
+        <Group mt="sm" gap="xs">
+          <Button type="submit">Apply filters</Button>
+          <Button variant="default" onClick={() => onChange({})} disabled={!FILTER_KEYS.some((key) => search[key])}>
+            Clear
+          </Button>
+        </Group>
+      </form>
+    </Paper>
+  );
+}

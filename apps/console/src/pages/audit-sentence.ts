@@ -1,0 +1,125 @@
+// An audit entry read as a sentence ("ada@example.com changed bo@example.com's role from member to admin"), from what
+// the entry holds: who, the action, its target, the fields changed and the details. Pure, so the page and its test
+// read the same words.
+import type { ResponseBody } from "@conveyor/client";
+
+export type AuditEntry = ResponseBody<"/audit-log", "get">[number];
+type Party = { type: string; id: string | null; email?: string; name?: string };
+
+const KIND: Record<string, string> = {
+  api_key: "API key",
+  schedule: "schedule",
+  webhook_endpoint: "webhook endpoint",
+  job: "job",
+  invite: "invite",
+  organization: "organization",
+  user: "user",
+};
+
+/** How a party is named: a person by e-mail, a key or a thing by its name in quotes, else by kind and short id. */
+export function nameOf(party: Party | null | undefined): string {
+  if (!party) return "someone";
+  if (party.email) return party.email;
+  if (party.type === "system") return "Conveyor";
+  const kind = KIND[party.type] ?? party.type.replace(/_/g, " ");
+  if (party.name) return `${kind} “${party.name}”`;
+  return party.id ? `${kind} …${party.id.slice(-8)}` : kind;
+}
+
+const show = (value: unknown): string => {
+  if (value === null || value === undefined) return "none";
+  if (Array.isArray(value)) return value.length ? value.map(show).join(", ") : "none";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+};
+
+/** "cron from 0 2 * * * to 30 2 * * *; paused from false to true" */
+function changeList(changes: AuditEntry["changes"]): string {
+  return Object.entries(changes ?? {})
+    .map(([field, { before, after }]) => `${field.replace(/_/g, " ")} from ${show(before)} to ${show(after)}`)
+    .join("; ");
+}
+
+const FAILURES: Record<string, string> = {
+  wrong_password: "wrong password",
+  sso_required: "the organization requires single sign-on",
+  no_sign_in: "the sign-in had expired or was already used",
+  provider_error: "the identity provider refused",
+  token_rejected: "the identity provider's answer could not be verified",
+  email_missing: "no e-mail address from the identity provider",
+  email_unverified: "the e-mail address is not verified",
+  domain_not_allowed: "the e-mail domain is not allowed",
+};
+
+const plural = (n: number, one: string) => `${n.toLocaleString("en-US")} ${one}${n === 1 ? "" : "s"}`;
+
+/** The entry as one sentence. */
+export function auditSentence(entry: AuditEntry): string {
+  const who = nameOf(entry.actor);
+  const what = nameOf(entry.target);
+  const changes = entry.changes ?? {};
+  const details = (entry.details ?? {}) as Record<string, unknown>;
+  const after = (field: string) => show(changes[field]?.after);
+  switch (entry.action) {
+    case "member.role_change":
+      return `${who} changed ${what}'s role from ${show(changes.role?.before)} to ${after("role")}`;
+    case "member.invite":
+      return `${who} invited ${what} as ${after("role")}`;
+    case "member.remove":
+      return `${who} removed ${what} (${show(changes.role?.before)}) from the organization`;
+    case "invite.revoke":
+      return `${who} withdrew the invite for ${what}`;
+    case "invite.accept":
+      return `${who} accepted their invite and joined as ${after("role")}`;
+    case "api_key.create":
+      return `${who} created ${what}`;
+    case "api_key.revoke":
+      return `${who} revoked ${what}`;
+    case "webhook_endpoint.create":
+      return `${who} added ${what}, for ${after("events")}`;
+    case "webhook_endpoint.delete":
+      return `${who} deleted ${what}`;
+    case "webhook_endpoint.rotate_secret":
+      return `${who} rotated the signing secret of ${what}`;
+    case "schedule.create":
+      return `${who} created ${what} (${after("cron")}, ${after("timezone")}, makes ${after("job_type")} jobs)`;
+    case "schedule.update": {
+      const parts = [changeList(changes), details.payload_changed ? "changed the job's payload" : ""].filter(Boolean);
+      return `${who} changed ${what}: ${parts.join("; ")}`;
+    }
+    case "schedule.delete":
+      return `${who} deleted ${what}`;
+    case "job.cancel":
+      return changes.status ? `${who} cancelled ${what}` : `${who} asked ${what} to stop`;
+    case "job.replay":
+      return `${who} replayed ${what}${typeof details.replay_id === "string" ? ` as job …${details.replay_id.slice(-8)}` : ""}`;
+    case "jobs.bulk": {
+      const action = details.action === "replay" ? "replayed" : "cancelled";
+      const scope = typeof details.ids === "number" ? `of ${plural(details.ids, "named job")}` : `matching ${show(details.filter)}`;
+      return `${who} ${action} ${plural(Number(details.affected ?? 0), "job")} in bulk, ${scope}`;
+    }
+    case "session.login":
+      return `${who} logged in with a password${details.credential === "token" ? " (API token)" : ""}`;
+    case "sso.login":
+      return `${who} signed in with single sign-on${details.joined ? ` and joined as ${after("role")}` : ""}`;
+    case "session.logout":
+      return `${who} logged out`;
+    case "session.login_failed": {
+      const why = FAILURES[String(details.reason)] ?? String(details.reason ?? "refused");
+      const how = details.method === "sso" ? "A single sign-on" : "A login";
+      return entry.actor.email ? `${how} as ${entry.actor.email} failed: ${why}` : `${how} failed: ${why}`;
+    }
+    case "password.change":
+      return `${who} changed their password`;
+    case "sso.update":
+      return changes.issuer?.before === null
+        ? `${who} set up single sign-on with ${after("issuer")} for ${after("email_domains")}`
+        : `${who} changed single sign-on: ${[changeList(changes), details.client_secret_changed ? "a new client secret" : ""].filter(Boolean).join("; ")}`;
+    case "sso.delete":
+      return `${who} removed single sign-on`;
+    default: {
+      const list = changeList(changes);
+      return `${who}: ${entry.action}${entry.target ? ` on ${what}` : ""}${list ? ` (${list})` : ""}`;
+    }
+  }
+}

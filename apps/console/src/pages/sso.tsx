@@ -1,0 +1,241 @@
+// Single sign-on settings (SPEC §16), for the owner: the organization's OpenID Connect provider, the e-mail domains it
+// signs in, the role of a member it makes, and whether password logins stop for everyone but the owner. The API
+// checks the provider when it is saved; the client secret is write-only (left empty, the stored one is kept).
+import { Alert, Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, ApiError, call } from "../api";
+import { useSession } from "../session";
+import { Confirm } from "../ui/confirm";
+import { formErrors, type FormErrors } from "../ui/form";
+import { Time } from "../ui/format";
+import { notify } from "../ui/notify";
+import { CopyValue } from "../ui/secret";
+import { ErrorState, Loading } from "../ui/states";
+
+type Settings = ResponseBody<"/org/sso", "get">;
+
+const ssoQuery = {
+  queryKey: ["sso"],
+  /** The settings, or null when none are set (404). */
+  queryFn: async (): Promise<Settings | null> => {
+    try {
+      return await call(api.GET("/org/sso"));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return null;
+      throw error;
+    }
+  },
+};
+
+export function SsoPage() {
+  const session = useSession();
+  if (session.role !== "owner") {
+    return (
+      <Stack>
+        <Title order={1} size="h2">
+          Single sign-on
+        </Title>
+        <Alert color="gray" title="Owners only">
+          The owner of {session.org.name} sets up how its members sign in.
+        </Alert>
+      </Stack>
+    );
+  }
+  return <SsoSettings />;
+}
+
+function SsoSettings() {
+  const settings = useQuery(ssoQuery);
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Single sign-on
+      </Title>
+      <Text c="dimmed" size="sm">
+        Members sign in through your company&apos;s OpenID Connect provider (Okta, Entra ID, Google Workspace, Keycloak…). A first sign-in makes them a member
+        with the default role.
+      </Text>
+      {settings.isPending ? (
+        <Loading label="Loading the settings…" />
+      ) : settings.isError ? (
+        <ErrorState error={settings.error} retry={() => void settings.refetch()} />
+      ) : (
+        <SsoForm current={settings.data} />
+      )}
+    </Stack>
+  );
+}
+
+type Draft = { issuer: string; client_id: string; client_secret: string; email_domains: string; default_role: "member" | "admin"; enforce: boolean };
+
+const draftOf = (current: Settings | null): Draft => ({
+  issuer: current?.issuer ?? "",
+  client_id: current?.client_id ?? "",
+  client_secret: "",
+  email_domains: current?.email_domains.join(", ") ?? "",
+  default_role: current?.default_role ?? "member",
+  enforce: current?.enforce ?? false,
+});
+
+function SsoForm({ current }: { current: Settings | null }) {
+  const queryClient = useQueryClient();
+  const session = useSession();
+  const [draft, setDraft] = useState<Draft>(() => draftOf(current));
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  const [removing, setRemoving] = useState(false);
+  useEffect(() => setDraft(draftOf(current)), [current]);
+  const redirectUri = current?.redirect_uri ?? `${window.location.origin}/auth/sso/callback`;
+  const set = (field: keyof Draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [field]: event.currentTarget.value });
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    const domains = draft.email_domains
+      .split(/[\s,]+/)
+      .map((d) => d.trim().toLowerCase())
+      .filter(Boolean);
+    const local: Record<string, string> = {};
+    if (!draft.issuer.trim()) local.issuer = "is required";
+    if (!draft.client_id.trim()) local.client_id = "is required";
+    if (!current && !draft.client_secret) local.client_secret = "is required the first time";
+    if (domains.length === 0) local.email_domains = "needs at least one domain";
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    setBusy(true);
+    try {
+      const saved = await call(
+        api.PUT("/org/sso", {
+          body: {
+            issuer: draft.issuer.trim(),
+            client_id: draft.client_id.trim(),
+            ...(draft.client_secret ? { client_secret: draft.client_secret } : {}),
+            email_domains: domains,
+            default_role: draft.default_role,
+            enforce: draft.enforce,
+          },
+        }),
+      );
+      queryClient.setQueryData(ssoQuery.queryKey, saved);
+      notify({ color: "green", message: "Single sign-on saved: the provider answered as it should." });
+    } catch (error) {
+      setErrors(formErrors(error, ["issuer", "client_id", "client_secret", "email_domains", "default_role", "enforce"]));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const remove = async () => {
+    setBusy(true);
+    try {
+      await call(api.DELETE("/org/sso"));
+      queryClient.setQueryData(ssoQuery.queryKey, null);
+      setRemoving(false);
+      notify({ color: "green", message: "Single sign-on removed: members log in with their passwords." });
+    } catch (error) {
+      notify({ color: "red", title: "Could not remove single sign-on", message: (error as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <Paper withBorder p="md">
+        <Stack gap="xs">
+          <Text size="sm" fw={600}>
+            Redirect URI
+          </Text>
+          <Text size="sm">Register this address as the application&apos;s redirect (callback) URI at your provider.</Text>
+          <Group gap="xs" wrap="nowrap" align="flex-start">
+            <Code block style={{ flex: 1, wordBreak: "break-all", whiteSpace: "pre-wrap" }} data-testid="redirect-uri">
+              {redirectUri}
+            </Code>
+            <CopyValue value={redirectUri} what="redirect URI" />
+          </Group>
+          {current && (
+            <Text size="xs" c="dimmed">
+              Last saved <Time iso={current.updated_at} />.
+            </Text>
+          )}
+        </Stack>
+      </Paper>
+      <Paper withBorder p="md">
+        <form onSubmit={(event) => void save(event)} noValidate aria-label="Single sign-on settings">
+          <Stack>
+            {errors.form && (
+              <Alert color="red" role="alert">
+                {errors.form}
+              </Alert>
+            )}
+            <TextInput
+              label="Issuer"
+              description="The provider's issuer URL; its discovery document is at ISSUER/.well-known/openid-configuration."
+              placeholder="https://login.example.com"
+              value={draft.issuer}
+              onChange={set("issuer")}
+              error={errors.fields.issuer}
+              required
+            />
+            <TextInput label="Client ID" value={draft.client_id} onChange={set("client_id")} error={errors.fields.client_id} required />
+            <PasswordInput
+              label="Client secret"
+              description={current ? "Stored encrypted and never shown. Leave empty to keep it." : "Stored encrypted and never shown again."}
+              autoComplete="off"
+              value={draft.client_secret}
+              onChange={set("client_secret")}
+              error={errors.fields.client_secret}
+              required={!current}
+            />
+            <TextInput
+              label="E-mail domains"
+              description="Addresses at these domains sign in through this provider (comma-separated)."
+              placeholder="example.com, example.org"
+              value={draft.email_domains}
+              onChange={set("email_domains")}
+              error={errors.fields.email_domains}
+              required
+            />
+            <NativeSelect
+              label="Role of a new member"
+              description="Given at a first sign-in; change it later on the Team page."
+              data={[
+                { value: "member", label: "member" },
+                { value: "admin", label: "admin" },
+              ]}
+              value={draft.default_role}
+              onChange={(e) => setDraft({ ...draft, default_role: e.currentTarget.value as Draft["default_role"] })}
+            />
+            <Switch
+              label="Require single sign-on"
+              description={`Members other than you (the owner of ${session.org.name}) can no longer log in with a password or create API keys. You keep password access to recover.`}
+              checked={draft.enforce}
+              onChange={(e) => setDraft({ ...draft, enforce: e.currentTarget.checked })}
+            />
+            <Group>
+              <Button type="submit" loading={busy}>
+                {current ? "Save changes" : "Set up single sign-on"}
+              </Button>
+              {current && (
+                <Button variant="outline" color="red.9" onClick={() => setRemoving(true)}>
+                  Remove single sign-on
+                </Button>
+              )}
+            </Group>
+          </Stack>
+        </form>
+      </Paper>
+      <Confirm
+        opened={removing}
+        title="Remove single sign-on?"
+        confirmLabel="Remove"
+        loading={busy}
+        onConfirm={() => void remove()}
+        onClose={() => setRemoving(false)}
+      >
+        Members log in with their passwords again. Accounts that single sign-on made have no password: they cannot log in until single sign-on is set up again.
+      </Confirm>
+    </>
+  );
+}

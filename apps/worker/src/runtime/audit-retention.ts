@@ -1,0 +1,13 @@
+// Audit retention (SPEC §16), run by the leader like job retention and paced the same way: entries older than
+// AUDIT_RETENTION_DAYS are deleted, a small batch per transaction — the only deletion the audit log's trigger allows.
+import { deleteAuditEntriesBefore } from "@conveyor/db";
+import { Retention } from "./retention";
+
+export class AuditRetention extends Retention {
+  override readonly name = "audit-retention";
+  protected override readonly noun = "audit entries";
+
+  protected override deleteBatch(before: Date, limit: number): Promise<number> {
+    return deleteAuditEntriesBefore(this.options.pool, { before, limit });
+  }
+}

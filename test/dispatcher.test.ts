@@ -77,13 +77,16 @@ describe("dispatching with two worker slots", () => {
   }, 90_000);
 
   it("runs a higher priority first among due jobs of one type", async () => {
-    const low = await postMany(stack, 20, { type: "scripted", payload: { sleep_ms: 150 }, priority: 1 });
-    const high = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 10 }, priority: 10 });
+    // All become due at the same moment, however long the posts take: the first hand-over after it chooses by priority.
+    const run_at = new Date(Date.now() + 3_000).toISOString();
+    const low = await postMany(stack, 20, { type: "scripted", payload: { sleep_ms: 150 }, priority: 1, run_at });
+    const high = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 10 }, priority: 10, run_at });
     expect(high.status).toBe(202);
     await allDone(stack, [...low, high.body.id]);
     const started = await starts(stack, [...low, high.body.id]);
-    const lowAfter = low.filter((id) => started.get(id)! > started.get(high.body.id)!).length;
-    expect(lowAfter).toBeGreaterThanOrEqual(14);
+    const lowBefore = low.filter((id) => started.get(id)! < started.get(high.body.id)!).length;
+    // Two slots: one low job may be handed over in the same round as the high one and claimed a moment earlier.
+    expect(lowBefore).toBeLessThanOrEqual(1);
     expect((await stack.job(high.body.id)) as unknown).toMatchObject({ priority: 10 });
   }, 90_000);
 

@@ -108,12 +108,12 @@ export async function recordJobCallback(pool: pg.Pool, input: JobCallbackInput):
       return outcome;
     }
     await client.query("UPDATE job_callbacks SET checkout_request_id = $2, callback_received_at = $3 WHERE job_id = $1::uuid", [jobId, checkoutRequestId, at]);
-    await client.query("INSERT INTO job_logs (job_id, attempt, level, message, timestamp) VALUES ($1, $2, $3::log_level, $4, $5)", [
+    // The line takes Postgres's time, like the lifecycle lines read from events, so it sorts after "succeeded".
+    await client.query("INSERT INTO job_logs (job_id, attempt, level, message, timestamp) VALUES ($1, $2, $3::log_level, $4, now())", [
       jobId,
       row!.retries + 1,
       input.log.level,
       input.log.message,
-      at,
     ]);
     await amendResult(client, { jobId, fields: { callback: input.callback }, at });
     await client.query("COMMIT");

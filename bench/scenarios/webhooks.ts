@@ -92,7 +92,7 @@ export async function webhookDeliveries(env: BenchEnv, port: number, options: We
           createdAt: now,
         }));
         written = due;
-        writes.push(insertJobs(env.db.pool, jobs));
+        writes.push(insertJobs(env.db.pool, jobs).then(() => undefined));
       }
       await sleep(10);
     }

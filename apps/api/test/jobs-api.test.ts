@@ -25,6 +25,7 @@ const webhook = (n = 1) => ({ type: "webhook", payload: { url: `https://example.
 
 const SEED_LIST_FIELDS = ["id", "type", "status", "retries", "max_retries", "created_at", "updated_at"];
 const PART_TWO_FIELDS = ["run_at", "priority", "replay_of", "schedule_id", "cancel_requested_at"];
+const PART_THREE_FIELDS = ["concurrency_key", "concurrency_limit", "rate_limit", "timeout_ms", "dedupe_key", "debounce_key", "waiting_for"];
 
 async function create(body: object, headers: Record<string, string> = asAlice()) {
   return api.request.post("/jobs").set(headers).send(body);
@@ -298,7 +299,7 @@ describe("GET /jobs", () => {
     expect(res.status).toBe(200);
     expect(res.body.map((j: { id: string }) => j.id)).toEqual([...ids].reverse());
     // The seed's fields in their order, then SPEC §8's additions.
-    expect(Object.keys(res.body[0])).toEqual([...SEED_LIST_FIELDS, ...PART_TWO_FIELDS]);
+    expect(Object.keys(res.body[0])).toEqual([...SEED_LIST_FIELDS, ...PART_TWO_FIELDS, ...PART_THREE_FIELDS]);
     expect(res.body[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
@@ -389,6 +390,14 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       replay_of: null,
       schedule_id: null,
       cancel_requested_at: null,
+      concurrency_key: null,
+      concurrency_limit: null,
+      rate_limit: null,
+      timeout_ms: null,
+      dedupe_key: null,
+      debounce_key: null,
+      // No worker serves this API-only test's jobs.
+      waiting_for: "no_worker",
       result: null,
       error: null,
     });
@@ -402,6 +411,7 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       "created_at",
       "updated_at",
       ...PART_TWO_FIELDS,
+      ...PART_THREE_FIELDS,
       "result",
       "error",
     ]);

@@ -1,7 +1,21 @@
 // The worker's configuration, parsed once at boot from the environment (SPEC §7). Nothing else reads process.env.
 import { envSchema, Joi, list, parseEnv, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
-import { TYPE_NAME_PATTERN } from "@conveyor/contracts";
+import { parseTypeRateLimits, parseTypeTimeouts, TYPE_NAME_PATTERN, type TypeRateLimit } from "@conveyor/contracts";
 import { handlerEnv } from "./handlers/settings";
+
+/** A `type=value,…` setting parsed by `parse`, whose message names the bad entry. */
+function perType<T>(parse: (text: string) => Map<string, T>): Joi.AnySchema<Map<string, T>> {
+  const rule = Joi.string()
+    .allow("")
+    .custom((value: string, helpers) => {
+      try {
+        return parse(value);
+      } catch (error) {
+        return helpers.message({ custom: (error as Error).message });
+      }
+    });
+  return rule as Joi.AnySchema as Joi.AnySchema<Map<string, T>>;
+}
 
 /** A job type name, or an internal one (`_webhook_delivery`). */
 const SERVED_TYPE_PATTERN = new RegExp(`^_?${TYPE_NAME_PATTERN.source.slice(1)}`);
@@ -26,6 +40,13 @@ export const workerEnvSchema = envSchema({
   RECONCILE_INTERVAL_MS: setting(Joi.number().integer().min(100).max(3_600_000)).default(15_000),
   /** A pending or processing job untouched for this long, and absent from Redis, is re-enqueued. */
   RECONCILE_GRACE_MS: setting(Joi.number().integer().min(0).max(3_600_000)).default(30_000),
+  /**
+   * Starts per period per type across the deployment, for the deployment's own provider keys, e.g.
+   * `send_email=10/s,send_sms=50/s,ai_summarize=500/m` (the leader's setting applies).
+   */
+  TYPE_RATE_LIMITS: setting(perType<TypeRateLimit>(parseTypeRateLimits)).default(new Map()),
+  /** Each attempt's timeout per type, e.g. `generate_pdf=2m,webhook=30s` (a job's timeout_ms wins); otherwise 15 minutes. */
+  TYPE_TIMEOUTS: setting(perType<number>(parseTypeTimeouts)).default(new Map()),
   /** Finished jobs older than this many days are deleted with their logs, events and artifacts; 0 keeps everything. */
   JOB_RETENTION_DAYS: setting(Joi.number().integer().min(0).max(36_500)).default(30),
   /** Audit log entries older than this many days are deleted (SPEC §16); 0 keeps them all. */

@@ -60,6 +60,8 @@ async function main(): Promise<void> {
     plugins,
     internal: createInternalHandlers({ pool: db.pool, settings: config, logger }),
     orgConcurrencyLimit: config.ORG_CONCURRENCY_LIMIT,
+    typeRateLimits: config.TYPE_RATE_LIMITS,
+    typeTimeouts: config.TYPE_TIMEOUTS,
     leaderTasks: [
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),

@@ -1,5 +1,5 @@
 import { UnrecoverableError } from "bullmq";
-import { PermanentJobError, RetryableJobError, RETRY_DELAY_CAP_MS } from "@conveyor/contracts";
+import { AttemptTimeoutError, PermanentJobError, ProviderRateLimitedError, RetryableJobError, RETRY_DELAY_CAP_MS } from "@conveyor/contracts";
 import { classifyFailure, type FailedAttempt, type FailureOutcome } from "../src/runtime/outcome";
 
 const base: FailedAttempt = {
@@ -32,6 +32,20 @@ describe("classifyFailure", () => {
     ["caps any wait at one hour", { error: new RetryableJobError("429", 10 * RETRY_DELAY_CAP_MS) }, { kind: "retry", delayMs: RETRY_DELAY_CAP_MS }],
     ["ignores a Retry-After that is not a positive number", { error: Object.assign(new Error("x"), { retryAfterMs: -5 }) }, { kind: "retry", delayMs: 1000 }],
     ["treats a thrown non-Error like any failure", { error: "a string" }, { kind: "retry", delayMs: 1000 }],
+    ["retries a timed-out attempt like any failure", { error: new AttemptTimeoutError(30_000) }, { kind: "retry", delayMs: 1000 }],
+    ["fails a timed-out last attempt like any failure", { error: new AttemptTimeoutError(30_000), attempt: 4 }, { kind: "failed", reason: "exhausted" }],
+    ["defers a provider's rate limit for its Retry-After", { error: new ProviderRateLimitedError("429", 20_000) }, { kind: "deferred", delayMs: 20_000 }],
+    [
+      "defers a provider's rate limit even on the last attempt",
+      { error: new ProviderRateLimitedError("429", 5), attempt: 4 },
+      { kind: "deferred", delayMs: 5 },
+    ],
+    [
+      "caps a provider's wait at one hour",
+      { error: new ProviderRateLimitedError("429", 2 * RETRY_DELAY_CAP_MS) },
+      { kind: "deferred", delayMs: RETRY_DELAY_CAP_MS },
+    ],
+    ["releases a rate-limited attempt stopped by a shutdown", { error: new ProviderRateLimitedError("429", 5), shuttingDown: true }, { kind: "released" }],
   ];
 
   it.each(cases)("%s", (_name, given, expected) => {

@@ -355,6 +355,90 @@ export interface paths {
         patch: operations["updateSchedule"];
         trace?: never;
     };
+    "/rate-limits/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Create or change a rate limit
+         * @description Jobs that name it in `rate_limit` (and every job of a queue that names it) start at most `limit` per `period`, across every worker: a sliding window, so no window of that length ever holds more. A job held back stays pending (`waiting_for: rate_limit`); it is never failed or retried for it.
+         */
+        put: operations["putRateLimit"];
+        post?: never;
+        /**
+         * Delete a rate limit
+         * @description Jobs that name it start without it from then on.
+         */
+        delete: operations["deleteRateLimit"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rate-limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rate limits
+         * @description By name, each with the starts used in its current window.
+         */
+        get: operations["listRateLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List queues
+         * @description Each job type your organization can use, with its settings and your jobs' counts: due (waiting for a worker), delayed (due later), running, waiting on limits (due but held by a pause, a rate limit, a concurrency key or the cap), and when the oldest due job fell due.
+         */
+        get: operations["listQueues"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queues/{type}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Pause, resume or limit a queue
+         * @description Your organization's settings of one job type's queue; other organizations' jobs of the type are not affected.
+         */
+        patch: operations["updateQueue"];
+        trace?: never;
+    };
     "/auth/signup": {
         parameters: {
             query?: never;
@@ -1037,7 +1121,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Sends an SMS through Africa's Talking. */
         SendSmsPayload: {
             to: string;
@@ -1058,7 +1158,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description POSTs a JSON body to an HTTPS URL, signed with Standard Webhooks headers when configured. */
         WebhookPayload: {
             url: string;
@@ -1080,7 +1196,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Renders a Handlebars template to PDF with Chromium and stores it as the job's artifact. */
         GeneratePdfPayload: {
             /** @enum {string} */
@@ -1143,7 +1275,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Downloads an image, resizes it to a width and re-encodes it as JPEG; stored as the artifact. */
         CompressImagePayload: {
             url: string;
@@ -1165,7 +1313,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Summarizes text with an OpenAI-compatible chat model. */
         AiSummarizePayload: {
             text: string;
@@ -1189,7 +1353,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Sends an M-Pesa STK push (payment prompt) through Safaricom Daraja. */
         MobileMoneyStkPayload: {
             phone: string;
@@ -1210,7 +1390,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Posts a message to a Slack-format incoming webhook (Slack, Mattermost). */
         ChatNotifyPayload: {
             channel: string;
@@ -1230,7 +1426,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description A type an operator added with a worker plugin (WORKER_PLUGINS). Accepted once a worker serving it has started; its payload is any JSON object, handed to the plugin as bytes. Unknown names are refused with unknown_job_type. */
         PluginJob: {
             type: string;
@@ -1246,7 +1458,23 @@ export interface components {
             run_at?: string;
             /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
             priority?: number;
-        };
+            /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+            concurrency_key?: string;
+            /** @description With concurrency_key: how many may run at once (default 1). */
+            concurrency_limit?: number;
+            /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+            rate_limit?: string;
+            /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+            timeout_ms?: number;
+            /** @description While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload. */
+            dedupe_key?: string;
+            /** @description With dedupe_key: the window (default 3600). */
+            dedupe_seconds?: number;
+            /** @description A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`). */
+            debounce_key?: string;
+            /** @description With debounce_key: how long to wait for a newer job. */
+            debounce_ms?: number;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description A job to run: its type, the payload that type takes, and how many retries it may use. `type` decides which variant applies. */
         NewJob: components["schemas"]["SendEmailJob"] | components["schemas"]["SendSmsJob"] | components["schemas"]["WebhookJob"] | components["schemas"]["GeneratePdfJob"] | components["schemas"]["CompressImageJob"] | components["schemas"]["AiSummarizeJob"] | components["schemas"]["MobileMoneyStkJob"] | components["schemas"]["ChatNotifyJob"] | components["schemas"]["PluginJob"];
         /** @description The body of every refusal (SPEC §2). */
@@ -1271,6 +1499,55 @@ export interface components {
             id: string;
             /** @enum {string} */
             status: "pending" | "processing" | "done" | "failed" | "cancelled";
+            /**
+             * @description Present when a dedupe key answered an existing job and nothing was created.
+             * @constant
+             */
+            deduplicated?: true;
+            /**
+             * @description Present when this request replaced a waiting debounced job.
+             * @constant
+             */
+            debounced?: true;
+        };
+        RateLimit: {
+            name: string;
+            limit: number;
+            /** @enum {string} */
+            period: "second" | "minute" | "hour";
+            /** @description Starts in the current window. */
+            used: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            updated_at: string;
+        };
+        Queue: {
+            type: string;
+            paused: boolean;
+            /** @description Your organization's cap on its jobs of this type running at once, or null. */
+            concurrency_limit: number | null;
+            /** @description A rate limit every job of this type starts under, or null. */
+            rate_limit: string | null;
+            /** @description Due now and waiting for a worker. */
+            due: number;
+            /** @description Due later: run_at, a retry, a debounce. */
+            delayed: number;
+            /** @description Handed to a worker or running. */
+            running: number;
+            /** @description Due but held by a pause, a rate limit, a concurrency key or the cap. */
+            waiting_on_limits: number;
+            /**
+             * Format: date-time
+             * @description When the oldest due job fell due, or null.
+             */
+            oldest_due_at: string | null;
         };
         BulkResult: {
             /** @enum {string} */
@@ -1326,6 +1603,23 @@ export interface components {
              * @description When a cancellation was asked for while the job was processing, or null.
              */
             cancel_requested_at: string | null;
+            /** @description Its concurrency key, or null. */
+            concurrency_key: string | null;
+            /** @description How many jobs with the key may run at once, or null. */
+            concurrency_limit: number | null;
+            /** @description The rate limit it starts under, or null. */
+            rate_limit: string | null;
+            /** @description Its own attempt timeout, or null (the worker's default). */
+            timeout_ms: number | null;
+            /** @description The dedupe key it was created with, or null. */
+            dedupe_key: string | null;
+            /** @description The debounce key it was created with, or null. */
+            debounce_key: string | null;
+            /**
+             * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
+             * @enum {string|null}
+             */
+            waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
         };
         Job: {
             /**
@@ -1371,6 +1665,23 @@ export interface components {
              * @description When a cancellation was asked for while the job was processing, or null.
              */
             cancel_requested_at: string | null;
+            /** @description Its concurrency key, or null. */
+            concurrency_key: string | null;
+            /** @description How many jobs with the key may run at once, or null. */
+            concurrency_limit: number | null;
+            /** @description The rate limit it starts under, or null. */
+            rate_limit: string | null;
+            /** @description Its own attempt timeout, or null (the worker's default). */
+            timeout_ms: number | null;
+            /** @description The dedupe key it was created with, or null. */
+            dedupe_key: string | null;
+            /** @description The debounce key it was created with, or null. */
+            debounce_key: string | null;
+            /**
+             * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
+             * @enum {string|null}
+             */
+            waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
             payload: {
                 [key: string]: unknown;
             };
@@ -1400,6 +1711,10 @@ export interface components {
                 };
                 max_retries: number;
                 priority: number;
+                concurrency_key?: string;
+                concurrency_limit?: number;
+                rate_limit?: string;
+                timeout_ms?: number;
             };
             paused: boolean;
             /**
@@ -2197,7 +2512,14 @@ export interface operations {
                      *         "priority": 5,
                      *         "replay_of": null,
                      *         "schedule_id": null,
-                     *         "cancel_requested_at": null
+                     *         "cancel_requested_at": null,
+                     *         "concurrency_key": null,
+                     *         "concurrency_limit": null,
+                     *         "rate_limit": null,
+                     *         "timeout_ms": null,
+                     *         "dedupe_key": null,
+                     *         "debounce_key": null,
+                     *         "waiting_for": null
                      *       }
                      *     ]
                      */
@@ -2355,6 +2677,13 @@ export interface operations {
                      *       "replay_of": null,
                      *       "schedule_id": null,
                      *       "cancel_requested_at": null,
+                     *       "concurrency_key": null,
+                     *       "concurrency_limit": null,
+                     *       "rate_limit": null,
+                     *       "timeout_ms": null,
+                     *       "dedupe_key": null,
+                     *       "debounce_key": null,
+                     *       "waiting_for": null,
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -2483,6 +2812,13 @@ export interface operations {
                      *       "replay_of": null,
                      *       "schedule_id": null,
                      *       "cancel_requested_at": null,
+                     *       "concurrency_key": null,
+                     *       "concurrency_limit": null,
+                     *       "rate_limit": null,
+                     *       "timeout_ms": null,
+                     *       "dedupe_key": null,
+                     *       "debounce_key": null,
+                     *       "waiting_for": null,
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3010,6 +3346,14 @@ export interface operations {
                         max_retries?: number;
                         /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
                         priority?: number;
+                        /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+                        concurrency_key?: string;
+                        /** @description With concurrency_key: how many may run at once (default 1). */
+                        concurrency_limit?: number;
+                        /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+                        rate_limit?: string;
+                        /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+                        timeout_ms?: number;
                     };
                     /** @description A paused schedule creates no jobs; resuming it runs no tick missed meanwhile. Default: false. */
                     paused?: boolean;
@@ -3173,6 +3517,14 @@ export interface operations {
                         max_retries?: number;
                         /** @description 1 to 10; among due jobs of one type, higher runs first. Default: 5. */
                         priority?: number;
+                        /** @description At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`. */
+                        concurrency_key?: string;
+                        /** @description With concurrency_key: how many may run at once (default 1). */
+                        concurrency_limit?: number;
+                        /** @description The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period. */
+                        rate_limit?: string;
+                        /** @description Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes. */
+                        timeout_ms?: number;
                     };
                     /** @description A paused schedule creates no jobs; resuming it runs no tick missed meanwhile. */
                     paused?: boolean;
@@ -3219,6 +3571,226 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    putRateLimit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The rate limit's name: 1 to 100 of a-z, 0-9, _ . : - */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Most starts per period. */
+                    limit: number;
+                    /**
+                     * @description The window: second, minute or hour. No window of that length ever holds more than `limit` starts.
+                     * @enum {string}
+                     */
+                    period: "second" | "minute" | "hour";
+                };
+            };
+        };
+        responses: {
+            /** @description The rate limit. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "sms-provider",
+                     *       "limit": 50,
+                     *       "period": "second",
+                     *       "used": 12,
+                     *       "created_at": "2026-11-21T09:30:00.000Z",
+                     *       "updated_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateLimit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteRateLimit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The rate limit's name: 1 to 100 of a-z, 0-9, _ . : - */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listRateLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rate limits. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "name": "sms-provider",
+                     *         "limit": 50,
+                     *         "period": "second",
+                     *         "used": 12,
+                     *         "created_at": "2026-11-21T09:30:00.000Z",
+                     *         "updated_at": "2026-11-21T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["RateLimit"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listQueues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queues, by type. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "type": "send_email",
+                     *         "paused": false,
+                     *         "concurrency_limit": null,
+                     *         "rate_limit": "email-provider",
+                     *         "due": 12,
+                     *         "delayed": 3,
+                     *         "running": 8,
+                     *         "waiting_on_limits": 140,
+                     *         "oldest_due_at": "2026-11-21T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Queue"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateQueue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description A job type your organization can use. */
+                type: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Paused: none of your jobs of this type starts (running ones finish); resumed: they start in their order. */
+                    paused?: boolean;
+                    /** @description Most of your jobs of this type running at once; null removes the cap (the deployment's ORG_CONCURRENCY_LIMIT applies). */
+                    concurrency_limit?: number | null;
+                    /** @description A rate limit every one of your jobs of this type starts under; null removes it. */
+                    rate_limit?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The queue, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "send_email",
+                     *       "paused": true,
+                     *       "concurrency_limit": null,
+                     *       "rate_limit": "email-provider",
+                     *       "due": 12,
+                     *       "delayed": 3,
+                     *       "running": 8,
+                     *       "waiting_on_limits": 140,
+                     *       "oldest_due_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Queue"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

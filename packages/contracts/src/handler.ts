@@ -44,6 +44,29 @@ export class RetryableJobError extends Error {
   }
 }
 
+/**
+ * A provider behind a built-in type answered 429 and said how long to wait (Retry-After): the deployment's key for
+ * that provider is rate limited. The runtime pauses the type's starts everywhere for that long (SPEC §14) and the job
+ * waits without spending a retry. A user's own endpoint (the `webhook` type) answering 429 is an ordinary retry.
+ */
+export class ProviderRateLimitedError extends RetryableJobError {
+  override name = "ProviderRateLimitedError";
+  constructor(
+    message: string,
+    override readonly retryAfterMs: number,
+  ) {
+    super(message, retryAfterMs);
+  }
+}
+
+/** The reason of `ctx.signal` when an attempt ran longer than its timeout (SPEC §14). */
+export class AttemptTimeoutError extends Error {
+  override name = "AttemptTimeoutError";
+  constructor(readonly timeoutMs: number) {
+    super(`attempt_timeout: the attempt ran longer than its timeout of ${timeoutMs} ms`);
+  }
+}
+
 /** The reason of `ctx.signal` when the job was cancelled (POST /jobs/{id}/cancel). */
 export class JobCancelledError extends Error {
   override name = "JobCancelledError";

@@ -1,5 +1,6 @@
 export * from "./limits";
 export * from "./job-states";
+export * from "./flow-control";
 export * from "./catalog";
 export * from "./templates";
 export * from "./url-policy";

@@ -19,6 +19,7 @@
 //   succeeded/failed a worker, under the attempt's fence
 //   cancelled        the API (a pending job at once; a processing one once its attempt stops), a worker
 //   result amended   a provider's callback after the job finished (M-Pesa's result.callback)
+//   debounced        the API: a debounced job not yet handed over takes a newer post's payload and start time
 
 /** The five statuses a job can have; the list filter accepts exactly these. */
 export const JOB_STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;
@@ -51,6 +52,7 @@ export const TRANSITION_EVENTS = {
   failed: "job.failed",
   cancelled: "job.cancelled",
   resultAmended: "job.updated",
+  debounced: "job.updated",
 } as const;
 export type Transition = keyof typeof TRANSITION_EVENTS | "handedOver" | "returnedToLine" | "cancelRequested";
 

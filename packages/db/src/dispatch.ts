@@ -10,7 +10,9 @@
 // leaves marked jobs Redis does not hold: the next leader returns them to the line at once (`recentHandOvers`), and
 // the reconciler would in any case.
 import type pg from "pg";
-import { handOver } from "./job-machine/hand-over";
+import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
+import type { DispatchLimits } from "./flow-control";
+import { dueCandidates, handOver, type Candidate } from "./job-machine/hand-over";
 
 export type DispatchCandidate = { jobId: string; orgId: string; type: string };
 
@@ -79,41 +81,67 @@ export type DispatchPlan = {
   work: DueWork;
   /** How many jobs to take at most. */
   room: number;
-  /** Jobs in flight per org, for the cap (empty without a cap). */
+  /** Jobs of this type in flight per org, for the caps. */
   inFlightByOrg: Map<string, number>;
-  /** ORG_CONCURRENCY_LIMIT: most jobs of one org in flight for this type (0 = no cap). */
-  orgCap: number;
+  /** What holds jobs back this round (dispatchLimits). */
+  limits: DispatchLimits;
   /** Round-robin position: organizations after this id are served first. */
   after: string | null;
 };
 
 /**
- * Takes up to `plan.room` due jobs of the plan's type, marks them dispatched, and answers them in the order BullMQ
+ * Takes up to `plan.room` due jobs of the plan's type, marks them handed over, and answers them in the order BullMQ
  * should run them: highest priority first, then round-robin across organizations (every org's oldest, then every
- * org's second oldest, …), starting after `plan.after`. One hand-over per priority level (see `handOver` for `db`).
+ * org's second oldest, …), starting after `plan.after` — skipping what a limit holds back: a paused queue, an org at
+ * its cap, a full concurrency key, a spent rate limit (the job's own, its queue's, the type's deployment-wide one).
+ * A held job stays in line and never holds back the jobs behind it. `db` is the dispatcher's `handOverConnection`:
+ * only one dispatcher takes at a time, so what it counts in flight is exact.
  */
 export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchCandidate[]> {
+  const { limits } = plan;
   const taken: DispatchCandidate[] = [];
   const inFlight = new Map(plan.inFlightByOrg);
+  const keys = new Map(limits.keysInFlight);
+  const allowance = new Map(limits.rateAllowance);
+  let typeAllowance = limits.typeAllowance ?? Infinity;
+  const capLeft = (org: string) => (limits.orgCaps.get(org) ?? Infinity) - (inFlight.get(org) ?? 0);
+  const queueLimit = (org: string) => limits.queueRateLimits.get(org);
+  const allowed = (org: string, name: string | undefined | null) => (name ? (allowance.get(`${org} ${name}`) ?? Infinity) : Infinity);
+  // The start transition spends rate limits (and refuses a start the window has no room for); counting them here
+  // only keeps from handing over jobs that would be sent back.
+  const spend = (org: string, name: string | undefined | null) => {
+    const key = `${org} ${name}`;
+    if (name && allowance.has(key)) allowance.set(key, allowance.get(key)! - 1);
+  };
+  const chosen: Candidate[] = [];
   for (const level of plan.work) {
-    const room = plan.room - taken.length;
+    const room = Math.min(plan.room, typeAllowance) - chosen.length;
     if (room <= 0) break;
-    const orgs = rotate(level.orgs, plan.after).filter((org) => plan.orgCap === 0 || (inFlight.get(org) ?? 0) < plan.orgCap);
+    const orgs = rotate(level.orgs, plan.after).filter((org) => !limits.pausedOrgs.has(org) && capLeft(org) > 0 && allowed(org, queueLimit(org)) > 0);
     if (orgs.length === 0) continue;
     const share = Math.ceil(room / Math.min(orgs.length, room));
     const serving = orgs.slice(0, room);
-    const shares = serving.map((org) => (plan.orgCap === 0 ? share : Math.min(share, plan.orgCap - (inFlight.get(org) ?? 0))));
-    const rows = await handOver(db, { type: plan.type, priority: level.priority, orgs: serving, shares });
-    // An org that gave fewer than its share has no more due jobs at this level (until new ones come).
+    const shares = serving.map((org) => Math.max(0, Math.min(share, capLeft(org), allowed(org, queueLimit(org)))));
+    const candidates = await dueCandidates(db, {
+      type: plan.type,
+      priority: level.priority,
+      orgs: serving,
+      shares,
+      fullKeys: [...keys].flatMap(([key, n]) => (n >= CONCURRENCY_LIMIT_MAX ? [key] : [])),
+      keysInFlight: [...keys],
+      spentLimits: [...allowance].flatMap(([key, left]) => (left <= 0 ? [key] : [])),
+    });
+    // An org that gave fewer than its share has no more due jobs at this level it may start (until the work is read
+    // again: new jobs, a finished job freeing a key, time passing).
     const given = new Map<string, number>();
-    for (const row of rows) given.set(row.orgId, (given.get(row.orgId) ?? 0) + 1);
+    for (const row of candidates) given.set(row.orgId, (given.get(row.orgId) ?? 0) + 1);
     serving.forEach((org, i) => {
-      if ((given.get(org) ?? 0) < shares[i]! && (plan.orgCap === 0 || shares[i]! > 0)) level.orgs.splice(level.orgs.indexOf(org), 1);
+      if ((given.get(org) ?? 0) < shares[i]!) level.orgs.splice(level.orgs.indexOf(org), 1);
     });
     // Round-robin: rank each org's jobs by age, then take rank 1 of every org (in the rotation's order), rank 2, …
     const orgOrder = new Map(serving.map((org, i) => [org, i]));
     const rank = new Map<string, number>();
-    const ranked = rows
+    const ranked = candidates
       .sort((a, b) => a.dueAt.getTime() - b.dueAt.getTime() || (a.jobId < b.jobId ? -1 : 1))
       .map((row) => {
         const r = (rank.get(row.orgId) ?? 0) + 1;
@@ -122,11 +150,25 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
       })
       .sort((a, b) => a.r - b.r || orgOrder.get(a.row.orgId)! - orgOrder.get(b.row.orgId)!);
     for (const { row } of ranked) {
-      taken.push({ jobId: row.jobId, orgId: row.orgId, type: plan.type });
+      if (chosen.length >= Math.min(plan.room, typeAllowance)) break;
+      const keyId = row.concurrencyKey === null ? null : `${row.orgId} ${row.concurrencyKey}`;
+      if (keyId !== null && (keys.get(keyId) ?? 0) >= (row.concurrencyLimit ?? 1)) continue;
+      if (allowed(row.orgId, row.rateLimit) <= 0 || allowed(row.orgId, queueLimit(row.orgId)) <= 0 || capLeft(row.orgId) <= 0) continue;
+      chosen.push(row);
+      if (keyId !== null) keys.set(keyId, (keys.get(keyId) ?? 0) + 1);
+      spend(row.orgId, row.rateLimit);
+      if (queueLimit(row.orgId) !== row.rateLimit) spend(row.orgId, queueLimit(row.orgId));
       inFlight.set(row.orgId, (inFlight.get(row.orgId) ?? 0) + 1);
     }
+    typeAllowance = limits.typeAllowance === null ? Infinity : limits.typeAllowance - chosen.length;
   }
   for (let i = plan.work.length - 1; i >= 0; i--) if (plan.work[i]!.orgs.length === 0) plan.work.splice(i, 1);
+  if (chosen.length === 0) return taken;
+  const marked = await handOver(
+    db,
+    chosen.map((c) => c.jobId),
+  );
+  for (const row of chosen) if (marked.has(row.jobId)) taken.push({ jobId: row.jobId, orgId: row.orgId, type: plan.type });
   return taken;
 }
 

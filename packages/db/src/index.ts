@@ -16,6 +16,7 @@ export * from "./job-stats";
 export * from "./job-runtime";
 export * from "./job-machine";
 export * from "./dispatch";
+export * from "./flow-control";
 export * from "./events";
 export * from "./notifications";
 export * from "./wake-loop";

@@ -68,6 +68,13 @@ export type JobDetail = {
   replay_of: string | null;
   schedule_id: string | null;
   cancel_requested_at: string | null;
+  concurrency_key: string | null;
+  concurrency_limit: number | null;
+  rate_limit: string | null;
+  timeout_ms: number | null;
+  dedupe_key: string | null;
+  debounce_key: string | null;
+  waiting_for: string | null;
   result: unknown;
   error: string | null;
 };
@@ -96,6 +103,13 @@ const DETAIL_ORDER = [
   "replay_of",
   "schedule_id",
   "cancel_requested_at",
+  "concurrency_key",
+  "concurrency_limit",
+  "rate_limit",
+  "timeout_ms",
+  "dedupe_key",
+  "debounce_key",
+  "waiting_for",
   "result",
   "error",
 ];

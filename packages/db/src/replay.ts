@@ -4,7 +4,18 @@ import type pg from "pg";
 import { FINAL_STATUSES } from "@conveyor/contracts";
 import { TENANT_JOB } from "./job-sql";
 
-export type ReplaySource = { id: string; type: string; payloadJson: string; maxRetries: number; priority: number };
+export type ReplaySource = {
+  id: string;
+  type: string;
+  payloadJson: string;
+  maxRetries: number;
+  priority: number;
+  /** How it ran alongside others (SPEC §14): a replay runs the same way. */
+  concurrencyKey: string | null;
+  concurrencyLimit: number | null;
+  rateLimit: string | null;
+  timeoutMs: number | null;
+};
 
 /** Pieces hold at most this many jobs. */
 const PIECE_ROWS = 1000;
@@ -26,11 +37,32 @@ export async function* replaySources(
   let piece: string[] = [];
   let bytes = 0;
   const read = async (ids: string[]) => {
-    const { rows } = await db.query<{ id: string; type: string; payload: string; max_retries: number; priority: number }>(
-      `SELECT j.id, j.type, j.payload::text AS payload, j.max_retries, j.priority FROM jobs j WHERE ${condition} ORDER BY j.id`,
+    const { rows } = await db.query<{
+      id: string;
+      type: string;
+      payload: string;
+      max_retries: number;
+      priority: number;
+      concurrency_key: string | null;
+      concurrency_limit: number | null;
+      rate_limit: string | null;
+      timeout_ms: number | null;
+    }>(
+      `SELECT j.id, j.type, j.payload::text AS payload, j.max_retries, j.priority, j.concurrency_key, j.concurrency_limit, j.rate_limit, j.timeout_ms
+         FROM jobs j WHERE ${condition} ORDER BY j.id`,
       [ids, options.orgId, FINAL_STATUSES],
     );
-    return rows.map((r) => ({ id: r.id, type: r.type, payloadJson: r.payload, maxRetries: r.max_retries, priority: r.priority }));
+    return rows.map((r) => ({
+      id: r.id,
+      type: r.type,
+      payloadJson: r.payload,
+      maxRetries: r.max_retries,
+      priority: r.priority,
+      concurrencyKey: r.concurrency_key,
+      concurrencyLimit: r.concurrency_limit,
+      rateLimit: r.rate_limit,
+      timeoutMs: r.timeout_ms,
+    }));
   };
   for (const size of sizes) {
     if (piece.length && (piece.length >= PIECE_ROWS || bytes + size.bytes > options.maxBytes)) {

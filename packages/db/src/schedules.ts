@@ -9,7 +9,17 @@ import { newId } from "./ids";
 import { insertJobs, type NewJob } from "./job-machine";
 
 /** The job a schedule creates at each tick, as validated when the schedule was saved. */
-export type JobTemplate = { type: string; payload: Record<string, unknown>; max_retries: number; priority: number };
+export type JobTemplate = {
+  type: string;
+  payload: Record<string, unknown>;
+  max_retries: number;
+  priority: number;
+  /** How each tick's job runs alongside others (SPEC §14). */
+  concurrency_key?: string;
+  concurrency_limit?: number;
+  rate_limit?: string;
+  timeout_ms?: number;
+};
 
 /** What a schedule is: everything an edit may change, plus next_run_at, which follows from it. */
 export type ScheduleState = {
@@ -168,6 +178,10 @@ export async function runDueSchedules(pool: pg.Pool, limit = 100): Promise<{ tic
           payload: row.job.payload,
           maxRetries: row.job.max_retries,
           priority: row.job.priority,
+          concurrencyKey: row.job.concurrency_key ?? null,
+          concurrencyLimit: row.job.concurrency_key ? (row.job.concurrency_limit ?? 1) : null,
+          rateLimit: row.job.rate_limit ?? null,
+          timeoutMs: row.job.timeout_ms ?? null,
           createdAt: row.now,
           scheduleId: row.id,
         });

@@ -7,6 +7,7 @@ import { auditLogEndpoints } from "./audit-log";
 import { callbackEndpoints } from "./callbacks";
 import { consoleEndpoints } from "./console";
 import { eventEndpoints } from "./events";
+import { flowControlEndpoints } from "./flow-control";
 import { inviteEndpoints } from "./invites";
 import { jobStatsEndpoints } from "./job-stats";
 import { jobEndpoints } from "./jobs";
@@ -25,6 +26,7 @@ export const endpoints: readonly Endpoint[] = [
   ...eventEndpoints,
   ...webhookEndpointEndpoints,
   ...scheduleEndpoints,
+  ...flowControlEndpoints,
   signupEndpoint,
   ...accountEndpoints,
   ...sessionEndpoints,

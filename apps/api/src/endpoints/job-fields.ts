@@ -4,6 +4,18 @@ import Joi from "joi";
 import {
   BATCH_LIMIT,
   BULK_IDS_LIMIT,
+  CONCURRENCY_LIMIT_DEFAULT,
+  CONCURRENCY_LIMIT_MAX,
+  CONCURRENCY_LIMIT_MIN,
+  DEBOUNCE_MS_MAX,
+  DEBOUNCE_MS_MIN,
+  DEDUPE_SECONDS_DEFAULT,
+  DEDUPE_SECONDS_MAX,
+  DEDUPE_SECONDS_MIN,
+  FLOW_KEY_MAX_LENGTH,
+  RATE_LIMIT_NAME_PATTERN,
+  TIMEOUT_MS_MAX,
+  TIMEOUT_MS_MIN,
   IDEMPOTENCY_KEY_MAX_LENGTH,
   jobFilterFields,
   jobFilterSchema,
@@ -15,6 +27,33 @@ import {
 } from "@conveyor/contracts";
 import type { JobInput, JobListQuery } from "../services/jobs";
 import type { BulkInput } from "../services/steering";
+
+const flowKey = () => Joi.string().min(1).max(FLOW_KEY_MAX_LENGTH);
+
+/** A rate limit's name, as `PUT /rate-limits/{name}` defines it. */
+export const rateLimitName = Joi.string().pattern(RATE_LIMIT_NAME_PATTERN, "rate limit name (1 to 100 of a-z 0-9 _ . : -)");
+
+/** How a job runs alongside others (SPEC §14): on jobs, batch items and schedule templates. */
+export const runFields = {
+  concurrency_key: flowKey().description(
+    "At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`.",
+  ),
+  concurrency_limit: Joi.number()
+    .integer()
+    .min(CONCURRENCY_LIMIT_MIN)
+    .max(CONCURRENCY_LIMIT_MAX)
+    .description(`With concurrency_key: how many may run at once (default ${CONCURRENCY_LIMIT_DEFAULT}).`),
+  rate_limit: rateLimitName.description(
+    "The name of one of your organization's rate limits (PUT /rate-limits/{name}): jobs naming it start at most its limit per period.",
+  ),
+  timeout_ms: Joi.number()
+    .integer()
+    .min(TIMEOUT_MS_MIN)
+    .max(TIMEOUT_MS_MAX)
+    .description(
+      "Each attempt's timeout: past it the attempt's signal is aborted and it fails with attempt_timeout (then retries). Default: the worker's TYPE_TIMEOUTS, else 15 minutes.",
+    ),
+};
 
 export const jobInput = Joi.object<JobInput>({
   type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").required(),
@@ -30,7 +69,30 @@ export const jobInput = Joi.object<JobInput>({
     .max(PRIORITY_MAX)
     .default(PRIORITY_DEFAULT)
     .description("1 to 10; among due jobs of one type, higher runs first."),
-});
+  ...runFields,
+  dedupe_key: flowKey().description(
+    "While a job of your organization created with this key within `dedupe_seconds` has not failed or been cancelled, the answer is that job (200, `deduplicated: true`) and nothing is created. The first job wins, whatever the payload.",
+  ),
+  dedupe_seconds: Joi.number()
+    .integer()
+    .min(DEDUPE_SECONDS_MIN)
+    .max(DEDUPE_SECONDS_MAX)
+    .description(`With dedupe_key: the window (default ${DEDUPE_SECONDS_DEFAULT}).`),
+  debounce_key: flowKey().description(
+    "A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`).",
+  ),
+  debounce_ms: Joi.number().integer().min(DEBOUNCE_MS_MIN).max(DEBOUNCE_MS_MAX).description("With debounce_key: how long to wait for a newer job."),
+})
+  .and("debounce_key", "debounce_ms")
+  .with("concurrency_limit", "concurrency_key")
+  .with("dedupe_seconds", "dedupe_key")
+  .oxor("dedupe_key", "debounce_key")
+  .oxor("debounce_key", "run_at")
+  .messages({
+    "object.and": "debounce_key and debounce_ms go together",
+    "object.with": "{{#main}} needs {{#peer}}",
+    "object.oxor": "{{#peersWithLabels}} exclude each other: pick one",
+  });
 
 export const batchInput = Joi.object<{ jobs: JobInput[] }>({
   jobs: Joi.array().items(jobInput).min(1).max(BATCH_LIMIT).required(),

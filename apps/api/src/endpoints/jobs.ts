@@ -24,6 +24,13 @@ const listItem = {
   replay_of: null,
   schedule_id: null,
   cancel_requested_at: null,
+  concurrency_key: null,
+  concurrency_limit: null,
+  rate_limit: null,
+  timeout_ms: null,
+  dedupe_key: null,
+  debounce_key: null,
+  waiting_for: null,
 };
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */

@@ -16,7 +16,7 @@ import {
   type ScheduleListQuery,
   type SchedulePatch,
 } from "../services/schedules";
-import { jobInput } from "./job-fields";
+import { jobInput, runFields } from "./job-fields";
 
 const SCHEDULE_ID = "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";
@@ -37,7 +37,11 @@ const job = Joi.object<JobTemplate>({
   payload: jobInput.extract("payload"),
   max_retries: jobInput.extract("max_retries"),
   priority: jobInput.extract("priority"),
-}).description("The job each tick creates, checked like a POST /jobs body (its payload against its type's schema) when the schedule is saved.");
+  ...runFields,
+})
+  .with("concurrency_limit", "concurrency_key")
+  .messages({ "object.with": "{{#main}} needs {{#peer}}" })
+  .description("The job each tick creates, checked like a POST /jobs body (its payload against its type's schema) when the schedule is saved.");
 const paused = Joi.boolean().description("A paused schedule creates no jobs; resuming it runs no tick missed meanwhile.");
 
 const createBody = Joi.object<ScheduleInput>({

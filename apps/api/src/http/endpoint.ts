@@ -24,6 +24,7 @@ export type Tag =
   | "Events"
   | "Webhooks"
   | "Schedules"
+  | "Flow control"
   | "Accounts"
   | "API keys"
   | "Team"

@@ -25,6 +25,11 @@ const TAGS = [
     description: "Endpoints that receive the organization's job events as signed CloudEvents; owners and admins, user tokens only.",
   },
   { name: "Schedules", description: "Cron schedules that create a job at each tick. Access as for jobs." },
+  {
+    name: "Flow control",
+    description:
+      "Rate limits the organization's jobs start under, and its settings of each job type's queue. Anyone of the organization reads them; owners and admins change them.",
+  },
   { name: "Accounts", description: "Sign up, log in (a token, or a console session cookie), who am I, and your password." },
   { name: "API keys", description: "Keys for services; managed with a user token or a console session, never with a key." },
   { name: "Team", description: "Members and invites of the organization; user tokens and console sessions only." },

@@ -1,7 +1,7 @@
 // Response bodies, in joi like the request bodies, so one converter documents both and the OpenAPI test can
 // check real responses against what the document promises (joi refuses unknown keys: a new field fails it).
 import Joi from "joi";
-import { EVENT_TYPES, JOB_STATUSES, ROLES, WEBHOOK_EVENT_CHOICES, WEBHOOK_SECRET_PATTERN } from "@conveyor/contracts";
+import { EVENT_TYPES, JOB_STATUSES, RATE_LIMIT_PERIODS, ROLES, WAITING_REASONS, WEBHOOK_EVENT_CHOICES, WEBHOOK_SECRET_PATTERN } from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
 
@@ -25,7 +25,22 @@ const jobListItem = Joi.object({
   replay_of: id().allow(null).required().description("The job this one replays, or null."),
   schedule_id: id().allow(null).required().description("The schedule that made this job, or null."),
   cancel_requested_at: timestamp().allow(null).required().description("When a cancellation was asked for while the job was processing, or null."),
+  concurrency_key: Joi.string().allow(null).required().description("Its concurrency key, or null."),
+  concurrency_limit: Joi.number().integer().allow(null).required().description("How many jobs with the key may run at once, or null."),
+  rate_limit: Joi.string().allow(null).required().description("The rate limit it starts under, or null."),
+  timeout_ms: Joi.number().integer().allow(null).required().description("Its own attempt timeout, or null (the worker's default)."),
+  dedupe_key: Joi.string().allow(null).required().description("The dedupe key it was created with, or null."),
+  debounce_key: Joi.string().allow(null).required().description("The debounce key it was created with, or null."),
+  waiting_for: Joi.string()
+    .valid(...WAITING_REASONS)
+    .allow(null)
+    .required()
+    .description(
+      "Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).",
+    ),
 });
+
+const period = () => Joi.string().valid(...Object.keys(RATE_LIMIT_PERIODS));
 
 const webhookEndpoint = Joi.object({
   id: id().required(),
@@ -63,7 +78,31 @@ export const responseSchemas = {
         .description("Which fields were wrong, e.g. payload.to."),
     }).required(),
   }).description("The body of every refusal (SPEC §2)."),
-  JobAccepted: Joi.object({ id: id().required(), status: jobStatus().required() }),
+  JobAccepted: Joi.object({
+    id: id().required(),
+    status: jobStatus().required(),
+    deduplicated: Joi.boolean().valid(true).description("Present when a dedupe key answered an existing job and nothing was created."),
+    debounced: Joi.boolean().valid(true).description("Present when this request replaced a waiting debounced job."),
+  }),
+  RateLimit: Joi.object({
+    name: Joi.string().required(),
+    limit: Joi.number().integer().min(1).required(),
+    period: period().required(),
+    used: count().required().description("Starts in the current window."),
+    created_at: timestamp().required(),
+    updated_at: timestamp().required(),
+  }),
+  Queue: Joi.object({
+    type: Joi.string().required(),
+    paused: Joi.boolean().required(),
+    concurrency_limit: Joi.number().integer().allow(null).required().description("Your organization's cap on its jobs of this type running at once, or null."),
+    rate_limit: Joi.string().allow(null).required().description("A rate limit every job of this type starts under, or null."),
+    due: count().required().description("Due now and waiting for a worker."),
+    delayed: count().required().description("Due later: run_at, a retry, a debounce."),
+    running: count().required().description("Handed to a worker or running."),
+    waiting_on_limits: count().required().description("Due but held by a pause, a rate limit, a concurrency key or the cap."),
+    oldest_due_at: timestamp().allow(null).required().description("When the oldest due job fell due, or null."),
+  }),
   BulkResult: Joi.object({
     action: Joi.string().valid("cancel", "replay").required(),
     matched: Joi.number()
@@ -92,6 +131,10 @@ export const responseSchemas = {
       payload: anyObject().required(),
       max_retries: Joi.number().integer().min(0).required(),
       priority: Joi.number().integer().min(1).max(10).required(),
+      concurrency_key: Joi.string(),
+      concurrency_limit: Joi.number().integer(),
+      rate_limit: Joi.string(),
+      timeout_ms: Joi.number().integer(),
     })
       .required()
       .description("The job each tick creates, with defaults applied."),

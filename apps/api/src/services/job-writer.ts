@@ -3,9 +3,12 @@
 // request is answered once its rows are committed. Nothing goes to Redis: the insert puts each job in the
 // dispatcher's queue and wakes the dispatcher (a worker), which hands it to BullMQ when it is due.
 import type pg from "pg";
-import { insertJobIdempotently, insertJobs, type IdempotentInsert, type NewJob } from "@conveyor/db";
+import { insertJobIdempotently, insertJobs, type IdempotentInsert, type NewJob, type Refused } from "@conveyor/db";
 
-type Entry = { jobs: NewJob[]; resolve(): void; reject(error: unknown): void };
+type Entry = { jobs: NewJob[]; resolve(refused: Refused): void; reject(error: unknown): void };
+
+/** The dedupe keys of an entry's jobs, as `org key` strings: two rows with one key cannot share a statement. */
+const dedupeKeys = (entry: Entry) => entry.jobs.flatMap((job) => (job.dedupe ? [`${job.orgId} ${job.dedupe.key}`] : []));
 
 export type JobWriterOptions = {
   pool: pg.Pool;
@@ -26,8 +29,11 @@ export class JobWriter {
     this.maxRows = options.maxRows ?? 2000;
   }
 
-  /** Resolves once `jobs` are committed to Postgres. */
-  insert(jobs: NewJob[]): Promise<void> {
+  /**
+   * Resolves once `jobs` are committed to Postgres, with the ids of those a dedupe key refused (not inserted). Jobs of
+   * one call must not share a dedupe key.
+   */
+  insert(jobs: NewJob[]): Promise<Refused> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ jobs, resolve, reject });
       // Let the requests of this turn of the event loop join the batch.
@@ -46,11 +52,21 @@ export class JobWriter {
   private flush(): void {
     if (this.inFlight >= this.maxInFlight || this.waiting.length === 0) return;
     const batch: Entry[] = [];
+    const keys = new Set<string>();
     let rows = 0;
-    while (this.waiting.length && (batch.length === 0 || rows + this.waiting[0]!.jobs.length <= this.maxRows)) {
-      const entry = this.waiting.shift()!;
+    for (let i = 0; i < this.waiting.length && rows < this.maxRows;) {
+      const entry = this.waiting[i]!;
+      const entryKeys = dedupeKeys(entry);
+      if (batch.length && rows + entry.jobs.length > this.maxRows) break;
+      // An entry whose dedupe key is already in this statement waits for the next one, keeping its turn.
+      if (entryKeys.some((key) => keys.has(key))) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
       batch.push(entry);
       rows += entry.jobs.length;
+      for (const key of entryKeys) keys.add(key);
     }
     this.inFlight++;
     void this.write(batch).finally(() => {
@@ -61,11 +77,11 @@ export class JobWriter {
 
   private async write(batch: Entry[]): Promise<void> {
     try {
-      await insertJobs(
+      const refused = await insertJobs(
         this.options.pool,
         batch.flatMap((e) => e.jobs),
       );
-      for (const entry of batch) entry.resolve();
+      for (const entry of batch) entry.resolve(new Map(entry.jobs.flatMap((job) => (refused.has(job.id) ? [[job.id, refused.get(job.id)!]] : []))));
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
       // One bad entry must not fail its neighbours: write them one by one.

@@ -3,6 +3,8 @@
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import {
+  CONCURRENCY_LIMIT_DEFAULT,
+  DEDUPE_SECONDS_DEFAULT,
   IDEMPOTENCY_TTL_MS,
   jobFilterParams,
   PRIORITY_DEFAULT,
@@ -12,15 +14,75 @@ import {
   type JobFilterInput,
   type JobStatus,
 } from "@conveyor/contracts";
-import { findJob, findJobArtifact, findJobLogs, isUuid, listJobsPage, newId, streamJobs, type JobDetail, type NewJob } from "@conveyor/db";
+import {
+  debounceJob,
+  dedupeHolder,
+  findJob,
+  findJobArtifact,
+  findJobLogs,
+  isUuid,
+  listJobsPage,
+  newId,
+  streamJobs,
+  unknownRateLimits,
+  type JobDetail,
+  type NewJob,
+} from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 
-export type JobInput = { type: string; payload: Record<string, unknown>; max_retries: number; run_at?: string; priority: number };
-export type Accepted = { id: string; status: JobStatus };
+/** How a job runs alongside others (SPEC §14): on jobs, batch items and schedule templates. */
+export type RunFields = { concurrency_key?: string; concurrency_limit?: number; rate_limit?: string; timeout_ms?: number };
+export type JobInput = RunFields & {
+  type: string;
+  payload: Record<string, unknown>;
+  max_retries: number;
+  run_at?: string;
+  priority: number;
+  dedupe_key?: string;
+  dedupe_seconds?: number;
+  debounce_key?: string;
+  debounce_ms?: number;
+};
+/** `deduplicated`: the job a dedupe key named, created earlier; `debounced`: a waiting job this one replaced. */
+export type Accepted = { id: string; status: JobStatus; deduplicated?: true; debounced?: true };
+
+/** The run fields of an input as a new job carries them. */
+export function runFieldsOf(input: RunFields): Pick<NewJob, "concurrencyKey" | "concurrencyLimit" | "rateLimit" | "timeoutMs"> {
+  return {
+    concurrencyKey: input.concurrency_key ?? null,
+    concurrencyLimit: input.concurrency_key ? (input.concurrency_limit ?? CONCURRENCY_LIMIT_DEFAULT) : null,
+    rateLimit: input.rate_limit ?? null,
+    timeoutMs: input.timeout_ms ?? null,
+  };
+}
+
+/** 400 for rate limit names the org has not defined, at each path that names one. */
+export async function checkRateLimitNames(named: { path: string; name: string | undefined }[], orgId: string, deps: Pick<ServiceDeps, "db">): Promise<void> {
+  const given = named.filter((n): n is { path: string; name: string } => n.name !== undefined);
+  if (given.length === 0) return;
+  const unknown = new Set(
+    await unknownRateLimits(
+      deps.db.pool,
+      orgId,
+      given.map((n) => n.name),
+    ),
+  );
+  const bad = given.filter((n) => unknown.has(n.name));
+  if (bad.length) {
+    throw validationFailed(
+      bad.map((n) => ({ path: n.path, message: `names no rate limit of your organization ("${n.name}"); PUT /rate-limits/${n.name} defines one` })),
+    );
+  }
+}
 
 /** Checks each input (type known, payload valid), all before anything is stored. Paths start with `prefixes[i]`. */
-async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, deps: Pick<ServiceDeps, "catalog" | "clock">): Promise<NewJob[]> {
+async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, deps: Pick<ServiceDeps, "catalog" | "clock" | "db">): Promise<NewJob[]> {
+  await checkRateLimitNames(
+    inputs.map((input, i) => ({ path: `${prefixes[i]}rate_limit`, name: input.rate_limit })),
+    orgId,
+    deps,
+  );
   const invalid: ErrorDetail[] = [];
   const unknownTypes: ErrorDetail[] = [];
   let firstUnknown: string | undefined;
@@ -53,6 +115,8 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       priority: input.priority,
       // Kept as asked; a past time is due at once.
       runAt,
+      ...runFieldsOf(input),
+      dedupe: input.dedupe_key ? { key: input.dedupe_key, seconds: input.dedupe_seconds ?? DEDUPE_SECONDS_DEFAULT } : null,
     });
   }
   if (firstUnknown !== undefined) {
@@ -75,6 +139,10 @@ function requestHash(job: NewJob): Buffer {
           max_retries: job.maxRetries,
           ...(job.runAt ? { run_at: job.runAt.toISOString() } : {}),
           ...(job.priority !== undefined && job.priority !== PRIORITY_DEFAULT ? { priority: job.priority } : {}),
+          ...(job.concurrencyKey ? { concurrency_key: job.concurrencyKey, concurrency_limit: job.concurrencyLimit } : {}),
+          ...(job.rateLimit ? { rate_limit: job.rateLimit } : {}),
+          ...(job.timeoutMs ? { timeout_ms: job.timeoutMs } : {}),
+          ...(job.dedupe ? { dedupe_key: job.dedupe.key, dedupe_seconds: job.dedupe.seconds } : {}),
         }) ?? "",
       )
       .digest()
@@ -83,17 +151,29 @@ function requestHash(job: NewJob): Buffer {
 
 /**
  * Creates one job. With an idempotency key, a repeat of the same request within 24 h returns the first job
- * (`created: false`), and a different request with the same key is a 409.
+ * (`created: false`), and a different request with the same key is a 409. A held dedupe key answers its job
+ * (`deduplicated`); a debounce key replaces the waiting job holding it (`debounced`).
  */
 export async function createJob(
   options: { caller: Caller; input: JobInput; idempotencyKey?: string },
-  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer">,
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db">,
 ): Promise<{ created: boolean; job: Accepted }> {
-  const [job] = await prepare([options.input], [""], options.caller.orgId, deps);
+  const { input } = options;
+  if (input.debounce_key && options.idempotencyKey) {
+    throw validationFailed([{ path: "debounce_key", message: "cannot be combined with an Idempotency-Key: a debounced post is already safe to repeat" }]);
+  }
+  const [job] = await prepare([input], [""], options.caller.orgId, deps);
   if (!job) throw new Error("prepare returned no job for a valid input");
+  if (input.debounce_key) {
+    const debounced = await debounceJob(deps.db.pool, { ...job, debounceKey: input.debounce_key }, input.debounce_ms!);
+    return debounced.replaced
+      ? { created: false, job: { id: debounced.id, status: "pending", debounced: true } }
+      : { created: true, job: { id: debounced.id, status: "pending" } };
+  }
   if (!options.idempotencyKey) {
-    await deps.writer.insert([job]);
-    return { created: true, job: { id: job.id, status: "pending" } };
+    const refused = await deps.writer.insert([job]);
+    if (!refused.has(job.id)) return { created: true, job: { id: job.id, status: "pending" } };
+    return { created: false, job: { ...(await dedupeHolder(deps.db.pool, job.orgId, job.dedupe!.key)), deduplicated: true } };
   }
   const hash = requestHash(job);
   const outcome = await deps.writer.insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS });
@@ -101,22 +181,43 @@ export async function createJob(
   if (!outcome.existing.requestHash.equals(hash)) {
     throw new AppError("idempotency_conflict", "This Idempotency-Key was already used with a different request body in the last 24 hours.");
   }
-  return { created: false, job: { id: outcome.existing.id, status: outcome.existing.status } };
+  const existing = { id: outcome.existing.id, status: outcome.existing.status };
+  return { created: false, job: outcome.deduplicated ? { ...existing, deduplicated: true } : existing };
 }
 
-/** Creates 1..1000 jobs, all or none: one invalid job refuses the whole batch. */
+/** Creates 1..1000 jobs, all or none: one invalid job refuses the whole batch. Of items sharing a dedupe key, the first counts. */
 export async function createJobs(
   options: { caller: Caller; inputs: JobInput[] },
-  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer">,
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db">,
 ): Promise<Accepted[]> {
+  const debounced = options.inputs.flatMap((input, i) =>
+    input.debounce_key ? [{ path: `jobs.${i}.debounce_key`, message: "is supported on POST /jobs only" }] : [],
+  );
+  if (debounced.length) throw validationFailed(debounced);
   const jobs = await prepare(
     options.inputs,
     options.inputs.map((_, i) => `jobs.${i}.`),
     options.caller.orgId,
     deps,
   );
-  await deps.writer.insert(jobs);
-  return jobs.map((j) => ({ id: j.id, status: "pending" as const }));
+  // A later item with a key an earlier item of the batch holds is that item's job.
+  const firstWithKey = new Map<string, NewJob>();
+  const sameAs = new Map<string, NewJob>();
+  const inserted = jobs.filter((job) => {
+    if (!job.dedupe) return true;
+    const first = firstWithKey.get(job.dedupe.key);
+    if (first) sameAs.set(job.id, first);
+    else firstWithKey.set(job.dedupe.key, job);
+    return !first;
+  });
+  const refused = await deps.writer.insert(inserted);
+  const holders = new Map<string, Accepted>();
+  for (const key of new Set(refused.values())) holders.set(key, { ...(await dedupeHolder(deps.db.pool, options.caller.orgId, key)), deduplicated: true });
+  return jobs.map((job) => {
+    const first = sameAs.get(job.id) ?? job;
+    if (refused.has(first.id)) return holders.get(job.dedupe!.key)!;
+    return first === job ? { id: job.id, status: "pending" as const } : { id: first.id, status: "pending" as const, deduplicated: true as const };
+  });
 }
 
 export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string };

@@ -17,6 +17,7 @@ import {
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
+import { checkRateLimitNames } from "./jobs";
 
 export type ScheduleInput = { name: string; cron: string; timezone: string; job: JobTemplate; paused: boolean };
 export type SchedulePatch = Partial<ScheduleInput>;
@@ -41,7 +42,15 @@ function toJson(row: ScheduleRow): ScheduleJson {
     cron: row.cron,
     timezone: row.timezone,
     // jsonb orders keys its own way; answer in the documented order.
-    job: { type: row.job.type, payload: row.job.payload, max_retries: row.job.max_retries, priority: row.job.priority },
+    job: {
+      type: row.job.type,
+      payload: row.job.payload,
+      max_retries: row.job.max_retries,
+      priority: row.job.priority,
+      ...(row.job.concurrency_key ? { concurrency_key: row.job.concurrency_key, concurrency_limit: row.job.concurrency_limit ?? 1 } : {}),
+      ...(row.job.rate_limit ? { rate_limit: row.job.rate_limit } : {}),
+      ...(row.job.timeout_ms ? { timeout_ms: row.job.timeout_ms } : {}),
+    },
     paused: row.paused,
     next_run_at: row.nextRunAt?.toISOString() ?? null,
     last_run_at: row.lastRunAt?.toISOString() ?? null,
@@ -50,7 +59,8 @@ function toJson(row: ScheduleRow): ScheduleJson {
 }
 
 /** The template with the payload's defaults applied, or the refusal POST /jobs would give, with paths under job. */
-async function checkTemplate(job: JobTemplate, deps: Pick<ServiceDeps, "catalog">): Promise<JobTemplate> {
+async function checkTemplate(job: JobTemplate, orgId: string, deps: Pick<ServiceDeps, "catalog" | "db">): Promise<JobTemplate> {
+  await checkRateLimitNames([{ path: "job.rate_limit", name: job.rate_limit }], orgId, deps);
   if (!(await deps.catalog.isKnownType(job.type))) {
     const known = (await deps.catalog.knownTypes()).join(", ");
     throw new AppError("unknown_job_type", `Unknown job type "${job.type}". Known types: ${known}.`, [
@@ -95,7 +105,7 @@ export async function createSchedule(
   const { caller } = options;
   const now = deps.clock.now();
   const input = checkTiming(options.input, now);
-  const job = await checkTemplate(input.job, deps);
+  const job = await checkTemplate(input.job, caller.orgId, deps);
   const row = await inTransaction(deps.db.pool, async (tx) => {
     const row = await insertSchedule(tx, {
       id: newId(),
@@ -163,7 +173,7 @@ export async function updateSchedule(
   if (!isUuid(id)) throw notFound("Schedule");
   const now = deps.clock.now();
   const patch = checkTiming(options.patch, now);
-  const job = patch.job === undefined ? undefined : await checkTemplate(patch.job, deps);
+  const job = patch.job === undefined ? undefined : await checkTemplate(patch.job, caller.orgId, deps);
   const row = await updateRow(
     deps.db.pool,
     { orgId: caller.orgId, id, at: now },

@@ -87,6 +87,10 @@ function replayOf(source: ReplaySource, orgId: string, now: Date): NewJob {
     priority: source.priority,
     createdAt: now,
     replayOf: source.id,
+    concurrencyKey: source.concurrencyKey,
+    concurrencyLimit: source.concurrencyLimit,
+    rateLimit: source.rateLimit,
+    timeoutMs: source.timeoutMs,
   };
 }
 

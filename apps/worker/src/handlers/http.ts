@@ -1,7 +1,7 @@
 // Calls to provider APIs: bounded time, no redirects, every status returned to the caller (never thrown by
 // axios), and one place that turns "no answer" and HTTP statuses into retry-or-give-up (PROVIDERS.md §8).
 import axios, { type AxiosRequestConfig, type AxiosResponse } from "axios";
-import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
+import { PermanentJobError, ProviderRateLimitedError, RetryableJobError } from "@conveyor/contracts";
 
 export type ProviderRequest = AxiosRequestConfig & {
   /** Name used in error messages, e.g. "SendGrid". */
@@ -67,12 +67,22 @@ export function retryAfterMs(headers: Record<string, unknown>, now = Date.now())
 }
 
 /**
+ * A provider's 429: with a wait it asked for, the deployment's key is rate limited (the type pauses, the job waits
+ * without spending a retry); without one, an ordinary retry.
+ */
+export function rateLimited(message: string, waitMs: number | undefined): RetryableJobError {
+  return waitMs !== undefined && waitMs > 0 ? new ProviderRateLimitedError(message, waitMs) : new RetryableJobError(message);
+}
+
+/**
  * The usual reading of a failed status: 429 and 5xx are worth retrying (after Retry-After if given), other
  * statuses are permanent. `detail` is a short description of the provider's error body (never secrets).
  */
 export function statusFailure(provider: string, response: AxiosResponse, detail: string): Error {
   const message = `${provider} answered ${response.status}${detail ? `: ${detail}` : ""}`;
-  if (response.status === 429 || response.status >= 500) return new RetryableJobError(message, retryAfterMs(response.headers as Record<string, unknown>));
+  const wait = retryAfterMs(response.headers as Record<string, unknown>);
+  if (response.status === 429) return rateLimited(message, wait);
+  if (response.status >= 500) return new RetryableJobError(message, wait);
   return new PermanentJobError(message);
 }
 

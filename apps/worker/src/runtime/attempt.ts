@@ -3,8 +3,17 @@
 // permanent failure, cancelled, released at shutdown) and records it under the fence.
 import os from "node:os";
 import type { Job } from "bullmq";
-import { PermanentJobError, type JobCancelledError, type JobContext, type JobResult, type JobStatus, type LogLevel } from "@conveyor/contracts";
-import { saveJobArtifact, type ClaimedJob } from "@conveyor/db";
+import {
+  AttemptTimeoutError,
+  PermanentJobError,
+  TIMEOUT_MS_DEFAULT,
+  type JobCancelledError,
+  type JobContext,
+  type JobResult,
+  type JobStatus,
+  type LogLevel,
+} from "@conveyor/contracts";
+import { pauseType, saveJobArtifact, type ClaimedJob } from "@conveyor/db";
 import { redactText, type Logger } from "@conveyor/logger";
 import type { Bookkeeper } from "./bookkeeper";
 import type { CancelWatch } from "./cancellations";
@@ -24,6 +33,8 @@ export type AttemptDeps = {
   shutdownSignal: AbortSignal;
   /** Tells a running attempt that someone cancelled its job. */
   cancellations: CancelWatch;
+  /** TYPE_TIMEOUTS: each attempt's timeout per type, unless the job sets timeout_ms (default 15 minutes). */
+  typeTimeouts?: Map<string, number>;
   /** Called after every attempt, for metrics. */
   onAttempt?(event: { type: string; outcome: AttemptOutcome; durationMs: number }): void;
 };
@@ -75,12 +86,18 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
 
     // Made on first use: most handlers never look at their signal, and an AbortSignal per attempt is a measurable
     // cost at thousands of jobs per second. It is the attempt's own, so listeners a handler adds go away with it.
+    let stopped: JobCancelledError | AttemptTimeoutError | undefined;
     let cancelled: JobCancelledError | undefined;
-    let cancel: AbortController | undefined;
+    let timedOut: AttemptTimeoutError | undefined;
+    let abort: AbortController | undefined;
     let signal: AbortSignal | undefined;
+    const stop = (reason: JobCancelledError | AttemptTimeoutError) => {
+      stopped ??= reason;
+      abort?.abort(reason);
+    };
     const stopWatching = deps.cancellations.watch(claimed.id, (error) => {
       cancelled ??= error;
-      cancel?.abort(error);
+      stop(error);
     });
     const ctx: JobContext = {
       jobId: claimed.id,
@@ -90,9 +107,9 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       maxRetries: claimed.maxRetries,
       get signal() {
         if (!signal) {
-          cancel = new AbortController();
-          if (cancelled) cancel.abort(cancelled);
-          signal = AbortSignal.any([deps.shutdownSignal, cancel.signal]);
+          abort = new AbortController();
+          if (stopped) abort.abort(stopped);
+          signal = AbortSignal.any([deps.shutdownSignal, abort.signal]);
         }
         return signal;
       },
@@ -104,13 +121,29 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       },
     };
 
+    // The timeout (SPEC §14): the signal is aborted and the attempt's failure recorded at once; a handler that ignores
+    // the signal keeps its slot until it returns, and whatever it returns then is discarded (the fence is gone).
+    const timeoutMs = claimed.timeoutMs ?? deps.typeTimeouts?.get(type) ?? TIMEOUT_MS_DEFAULT;
+    let recordedAtTimeout: Promise<void> | undefined;
+    const timer = setTimeout(() => {
+      timedOut = new AttemptTimeoutError(timeoutMs);
+      stop(timedOut);
+      recordedAtTimeout = handleFailure(timedOut);
+    }, timeoutMs);
+
     let result: string | null;
     try {
       result = serialiseResult(await run(claimed.payload, ctx));
     } catch (error) {
+      if (timedOut) return recordedAtTimeout;
       return handleFailure(error);
     } finally {
+      clearTimeout(timer);
       stopWatching();
+    }
+    if (timedOut) {
+      log("warn", `Attempt ${attempt}'s handler returned after its timeout; what it returned was discarded.`);
+      return recordedAtTimeout;
     }
 
     // A handler that finished despite a cancellation finished: the truth wins. Its "succeeded" line is the
@@ -151,6 +184,14 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
           log("warn", `Attempt ${attempt} was stopped by a worker shutdown; the job goes back to the queue.`);
           status = await finish({ status: "pending", retries, result: null, error: null, runAt: null });
           break;
+        case "deferred": {
+          const runAt = new Date(Date.now() + outcome.delayMs);
+          // Every worker's starts of this type wait too: the deployment's key is what is limited.
+          await pauseType(deps.pool, type, runAt).catch((e: Error) => deps.logger.warn(`could not pause ${type} after a provider's 429`, { error: e.message }));
+          log("warn", `Attempt ${attempt} was rate limited by the provider: ${message}. Jobs of ${type} wait until ${runAt.toISOString()}; no retry is spent.`);
+          status = await finish({ status: "pending", retries, result: null, error: message, runAt });
+          break;
+        }
         case "failed": {
           const why = outcome.reason === "permanent" ? "failed permanently" : `failed; no retries left (max_retries ${claimed!.maxRetries})`;
           log("error", `Attempt ${attempt} ${why}: ${message}`);
@@ -166,7 +207,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         }
       }
       if (status === null) return discarded();
-      return recorded(status, outcome.kind === "released" ? "released" : outcome.kind);
+      return recorded(status, outcome.kind === "deferred" ? "retry" : outcome.kind);
     }
   };
 }

@@ -3,14 +3,18 @@
 // worker slots waiting, so a later, higher-priority or other organization's job never waits behind a long backlog
 // there. Woken by NOTIFY (new jobs, retries due, finished attempts) and by a short tick (jobs falling due).
 import type pg from "pg";
+import type { TypeRateLimit } from "@conveyor/contracts";
 import {
+  closeHandOverConnection,
   DISPATCH_CHANNEL,
+  dispatchLimits,
   findDueWork,
   handOverConnection,
   jobsInFlight,
   msUntilNextDue,
   NotificationListener,
   recentHandOvers,
+  recordTypeState,
   WakeLoop,
   takeDueJobs,
   typesWithDueJobs,
@@ -30,6 +34,8 @@ const BACKLOG_POLL_MS = 5;
 const MAX_HAND_OVERS = 2;
 /** How far back a new leader checks its predecessor's hand-overs. */
 const RECOVER_WITHIN_MS = 120_000;
+/** How often a dispatcher waiting for the dispatch lock tries again. */
+const LOCK_RETRY_MS = 500;
 
 export type DispatcherOptions = {
   pool: pg.Pool;
@@ -39,8 +45,10 @@ export type DispatcherOptions = {
   queues: JobQueues;
   prefix: string;
   logger: Logger;
-  /** ORG_CONCURRENCY_LIMIT: most jobs of one org in flight per type (0 = no cap). */
+  /** ORG_CONCURRENCY_LIMIT: most jobs of one org in flight per type (0 = no cap); an org's queue setting overrides it. */
   orgCap: number;
+  /** TYPE_RATE_LIMITS: deployment-wide starts per period, per type. */
+  typeRateLimits?: Map<string, TypeRateLimit>;
   /** Rounds of worker slots that may wait in BullMQ per type. Default 2. */
   rounds?: number;
   /** How often due jobs are looked for without a wake-up (jobs falling due). Default 250 ms. */
@@ -66,6 +74,7 @@ export class Dispatcher implements LeaderTask {
   /** Per type, the priorities and organizations with due jobs, kept while a backlog drains. */
   private readonly work = new Map<string, DueWork>();
   private lastHandOverFailure = 0;
+  private lastLockWarning = 0;
 
   constructor(private readonly options: DispatcherOptions) {
     this.loop = new WakeLoop({
@@ -97,7 +106,7 @@ export class Dispatcher implements LeaderTask {
     this.listener?.close();
     this.listener = undefined;
     await this.loop.stop();
-    this.marker?.release();
+    if (this.marker) await closeHandOverConnection(this.marker);
     this.marker = undefined;
   }
 
@@ -106,9 +115,15 @@ export class Dispatcher implements LeaderTask {
    * going away ends it, between rounds too: it is then dropped (an error on a held connection with no listener
    * would end the process) and the next round opens another.
    */
-  private async markerConnection(): Promise<pg.PoolClient> {
+  private async markerConnection(): Promise<pg.PoolClient | null> {
     if (this.marker) return this.marker;
     const marker = await handOverConnection(this.options.pool);
+    if (!marker) {
+      // Another dispatcher (a leader whose lease just lapsed) is still handing over: wait for it to stop.
+      if (Date.now() - this.lastLockWarning > 30_000) this.options.logger.info("another dispatcher still holds the dispatch lock; waiting for it to stop");
+      this.lastLockWarning = Date.now();
+      return null;
+    }
     marker.on("error", () => {
       // Once stop() has returned it to the pool, the pool deals with it.
       if (this.marker !== marker) return;
@@ -153,6 +168,9 @@ export class Dispatcher implements LeaderTask {
   private async round(): Promise<number | null> {
     const rounds = this.options.rounds ?? 2;
     const marker = await this.markerConnection();
+    if (!marker) return LOCK_RETRY_MS;
+    // The earliest moment a limit holding jobs back lets one go (a rate limit's window, a provider's Retry-After).
+    let wakeAt = Infinity;
     // Every round starts from what is due now (new jobs, jobs back in line, time passing); within a round, a wake-up
     // makes it read again before its next take.
     this.stale = true;
@@ -164,7 +182,7 @@ export class Dispatcher implements LeaderTask {
         for (const type of await typesWithDueJobs(marker)) this.backlog.add(type);
       }
       for (const type of [...this.backlog]) {
-        const slots = await this.slotsOf(type);
+        const slots = await this.slotsOf(type, marker);
         // No live worker serves this type: its jobs stay pending, visibly, until one does.
         if (slots === 0) {
           this.backlog.delete(type);
@@ -175,11 +193,19 @@ export class Dispatcher implements LeaderTask {
         if (handing.batches >= MAX_HAND_OVERS) continue;
         const room = slots * rounds - (await this.options.queues.queue(type).getWaitingCount()) - handing.jobs;
         if (room < slots) continue;
-        const inFlightByOrg = this.options.orgCap > 0 ? await jobsInFlight(marker, type) : new Map<string, number>();
         const after = this.rotation.get(type) ?? null;
         let work = this.work.get(type);
         if (!work?.length) this.work.set(type, (work = await findDueWork(marker, type, after)));
-        const taken = await takeDueJobs(marker, { type, work, room, inFlightByOrg, orgCap: this.options.orgCap, after });
+        const limits = await dispatchLimits(marker, type, [...new Set(work.flatMap((level) => level.orgs))], this.options.orgCap);
+        if (limits.typePausedUntil) {
+          // A provider asked to wait (429 with Retry-After): nothing of this type starts before then.
+          this.backlog.delete(type);
+          wakeAt = Math.min(wakeAt, limits.typePausedUntil.getTime());
+          continue;
+        }
+        if (limits.nextFreeAt) wakeAt = Math.min(wakeAt, limits.nextFreeAt.getTime());
+        const inFlightByOrg = limits.orgCaps.size > 0 ? await jobsInFlight(marker, type) : new Map<string, number>();
+        const taken = await takeDueJobs(marker, { type, work, room, inFlightByOrg, limits, after });
         // Handing over (Redis) overlaps with taking the next batch (Postgres).
         if (taken.length) this.startHandOver(type, taken);
         // Fewer than there was room for: nothing more is due for this type (or the rest is capped) until woken.
@@ -188,14 +214,20 @@ export class Dispatcher implements LeaderTask {
       if (this.backlog.size) await new Promise((resolve) => setTimeout(resolve, BACKLOG_POLL_MS));
     } while (this.active && (this.backlog.size || this.stale));
     await Promise.all(this.handOvers);
-    return msUntilNextDue(marker);
+    const nextDue = await msUntilNextDue(marker);
+    const untilFree = wakeAt === Infinity ? null : Math.max(0, wakeAt - Date.now());
+    return nextDue === null ? untilFree : untilFree === null ? nextDue : Math.min(nextDue, untilFree);
   }
 
-  /** Worker slots serving `type`, read from Redis at most once a second. */
-  private async slotsOf(type: string): Promise<number> {
+  /**
+   * Worker slots serving `type`, read from Redis at most once a second, and written down with this leader's limits
+   * for the type (waiting_for reads them: no_worker, rate_limit, org_concurrency).
+   */
+  private async slotsOf(type: string, marker: pg.PoolClient): Promise<number> {
     const cached = this.slots.get(type);
     if (cached && cached.until > Date.now()) return cached.slots;
     const slots = await capacityOf(this.options.redis, this.options.prefix, type);
+    await recordTypeState(marker, { type, slots, rateLimit: this.options.typeRateLimits?.get(type) ?? null, orgConcurrencyLimit: this.options.orgCap });
     this.slots.set(type, { slots, until: Date.now() + 1_000 });
     return slots;
   }

@@ -3,7 +3,16 @@
 // leadership (the leader dispatches); and stops them in the right order on shutdown.
 import { Worker } from "bullmq";
 import { StartupError } from "@conveyor/config";
-import { BUILT_IN_TYPES, isBuiltInType, queueName, validatePayload, PermanentJobError, type CatalogOptions, type JobPlugin } from "@conveyor/contracts";
+import {
+  BUILT_IN_TYPES,
+  isBuiltInType,
+  queueName,
+  validatePayload,
+  PermanentJobError,
+  type CatalogOptions,
+  type JobPlugin,
+  type TypeRateLimit,
+} from "@conveyor/contracts";
 import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { JobQueues, type Redis } from "@conveyor/queue";
@@ -41,6 +50,10 @@ export type RuntimeOptions = {
   internal?: InternalHandler[];
   /** ORG_CONCURRENCY_LIMIT (0 = no cap). */
   orgConcurrencyLimit: number;
+  /** TYPE_RATE_LIMITS (applied by the leader's dispatcher). */
+  typeRateLimits?: Map<string, TypeRateLimit>;
+  /** TYPE_TIMEOUTS. */
+  typeTimeouts?: Map<string, number>;
   /** More tasks for the leader (schedules, the webhook relay, retention). */
   leaderTasks?: LeaderTask[];
   onAttempt?: AttemptDeps["onAttempt"];
@@ -96,6 +109,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     logger: options.logger,
     retryBaseMs: options.retryBaseMs,
     shutdownSignal: shutdown.signal,
+    typeTimeouts: options.typeTimeouts,
     onAttempt: options.onAttempt,
   };
   let active = 0;
@@ -167,6 +181,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         prefix: options.prefix,
         logger: options.logger,
         orgCap: options.orgConcurrencyLimit,
+        typeRateLimits: options.typeRateLimits,
       }),
       ...(options.leaderTasks ?? []),
     ],

@@ -2,7 +2,7 @@
 // its job.created event, in one statement, then a wake-up for the dispatcher. The API never talks to Redis to create
 // a job: the dispatcher hands it to BullMQ when it is due and there is room.
 import type pg from "pg";
-import { searchValues, type JobStatus } from "@conveyor/contracts";
+import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
 import { announce, eventOf } from "./sql";
 
@@ -22,34 +22,64 @@ export type NewJob = {
   runAt?: Date | null;
   replayOf?: string | null;
   scheduleId?: string | null;
+  /** Flow control (SPEC §14). */
+  concurrencyKey?: string | null;
+  concurrencyLimit?: number | null;
+  rateLimit?: string | null;
+  timeoutMs?: number | null;
+  /** Refused (not inserted) while a job of the org created within `seconds` with this key has not failed or been cancelled. */
+  dedupe?: { key: string; seconds: number } | null;
+  /** A debounced job: its queue row holds the key until it is handed over (job-machine/debounce.ts). */
+  debounceKey?: string | null;
 };
+
+/** Ids of the jobs a dedupe key refused, with the key: another job holds it. */
+export type Refused = Map<string, string>;
 
 /**
  * Inserts jobs in one statement (the API batches concurrent requests into one call). `job.created` is timed by
- * Postgres' clock, like every other event; `created_at` is the creator's.
+ * Postgres' clock, like every other event; `created_at` is the creator's. A job whose dedupe key is held is not
+ * inserted: its id is in the answer (of jobs sharing a key in one call, the caller keeps only the first). Of
+ * concurrent calls with one key, the unique key row lets exactly one in.
  */
-export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  await client.query({
+export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<Refused> {
+  if (jobs.length === 0) return new Map();
+  const { rows } = await client.query<{ refused: string[] | null }>({
     name: "conveyor-insert-jobs",
     text: `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[])
-         WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search, n)
-     ), ${EVENT_BASE}, inserted AS (
-       INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id)
-       SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id
-         FROM input ORDER BY n
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[],
+                            $12::text[], $13::smallint[], $14::text[], $15::int[], $16::text[], $17::int[], $18::text[])
+         WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search,
+                              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, dedupe_seconds, debounce_key, n)
+     ), ${EVENT_BASE}, deduped AS (
+       -- A key is taken over when its job is older than this job's window, or failed or was cancelled. (Not when its
+       -- job cannot be seen: a job committed while this statement waited for the key's row is not in its snapshot.)
+       INSERT INTO dedupe_keys AS k (org_id, key, job_id, created_at)
+       SELECT org_id, dedupe_key, id, created_at FROM input WHERE dedupe_key IS NOT NULL
+       ON CONFLICT (org_id, key) DO UPDATE SET job_id = EXCLUDED.job_id, created_at = EXCLUDED.created_at
+        WHERE k.created_at <= EXCLUDED.created_at - (SELECT i.dedupe_seconds FROM input i WHERE i.id = EXCLUDED.job_id) * interval '1 second'
+           OR EXISTS (SELECT 1 FROM jobs d WHERE d.id = k.job_id AND d.status IN ('failed', 'cancelled'))
+       RETURNING job_id
+     ), accepted AS (
+       SELECT * FROM input WHERE dedupe_key IS NULL OR id IN (SELECT job_id FROM deduped)
+     ), inserted AS (
+       INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id,
+                         concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key)
+       SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
+              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key
+         FROM accepted ORDER BY n
        RETURNING *
      ), searchable AS (
        INSERT INTO job_search (job_id, org_id, search_values)
-       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) FROM input WHERE search <> '[]'
+       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) FROM accepted WHERE search <> '[]'
      ), queued AS (
-       INSERT INTO job_queue (job_id, type, org_id, priority, due_at)
-       SELECT id, type, org_id, priority, COALESCE(run_at, created_at) FROM inserted
+       INSERT INTO job_queue (job_id, type, org_id, priority, due_at, concurrency_key, concurrency_limit, rate_limit, debounce_key)
+       SELECT id, type, org_id, priority, COALESCE(run_at, created_at), concurrency_key, concurrency_limit, rate_limit, debounce_key FROM inserted
      ), announced AS (
        ${announce({ from: "(SELECT i.id, i.org_id, i.type, i::jobs AS job FROM inserted i)", event: eventOf("created") })}
      )
-     SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', '')`,
+     SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', ''),
+            (SELECT array_agg(id::text || ' ' || dedupe_key) FROM input WHERE dedupe_key IS NOT NULL AND id NOT IN (SELECT job_id FROM deduped)) AS refused`,
     values: [
       jobs.map((j) => j.id),
       jobs.map((j) => j.orgId),
@@ -63,21 +93,41 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
       jobs.map((j) => j.scheduleId ?? null),
       // Internal jobs (TENANT_JOB) are never searched.
       jobs.map((j) => (j.type.startsWith("_") ? "[]" : JSON.stringify(searchValues(j.payload ?? JSON.parse(j.payloadJson))))),
+      jobs.map((j) => j.concurrencyKey ?? null),
+      jobs.map((j) => (j.concurrencyKey ? (j.concurrencyLimit ?? CONCURRENCY_LIMIT_DEFAULT) : null)),
+      jobs.map((j) => j.rateLimit ?? null),
+      jobs.map((j) => j.timeoutMs ?? null),
+      jobs.map((j) => j.dedupe?.key ?? null),
+      jobs.map((j) => j.dedupe?.seconds ?? null),
+      jobs.map((j) => j.debounceKey ?? null),
     ],
   });
+  const refused: Refused = new Map();
+  for (const entry of rows[0]?.refused ?? []) {
+    const space = entry.indexOf(" ");
+    refused.set(entry.slice(0, space), entry.slice(space + 1));
+  }
+  return refused;
 }
 
-export type IdempotentInsert = { created: true } | { created: false; existing: { id: string; status: JobStatus; requestHash: Buffer } };
+export type IdempotentInsert =
+  | { created: true }
+  /** `deduplicated`: the key is new, but the job's dedupe key is held by `existing`, which the key now names. */
+  | { created: false; deduplicated: boolean; existing: { id: string; status: JobStatus; requestHash: Buffer } };
 
 /**
  * Inserts `job` unless `key` was used by the org within its lifetime, atomically: of concurrent requests with
- * the same key exactly one creates a job; the others get the job it created. An expired key is taken over.
+ * the same key exactly one creates a job; the others get the job it created. An expired key is taken over. A job
+ * its dedupe key refuses is not created; the idempotency key then names the job holding the dedupe key.
  */
 export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: string, requestHash: Buffer, ttlMs: number): Promise<IdempotentInsert> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
-    await insertJobs(client, [job]);
+    const refused = await insertJobs(client, [job]);
+    const holder = refused.has(job.id)
+      ? (await client.query<{ job_id: string }>("SELECT job_id FROM dedupe_keys WHERE org_id = $1 AND key = $2", [job.orgId, job.dedupe!.key])).rows[0]!.job_id
+      : job.id;
     const claimed = await client.query(
       `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at)
        VALUES ($1, $2, $3, $4, $5::timestamptz + $6 * interval '1 millisecond')
@@ -85,13 +135,14 @@ export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: str
          SET job_id = EXCLUDED.job_id, request_hash = EXCLUDED.request_hash, expires_at = EXCLUDED.expires_at
          WHERE idempotency_keys.expires_at <= $5
        RETURNING job_id`,
-      [job.orgId, key, job.id, requestHash, job.createdAt, ttlMs],
+      [job.orgId, key, holder, requestHash, job.createdAt, ttlMs],
     );
-    if (claimed.rowCount) {
+    if (claimed.rowCount && holder === job.id) {
       await client.query("COMMIT");
       return { created: true };
     }
-    await client.query("ROLLBACK");
+    if (claimed.rowCount) await client.query("COMMIT");
+    else await client.query("ROLLBACK");
     const { rows } = await client.query<{ id: string; status: JobStatus; request_hash: Buffer }>(
       `SELECT j.id, j.status, k.request_hash FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
         WHERE k.org_id = $1 AND k.key = $2`,
@@ -99,7 +150,7 @@ export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: str
     );
     const row = rows[0];
     if (!row) throw new Error("idempotency key vanished between conflict and read");
-    return { created: false, existing: { id: row.id, status: row.status, requestHash: row.request_hash } };
+    return { created: false, deduplicated: claimed.rowCount !== 0, existing: { id: row.id, status: row.status, requestHash: row.request_hash } };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {});
     throw error;

@@ -1,52 +1,110 @@
 // Transitions "handed over" and "returned to line": the dispatcher's marks on a job's queue row. A handed-over job
 // stays `pending` (no event): it waits in BullMQ until a worker starts it. Which jobs are handed over is the
-// dispatcher's decision (../dispatch.ts); these only write it down.
+// dispatcher's decision (../dispatch.ts); these only write it down. (Rate limits are spent when a job starts.)
 import type pg from "pg";
 import { DISPATCH_CHANNEL } from "../job-sql";
 
 /**
- * A connection for the dispatcher's marks, with synchronous_commit off: a mark lost in a crash is a job handed over
- * again, which is harmless. The caller releases it (destroying it if Postgres reported an error on it).
+ * A connection for the dispatcher's marks, with synchronous_commit off (a mark lost in a crash is a job handed over
+ * again, which is harmless), holding the dispatch lock: a session advisory lock that only one dispatcher holds at a
+ * time, so limits counted from what is handed over cannot be overrun by two leaders overlapping after a lease
+ * expiry. Null when another dispatcher holds the lock. The caller releases it (destroying it if Postgres reported an
+ * error on it); closing the connection releases the lock, also when the process dies.
  */
-export async function handOverConnection(pool: pg.Pool): Promise<pg.PoolClient> {
+export async function handOverConnection(pool: pg.Pool): Promise<pg.PoolClient | null> {
   const client = await pool.connect();
   try {
     await client.query("SET synchronous_commit = off");
+    const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock(hashtextextended('conveyor_dispatcher', 0)) AS locked");
+    if (rows[0]!.locked) return client;
+    client.release();
+    return null;
   } catch (error) {
     client.release(true);
     throw error;
   }
-  return client;
 }
 
-export type HandedOver = { jobId: string; orgId: string; dueAt: Date };
+/** Releases the dispatch lock and gives the connection back. */
+export async function closeHandOverConnection(client: pg.PoolClient): Promise<void> {
+  await client
+    .query("SELECT pg_advisory_unlock(hashtextextended('conveyor_dispatcher', 0))")
+    .then(() => client.release())
+    .catch(() => client.release(true));
+}
+
+export type Candidate = { jobId: string; orgId: string; dueAt: Date; concurrencyKey: string | null; concurrencyLimit: number | null; rateLimit: string | null };
 
 /**
- * Marks as handed over up to `shares[i]` due jobs of `orgs[i]` (oldest first) of one type and priority, skipping
- * rows another dispatcher holds (two leaders overlapping never take the same job). `db` should be a
- * `handOverConnection`: a job handed over twice is harmless (BullMQ ignores a job id it holds; the start skips a job
- * that is no longer pending).
+ * Up to `shares[i]` due, waiting jobs of `orgs[i]` of one type and priority, oldest first, leaving out the jobs of
+ * concurrency keys that are full (their count in flight reaches the job's limit) and of rate limits that are spent
+ * (`org key` / `org name` strings).
  */
-export async function handOver(
+export async function dueCandidates(
   db: pg.Pool | pg.PoolClient,
-  choice: { type: string; priority: number; orgs: readonly string[]; shares: readonly number[] },
-): Promise<HandedOver[]> {
-  const { rows } = await db.query<{ job_id: string; org_id: string; due_at: Date }>(
-    `UPDATE job_queue q SET dispatched_at = now()
-       FROM (SELECT w.job_id
-               FROM unnest($3::uuid[], $4::int[]) AS o(org_id, share)
-              CROSS JOIN LATERAL (
-                SELECT job_id FROM job_queue
-                 WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
-                 ORDER BY due_at, job_id
-                 LIMIT o.share
-                   FOR UPDATE SKIP LOCKED
-              ) AS w) AS chosen
-      WHERE q.job_id = chosen.job_id
-     RETURNING q.job_id, q.org_id, q.due_at`,
-    [choice.type, choice.priority, choice.orgs, choice.shares],
+  choice: {
+    type: string;
+    priority: number;
+    orgs: readonly string[];
+    shares: readonly number[];
+    /** Keys no job may join whatever its limit. */
+    fullKeys: readonly string[];
+    /** Jobs in flight per key. */
+    keysInFlight: readonly [string, number][];
+    spentLimits: readonly string[];
+  },
+): Promise<Candidate[]> {
+  const { rows } = await db.query<{
+    job_id: string;
+    org_id: string;
+    due_at: Date;
+    concurrency_key: string | null;
+    concurrency_limit: number | null;
+    rate_limit: string | null;
+  }>(
+    `SELECT w.* FROM unnest($3::uuid[], $4::int[]) AS o(org_id, share)
+      CROSS JOIN LATERAL (
+        SELECT job_id, org_id, due_at, concurrency_key, concurrency_limit, rate_limit FROM job_queue
+         WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
+           AND (concurrency_key IS NULL OR (org_id::text || ' ' || concurrency_key <> ALL($5::text[])
+                AND concurrency_limit > coalesce((SELECT f.n FROM unnest($6::text[], $7::int[]) AS f(key, n) WHERE f.key = org_id::text || ' ' || concurrency_key), 0)))
+           AND (rate_limit IS NULL OR org_id::text || ' ' || rate_limit <> ALL($8::text[]))
+         ORDER BY due_at, job_id
+         LIMIT o.share
+      ) AS w`,
+    [
+      choice.type,
+      choice.priority,
+      choice.orgs,
+      choice.shares,
+      choice.fullKeys,
+      choice.keysInFlight.map(([key]) => key),
+      choice.keysInFlight.map(([, n]) => n),
+      choice.spentLimits,
+    ],
   );
-  return rows.map((r) => ({ jobId: r.job_id, orgId: r.org_id, dueAt: r.due_at }));
+  return rows.map((r) => ({
+    jobId: r.job_id,
+    orgId: r.org_id,
+    dueAt: r.due_at,
+    concurrencyKey: r.concurrency_key,
+    concurrencyLimit: r.concurrency_limit,
+    rateLimit: r.rate_limit,
+  }));
+}
+
+/**
+ * Marks the chosen jobs handed over — those still waiting and due (a cancel, or a debounce pushing one back, may have
+ * come first) — freeing their debounce keys. `db` should be the `handOverConnection`. Answers the ids marked.
+ */
+export async function handOver(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ job_id: string }>(
+    `UPDATE job_queue SET dispatched_at = now(), debounce_key = NULL
+      WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NULL AND due_at <= now()
+     RETURNING job_id`,
+    [jobIds],
+  );
+  return new Set(rows.map((r) => r.job_id));
 }
 
 /**

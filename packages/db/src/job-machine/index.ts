@@ -2,9 +2,10 @@
 // status, the dispatcher's queue row, the event and the notification together. No other code writes jobs.status or
 // names an event; the states, the transitions and who calls them are written down in
 // packages/contracts/src/job-states.ts.
-export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert } from "./create";
-export { handOver, handOverConnection, returnToLine, type HandedOver } from "./hand-over";
+export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert, type Refused } from "./create";
+export { closeHandOverConnection, dueCandidates, handOver, handOverConnection, returnToLine, type Candidate } from "./hand-over";
 export { claimJobs, type ClaimRequest, type ClaimedJob } from "./start";
 export { writeOutcomes, type LogRow, type Outcome } from "./finish";
 export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";
+export { debounceJob, type Debounced } from "./debounce";

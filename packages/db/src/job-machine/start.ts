@@ -7,6 +7,25 @@ import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
 import { announce, eventOfStatus } from "./sql";
 
+/**
+ * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
+ * each grants as many as its window still allows and records them in it. Concurrent claims wanting one limit queue
+ * on its row, and each re-reads the window the previous one left: no window ever admits more than the limit — which
+ * is what makes the limit exact whatever the number of workers (SPEC §14).
+ */
+function grant(table: string, alias: string, limit: string, period: string, wanted: string, match: string): string {
+  const allowed = `greatest(0, least(w.n, ${alias}.${limit} - conveyor_window_used(${alias}.starts, ${alias}.${period})))`;
+  return `UPDATE ${table} ${alias}
+          SET last_grant = ${allowed}, starts = conveyor_window_add(${alias}.starts, ${alias}.${period}, ${alias}.${limit}, ${allowed})
+         FROM ${wanted} AS w
+        WHERE ${match}`;
+}
+
+/** When a limit's window, as just updated, admits another start: now if it is not full, else when its oldest start leaves. */
+const freesAt = (alias: string, limit: string, period: string) =>
+  `CASE WHEN conveyor_window_used(${alias}.starts, ${alias}.${period}) < ${alias}.${limit} THEN now()
+        ELSE ${alias}.starts[1] + (${alias}.${period} + least(${alias}.${period} / 50, 1000)) * interval '1 millisecond' END`;
+
 /** The error of a job failed because its attempts keep getting lost (`job` is the row before the change). */
 const GIVING_UP = (job: string) =>
   `'Attempt ' || (${job}.retries + 1) || ' was interrupted ' || (${job}.interruptions + 1) || ' times; giving up, as the job probably crashes its worker.'`;
@@ -25,11 +44,15 @@ export type ClaimedJob = {
   interruptions: number;
   /** "processing" when this claim took the job over from an attempt that never reported back. */
   previousStatus: "pending" | "processing";
+  /** The job's own timeout_ms, if it set one. */
+  timeoutMs: number | null;
 };
 
 /**
  * Claims the jobs for the attempts holding `fence`: pending jobs (the usual case), and processing jobs whose attempt
  * was lost (another delivery of the same job means the previous one is gone or stale) — counted as an interruption;
+ * a pending job whose queue or type is paused, or whose rate limits have no start left in their windows, goes back in
+ * line instead (it is never failed or retried for it);
  * if someone asked to cancel the job meanwhile, it is cancelled instead of run again, and a job lost more than
  * MAX_INTERRUPTIONS times is failed (it probably crashes its worker). Jobs that are done, failed,
  * cancelled, unknown, or being claimed by a concurrent delivery are not returned. The job.started event is the
@@ -48,17 +71,51 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     retries: number;
     max_retries: number;
     interruptions: number;
+    timeout_ms: number | null;
     previous_status: "pending" | "processing";
   }>({
     // Prepared once per connection: the planner is not run again for every batch.
     name: "conveyor-claim-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
-     ), ${EVENT_BASE}, started AS (
-       UPDATE jobs j SET status = 'processing', fence = i.fence, updated_at = now()
-         FROM input i
-        WHERE j.id = i.id AND j.status = 'pending'
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.status, 'pending'::text AS previous_status, j AS job
+     ), ${EVENT_BASE}, pending AS MATERIALIZED (
+       SELECT i.id, i.fence, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
+              coalesce(qs.paused, false) OR coalesce(ts.paused_until > now(), false) AS paused,
+              CASE WHEN ts.paused_until > now() THEN ts.paused_until END AS paused_until
+         FROM input i JOIN jobs j ON j.id = i.id
+         LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
+         LEFT JOIN type_state ts ON ts.type = j.type
+        WHERE j.status = 'pending'
+     ), wants AS (
+       -- Every rate limit each job starts under (its own, its queue's), ranked per limit within this claim.
+       SELECT w.id, w.org_id, w.name, row_number() OVER (PARTITION BY w.org_id, w.name ORDER BY w.id) AS rank
+         FROM (SELECT DISTINCT p.id, p.org_id, l.name FROM pending p CROSS JOIN LATERAL (VALUES (p.rate_limit), (p.queue_limit)) AS l(name)
+                WHERE NOT p.paused AND l.name IS NOT NULL) AS w
+     ), granted AS (
+       ${grant("rate_limits", "r", '"limit"', "period_ms", "(SELECT org_id, name, count(*)::int AS n FROM wants GROUP BY org_id, name)", "r.org_id = w.org_id AND r.name = w.name")}
+       RETURNING r.org_id, r.name, r.last_grant, ${freesAt("r", '"limit"', "period_ms")} AS frees_at
+     ), type_wants AS (
+       SELECT p.id, p.type, row_number() OVER (PARTITION BY p.type ORDER BY p.id) AS rank FROM pending p WHERE NOT p.paused AND p.type_limited
+     ), type_granted AS (
+       ${grant("type_state", "t", "rate_limit", "rate_period_ms", "(SELECT type, count(*)::int AS n FROM type_wants GROUP BY type)", "t.type = w.type")}
+       RETURNING t.type, t.last_grant, ${freesAt("t", "rate_limit", "rate_period_ms")} AS frees_at
+     ), refused AS (
+       SELECT w.id, g.frees_at FROM wants w JOIN granted g ON g.org_id = w.org_id AND g.name = w.name WHERE w.rank > g.last_grant
+       UNION ALL
+       SELECT w.id, g.frees_at FROM type_wants w JOIN type_granted g ON g.type = w.type WHERE w.rank > g.last_grant
+     ), held AS (
+       -- Held back since it was handed over — its queue paused, its type paused by a provider's 429, a rate limit
+       -- spent — back in line, due when that ends (a pause of its queue: when it is resumed), never started.
+       UPDATE job_queue q SET dispatched_at = NULL,
+              due_at = greatest(q.due_at, p.paused_until, (SELECT max(r.frees_at) FROM refused r WHERE r.id = p.id))
+         FROM pending p
+        WHERE q.job_id = p.id AND (p.paused OR p.id IN (SELECT id FROM refused))
+       RETURNING q.job_id
+     ), started AS (
+       UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now()
+         FROM pending p
+        WHERE j.id = p.id AND j.status = 'pending' AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.status, 'pending'::text AS previous_status, j AS job
      ), taken_over AS (
        UPDATE jobs j
           SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
@@ -71,7 +128,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
               updated_at = now()
          FROM input i
         WHERE j.id = i.id AND j.status = 'processing'
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.status, 'processing'::text AS previous_status, j AS job
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.status, 'processing'::text AS previous_status, j AS job
      ), changed AS (
        SELECT * FROM started UNION ALL SELECT * FROM taken_over
      ), dequeued AS (
@@ -89,8 +146,8 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_change
      )
-     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.previous_status,
-            (SELECT count(*) FROM notified) AS notified
+     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.previous_status,
+            (SELECT count(*) FROM notified) AS notified, (SELECT count(*) FROM held) AS held
        FROM changed c WHERE c.status = 'processing'`,
     values: [sorted.map((r) => r.id), sorted.map((r) => r.fence)],
   });
@@ -102,6 +159,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     retries: r.retries,
     maxRetries: r.max_retries,
     interruptions: r.interruptions,
+    timeoutMs: r.timeout_ms,
     previousStatus: r.previous_status,
   }));
 }

@@ -20,6 +20,8 @@ export type RecordedRequest = {
   raw: Buffer;
   /** The body decoded as UTF-8. */
   body: string;
+  /** When it arrived (Date.now()). */
+  receivedAt: number;
 };
 
 export type FakeReply = {
@@ -84,6 +86,7 @@ export async function startFakeServer(behaviour: FakeBehaviour): Promise<FakeSer
         headers: req.headers,
         raw,
         body: raw.toString("utf8"),
+        receivedAt: Date.now(),
       };
       requests.push(recorded);
       for (const wake of waiters) wake();

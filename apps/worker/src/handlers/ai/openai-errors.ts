@@ -2,7 +2,7 @@
 // runtime's backoff is the only retry layer; its statuses and error codes decide retry or give up here.
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AuthenticationError, RateLimitError } from "openai";
-import { bodyExcerpt, retryAfterMs } from "../http";
+import { bodyExcerpt, rateLimited, retryAfterMs } from "../http";
 
 const PROVIDER = "OpenAI";
 
@@ -30,7 +30,8 @@ export function classifyOpenAIError(error: unknown, context: CallContext): unkno
   if (error instanceof RateLimitError && error.code === "insufficient_quota") {
     return new PermanentJobError(`${message} (billing quota exhausted)`);
   }
-  if (status === 408 || status === 409 || status === 429 || status >= 500) {
+  if (status === 429) return rateLimited(message, retryAfterMs(headerRecord(error.headers)));
+  if (status === 408 || status === 409 || status >= 500) {
     return new RetryableJobError(message, retryAfterMs(headerRecord(error.headers)));
   }
   return new PermanentJobError(message);

@@ -1,8 +1,8 @@
 // SendGrid v3 Mail Send (PROVIDERS.md §3, §8): 202 with an empty body, the id in X-Message-Id. SendGrid has no
 // idempotency key, so the job id travels in custom_args to let duplicates be traced in its event data.
-import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
+import { PermanentJobError } from "@conveyor/contracts";
 import type { AxiosResponse } from "axios";
-import { bodyExcerpt, providerRequest, retryAfterMs, statusFailure } from "../http";
+import { bodyExcerpt, providerRequest, rateLimited, retryAfterMs, statusFailure } from "../http";
 import { parseMailbox } from "./address";
 import { USER_AGENT, type EmailProvider } from "./types";
 
@@ -38,7 +38,7 @@ function sendgridFailure(response: AxiosResponse): Error {
   const detail = errorDetail(response.data);
   if (response.status === 429) {
     const message = `SendGrid answered 429 (rate limited)${detail ? `: ${detail}` : ""}`;
-    return new RetryableJobError(message, resetDelay(response.headers["x-ratelimit-reset"]) ?? retryAfterMs(response.headers as Record<string, unknown>));
+    return rateLimited(message, resetDelay(response.headers["x-ratelimit-reset"]) ?? retryAfterMs(response.headers as Record<string, unknown>));
   }
   if (response.status === 401) return new PermanentJobError(`SendGrid answered 401: ${detail || "unauthorized"} (check EMAIL_PROVIDER_API_KEY)`);
   if (response.status === 403) {

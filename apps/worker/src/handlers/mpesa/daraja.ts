@@ -3,7 +3,7 @@
 // "unknown" (never push again). Requests and error messages never carry the key, secret, passkey or token.
 import type { AxiosResponse } from "axios";
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
-import { bodyExcerpt, providerRequest, ProviderUnreachableError, retryAfterMs } from "../http";
+import { bodyExcerpt, providerRequest, ProviderUnreachableError, rateLimited, retryAfterMs } from "../http";
 
 export type DarajaConfig = {
   baseUrl: string;
@@ -92,7 +92,9 @@ export class DarajaTokens {
       this.cached = { key, token: response.data.access_token, expiresAt };
       return response.data.access_token;
     }
-    if (response.status === 429 || response.status >= 500) {
+    if (response.status === 429)
+      throw rateLimited(`${PROVIDER} OAuth answered 429: ${describe(response)}`, retryAfterMs(response.headers as Record<string, unknown>));
+    if (response.status >= 500) {
       throw new RetryableJobError(
         `${PROVIDER} OAuth answered ${response.status}: ${describe(response)}`,
         retryAfterMs(response.headers as Record<string, unknown>),
@@ -234,7 +236,7 @@ function readPushAnswer(response: AxiosResponse): StkPushAccepted {
   if (code === "500.003.02" || code === "500.003.03" || code === "500.003.1001") {
     return refuse(new RetryableJobError(what, retryAfterMs(response.headers as Record<string, unknown>)));
   }
-  if (response.status === 429) return refuse(new RetryableJobError(what, retryAfterMs(response.headers as Record<string, unknown>)));
+  if (response.status === 429) return refuse(rateLimited(what, retryAfterMs(response.headers as Record<string, unknown>)));
   // 400.002.02 (a field), 404.001.01 (path), 405.001 (method), other 4xx: fixing data or configuration is needed.
   if (response.status >= 400 && response.status < 500) return refuse(new PermanentJobError(what));
   if (code && response.status >= 500) return refuse(new RetryableJobError(what));

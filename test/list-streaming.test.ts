@@ -14,7 +14,7 @@ import {
   type TestDatabase,
 } from "@conveyor/testkit";
 import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/testkit/api";
-import { loadApiConfig } from "../apps/api/src/env";
+import { loadApiConfig } from "@conveyor/api";
 
 const JOBS = 100_000;
 const MB = 1024 * 1024;

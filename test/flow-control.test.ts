@@ -3,6 +3,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { deleteExpiredDedupeKeys } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { createApiKey, createOrg } from "@conveyor/testkit/api";
 import { startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
@@ -169,6 +170,17 @@ describe("dedupe and debounce", () => {
       expect(again.status).toBe(202);
       expect(again.body.id).not.toBe(id);
     }
+  });
+
+  it("forgets dedupe keys past the longest window (7 days), a batch at a time, and keeps the others", async () => {
+    const pool = stack.api.database.db.pool;
+    const old = await stack.post("/jobs", { type: "scripted", payload: {}, dedupe_key: "forget:old", dedupe_seconds: 60 });
+    const young = await stack.post("/jobs", { type: "scripted", payload: {}, dedupe_key: "forget:young", dedupe_seconds: 60 });
+    await pool.query("UPDATE dedupe_keys SET created_at = now() - interval '8 days' WHERE job_id = $1", [old.body.id]);
+    expect(await deleteExpiredDedupeKeys(pool)).toBe(1);
+    const { rows } = await pool.query("SELECT key FROM dedupe_keys WHERE key LIKE 'forget:%' ORDER BY key");
+    expect(rows).toEqual([{ key: "forget:young" }]);
+    expect(young.status).toBe(202);
   });
 
   it("leaves one pending job of 50 parallel debounced posts, replaced by each, holding the last payload accepted", async () => {

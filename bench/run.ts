@@ -32,7 +32,10 @@ import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = new Set(
-  (args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list").split(","),
+  (
+    args.only ??
+    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list"
+  ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);

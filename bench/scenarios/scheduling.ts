@@ -13,7 +13,8 @@ import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup
 const SLEEP_PLUGIN = "bench/plugins/sleep20.js";
 const NOOP_PLUGIN = "bench/plugins/noop.js";
 
-export const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+export const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 
 export async function create(env: BenchEnv, count: number, fields: Partial<NewJob> & { type: string; orgId?: string }): Promise<string[]> {
   const ids: string[] = [];

@@ -56,6 +56,8 @@ export class EventHub {
   private readonly loop: WakeLoop;
   /** The last event id read and delivered. */
   private position = 0;
+  /** Whether the last round left committed events above the horizon (behind an older open transaction). */
+  private waiting = false;
 
   constructor(private readonly options: EventHubOptions) {
     this.loop = new WakeLoop({
@@ -75,6 +77,7 @@ export class EventHub {
   observe(registry: Registry): void {
     const subscribers = () => this.count;
     const listening = () => (this.listener?.listening ? 1 : 0);
+    const waiting = () => (this.waiting ? 1 : 0);
     new Gauge({
       name: "conveyor_event_streams",
       help: "Event streams (GET /events, GET /jobs/{id}/events) open on this API process.",
@@ -89,6 +92,14 @@ export class EventHub {
       registers: [registry],
       collect() {
         this.set(listening());
+      },
+    });
+    new Gauge({
+      name: "conveyor_event_tail_waiting",
+      help: "1 while committed events wait above the horizon: an older write transaction of this database is still open.",
+      registers: [registry],
+      collect() {
+        this.set(waiting());
       },
     });
   }
@@ -127,6 +138,7 @@ export class EventHub {
     if (this.starting) await this.starting.catch(() => {});
     if (this.state === "stopped") return;
     this.state = "stopped";
+    this.waiting = false;
     clearInterval(this.heartbeat);
     this.dropListener();
     await this.loop.stop();
@@ -168,6 +180,7 @@ export class EventHub {
       if (this.state !== "running") return null;
       if (page.events.length) this.deliver(page.events);
       if (page.events.length === limit) continue;
+      this.waiting = page.waiting;
       if (!page.waiting) {
         this.retryMs = HORIZON_RETRY_MS[0];
         return null;

@@ -84,6 +84,9 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
     },
     async close() {
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+      // As the server does at shutdown: the event tail's LISTEN connection is returned before the pool ends
+      // (pool.end() would otherwise wait for the tail's 10 s linger after the last stream).
+      await app.stopBackground();
       await deps.queues.close();
       redis.disconnect();
       await database.drop();

@@ -2057,7 +2057,7 @@ export interface components {
              * @description UUID v7.
              */
             job_id: string;
-            /** @description The job as GET /jobs/{id} shows it, without its payload, as it was after this change. */
+            /** @description The job as GET /jobs/{id} shows it, as it was after this change, without its payload and without `waiting_for` (a live answer, read it from GET /jobs/{id}). */
             data: {
                 [key: string]: unknown;
             };

@@ -109,12 +109,17 @@ describe("concurrency keys", () => {
   });
 
   it("runs up to concurrency_limit at once and no more, while jobs of other keys run beside them", async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 9; i++)
-      ids.push((await enqueue({ payload: { sleep_ms: 200, span: `key3-${i}` }, concurrency_key: "tenant:3", concurrency_limit: 3 })).id);
-    const free: string[] = [];
-    for (let i = 0; i < 3; i++) free.push((await enqueue({ payload: { sleep_ms: 200, span: `free-${i}` } })).id);
-    await allFinal([...ids, ...free]);
+    // One batch: the keyed jobs are ahead of the free ones in line, and all are due at once, however slow the machine.
+    const keyed = Array.from({ length: 9 }, (_, i) => ({
+      type: "scripted",
+      payload: { sleep_ms: 200, span: `key3-${i}` },
+      concurrency_key: "tenant:3",
+      concurrency_limit: 3,
+    }));
+    const unkeyed = Array.from({ length: 3 }, (_, i) => ({ type: "scripted", payload: { sleep_ms: 200, span: `free-${i}` } }));
+    const batch = await stack.post("/jobs/batch", { jobs: [...keyed, ...unkeyed] });
+    expect(batch.status).toBe(202);
+    await allFinal(batch.body.map((job: { id: string }) => job.id));
     expect(mostAtOnce(spans("key3-"))).toBe(3);
     // The keyed backlog held nobody else up: the unkeyed jobs ran while keyed ones were still waiting.
     const lastKeyed = Math.max(...spans("key3-").map((r) => r.start));

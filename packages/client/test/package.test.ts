@@ -178,7 +178,7 @@ describe("a service's TypeScript", () => {
     ]);
     expect(wrong.output).toMatch(/Property 'body' is missing/);
     expect(fixed).toEqual({ code: 0, output: "" });
-  }, 120_000);
+  }, 240_000);
 });
 
 describe("the consumer against a real API and worker", () => {

@@ -54,12 +54,13 @@ async function startSentinel(dir: string, monitored: number): Promise<void> {
 }
 
 beforeAll(async () => {
-  master = await startPrivateRedis(["--maxmemory-policy", "noeviction"]);
-  replica = await startPrivateRedis(["--maxmemory-policy", "noeviction", "--replicaof", "127.0.0.1", String(master.port)]);
+  const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-sentinel-"));
+  // Replication writes an RDB file for the replica's first sync: into the temporary folder, not the repository.
+  master = await startPrivateRedis(["--maxmemory-policy", "noeviction", "--dir", dir]);
+  replica = await startPrivateRedis(["--maxmemory-policy", "noeviction", "--dir", dir, "--replicaof", "127.0.0.1", String(master.port)]);
   const replicaClient = new Redis(replica.url);
   await waitFor(async () => /master_link_status:up/.test(await replicaClient.info("replication")), "the replica in sync", 15_000);
   replicaClient.disconnect();
-  const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-sentinel-"));
   for (let i = 0; i < 3; i++) await startSentinel(dir, master.port);
   // Every sentinel knows the master and the two others (a failover needs a majority of them to agree).
   for (const { port } of sentinels) {

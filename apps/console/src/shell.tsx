@@ -19,6 +19,7 @@ const NavItem = createLink(NavAnchor);
 const SECTIONS = [
   { to: "/overview", label: "Overview" },
   { to: "/jobs", label: "Jobs" },
+  { to: "/queues", label: "Queues" },
   { to: "/schedules", label: "Schedules" },
   { to: "/team", label: "Team", managers: true },
   { to: "/api-keys", label: "API keys" },

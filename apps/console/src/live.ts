@@ -13,7 +13,10 @@ function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists
   const data = event.data;
   queryClient.setQueriesData<JobPage<Record<string, unknown>>>({ queryKey: ["jobs"] }, (page) => {
     if (!page?.items.some((row) => row.id === event.job_id)) return page;
-    const patch = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
+    const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
+    // Events do not carry `waiting_for` (a reading of the present): after a change of status the row shows no reason
+    // rather than a stale one, until the list is read again.
+    if ("status" in data) patch.waiting_for = null;
     return { ...page, items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)) };
   });
   void queryClient.invalidateQueries({ queryKey: ["job", event.job_id] });

@@ -14,6 +14,7 @@ import { ErrorState, Loading } from "../ui/states";
 import { Artifact } from "./job-artifact";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
+import { WaitingReason } from "../ui/waiting";
 
 type Job = ResponseBody<"/jobs/{id}", "get">;
 type LogLine = ResponseBody<"/jobs/{id}/logs", "get">[number];
@@ -23,7 +24,12 @@ const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", err
 export function JobPage() {
   const { id } = useParams({ strict: false }) as { id: string };
   const queryClient = useQueryClient();
-  const job = useQuery({ queryKey: ["job", id], queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })) });
+  // A pending job's reason for waiting changes without an event of its own (a queue paused, a slot freed): read it again.
+  const job = useQuery({
+    queryKey: ["job", id],
+    queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })),
+    refetchInterval: (query) => (query.state.data?.status === "pending" ? 5_000 : false),
+  });
   const logs = useQuery({ queryKey: ["job", id, "logs"], queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
 
   // This job's events while it is not final: each refreshes the job and its logs.
@@ -63,6 +69,7 @@ export function JobPage() {
         </Stack>
         <JobActions job={data} />
       </Group>
+      <WaitingReason job={data} />
 
       <Paper withBorder p="md">
         <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="md">

@@ -12,6 +12,7 @@ import { BulkActions, type Selection } from "./jobs-bulk";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
+import { WaitingNote } from "../ui/waiting";
 
 export type JobRow = ResponseBody<"/jobs", "get">[number];
 
@@ -139,6 +140,7 @@ export function JobsPage() {
                     </Table.Td>
                     <Table.Td>
                       <StatusBadge status={row.status} />
+                      <WaitingNote job={row} />
                     </Table.Td>
                     <Table.Td>{row.priority}</Table.Td>
                     <Table.Td>

@@ -61,7 +61,8 @@ export function Shell() {
         </ScrollArea>
       </AppShell.Navbar>
       <AppShell.Main>
-        <Outlet />
+        {/* A page of one organization never carries its state (an open form) over to the next. */}
+        <Outlet key={session.org.id} />
       </AppShell.Main>
     </AppShell>
   );

@@ -86,7 +86,14 @@ export function JobsPage() {
         Jobs
       </Title>
       <Filters search={search} onChange={(filter) => setSearch(filter)} />
-      <BulkActions filter={filterOf(search)} selection={selection} onSelection={setSelection} pageCount={rows.length} hasMore={Boolean(list.data?.next)} />
+      <BulkActions
+        filter={filterOf(search)}
+        selection={selection}
+        onSelection={setSelection}
+        pageCount={rows.length}
+        hasMore={Boolean(list.data?.next)}
+        selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
+      />
       {list.isPending ? (
         <Loading label="Loading jobs…" />
       ) : list.isError ? (
@@ -106,8 +113,8 @@ export function JobsPage() {
                   <Table.Th w={40}>
                     <Checkbox
                       aria-label="Select every job on this page"
-                      checked={allOnPage}
-                      indeterminate={!allOnPage && selection.ids.size > 0}
+                      checked={selection.allMatching || allOnPage}
+                      indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
                       onChange={togglePage}
                     />
                   </Table.Th>

@@ -1,0 +1,118 @@
+// Defects a person hit in the console (issue 23), each driven in a real browser against the real API, each a test
+// that failed before its fix: two tabs after an organization switch, a filtered list keeping rows that no longer
+// match, bulk cancel offered for finished jobs, and the bulk bar pushing the rows down / the header checkbox going
+// blank with "all matching" selected.
+import { addMember, createOrg } from "@conveyor/testkit/api";
+import { checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig();
+}, 180_000);
+afterEach(() => rig?.stack.expectOtherOrgUntouched());
+afterAll(() => rig?.close());
+
+const owner = () => ({ Authorization: `Bearer ${rig.stack.owner.token}` });
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+const enqueue = async (body: object) => {
+  const res = await rig.stack.post("/jobs", body);
+  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+};
+const schedulesOf = async (token: string) =>
+  ((await rig.stack.api.request.get("/schedules").set("Authorization", `Bearer ${token}`)).body as { name: string }[]).map((s) => s.name);
+
+describe("two tabs, two organizations (#1)", () => {
+  it("makes the other tab follow a switch at once, and refuses a change sent before it has", async () => {
+    const { db } = rig.stack.api.database;
+    const { config } = rig.stack.api.deps;
+    const second = await createOrg(db, config, "Second Works");
+    const mine = await addMember(db, config, second.orgId, "admin", rig.stack.owner.userId);
+    const first = await rig.loggedIn(rig.stack.owner.email);
+    const other = await first.context().newPage();
+    await first.goto(`${rig.base}/schedules`);
+    await other.goto(`${rig.base}/schedules`);
+    await other.getByRole("heading", { name: "Schedules", level: 1 }).waitFor();
+    const firstName = await other.getByTestId("org-name").innerText();
+
+    await first.getByTestId("account-menu").click();
+    await first.getByRole("menuitem", { name: /^Second Works/ }).click();
+    await first.getByTestId("org-name").filter({ hasText: "Second Works" }).waitFor();
+    // The other tab shows the organization its requests now reach, and says why it changed.
+    await other.getByTestId("org-name").filter({ hasText: "Second Works" }).waitFor();
+    await other.getByText("Now showing Second Works").waitFor();
+    await checkPage(other, "two-tabs-followed");
+    await dismissNotifications(other);
+
+    // A tab that has not heard of a switch yet (its notice still on the way) sends no change: simulated, with the
+    // first tab closed (it would answer with the session it reads), by telling the storage that another organization
+    // is current.
+    await first.close();
+    await other.evaluate(() => window.localStorage.setItem("conveyor.session-org", "00000000-0000-7000-8000-000000000000"));
+    await other.getByRole("button", { name: "New schedule" }).click();
+    await field(other, "Name").fill("Written in the wrong tab");
+    await other
+      .getByRole("dialog")
+      .getByRole("button", { name: /^(Create|Save)/ })
+      .click();
+    await other.getByText(/You switched organization in another tab/).waitFor();
+    expect(await schedulesOf(mine.token)).not.toContain("Written in the wrong tab");
+    expect(await schedulesOf(rig.stack.owner.token)).not.toContain("Written in the wrong tab");
+    expect(firstName).not.toContain("Second Works");
+  });
+});
+
+describe("the jobs list", () => {
+  it("drops a row that no longer matches its status filter after a live update (#2)", async () => {
+    const id = await enqueue({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?status=pending`);
+    await page.locator(`tr[data-job-id="${id}"]`).waitFor();
+    await rig.stack.api.request.post(`/jobs/${id}/cancel`).set(owner()).expect(200);
+    await page.locator(`tr[data-job-id="${id}"]`).waitFor({ state: "detached", timeout: 15_000 });
+    expect(await page.locator('tr[data-status]:not([data-status="pending"])').count()).toBe(0);
+  });
+
+  it("offers bulk cancel only for jobs it can cancel (#3)", async () => {
+    const marker = `finished-${Date.now()}`;
+    const ids = await Promise.all(
+      [1, 2].map(() => enqueue({ type: "send_email", payload: { to: "a@example.com", subject: marker, body: "b" }, run_at: inAnHour() })),
+    );
+    await rig.stack.api.request.post(`/jobs/${ids[0]}/cancel`).set(owner()).expect(200);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?q=${marker}&status=cancelled`);
+    await page.getByRole("checkbox", { name: `Select job ${ids[0]}` }).check();
+    await page.getByRole("button", { name: "Replay…" }).waitFor();
+    expect(await page.getByRole("button", { name: "Cancel…" }).count()).toBe(0);
+    await checkPage(page, "jobs-bulk-finished");
+    // A pending one beside it: both actions apply to some of them.
+    await page.goto(`${rig.base}/jobs?q=${marker}`);
+    await page.getByRole("checkbox", { name: `Select job ${ids[0]}` }).check();
+    await page.getByRole("checkbox", { name: `Select job ${ids[1]}` }).check();
+    await page.getByRole("button", { name: "Cancel…" }).waitFor();
+    await page.getByRole("button", { name: "Replay…" }).waitFor();
+  });
+
+  it("keeps the rows in place when a row is selected, and the header checkbox checked with all matching selected (#7)", async () => {
+    const marker = `many-${Date.now()}`;
+    const res = await rig.stack.post("/jobs/batch", {
+      jobs: Array.from({ length: 51 }, () => ({ type: "send_email", payload: { to: "a@example.com", subject: marker, body: "b" }, run_at: inAnHour() })),
+    });
+    expect(res.status).toBe(202);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?q=${marker}`);
+    const firstRow = page.locator("tr[data-job-id]").first();
+    await firstRow.waitFor();
+    const before = (await firstRow.boundingBox())!.y;
+    await firstRow.getByRole("checkbox").check();
+    await page.getByTestId("selection-count").waitFor();
+    expect((await firstRow.boundingBox())!.y).toBe(before);
+
+    const header = page.getByRole("checkbox", { name: "Select every job on this page" });
+    await header.check();
+    await page.getByRole("button", { name: "Select all matching jobs" }).click();
+    await page.getByTestId("selection-count").filter({ hasText: "All matching jobs selected" }).waitFor();
+    expect(await header.isChecked()).toBe(true);
+    await checkPage(page, "jobs-all-matching");
+  });
+});

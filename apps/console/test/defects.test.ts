@@ -1,13 +1,13 @@
 // Defects a person hit in the console (issue 23), each driven in a real browser against the real API, each a test
 // that failed before its fix: two tabs after an organization switch, a filtered list keeping rows that no longer
-// match, bulk cancel offered for finished jobs, and the bulk bar pushing the rows down / the header checkbox going
-// blank with "all matching" selected.
+// match, bulk cancel offered for finished jobs, a retried attempt drawn as a success with no timing, and the bulk bar
+// pushing the rows down / the header checkbox going blank with "all matching" selected.
 import { addMember, createOrg } from "@conveyor/testkit/api";
 import { checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
 
 let rig: Rig;
 beforeAll(async () => {
-  rig = await startRig();
+  rig = await startRig({ workers: 1 });
 }, 180_000);
 afterEach(() => rig?.stack.expectOtherOrgUntouched());
 afterAll(() => rig?.close());
@@ -114,5 +114,37 @@ describe("the jobs list", () => {
     await page.getByTestId("selection-count").filter({ hasText: "All matching jobs selected" }).waitFor();
     expect(await header.isChecked()).toBe(true);
     await checkPage(page, "jobs-all-matching");
+  });
+});
+
+describe("a job's attempts (#4)", () => {
+  it("draws a failed attempt that was retried as a failure, with each attempt's start, finish and duration", async () => {
+    const id = await enqueue({ type: "scripted", payload: { fail_until: 1 }, max_retries: 1 });
+    await rig.stack.waitForJob(id, (job) => job.status === "done");
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${id}`);
+    const first = page.locator('[data-testid="attempt-1"][data-outcome="retried"]');
+    await first.waitFor();
+    expect(await first.innerText()).toContain("Attempt 1: failed, retried");
+    await page.locator('[data-testid="attempt-2"][data-outcome="succeeded"]').waitFor();
+    for (const n of [1, 2]) expect(await page.getByTestId(`attempt-${n}-timing`).innerText()).toMatch(/^Started .+ · finished .+ · took \d+(\.\d)? (ms|s)$/);
+    // A finished job says when it finished, not when it was last due.
+    expect(await page.getByText("Runs at", { exact: true }).count()).toBe(0);
+    await page.getByText("Finished", { exact: true }).waitFor();
+    await checkPage(page, "job-retried");
+  });
+
+  it("says when a due job is due instead of a dash (#4)", async () => {
+    await rig.stack.api.request.patch("/queues/scripted").set(owner()).send({ paused: true }).expect(200);
+    try {
+      const id = await enqueue({ type: "scripted", payload: {} });
+      const page = await rig.loggedIn(rig.stack.owner.email);
+      await page.goto(`${rig.base}/jobs/${id}`);
+      const due = page.getByText("Due", { exact: true }).locator("..");
+      await due.locator("time").waitFor();
+      expect(await due.innerText()).not.toContain("—");
+    } finally {
+      await rig.stack.api.request.patch("/queues/scripted").set(owner()).send({ paused: false }).expect(200);
+    }
   });
 });

@@ -74,9 +74,16 @@ export function JobPage() {
       <Paper withBorder p="md">
         <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="md">
           <Field label="Priority">{data.priority}</Field>
-          <Field label="Runs at">
-            <Time iso={data.run_at} />
-          </Field>
+          {data.status === "pending" ? (
+            <Field label={data.retries > 0 ? "Next attempt due" : "Due"}>
+              {/* No run_at: due since it was created. */}
+              <Time iso={data.run_at ?? data.created_at} />
+            </Field>
+          ) : FINAL_STATUSES.includes(data.status) ? (
+            <Field label="Finished">
+              <Time iso={data.updated_at} />
+            </Field>
+          ) : null}
           <Field label="Retries">
             {data.retries} of {data.max_retries}
           </Field>
@@ -153,7 +160,7 @@ export function JobPage() {
         ) : logs.isError ? (
           <ErrorState error={logs.error} retry={() => void logs.refetch()} title="Could not load the logs" />
         ) : (
-          <Attempts logs={logs.data} />
+          <Attempts logs={logs.data} status={data.status} />
         )}
       </Section>
     </Stack>
@@ -184,16 +191,83 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
-function Attempts({ logs }: { logs: LogLine[] }) {
-  if (!logs.length) return <Text c="dimmed">No attempt has started yet.</Text>;
+type Outcome = "succeeded" | "failed" | "retried" | "interrupted" | "cancelled" | "running" | "ended";
+
+const OUTCOME_WORDS: Record<Outcome, string> = {
+  succeeded: "succeeded",
+  failed: "failed",
+  retried: "failed, retried",
+  interrupted: "interrupted",
+  cancelled: "cancelled",
+  running: "running",
+  ended: "ended without an outcome",
+};
+const OUTCOME_COLORS: Record<Outcome, string> = {
+  succeeded: "green.9",
+  failed: "red.9",
+  retried: "red.9",
+  interrupted: "orange.9",
+  cancelled: "orange.9",
+  running: "blue",
+  ended: "gray",
+};
+
+/**
+ * How an attempt ended, from its lines and the job: a failure is a line at error level or the runtime's
+ * "Attempt n failed: … Retry …" (at warn level: the job goes on); only a job's last attempt can still be running
+ * or have been cancelled; an earlier attempt without a marker was released (a worker shutting down).
+ */
+export function attemptOutcome(lines: LogLine[], last: boolean, status: string): Outcome {
+  const says = (pattern: RegExp) => lines.some((line) => pattern.test(line.message));
+  if (says(/^Attempt \d+ succeeded in /)) return "succeeded";
+  // A failure is final only on the last attempt of a failed job; otherwise another attempt followed or is due.
+  const failure = says(/^Attempt \d+ failed/) || lines.some((line) => line.level === "error");
+  if (failure) return last && status === "failed" ? "failed" : "retried";
+  if (says(/was interrupted/) && !last) return "interrupted";
+  if (!last) return "ended";
+  if (status === "done") return "succeeded";
+  if (status === "cancelled") return "cancelled";
+  if (status === "processing") return "running";
+  if (status === "failed") return "failed";
+  return "ended";
+}
+
+/** 850 → "850 ms", 3 200 → "3.2 s", 125 000 → "2 min 5 s". */
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function Attempts({ logs, status }: { logs: LogLine[]; status: string }) {
+  if (!logs.length) return <Text c="dimmed">{status === "cancelled" ? "It was cancelled before an attempt started." : "No attempt has started yet."}</Text>;
   const attempts = [...new Set(logs.map((line) => line.attempt))].sort((a, b) => a - b);
   return (
     <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
-      {attempts.map((attempt) => {
+      {attempts.map((attempt, i) => {
         const lines = logs.filter((line) => line.attempt === attempt);
-        const failed = lines.some((line) => line.level === "error");
+        const outcome = attemptOutcome(lines, i === attempts.length - 1, status);
+        // The attempt's first line is its start; its last line, once it has an outcome, its finish.
+        const started = lines[0]!.timestamp;
+        const finished = outcome === "running" ? null : lines.at(-1)!.timestamp;
+        const duration = finished ? new Date(finished).getTime() - new Date(started).getTime() : null;
         return (
-          <Timeline.Item key={attempt} title={`Attempt ${attempt}`} color={failed ? "red" : "indigo"} data-testid={`attempt-${attempt}`}>
+          <Timeline.Item
+            key={attempt}
+            title={`Attempt ${attempt}: ${OUTCOME_WORDS[outcome]}`}
+            color={OUTCOME_COLORS[outcome]}
+            data-testid={`attempt-${attempt}`}
+            data-outcome={outcome}
+          >
+            <Text size="xs" c="dimmed" data-testid={`attempt-${attempt}-timing`}>
+              Started <Time iso={started} />
+              {finished && (
+                <>
+                  {" "}
+                  · finished <Time iso={finished} /> · took {formatDuration(duration!)}
+                </>
+              )}
+            </Text>
             <Stack gap={4} mt={4}>
               {lines.map((line, i) => (
                 <Group key={i} gap="xs" wrap="nowrap" align="flex-start">

@@ -88,7 +88,8 @@ window.addEventListener("storage", (event) => {
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
     <MantineProvider theme={theme} defaultColorScheme="light" cssVariablesResolver={cssVariables}>
-      <Notifications position="top-right" />
+      {/* Bottom right, at most three: never over a page's main button or the account menu (issue 23 #8). */}
+      <Notifications position="bottom-right" limit={3} />
       <QueryClientProvider client={queryClient}>
         <RouterProvider router={router} />
       </QueryClientProvider>

@@ -9,12 +9,21 @@ import { LoginPage, SignupPage } from "./pages/auth";
 import { parseAuditSearch } from "./pages/audit-search";
 import { JobsPage, jobsListQuery, parseJobSearch } from "./pages/jobs";
 import { NotFound } from "./pages/not-found";
+import { PageTitle } from "./page-title";
 import type { ConsolePath } from "./paths";
 import { safeRedirect, sessionQuery } from "./session";
 
 type Context = { queryClient: QueryClient };
 
-const root = createRootRouteWithContext<Context>()({ component: Outlet, notFoundComponent: NotFound });
+const root = createRootRouteWithContext<Context>()({
+  component: () => (
+    <>
+      <PageTitle />
+      <Outlet />
+    </>
+  ),
+  notFoundComponent: NotFound,
+});
 
 const redirectSearch = (search: Record<string, unknown>): { redirect?: string } => (typeof search.redirect === "string" ? { redirect: search.redirect } : {});
 /** The login page also says why a single sign-on came back refused (`sso_error`, set by the API). */

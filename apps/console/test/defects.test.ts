@@ -1,7 +1,9 @@
 // Defects a person hit in the console (issue 23), each driven in a real browser against the real API, each a test
 // that failed before its fix: two tabs after an organization switch, a filtered list keeping rows that no longer
 // match, bulk cancel offered for finished jobs, a retried attempt drawn as a success with no timing, and the bulk bar
-// pushing the rows down / the header checkbox going blank with "all matching" selected.
+// pushing the rows down / the header checkbox going blank with "all matching" selected, notifications over the main
+// buttons, a missing or other organization's job, and every tab titled "Conveyor" with no skip link and the focus
+// lost after a navigation.
 import { addMember, createOrg } from "@conveyor/testkit/api";
 import { checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
 
@@ -146,5 +148,92 @@ describe("a job's attempts (#4)", () => {
     } finally {
       await rig.stack.api.request.patch("/queues/scripted").set(owner()).send({ paused: false }).expect(200);
     }
+  });
+});
+
+describe("notifications (#8)", () => {
+  it("never cover the page's main button or the account menu, however many there are", async () => {
+    const created = await rig.stack.post("/schedules", {
+      name: "Toggled",
+      cron: "0 8 * * 1",
+      timezone: "UTC",
+      job: { type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" } },
+    });
+    expect(created.status).toBe(201);
+    for (const viewport of [
+      { width: 1440, height: 900 },
+      { width: 375, height: 740 },
+    ]) {
+      const page = await rig.loggedIn(rig.stack.owner.email, { viewport });
+      await page.goto(`${rig.base}/schedules`);
+      const toggle = page.getByRole("switch", { name: /^(Pause|Resume) Toggled$/ });
+      for (let i = 0; i < 4; i++) {
+        await toggle.focus();
+        await page.keyboard.press("Space");
+        await page.waitForTimeout(300);
+      }
+      await page.locator(".mantine-Notification-root").nth(2).waitFor();
+      expect(await page.locator(".mantine-Notification-root").count()).toBeLessThanOrEqual(3);
+      const boxes = await page.locator(".mantine-Notification-root").evaluateAll((els) => els.map((el) => el.getBoundingClientRect().toJSON() as DOMRect));
+      for (const target of [page.getByRole("button", { name: "New schedule" }), page.getByTestId("account-menu")]) {
+        const box = (await target.boundingBox())!;
+        for (const n of boxes) {
+          const overlaps = n.x < box.x + box.width && box.x < n.x + n.width && n.y < box.y + box.height && box.y < n.y + n.height;
+          expect(overlaps).toBe(false);
+        }
+      }
+      if (viewport.width === 1440) await checkPage(page, "notifications");
+    }
+  });
+});
+
+describe("a job that is not there (#9)", () => {
+  it("says so without raw JSON or a useless retry, and offers the person's other organizations", async () => {
+    const { db } = rig.stack.api.database;
+    const { config } = rig.stack.api.deps;
+    const third = await createOrg(db, config, "Third Haulage");
+    await addMember(db, config, third.orgId, "member", rig.stack.owner.userId);
+    const theirs = await rig.stack.api.request
+      .post("/jobs")
+      .set("Authorization", `Bearer ${third.token}`)
+      .send({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
+    expect(theirs.status).toBe(202);
+
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/not-a-job-id`);
+    await page.getByRole("heading", { name: "Job not found", level: 1 }).waitFor();
+    expect(await page.locator("body").innerText()).not.toContain('{"error"');
+    expect(await page.getByRole("button", { name: "Try again" }).count()).toBe(0);
+    await checkPage(page, "job-not-found");
+
+    await page.goto(`${rig.base}/jobs/${theirs.body.id}`);
+    await page.getByRole("heading", { name: "Job not found", level: 1 }).waitFor();
+    await page.getByRole("button", { name: "Look in Third Haulage" }).click();
+    await page.getByRole("heading", { name: "send_email", level: 1 }).waitFor();
+    await page.getByTestId("org-name").filter({ hasText: "Third Haulage" }).waitFor();
+  });
+});
+
+describe("accessibility (#14)", () => {
+  it("titles each tab after its page, moves the focus to the new page, and has a skip link", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/queues`);
+    await page.waitForFunction(() => document.title === "Queues · Conveyor");
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Schedules" }).click();
+    await page.waitForFunction(() => document.title === "Schedules · Conveyor");
+    await page.waitForFunction(() => document.activeElement?.tagName === "H1" && document.activeElement.textContent === "Schedules");
+
+    // A page's first Tab stop.
+    await page.reload();
+    await page.getByRole("heading", { name: "Schedules", level: 1 }).waitFor();
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await checkPage(page, "skip-link");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("main");
+
+    const anonymous = await (await rig.context()).newPage();
+    await anonymous.goto(`${rig.base}/login`);
+    await anonymous.waitForFunction(() => document.title.endsWith(" · Conveyor"));
   });
 });

@@ -6,7 +6,8 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
 import { useEffect, useState, type ReactNode } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
+import { api, ApiError, call } from "../api";
+import { startSession, useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { FINAL_STATUSES, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
 import { CopyValue } from "../ui/secret";
@@ -42,6 +43,7 @@ export function JobPage() {
   }, [id, final, Boolean(job.data), queryClient]);
 
   if (job.isPending) return <Loading label="Loading the job…" />;
+  if (job.isError && job.error instanceof ApiError && job.error.status === 404) return <JobNotFound id={id} />;
   if (job.isError) return <ErrorState error={job.error} retry={() => void job.refetch()} title="Could not load the job" />;
   const data = job.data;
   const callback =
@@ -163,6 +165,56 @@ export function JobPage() {
           <Attempts logs={logs.data} status={data.status} />
         )}
       </Section>
+    </Stack>
+  );
+}
+
+/**
+ * A job id this organization has no job of (issue 23 #9): said plainly, with no "try again" (asking again finds
+ * nothing more), and — for a person in several organizations — a way to look for it in each of the others.
+ */
+function JobNotFound({ id }: { id: string }) {
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const [busy, setBusy] = useState<string | null>(null);
+  const others = session.orgs.filter((org) => org.id !== session.org.id);
+  const lookIn = async (orgId: string) => {
+    setBusy(orgId);
+    try {
+      startSession(queryClient, await call(api.POST("/auth/session/org", { body: { org_id: orgId } })));
+    } catch (error) {
+      notify({ color: "red", title: "Could not switch organization", message: (error as Error).message });
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <Stack>
+      <RouterAnchor to="/jobs" size="sm">
+        ← All jobs
+      </RouterAnchor>
+      <Title order={1} size="h2">
+        Job not found
+      </Title>
+      <Alert color="gray" role="alert" title={`Not in ${session.org.name}`}>
+        <Stack gap="xs">
+          <Text size="sm" style={{ wordBreak: "break-all" }}>
+            A job with the id “{id}” was not found in {session.org.name}: the address may be mistyped, or the job was deleted after its retention period.
+          </Text>
+          {others.length > 0 && (
+            <>
+              <Text size="sm">It may belong to another of your organizations:</Text>
+              <Group gap="xs">
+                {others.map((org) => (
+                  <Button key={org.id} size="xs" variant="default" loading={busy === org.id} onClick={() => void lookIn(org.id)}>
+                    Look in {org.name}
+                  </Button>
+                ))}
+              </Group>
+            </>
+          )}
+        </Stack>
+      </Alert>
     </Stack>
   );
 }

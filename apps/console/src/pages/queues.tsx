@@ -185,13 +185,15 @@ export function QueuesPage() {
                           <Button
                             size="xs"
                             variant={queue.paused ? "filled" : "default"}
+                            // One width for both words: the buttons beside it stay where they were.
+                            miw={80}
                             loading={busyType === queue.type}
                             onClick={() => void setPaused(queue, !queue.paused)}
                             aria-label={`${queue.paused ? "Resume" : "Pause"} ${queue.type}`}
                           >
                             {queue.paused ? "Resume" : "Pause"}
                           </Button>
-                          <Button size="xs" variant="light" onClick={() => setEditing(queue)} aria-label={`Limits of ${queue.type}`}>
+                          <Button size="xs" variant="default" onClick={() => setEditing(queue)} aria-label={`Limits of ${queue.type}`}>
                             Limits
                           </Button>
                         </Flex>

@@ -237,3 +237,19 @@ describe("accessibility (#14)", () => {
     await anonymous.waitForFunction(() => document.title.endsWith(" · Conveyor"));
   });
 });
+
+describe("a job cancelled before it ran (#12)", () => {
+  it("shows no attempt, only when and by whom it was cancelled", async () => {
+    const id = await enqueue({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
+    await rig.stack.api.request.post(`/jobs/${id}/cancel`).set(owner()).expect(200);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${id}`);
+    await page.getByText("It was cancelled before an attempt started.").waitFor();
+    await page
+      .getByTestId("job-note")
+      .filter({ hasText: /Cancelled by .+ before it started\./ })
+      .waitFor();
+    expect(await page.getByTestId("attempt-1").count()).toBe(0);
+    await checkPage(page, "job-cancelled-before-start");
+  });
+});

@@ -291,9 +291,26 @@ function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/** The line the start of every attempt writes (job-machine/lines.ts). */
+const STARTED_LINE = /^Attempt \d+ of \d+ started\.$/;
+
 function Attempts({ logs, status }: { logs: LogLine[]; status: string }) {
-  if (!logs.length) return <Text c="dimmed">{status === "cancelled" ? "It was cancelled before an attempt started." : "No attempt has started yet."}</Text>;
-  const attempts = [...new Set(logs.map((line) => line.attempt))].sort((a, b) => a - b);
+  // Lines of an attempt that never started (a job cancelled while it waited) are not an attempt (issue 23 #12).
+  const attempts = [...new Set(logs.map((line) => line.attempt))]
+    .filter((attempt) => logs.some((line) => line.attempt === attempt && STARTED_LINE.test(line.message)))
+    .sort((a, b) => a - b);
+  const notes = logs.filter((line) => !attempts.includes(line.attempt));
+  if (!attempts.length)
+    return (
+      <Stack gap={4}>
+        <Text c="dimmed">{status === "cancelled" ? "It was cancelled before an attempt started." : "No attempt has started yet."}</Text>
+        {notes.map((line, i) => (
+          <Text key={i} size="sm" data-testid="job-note">
+            <Time iso={line.timestamp} /> · {line.message}
+          </Text>
+        ))}
+      </Stack>
+    );
   return (
     <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
       {attempts.map((attempt, i) => {

@@ -22,7 +22,7 @@ export default defineConfig({
   // `npm run dev -w @conveyor/console`: the page from Vite, everything else from the API (same origin for the cookie).
   server: {
     proxy: {
-      "^/(auth|me|jobs|schedules|org|api-keys|webhook-endpoints|events|invite|accept-invite|docs|openapi\\.json)": {
+      "^/(auth|me|jobs|queues|rate-limits|schedules|org|api-keys|webhook-endpoints|events|invite|accept-invite|docs|openapi\\.json)": {
         target: API,
         bypass: (req) => (req.headers.accept?.includes("text/html") ? "/index.html" : undefined),
       },

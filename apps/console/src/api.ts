@@ -10,7 +10,26 @@ export function setCsrfToken(token: string | undefined): void {
   csrfToken = token;
 }
 
-export const api = createConveyorClient({ baseUrl: "", csrfToken: () => csrfToken });
+/** Says whether another tab changed the session's organization; set by the session module (no import cycle). */
+let orgChanged: () => boolean = () => false;
+export function checkOrgBeforeChanges(check: () => boolean): void {
+  orgChanged = check;
+}
+
+/** The answer given, without asking the API, to a change asked for while another tab has switched organization. */
+export const ORG_CHANGED_MESSAGE =
+  "You switched organization in another tab, so this tab was showing another one than the session now uses. Nothing was changed: look again, then retry.";
+
+const guardedFetch: typeof globalThis.fetch = (input, init) => {
+  const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+  if (method !== "GET" && method !== "HEAD" && orgChanged()) {
+    const body = JSON.stringify({ error: { code: "org_changed", message: ORG_CHANGED_MESSAGE } });
+    return Promise.resolve(new Response(body, { status: 409, headers: { "Content-Type": "application/json" } }));
+  }
+  return globalThis.fetch(input, init);
+};
+
+export const api = createConveyorClient({ baseUrl: "", csrfToken: () => csrfToken, fetch: guardedFetch });
 
 export type FieldError = { path: string; message: string };
 

@@ -11,11 +11,23 @@ const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at",
 
 function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists: () => void): void {
   const data = event.data;
-  queryClient.setQueriesData<JobPage<Record<string, unknown>>>({ queryKey: ["jobs"] }, (page) => {
-    if (!page?.items.some((row) => row.id === event.job_id)) return page;
-    const patch = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
-    return { ...page, items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)) };
-  });
+  for (const [key, page] of queryClient.getQueriesData<JobPage<Record<string, unknown>>>({ queryKey: ["jobs"] })) {
+    if (!page?.items.some((row) => row.id === event.job_id)) continue;
+    // A list filtered by status loses a row whose new status it does not show.
+    const statuses = (key[1] as { status?: string } | undefined)?.status?.split(",");
+    if (statuses && typeof data.status === "string" && !statuses.includes(data.status)) {
+      queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, { ...page, items: page.items.filter((row) => row.id !== event.job_id) });
+      continue;
+    }
+    const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
+    // Events do not carry `waiting_for` (a reading of the present): after a change of status the row shows no reason
+    // rather than a stale one, until the list is read again.
+    if ("status" in data) patch.waiting_for = null;
+    queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, {
+      ...page,
+      items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)),
+    });
+  }
   void queryClient.invalidateQueries({ queryKey: ["job", event.job_id] });
   if (event.type === "job.created") refreshLists();
 }

@@ -10,7 +10,8 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiError, onUnauthorized } from "./api";
 import { createConsoleRouter } from "./routes";
-import { endSession, sessionQuery } from "./session";
+import { endSession, SESSION_ORG_KEY, sessionQuery, startSession } from "./session";
+import { notify } from "./ui/notify";
 
 // Shade 8 of indigo: links and filled buttons keep a 4.5:1 contrast with white (WCAG AA).
 const theme = createTheme({
@@ -59,10 +60,36 @@ onUnauthorized(() => {
   void router.navigate({ to: "/login", search: { redirect: here } });
 });
 
+// Another tab switched organization, logged in as someone else or logged out: this tab follows at once — the session
+// read again, every cached answer of the last organization dropped, the page shown again for the new one (its open
+// forms closed) — and says so. Until then, api.ts refuses to send a change.
+window.addEventListener("storage", (event) => {
+  if (event.key !== SESSION_ORG_KEY) return;
+  const shown = queryClient.getQueryData(sessionQuery.queryKey);
+  if (!shown || event.newValue === shown.org.id) return;
+  void (async () => {
+    const next = await queryClient.fetchQuery({ ...sessionQuery, staleTime: 0 }).catch(() => null);
+    if (!next) {
+      endSession(queryClient);
+      void router.navigate({ to: "/login", search: { redirect: router.state.location.href } });
+      return;
+    }
+    if (next.org.id === shown.org.id && next.user.id === shown.user.id) return;
+    startSession(queryClient, next);
+    await router.invalidate();
+    notify({
+      color: "blue",
+      title: `Now showing ${next.org.name}`,
+      message: "You switched organization in another tab; this tab follows it.",
+    });
+  })();
+});
+
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
     <MantineProvider theme={theme} defaultColorScheme="light" cssVariablesResolver={cssVariables}>
-      <Notifications position="top-right" />
+      {/* Bottom right, at most three: never over a page's main button or the account menu (issue 23 #8). */}
+      <Notifications position="bottom-right" limit={3} />
       <QueryClientProvider client={queryClient}>
         <RouterProvider router={router} />
       </QueryClientProvider>

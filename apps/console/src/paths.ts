@@ -9,6 +9,7 @@ export const CONSOLE_PATHS = [
   "/overview",
   "/jobs",
   "/jobs/$id",
+  "/queues",
   "/schedules",
   "/team",
   "/api-keys",

@@ -9,12 +9,21 @@ import { LoginPage, SignupPage } from "./pages/auth";
 import { parseAuditSearch } from "./pages/audit-search";
 import { JobsPage, jobsListQuery, parseJobSearch } from "./pages/jobs";
 import { NotFound } from "./pages/not-found";
+import { PageTitle } from "./page-title";
 import type { ConsolePath } from "./paths";
 import { safeRedirect, sessionQuery } from "./session";
 
 type Context = { queryClient: QueryClient };
 
-const root = createRootRouteWithContext<Context>()({ component: Outlet, notFoundComponent: NotFound });
+const root = createRootRouteWithContext<Context>()({
+  component: () => (
+    <>
+      <PageTitle />
+      <Outlet />
+    </>
+  ),
+  notFoundComponent: NotFound,
+});
 
 const redirectSearch = (search: Record<string, unknown>): { redirect?: string } => (typeof search.redirect === "string" ? { redirect: search.redirect } : {});
 /** The login page also says why a single sign-on came back refused (`sso_error`, set by the API). */
@@ -70,6 +79,7 @@ const jobs = createRoute({
   component: JobsPage,
 });
 const job = createRoute({ getParentRoute: () => app, path: "/jobs/$id", component: lazyRouteComponent(() => import("./pages/job"), "JobPage") });
+const queues = createRoute({ getParentRoute: () => app, path: "/queues", component: lazyRouteComponent(() => import("./pages/queues"), "QueuesPage") });
 const schedules = createRoute({
   getParentRoute: () => app,
   path: "/schedules",
@@ -91,7 +101,11 @@ const auditLog = createRoute({
 const sso = createRoute({ getParentRoute: () => app, path: "/sso", component: lazyRouteComponent(() => import("./pages/sso"), "SsoPage") });
 const account = createRoute({ getParentRoute: () => app, path: "/account", component: lazyRouteComponent(() => import("./pages/account"), "AccountPage") });
 
-const tree = root.addChildren([login, signup, app.addChildren([index, overview, jobs, job, schedules, team, apiKeys, webhooks, auditLog, sso, account])]);
+const tree = root.addChildren([
+  login,
+  signup,
+  app.addChildren([index, overview, jobs, job, queues, schedules, team, apiKeys, webhooks, auditLog, sso, account]),
+]);
 
 /** Every full path in a route tree (the router's own types carry each route's children). */
 type PathsOf<R> = R extends { fullPath: infer P; types: { children: infer C } } ? P | (C extends readonly (infer Child)[] ? PathsOf<Child> : never) : never;

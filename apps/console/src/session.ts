@@ -4,7 +4,7 @@
 import { queryOptions, useQuery, type QueryClient } from "@tanstack/react-query";
 import { useRef } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, ApiError, call, setCsrfToken } from "./api";
+import { api, ApiError, call, checkOrgBeforeChanges, setCsrfToken } from "./api";
 
 export type Session = ResponseBody<"/auth/session", "get">;
 export type Role = Session["role"];
@@ -23,9 +23,35 @@ export const sessionQuery = queryOptions({
   retry: false,
 });
 
+/**
+ * The organization this tab shows, told to every other tab of the browser (they share the session cookie): after a
+ * switch, a login or a logout in one tab, the others follow (main.tsx listens) — and until they have, they send no
+ * change (api.ts asks `orgChangedElsewhere` first), so a tab never acts on an organization other than the one it shows.
+ */
+export const SESSION_ORG_KEY = "conveyor.session-org";
+let shownOrg: string | null | undefined;
+checkOrgBeforeChanges(() => orgChangedElsewhere());
+
 function remember(session: Session | null): Session | null {
   setCsrfToken(session?.csrf_token);
+  shownOrg = session?.org.id ?? null;
+  try {
+    window.localStorage.setItem(SESSION_ORG_KEY, shownOrg ?? "");
+  } catch {
+    // Storage refused (a private mode): each tab still checks its own session on every answer.
+  }
   return session;
+}
+
+/** Another tab of this browser switched organization (or logged out) since this tab last read its session. */
+export function orgChangedElsewhere(): boolean {
+  if (!shownOrg) return false;
+  try {
+    const current = window.localStorage.getItem(SESSION_ORG_KEY);
+    return current !== null && current !== shownOrg;
+  } catch {
+    return false;
+  }
 }
 
 /** Stores a session the API just answered (login, organization switch) and drops every cached answer of the last one. */

@@ -9,6 +9,7 @@ import { api, call } from "./api";
 import { useLiveJobEvents } from "./live";
 import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
 import { notify } from "./ui/notify";
+import "./shell.css";
 
 const NavAnchor = forwardRef<HTMLAnchorElement, NavLinkProps & AnchorHTMLAttributes<HTMLAnchorElement>>((props, ref) => (
   <NavLink component="a" ref={ref} {...props} />
@@ -19,6 +20,7 @@ const NavItem = createLink(NavAnchor);
 const SECTIONS = [
   { to: "/overview", label: "Overview" },
   { to: "/jobs", label: "Jobs" },
+  { to: "/queues", label: "Queues" },
   { to: "/schedules", label: "Schedules" },
   { to: "/team", label: "Team", managers: true },
   { to: "/api-keys", label: "API keys" },
@@ -39,6 +41,17 @@ export function Shell() {
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">
       <AppShell.Header>
+        {/* First in the header: the first Tab stop of every page. */}
+        <a
+          href="#main"
+          className="skip-link"
+          onClick={(event) => {
+            event.preventDefault();
+            document.getElementById("main")?.focus();
+          }}
+        >
+          Skip to content
+        </a>
         <Group h="100%" px="md" justify="space-between" wrap="nowrap">
           <Group gap="sm" wrap="nowrap">
             <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label={opened ? "Close navigation" : "Open navigation"} />
@@ -59,8 +72,9 @@ export function Shell() {
           <NavItem to="/account" label="Account" active={pathname === "/account"} />
         </ScrollArea>
       </AppShell.Navbar>
-      <AppShell.Main>
-        <Outlet />
+      <AppShell.Main id="main" tabIndex={-1} style={{ outline: "none" }}>
+        {/* A page of one organization never carries its state (an open form) over to the next. */}
+        <Outlet key={session.org.id} />
       </AppShell.Main>
     </AppShell>
   );

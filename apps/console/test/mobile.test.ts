@@ -45,6 +45,7 @@ const PAGES: { path: () => string; name: string; ready: string; actions: (string
     actions: ["Search", "Status", "Apply filters", "Select every job on this page", /^Select job /, /^…?[0-9a-f]{8}$/],
   },
   { path: () => `/jobs/${jobId}`, name: "job", ready: "send_email", actions: ["Copy job id", "Cancel job"] },
+  { path: () => "/queues", name: "queues", ready: "Queues", actions: ["ai_summarize", "Pause ai_summarize", "Limits of ai_summarize", "New rate limit"] },
   {
     path: () => "/schedules",
     name: "schedules",
@@ -150,7 +151,7 @@ describe("by keyboard", () => {
       await page.waitForFunction(() => !document.querySelector('[role="status"]'));
       const stops = await tabStops(page);
       // The frame first: the sections, then the account menu.
-      expectInOrder(stops, ["Overview", "Jobs", "Schedules", "Team", "API keys", "Webhooks", "Account"]);
+      expectInOrder(stops, ["Overview", "Jobs", "Queues", "Schedules", "Team", "API keys", "Webhooks", "Account"]);
       expectInOrder(stops, actions);
     }
     // A group of choices is one Tab stop; the arrow keys choose within it.

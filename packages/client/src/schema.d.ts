@@ -408,7 +408,7 @@ export interface paths {
         };
         /**
          * List queues
-         * @description Each job type your organization can use, with its settings and your jobs' counts: due (waiting for a worker), delayed (due later), running, waiting on limits (due but held by a pause, a rate limit, a concurrency key or the cap), and when the oldest due job fell due.
+         * @description Each job type your organization can use, with its settings and your jobs' counts: due (waiting for a worker), delayed (due later), running, waiting on limits (due but held by a pause, a rate limit, a concurrency key or the cap), when the oldest due job fell due, the live start rate (starts in the last minute) and the p95 wait from due to start over the last 15 minutes.
          */
         get: operations["listQueues"];
         put?: never;
@@ -1043,7 +1043,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -1548,6 +1548,10 @@ export interface components {
              * @description When the oldest due job fell due, or null.
              */
             oldest_due_at: string | null;
+            /** @description Jobs of the type that started in the last minute: the live start rate. */
+            started_last_minute: number;
+            /** @description The 95th percentile, in milliseconds, of the wait from due (run_at, a retry's time, else creation) to start of the jobs that started in the last 15 minutes; null when none did. Read from your organization's newest 20,000 events. */
+            p95_wait_ms: number | null;
         };
         BulkResult: {
             /** @enum {string} */
@@ -3724,7 +3728,9 @@ export interface operations {
                      *         "delayed": 3,
                      *         "running": 8,
                      *         "waiting_on_limits": 140,
-                     *         "oldest_due_at": "2026-11-21T09:30:00.000Z"
+                     *         "oldest_due_at": "2026-11-21T09:30:00.000Z",
+                     *         "started_last_minute": 240,
+                     *         "p95_wait_ms": 850
                      *       }
                      *     ]
                      */
@@ -3779,7 +3785,9 @@ export interface operations {
                      *       "delayed": 3,
                      *       "running": 8,
                      *       "waiting_on_limits": 140,
-                     *       "oldest_due_at": "2026-11-21T09:30:00.000Z"
+                     *       "oldest_due_at": "2026-11-21T09:30:00.000Z",
+                     *       "started_last_minute": 240,
+                     *       "p95_wait_ms": 850
                      *     }
                      */
                     "application/json": components["schemas"]["Queue"];

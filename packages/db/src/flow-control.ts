@@ -167,13 +167,42 @@ export type QueueRow = {
   running: number;
   waiting_on_limits: number;
   oldest_due_at: string | null;
+  /** Jobs of the type that started in the last minute (the live start rate). */
+  started_last_minute: number;
+  /** The 95th percentile of the wait from due (run_at, a retry's time, else creation) to start, over 15 minutes; null when none started. */
+  p95_wait_ms: number | null;
 };
+
+/** How many of the org's newest events the start figures read at most: their cost stays bounded however busy it is. */
+export const START_STATS_EVENTS = 20_000;
+
+type StartStats = { started_last_minute: number; p95_wait_ms: number | null };
+
+/**
+ * Per type, the org's starts in the last minute and the p95 of due-to-start waits over the last 15 minutes, read from
+ * its job.started events (each carries the job's run_at and created_at as they were when it started). Only the org's
+ * newest START_STATS_EVENTS events are read (through events_org_id_id_idx, newest first): a busier org gets figures
+ * of its latest events rather than a slower answer.
+ */
+async function startStats(db: pg.Pool | pg.PoolClient, orgId: string): Promise<Map<string, StartStats>> {
+  const { rows } = await db.query<{ type: string; started_last_minute: number; p95_wait_ms: number | null }>(
+    `SELECT e.data->>'type' AS type,
+            count(*) FILTER (WHERE e.time > now() - interval '1 minute')::int AS started_last_minute,
+            round(percentile_cont(0.95) WITHIN GROUP (ORDER BY greatest(0, extract(epoch FROM e.time - coalesce((e.data->>'run_at')::timestamptz, (e.data->>'created_at')::timestamptz)) * 1000)))::int AS p95_wait_ms
+       FROM (SELECT type, time, data FROM events WHERE org_id = $1 ORDER BY id DESC LIMIT $2) AS e
+      WHERE e.type = 'job.started' AND e.time > now() - interval '15 minutes'
+      GROUP BY 1`,
+    [orgId, START_STATS_EVENTS],
+  );
+  return new Map(rows.map((r) => [r.type, { started_last_minute: r.started_last_minute, p95_wait_ms: r.p95_wait_ms }]));
+}
 
 /**
  * The org's queue of each of `types`: its settings and counts — due (due now, waiting for a worker), delayed (due
  * later: run_at, a retry, a debounce), running (handed over or running), waiting_on_limits (due but held by a pause,
  * a rate limit, its concurrency key or the org's cap, as `waiting_for` says) — and when the oldest due job fell due.
  * Due jobs are counted in groups of one concurrency key and rate limit, so a backlog of a million costs one scan.
+ * With them, the live start rate and the p95 wait from due to start (`startStats`).
  */
 export async function listQueues(db: pg.Pool | pg.PoolClient, orgId: string, types: readonly string[]): Promise<QueueRow[]> {
   const { rows } = await db.query<{
@@ -210,6 +239,7 @@ export async function listQueues(db: pg.Pool | pg.PoolClient, orgId: string, typ
       ORDER BY t.type`,
     [orgId, types],
   );
+  const starts = await startStats(db, orgId);
   const spent = new Set(
     (
       await db.query<{ name: string }>('SELECT name FROM rate_limits WHERE org_id = $1 AND conveyor_window_used(starts, period_ms) >= "limit"', [orgId])
@@ -237,6 +267,8 @@ export async function listQueues(db: pg.Pool | pg.PoolClient, orgId: string, typ
       running: row.running,
       waiting_on_limits: held,
       oldest_due_at: oldest,
+      started_last_minute: starts.get(row.type)?.started_last_minute ?? 0,
+      p95_wait_ms: starts.get(row.type)?.p95_wait_ms ?? null,
     };
   });
 }

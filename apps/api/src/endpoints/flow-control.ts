@@ -19,6 +19,8 @@ const queueExample = {
   running: 8,
   waiting_on_limits: 140,
   oldest_due_at: AT,
+  started_last_minute: 240,
+  p95_wait_ms: 850,
 };
 
 const nameParam = { description: "The rate limit's name: 1 to 100 of a-z, 0-9, _ . : -", schema: { type: "string", pattern: "^[a-z0-9_.:-]{1,100}$" } };
@@ -106,7 +108,8 @@ export const flowControlEndpoints = [
     summary: "List queues",
     description:
       "Each job type your organization can use, with its settings and your jobs' counts: due (waiting for a worker), delayed (due later), running, " +
-      "waiting on limits (due but held by a pause, a rate limit, a concurrency key or the cap), and when the oldest due job fell due.",
+      "waiting on limits (due but held by a pause, a rate limit, a concurrency key or the cap), when the oldest due job fell due, " +
+      "the live start rate (starts in the last minute) and the p95 wait from due to start over the last 15 minutes.",
     access: "job",
     responses: { 200: { description: "The queues, by type.", json: { component: "Queue", array: true, example: [queueExample] } } },
     errors: [...AUTHENTICATED_ERRORS],

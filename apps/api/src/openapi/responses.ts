@@ -102,6 +102,15 @@ export const responseSchemas = {
     running: count().required().description("Handed to a worker or running."),
     waiting_on_limits: count().required().description("Due but held by a pause, a rate limit, a concurrency key or the cap."),
     oldest_due_at: timestamp().allow(null).required().description("When the oldest due job fell due, or null."),
+    started_last_minute: count().required().description("Jobs of the type that started in the last minute: the live start rate."),
+    p95_wait_ms: Joi.number()
+      .integer()
+      .min(0)
+      .allow(null)
+      .required()
+      .description(
+        "The 95th percentile, in milliseconds, of the wait from due (run_at, a retry's time, else creation) to start of the jobs that started in the last 15 minutes; null when none did. Read from your organization's newest 20,000 events.",
+      ),
   }),
   BulkResult: Joi.object({
     action: Joi.string().valid("cancel", "replay").required(),

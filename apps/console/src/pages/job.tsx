@@ -6,7 +6,8 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
 import { useEffect, useState, type ReactNode } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
+import { api, ApiError, call } from "../api";
+import { startSession, useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { FINAL_STATUSES, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
 import { CopyValue } from "../ui/secret";
@@ -14,6 +15,7 @@ import { ErrorState, Loading } from "../ui/states";
 import { Artifact } from "./job-artifact";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
+import { WaitingReason } from "../ui/waiting";
 
 type Job = ResponseBody<"/jobs/{id}", "get">;
 type LogLine = ResponseBody<"/jobs/{id}/logs", "get">[number];
@@ -23,7 +25,12 @@ const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", err
 export function JobPage() {
   const { id } = useParams({ strict: false }) as { id: string };
   const queryClient = useQueryClient();
-  const job = useQuery({ queryKey: ["job", id], queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })) });
+  // A pending job's reason for waiting changes without an event of its own (a queue paused, a slot freed): read it again.
+  const job = useQuery({
+    queryKey: ["job", id],
+    queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })),
+    refetchInterval: (query) => (query.state.data?.status === "pending" ? 5_000 : false),
+  });
   const logs = useQuery({ queryKey: ["job", id, "logs"], queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
 
   // This job's events while it is not final: each refreshes the job and its logs.
@@ -36,6 +43,7 @@ export function JobPage() {
   }, [id, final, Boolean(job.data), queryClient]);
 
   if (job.isPending) return <Loading label="Loading the job…" />;
+  if (job.isError && job.error instanceof ApiError && job.error.status === 404) return <JobNotFound id={id} />;
   if (job.isError) return <ErrorState error={job.error} retry={() => void job.refetch()} title="Could not load the job" />;
   const data = job.data;
   const callback =
@@ -63,13 +71,21 @@ export function JobPage() {
         </Stack>
         <JobActions job={data} />
       </Group>
+      <WaitingReason job={data} />
 
       <Paper withBorder p="md">
         <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="md">
           <Field label="Priority">{data.priority}</Field>
-          <Field label="Runs at">
-            <Time iso={data.run_at} />
-          </Field>
+          {data.status === "pending" ? (
+            <Field label={data.retries > 0 ? "Next attempt due" : "Due"}>
+              {/* No run_at: due since it was created. */}
+              <Time iso={data.run_at ?? data.created_at} />
+            </Field>
+          ) : FINAL_STATUSES.includes(data.status) ? (
+            <Field label="Finished">
+              <Time iso={data.updated_at} />
+            </Field>
+          ) : null}
           <Field label="Retries">
             {data.retries} of {data.max_retries}
           </Field>
@@ -146,9 +162,59 @@ export function JobPage() {
         ) : logs.isError ? (
           <ErrorState error={logs.error} retry={() => void logs.refetch()} title="Could not load the logs" />
         ) : (
-          <Attempts logs={logs.data} />
+          <Attempts logs={logs.data} status={data.status} />
         )}
       </Section>
+    </Stack>
+  );
+}
+
+/**
+ * A job id this organization has no job of (issue 23 #9): said plainly, with no "try again" (asking again finds
+ * nothing more), and — for a person in several organizations — a way to look for it in each of the others.
+ */
+function JobNotFound({ id }: { id: string }) {
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const [busy, setBusy] = useState<string | null>(null);
+  const others = session.orgs.filter((org) => org.id !== session.org.id);
+  const lookIn = async (orgId: string) => {
+    setBusy(orgId);
+    try {
+      startSession(queryClient, await call(api.POST("/auth/session/org", { body: { org_id: orgId } })));
+    } catch (error) {
+      notify({ color: "red", title: "Could not switch organization", message: (error as Error).message });
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <Stack>
+      <RouterAnchor to="/jobs" size="sm">
+        ← All jobs
+      </RouterAnchor>
+      <Title order={1} size="h2">
+        Job not found
+      </Title>
+      <Alert color="gray" role="alert" title={`Not in ${session.org.name}`}>
+        <Stack gap="xs">
+          <Text size="sm" style={{ wordBreak: "break-all" }}>
+            A job with the id “{id}” was not found in {session.org.name}: the address may be mistyped, or the job was deleted after its retention period.
+          </Text>
+          {others.length > 0 && (
+            <>
+              <Text size="sm">It may belong to another of your organizations:</Text>
+              <Group gap="xs">
+                {others.map((org) => (
+                  <Button key={org.id} size="xs" variant="default" loading={busy === org.id} onClick={() => void lookIn(org.id)}>
+                    Look in {org.name}
+                  </Button>
+                ))}
+              </Group>
+            </>
+          )}
+        </Stack>
+      </Alert>
     </Stack>
   );
 }
@@ -177,16 +243,100 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
-function Attempts({ logs }: { logs: LogLine[] }) {
-  if (!logs.length) return <Text c="dimmed">No attempt has started yet.</Text>;
-  const attempts = [...new Set(logs.map((line) => line.attempt))].sort((a, b) => a - b);
+type Outcome = "succeeded" | "failed" | "retried" | "interrupted" | "cancelled" | "running" | "ended";
+
+const OUTCOME_WORDS: Record<Outcome, string> = {
+  succeeded: "succeeded",
+  failed: "failed",
+  retried: "failed, retried",
+  interrupted: "interrupted",
+  cancelled: "cancelled",
+  running: "running",
+  ended: "ended without an outcome",
+};
+const OUTCOME_COLORS: Record<Outcome, string> = {
+  succeeded: "green.9",
+  failed: "red.9",
+  retried: "red.9",
+  interrupted: "orange.9",
+  cancelled: "orange.9",
+  running: "blue",
+  ended: "gray",
+};
+
+/**
+ * How an attempt ended, from its lines and the job: a failure is a line at error level or the runtime's
+ * "Attempt n failed: … Retry …" (at warn level: the job goes on); only a job's last attempt can still be running
+ * or have been cancelled; an earlier attempt without a marker was released (a worker shutting down).
+ */
+export function attemptOutcome(lines: LogLine[], last: boolean, status: string): Outcome {
+  const says = (pattern: RegExp) => lines.some((line) => pattern.test(line.message));
+  if (says(/^Attempt \d+ succeeded in /)) return "succeeded";
+  // A failure is final only on the last attempt of a failed job; otherwise another attempt followed or is due.
+  const failure = says(/^Attempt \d+ failed/) || lines.some((line) => line.level === "error");
+  if (failure) return last && status === "failed" ? "failed" : "retried";
+  if (says(/was interrupted/) && !last) return "interrupted";
+  if (!last) return "ended";
+  if (status === "done") return "succeeded";
+  if (status === "cancelled") return "cancelled";
+  if (status === "processing") return "running";
+  if (status === "failed") return "failed";
+  return "ended";
+}
+
+/** 850 → "850 ms", 3 200 → "3.2 s", 125 000 → "2 min 5 s". */
+function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** The line the start of every attempt writes (job-machine/lines.ts). */
+const STARTED_LINE = /^Attempt \d+ of \d+ started\.$/;
+
+function Attempts({ logs, status }: { logs: LogLine[]; status: string }) {
+  // Lines of an attempt that never started (a job cancelled while it waited) are not an attempt (issue 23 #12).
+  const attempts = [...new Set(logs.map((line) => line.attempt))]
+    .filter((attempt) => logs.some((line) => line.attempt === attempt && STARTED_LINE.test(line.message)))
+    .sort((a, b) => a - b);
+  const notes = logs.filter((line) => !attempts.includes(line.attempt));
+  if (!attempts.length)
+    return (
+      <Stack gap={4}>
+        <Text c="dimmed">{status === "cancelled" ? "It was cancelled before an attempt started." : "No attempt has started yet."}</Text>
+        {notes.map((line, i) => (
+          <Text key={i} size="sm" data-testid="job-note">
+            <Time iso={line.timestamp} /> · {line.message}
+          </Text>
+        ))}
+      </Stack>
+    );
   return (
     <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
-      {attempts.map((attempt) => {
+      {attempts.map((attempt, i) => {
         const lines = logs.filter((line) => line.attempt === attempt);
-        const failed = lines.some((line) => line.level === "error");
+        const outcome = attemptOutcome(lines, i === attempts.length - 1, status);
+        // The attempt's first line is its start; its last line, once it has an outcome, its finish.
+        const started = lines[0]!.timestamp;
+        const finished = outcome === "running" ? null : lines.at(-1)!.timestamp;
+        const duration = finished ? new Date(finished).getTime() - new Date(started).getTime() : null;
         return (
-          <Timeline.Item key={attempt} title={`Attempt ${attempt}`} color={failed ? "red" : "indigo"} data-testid={`attempt-${attempt}`}>
+          <Timeline.Item
+            key={attempt}
+            title={`Attempt ${attempt}: ${OUTCOME_WORDS[outcome]}`}
+            color={OUTCOME_COLORS[outcome]}
+            data-testid={`attempt-${attempt}`}
+            data-outcome={outcome}
+          >
+            <Text size="xs" c="dimmed" data-testid={`attempt-${attempt}-timing`}>
+              Started <Time iso={started} />
+              {finished && (
+                <>
+                  {" "}
+                  · finished <Time iso={finished} /> · took {formatDuration(duration!)}
+                </>
+              )}
+            </Text>
             <Stack gap={4} mt={4}>
               {lines.map((line, i) => (
                 <Group key={i} gap="xs" wrap="nowrap" align="flex-start">

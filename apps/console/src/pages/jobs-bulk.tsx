@@ -13,6 +13,8 @@ export type Selection = { ids: Set<string>; allMatching: boolean };
 type Action = "cancel" | "replay";
 
 const COUNT_LIMIT = 10_000;
+/** The bar's height with its buttons on one line: the same with nothing selected. */
+const BAR_HEIGHT = 54;
 const COUNT_PAGE = 1000;
 /** Calls of one bulk action before the console stops and says so (each handles up to 10,000 jobs). */
 const MAX_ROUNDS = 100;
@@ -35,7 +37,19 @@ const describe = (filter: JobFilter) =>
     .map(([key, value]) => `${key} = ${value}`)
     .join(", ") || "no filter: every job of the organization";
 
-export function BulkActions(props: { filter: JobFilter; selection: Selection; onSelection(selection: Selection): void; pageCount: number; hasMore: boolean }) {
+/** What each action applies to (POST /jobs/bulk skips the others). */
+const CANCELLABLE: readonly string[] = ["pending", "processing"];
+const REPLAYABLE: readonly string[] = ["done", "failed", "cancelled"];
+
+export function BulkActions(props: {
+  filter: JobFilter;
+  selection: Selection;
+  onSelection(selection: Selection): void;
+  pageCount: number;
+  hasMore: boolean;
+  /** The statuses of the selected rows (a selection by id is of rows on this page). */
+  selectedStatuses: readonly string[];
+}) {
   const { filter, selection, onSelection } = props;
   const queryClient = useQueryClient();
   const [action, setAction] = useState<Action | null>(null);
@@ -47,7 +61,19 @@ export function BulkActions(props: { filter: JobFilter; selection: Selection; on
     staleTime: 0,
   });
   const selected = selection.ids.size;
-  if (!selected && !selection.allMatching) return null;
+  // The bar keeps its place while nothing is selected, so selecting a row never moves the rows below it.
+  if (!selected && !selection.allMatching)
+    return (
+      <Paper withBorder p="xs" role="region" aria-label="Bulk actions" mih={BAR_HEIGHT} display="flex" style={{ alignItems: "center" }}>
+        <Text size="sm" c="dimmed">
+          Select jobs to cancel or replay them together.
+        </Text>
+      </Paper>
+    );
+  // Only the actions that apply to something selected: cancelling failed jobs would cancel none.
+  const possible = selection.allMatching ? (filter.status ? filter.status.split(",") : [...CANCELLABLE, ...REPLAYABLE]) : props.selectedStatuses;
+  const canCancel = possible.some((status) => CANCELLABLE.includes(status));
+  const canReplay = possible.some((status) => REPLAYABLE.includes(status));
 
   const run = async () => {
     if (!action) return;
@@ -95,7 +121,7 @@ export function BulkActions(props: { filter: JobFilter; selection: Selection; on
     : `${selected} selected job${selected === 1 ? "" : "s"}.`;
 
   return (
-    <Paper withBorder p="xs" bg="var(--mantine-color-indigo-light)" role="region" aria-label="Bulk actions">
+    <Paper withBorder p="xs" bg="var(--mantine-color-indigo-light)" role="region" aria-label="Bulk actions" mih={BAR_HEIGHT}>
       <Group justify="space-between" gap="xs">
         <Text size="sm" fw={600} data-testid="selection-count">
           {selection.allMatching ? "All matching jobs selected" : `${selected} selected`}
@@ -106,12 +132,16 @@ export function BulkActions(props: { filter: JobFilter; selection: Selection; on
               Select all matching jobs
             </Button>
           )}
-          <Button size="xs" color="red.9" onClick={() => setAction("cancel")}>
-            Cancel…
-          </Button>
-          <Button size="xs" onClick={() => setAction("replay")}>
-            Replay…
-          </Button>
+          {canCancel && (
+            <Button size="xs" color="red.9" onClick={() => setAction("cancel")}>
+              Cancel…
+            </Button>
+          )}
+          {canReplay && (
+            <Button size="xs" onClick={() => setAction("replay")}>
+              Replay…
+            </Button>
+          )}
           <Button size="xs" variant="default" onClick={() => onSelection({ ids: new Set(), allMatching: false })}>
             Clear selection
           </Button>

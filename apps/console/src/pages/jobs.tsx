@@ -13,6 +13,7 @@ import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
+import { WaitingNote } from "../ui/waiting";
 
 export type JobRow = ResponseBody<"/jobs", "get">[number];
 
@@ -76,7 +77,14 @@ export function JobsPage() {
         Jobs
       </Title>
       <Filters search={search} onChange={(filter) => setSearch(filter)} />
-      <BulkActions filter={filterOf(search)} selection={selection} onSelection={setSelection} pageCount={rows.length} hasMore={Boolean(list.data?.next)} />
+      <BulkActions
+        filter={filterOf(search)}
+        selection={selection}
+        onSelection={setSelection}
+        pageCount={rows.length}
+        hasMore={Boolean(list.data?.next)}
+        selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
+      />
       {list.isPending ? (
         <Loading label="Loading jobs…" />
       ) : list.isError ? (
@@ -96,8 +104,8 @@ export function JobsPage() {
                   <Table.Th w={40}>
                     <Checkbox
                       aria-label="Select every job on this page"
-                      checked={allOnPage}
-                      indeterminate={!allOnPage && selection.ids.size > 0}
+                      checked={selection.allMatching || allOnPage}
+                      indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
                       onChange={togglePage}
                     />
                   </Table.Th>
@@ -130,6 +138,7 @@ export function JobsPage() {
                     </Table.Td>
                     <Table.Td>
                       <StatusBadge status={row.status} />
+                      <WaitingNote job={row} />
                     </Table.Td>
                     <Table.Td>{row.priority}</Table.Td>
                     <Table.Td>

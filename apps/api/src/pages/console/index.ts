@@ -21,6 +21,7 @@ export const CONSOLE_PAGES = [
   "/overview",
   "/jobs",
   "/jobs/:id",
+  "/queues",
   "/schedules",
   "/team",
   "/api-keys",

@@ -1,0 +1,496 @@
+// Queues and rate limits (SPEC §14): each job type's queue for this organization — due, delayed, running, held by
+// limits, the live start rate and the p95 wait from due to start — read again every few seconds; owners and admins
+// pause and resume a queue, set its cap and rate limit, and keep the organization's named rate limits. Members see
+// the same figures without the controls (the API refuses them the changes as well).
+import {
+  Badge,
+  Box,
+  Button,
+  Flex,
+  Group,
+  Modal,
+  NumberInput,
+  Paper,
+  ScrollArea,
+  Select,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+  VisuallyHidden,
+} from "@mantine/core";
+import { useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
+import { useEffect, useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { canManageTeam, useSession } from "../session";
+import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { formErrors, problems, type FormErrors } from "../ui/form";
+import { formatTime } from "../ui/format";
+import { RouterAnchor } from "../ui/link";
+import { notify } from "../ui/notify";
+import { ErrorState, Empty, Loading } from "../ui/states";
+
+export type Queue = ResponseBody<"/queues", "get">[number];
+export type RateLimit = ResponseBody<"/rate-limits", "get">[number];
+
+/** How often the figures are read again while the page is open. */
+const REFRESH_MS = 5_000;
+const NAME_PATTERN = /^[a-z0-9_.:-]{1,100}$/;
+const LIMIT_MAX = 100_000;
+const CAP_MAX = 100_000;
+const PERIODS = ["second", "minute", "hour"] as const;
+type Period = (typeof PERIODS)[number];
+
+const queuesQuery = { queryKey: ["queues"], queryFn: () => call(api.GET("/queues")), refetchInterval: REFRESH_MS } as const;
+const rateLimitsQuery = { queryKey: ["rate-limits"], queryFn: () => call(api.GET("/rate-limits")), refetchInterval: REFRESH_MS } as const;
+
+/** 850 → "850 ms", 12 400 → "12.4 s", 190 000 → "3 min 10 s". */
+export function formatWait(ms: number | null): string {
+  if (ms === null) return "—";
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes} min ${Math.round((ms % 60_000) / 1000)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+const per = (period: string) => (period === "second" ? "a second" : period === "minute" ? "a minute" : "an hour");
+
+export function QueuesPage() {
+  const session = useSession();
+  const manager = canManageTeam(session.role);
+  const queryClient = useQueryClient();
+  const queues = useQuery(queuesQuery);
+  const limits = useQuery(rateLimitsQuery);
+  const [editing, setEditing] = useState<Queue | null>(null);
+  const [busyType, setBusyType] = useState<string | null>(null);
+
+  const setPaused = async (queue: Queue, paused: boolean) => {
+    setBusyType(queue.type);
+    try {
+      await call(api.PATCH("/queues/{type}", { params: { path: { type: queue.type } }, body: { paused } }));
+      notify({ color: "green", message: paused ? `${queue.type} paused: none of its jobs starts until it is resumed.` : `${queue.type} resumed.` });
+    } catch (error) {
+      notify({ color: "red", title: `Could not ${paused ? "pause" : "resume"} ${queue.type}`, message: (error as Error).message });
+    } finally {
+      setBusyType(null);
+      await queryClient.invalidateQueries({ queryKey: ["queues"] });
+    }
+  };
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Queues
+      </Title>
+      <Text c="dimmed" size="sm">
+        Your organization&apos;s jobs of each type, read again every {REFRESH_MS / 1000} seconds.{" "}
+        {manager
+          ? "Pause a type to hold its jobs (running ones finish); limits hold them back without failing them."
+          : "Owners and admins can pause queues and change their limits."}
+      </Text>
+      {queues.isPending ? (
+        <Loading label="Loading queues…" />
+      ) : queues.isError ? (
+        <ErrorState error={queues.error} retry={() => void queues.refetch()} />
+      ) : queues.data.length === 0 ? (
+        <Empty title="No job types yet">Types appear here once they are built in or a worker registers them.</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table miw={{ base: 0, sm: 900 }} aria-label="Queues" verticalSpacing="xs">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Type</Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm">
+                    Due
+                  </Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm">
+                    Delayed
+                  </Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm">
+                    Running
+                  </Table.Th>
+                  <Table.Th ta="right">Held by limits</Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm">
+                    Starts, last minute
+                  </Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm">
+                    p95 wait, 15 min
+                  </Table.Th>
+                  <Table.Th visibleFrom="sm">Limits</Table.Th>
+                  {manager && (
+                    <Table.Th>
+                      <VisuallyHidden>Actions</VisuallyHidden>
+                    </Table.Th>
+                  )}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {queues.data.map((queue) => (
+                  <Table.Tr key={queue.type} data-queue={queue.type} data-paused={queue.paused}>
+                    <Table.Td>
+                      <Group gap={6} wrap="nowrap">
+                        <RouterAnchor to="/jobs" search={{ type: queue.type, status: "pending" }} size="sm" ff="monospace" title={`Pending ${queue.type} jobs`}>
+                          {queue.type}
+                        </RouterAnchor>
+                        {queue.paused && (
+                          <Badge color="orange" variant="dot" size="sm" miw="max-content">
+                            Paused
+                          </Badge>
+                        )}
+                      </Group>
+                      {/* A phone shows the other figures under the type instead of in columns of their own. */}
+                      <Box hiddenFrom="sm">
+                        <Text size="xs" c="dimmed">
+                          {queue.due} due · {queue.delayed} delayed · {queue.running} running · {queue.started_last_minute}/min · p95{" "}
+                          {formatWait(queue.p95_wait_ms)}
+                        </Text>
+                        <Text size="xs" c="dimmed">
+                          {limitsText(queue)}
+                        </Text>
+                      </Box>
+                      {queue.oldest_due_at && (
+                        <Text size="xs" c="dimmed" visibleFrom="sm">
+                          Oldest due {formatTime(queue.oldest_due_at)}
+                        </Text>
+                      )}
+                    </Table.Td>
+                    <Table.Td ta="right" visibleFrom="sm" data-figure="due">
+                      {queue.due}
+                    </Table.Td>
+                    <Table.Td ta="right" visibleFrom="sm" data-figure="delayed">
+                      {queue.delayed}
+                    </Table.Td>
+                    <Table.Td ta="right" visibleFrom="sm" data-figure="running">
+                      {queue.running}
+                    </Table.Td>
+                    <Table.Td ta="right" data-figure="held">
+                      {queue.waiting_on_limits}
+                    </Table.Td>
+                    <Table.Td ta="right" visibleFrom="sm" data-figure="starts">
+                      {queue.started_last_minute}
+                    </Table.Td>
+                    <Table.Td ta="right" visibleFrom="sm" data-figure="p95">
+                      {formatWait(queue.p95_wait_ms)}
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm" miw={120}>
+                      <Text size="sm">{limitsText(queue)}</Text>
+                    </Table.Td>
+                    {manager && (
+                      <Table.Td>
+                        <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap">
+                          <Button
+                            size="xs"
+                            variant={queue.paused ? "filled" : "default"}
+                            // One width for both words: the buttons beside it stay where they were.
+                            miw={80}
+                            loading={busyType === queue.type}
+                            onClick={() => void setPaused(queue, !queue.paused)}
+                            aria-label={`${queue.paused ? "Resume" : "Pause"} ${queue.type}`}
+                          >
+                            {queue.paused ? "Resume" : "Pause"}
+                          </Button>
+                          <Button size="xs" variant="default" onClick={() => setEditing(queue)} aria-label={`Limits of ${queue.type}`}>
+                            Limits
+                          </Button>
+                        </Flex>
+                      </Table.Td>
+                    )}
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      <RateLimits manager={manager} limits={limits} />
+      {manager && <QueueLimitsForm queue={editing} rateLimits={limits.data ?? []} onClose={() => setEditing(null)} />}
+    </Stack>
+  );
+}
+
+function limitsText(queue: Queue): string {
+  const parts = [
+    queue.concurrency_limit === null ? null : `at most ${queue.concurrency_limit} running`,
+    queue.rate_limit === null ? null : `rate limit ${queue.rate_limit}`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(" · ") : "No limits";
+}
+
+/** The queue's cap (empty: none) and rate limit (one of the organization's, or none). */
+function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; rateLimits: RateLimit[]; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const [cap, setCap] = useState<string | number>("");
+  const [rateLimit, setRateLimit] = useState<string | null>(null);
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setCap(queue?.concurrency_limit ?? "");
+    setRateLimit(queue?.rate_limit ?? null);
+    setErrors({ fields: {} });
+  }, [queue]);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!queue) return;
+    const capValue = cap === "" ? null : Number(cap);
+    const found = problems({
+      concurrency_limit:
+        capValue !== null && (!Number.isInteger(capValue) || capValue < 1 || capValue > CAP_MAX)
+          ? `must be a whole number from 1 to ${CAP_MAX}, or empty`
+          : undefined,
+    });
+    if (Object.keys(found).length) return setErrors({ fields: found });
+    setBusy(true);
+    try {
+      await call(api.PATCH("/queues/{type}", { params: { path: { type: queue.type } }, body: { concurrency_limit: capValue, rate_limit: rateLimit } }));
+      notify({ color: "green", message: `Limits of ${queue.type} saved.` });
+      await queryClient.invalidateQueries({ queryKey: ["queues"] });
+      onClose();
+    } catch (error) {
+      setErrors(formErrors(error, ["concurrency_limit", "rate_limit"]));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal opened={queue !== null} onClose={onClose} title={queue ? `Limits of ${queue.type}` : "Limits"} centered>
+      <form onSubmit={(e) => void submit(e)} noValidate>
+        <Stack>
+          <NumberInput
+            label="Most running at once"
+            description="Your jobs of this type running at the same time. Empty: no cap of your own."
+            value={cap}
+            onChange={setCap}
+            min={1}
+            max={CAP_MAX}
+            allowDecimal={false}
+            allowNegative={false}
+            clampBehavior="none"
+            error={errors.fields.concurrency_limit}
+            data-autofocus
+          />
+          <Select
+            label="Rate limit"
+            description={rateLimits.length ? "Every job of this type starts under it." : "Define a rate limit below first."}
+            data={[
+              { value: "", label: "None" },
+              ...rateLimits.map((limit) => ({ value: limit.name, label: `${limit.name} (${limit.limit} ${per(limit.period)})` })),
+            ]}
+            value={rateLimit ?? ""}
+            onChange={(value) => setRateLimit(value ? value : null)}
+            allowDeselect={false}
+            error={errors.fields.rate_limit}
+          />
+          {errors.form && (
+            <Text c="var(--mantine-color-error)" size="sm" role="alert">
+              {errors.form}
+            </Text>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy}>
+              Save limits
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+function RateLimits({ manager, limits }: { manager: boolean; limits: UseQueryResult<RateLimit[]> }) {
+  const [editing, setEditing] = useState<RateLimit | "new" | null>(null);
+  const deleting = useConfirmedAction<RateLimit>({
+    queryKey: ["rate-limits"],
+    failed: "Could not delete the rate limit",
+    run: async (limit) => {
+      await call(api.DELETE("/rate-limits/{name}", { params: { path: { name: limit.name } } }));
+      return `Rate limit “${limit.name}” deleted.`;
+    },
+  });
+  return (
+    <Stack component="section" aria-labelledby="rate-limits-title" mt="md">
+      <Group justify="space-between">
+        <Title order={2} size="h3" id="rate-limits-title">
+          Rate limits
+        </Title>
+        {manager && <Button onClick={() => setEditing("new")}>New rate limit</Button>}
+      </Group>
+      <Text c="dimmed" size="sm">
+        A job that names a rate limit in <code>rate_limit</code> (or whose queue names one) starts at most that often, across every worker.
+      </Text>
+      {limits.isPending ? (
+        <Loading label="Loading rate limits…" />
+      ) : limits.isError ? (
+        <ErrorState error={limits.error} retry={() => void limits.refetch()} />
+      ) : limits.data.length === 0 ? (
+        <Empty title="No rate limits yet">{manager ? "Create one for each provider account your jobs share." : "Owners and admins can create them."}</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table aria-label="Rate limits">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Name</Table.Th>
+                  <Table.Th visibleFrom="sm">Limit</Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm">
+                    Used now
+                  </Table.Th>
+                  {manager && (
+                    <Table.Th>
+                      <VisuallyHidden>Actions</VisuallyHidden>
+                    </Table.Th>
+                  )}
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {limits.data.map((limit) => (
+                  <Table.Tr key={limit.name} data-rate-limit={limit.name}>
+                    <Table.Td>
+                      <Text ff="monospace" size="sm" style={{ overflowWrap: "anywhere" }}>
+                        {limit.name}
+                      </Text>
+                      <Text size="xs" c="dimmed" hiddenFrom="sm">
+                        {limit.limit} {per(limit.period)} · {limit.used} used now
+                      </Text>
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      {limit.limit} {per(limit.period)}
+                    </Table.Td>
+                    <Table.Td ta="right" visibleFrom="sm">
+                      {limit.used}
+                    </Table.Td>
+                    {manager && (
+                      <Table.Td>
+                        <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap" justify="flex-end">
+                          <Button size="xs" variant="light" onClick={() => setEditing(limit)} aria-label={`Edit ${limit.name}`}>
+                            Edit
+                          </Button>
+                          <Button size="xs" variant="outline" color="red.9" onClick={() => deleting.ask(limit)} aria-label={`Delete ${limit.name}`}>
+                            Delete
+                          </Button>
+                        </Flex>
+                      </Table.Td>
+                    )}
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      {manager && <RateLimitForm limit={editing} onClose={() => setEditing(null)} />}
+      <Confirm
+        opened={deleting.target !== null}
+        title="Delete this rate limit?"
+        confirmLabel="Delete"
+        loading={deleting.busy}
+        onConfirm={() => void deleting.confirm()}
+        onClose={deleting.cancel}
+      >
+        Jobs and queues naming “{deleting.target?.name}” start without it from then on.
+      </Confirm>
+    </Stack>
+  );
+}
+
+function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const existing = limit && limit !== "new" ? limit : null;
+  const [name, setName] = useState("");
+  const [count, setCount] = useState<string | number>(10);
+  const [period, setPeriod] = useState<Period>("second");
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setName(existing?.name ?? "");
+    setCount(existing?.limit ?? 10);
+    setPeriod((existing?.period as Period | undefined) ?? "second");
+    setErrors({ fields: {} });
+  }, [limit]);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    const trimmed = name.trim();
+    const value = Number(count);
+    const found = problems({
+      name: !trimmed ? "is required" : NAME_PATTERN.test(trimmed) ? undefined : "must be 1 to 100 of a-z, 0-9, _ . : -",
+      limit: count === "" || !Number.isInteger(value) || value < 1 || value > LIMIT_MAX ? `must be a whole number from 1 to ${LIMIT_MAX}` : undefined,
+    });
+    if (Object.keys(found).length) return setErrors({ fields: found });
+    setBusy(true);
+    try {
+      await call(api.PUT("/rate-limits/{name}", { params: { path: { name: trimmed } }, body: { limit: value, period } }));
+      notify({ color: "green", message: `Rate limit “${trimmed}” saved: ${value} ${per(period)}.` });
+      await queryClient.invalidateQueries({ queryKey: ["rate-limits"] });
+      onClose();
+    } catch (error) {
+      setErrors(formErrors(error, ["name", "limit", "period"]));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal opened={limit !== null} onClose={onClose} title={existing ? `Edit ${existing.name}` : "New rate limit"} centered>
+      <form onSubmit={(e) => void submit(e)} noValidate>
+        <Stack>
+          <TextInput
+            label="Name"
+            description="What jobs name in rate_limit, e.g. sms-provider."
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            readOnly={existing !== null}
+            error={errors.fields.name}
+            required
+            data-autofocus={existing ? undefined : true}
+          />
+          <Group grow align="flex-start">
+            <NumberInput
+              label="Starts"
+              value={count}
+              onChange={setCount}
+              min={1}
+              max={LIMIT_MAX}
+              allowDecimal={false}
+              allowNegative={false}
+              clampBehavior="none"
+              error={errors.fields.limit}
+              required
+              data-autofocus={existing ? true : undefined}
+            />
+            <Select
+              label="Per"
+              data={PERIODS.map((p) => ({ value: p, label: p }))}
+              value={period}
+              onChange={(value) => value && setPeriod(value as Period)}
+              allowDeselect={false}
+              error={errors.fields.period}
+              required
+            />
+          </Group>
+          {errors.form && (
+            <Text c="var(--mantine-color-error)" size="sm" role="alert">
+              {errors.form}
+            </Text>
+          )}
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy}>
+              Save rate limit
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,45 @@
+// GET /queues's live figures (SPEC §14, the console's Queues page): each type's starts in the last minute and the p95
+// wait from due to start over 15 minutes, from real starts by a real worker. A paused queue makes the wait known to be
+// at least the pause; another organization's starts are never counted.
+import { createOrg } from "@conveyor/testkit/api";
+import { startStack, type Stack } from "@conveyor/testkit/stack";
+
+jest.setTimeout(120_000);
+
+let stack: Stack;
+const owner = () => ({ Authorization: `Bearer ${stack.owner.token}` });
+
+beforeAll(async () => {
+  stack = await startStack();
+  await stack.startWorker();
+});
+afterAll(() => stack?.close());
+
+type QueueView = { type: string; due: number; waiting_on_limits: number; started_last_minute: number; p95_wait_ms: number | null };
+const queue = async (type: string, headers: Record<string, string> = { "X-API-Key": stack.apiKey }): Promise<QueueView> => {
+  const res = await stack.api.request.get("/queues").set(headers);
+  expect(res.status).toBe(200);
+  return (res.body as QueueView[]).find((q) => q.type === type)!;
+};
+
+it("counts the starts of the last minute and the p95 wait from due to start, per type and organization", async () => {
+  expect(await queue("word_count")).toMatchObject({ started_last_minute: 0, p95_wait_ms: null });
+  expect((await stack.api.request.patch("/queues/word_count").set(owner()).send({ paused: true })).status).toBe(200);
+  const ids: string[] = [];
+  for (let i = 0; i < 4; i++) ids.push((await stack.post("/jobs", { type: "word_count", payload: { text: `held ${i}` } })).body.id as string);
+  const pausedAt = Date.now();
+  // Held for at least this long before any of them can start.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect(await queue("word_count")).toMatchObject({ waiting_on_limits: 4, started_last_minute: 0, p95_wait_ms: null });
+  expect((await stack.api.request.patch("/queues/word_count").set(owner()).send({ paused: false })).status).toBe(200);
+  const heldFor = Date.now() - pausedAt;
+  for (const id of ids) await stack.waitForJob(id, (job) => job.status === "done");
+
+  const after = await queue("word_count");
+  expect(after.started_last_minute).toBe(4);
+  expect(after.p95_wait_ms).toBeGreaterThanOrEqual(Math.min(heldFor, 1500));
+  // Nothing of another type, and nothing of this organization in another's figures.
+  expect(await queue("send_email")).toMatchObject({ started_last_minute: 0, p95_wait_ms: null });
+  const other = await createOrg(stack.api.database.db, stack.api.deps.config);
+  expect(await queue("word_count", { Authorization: `Bearer ${other.token}` })).toMatchObject({ started_last_minute: 0, p95_wait_ms: null });
+});

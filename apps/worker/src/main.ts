@@ -3,7 +3,7 @@ import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelo
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, checkRedis, connectRedis, createRedis } from "@conveyor/queue";
+import { checkRedis, connectRedis, createRedis } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
@@ -71,9 +71,7 @@ async function main(): Promise<void> {
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,
   });
-  // Queue depth is read through the fail-fast connection, so a scrape during a Redis outage answers at once.
-  const queues = new JobQueues({ connection: producerRedis, prefix: config.REDIS_PREFIX });
-  metrics.observeQueues({ types: runtime.types, queue: (type) => queues.queue(type), active: runtime.active });
+  metrics.observe({ pool: db.pool, isLeader: runtime.isLeader, knownTypes: runtime.knownTypes, active: runtime.active });
 
   let running = true;
   const server = await startHealthServer(config.WORKER_METRICS_PORT, () => running, { "/metrics": metrics.serve });
@@ -91,7 +89,6 @@ async function main(): Promise<void> {
     const left = await runtime.close(config.WORKER_SHUTDOWN_MS);
     await handlerSet.close().catch((error: Error) => logger.warn("could not release handler resources", { error: error.message }));
     await server.close();
-    await queues.close();
     await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
     await db.close();
     logger.info(left ? `worker stopped; ${left} job(s) left to stalled-job recovery` : "worker stopped");

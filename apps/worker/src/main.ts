@@ -12,6 +12,7 @@ import { loadPlugins } from "./runtime/plugins";
 import { AuditRetention } from "./runtime/audit-retention";
 import { Retention } from "./runtime/retention";
 import { Scheduler } from "./runtime/scheduler";
+import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
 import { startRuntime } from "./runtime/worker-runtime";
 
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
     leaderTasks: [
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),
+      new WebhookDeliveryRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new Scheduler({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
     ],

@@ -1,4 +1,6 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
+// Tracing first: it must be in place before the modules it instruments are loaded.
+import "./tracing-init";
 import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
@@ -15,6 +17,7 @@ import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
 import { startRuntime } from "./runtime/worker-runtime";
+import { stopTracing } from "./tracing";
 
 async function main(): Promise<void> {
   loadDotEnv();
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
     await server.close();
     await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
     await db.close();
+    await stopTracing();
     logger.info(left ? `worker stopped; ${left} job(s) left to stalled-job recovery` : "worker stopped");
     process.exit(0);
   };

@@ -10,9 +10,8 @@ import type Joi from "joi";
 import { loadAll } from "js-yaml";
 import { parser } from "@prometheus-io/lezer-promql";
 import { BUILT_IN_TYPES, WEBHOOK_DELIVERY_TYPE } from "@conveyor/contracts";
-import { handlerEnv, workerEnvSchema } from "@conveyor/worker";
-import { apiEnvSchema } from "../apps/api/src/env";
-import { createWorkerMetrics } from "../apps/worker/src/runtime/metrics";
+import { apiEnvSchema } from "@conveyor/api";
+import { createWorkerMetrics, handlerEnv, workerEnvSchema } from "@conveyor/worker";
 
 const root = path.resolve(__dirname, "..");
 const KUBERNETES = path.join(root, "deploy/kubernetes");

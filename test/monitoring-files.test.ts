@@ -5,8 +5,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { load } from "js-yaml";
 import { parser } from "@prometheus-io/lezer-promql";
-import { createApiMetrics } from "../apps/api/src/observability/metrics";
-import { createWorkerMetrics } from "../apps/worker/src/runtime/metrics";
+import { createApiMetrics } from "@conveyor/api";
+import { createWorkerMetrics } from "@conveyor/worker";
 
 const root = path.resolve(__dirname, "..");
 const read = (file: string) => readFileSync(path.join(root, file), "utf8");

@@ -67,7 +67,7 @@ function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>
   // Computed once, so the first unknown-email login does not pay for it.
   void dummyHash(deps.config.BCRYPT_COST);
   let document: string | undefined;
-  const events = new EventHub({ pool: deps.db.pool, logger: deps.logger });
+  const events = new EventHub({ pool: deps.db.pool, logger: deps.logger, streamsPerOrg: deps.config.EVENT_STREAMS_PER_ORG });
   events.observe(registry);
   return {
     ...deps,

@@ -22,6 +22,10 @@ export const apiEnvSchema = envSchema({
   ALLOW_SIGNUP: setting(flag()).default(true),
   AUTH_RATE_LIMIT_PER_MIN: setting(Joi.number().integer().min(0)).default(20),
   API_RATE_LIMIT_PER_SEC: setting(Joi.number().integer().min(0)).default(1000),
+  /** Event streams (GET /events, GET /jobs/{id}/events) one organization may hold open on one API process; 0: no cap. */
+  EVENT_STREAMS_PER_ORG: setting(Joi.number().integer().min(0).max(100_000)).default(100),
+  /** Webhook endpoints one organization may have; 0: no cap. */
+  WEBHOOK_ENDPOINTS_PER_ORG: setting(Joi.number().integer().min(0).max(10_000)).default(25),
   /** Accept http:// OpenID providers for single sign-on (SPEC §16): for development and tests only. */
   SSO_ALLOW_HTTP: setting(flag()).default(false),
 });

@@ -8,3 +8,5 @@ export { buildOpenApiDocument } from "./openapi/document";
 // The console's test holds its own route list to this one.
 export { CONSOLE_PAGES } from "./pages/console";
 export { signToken, verifyToken } from "./services/tokens";
+// What /metrics serves, for the test that holds deploy/'s dashboards and alerts to it.
+export { createApiMetrics } from "./observability/metrics";

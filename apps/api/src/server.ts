@@ -1,4 +1,6 @@
 // The API process: parse configuration, connect to Postgres and Redis, serve HTTP, and stop cleanly.
+// Tracing first: it must be in place before the modules it instruments are loaded.
+import "./tracing-init";
 import type { Server } from "node:http";
 import { loadDotEnv, runMain, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
@@ -7,6 +9,7 @@ import { JobQueues, connectRedis, redisTarget } from "@conveyor/queue";
 import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
 import { loadApiConfig, usesDevelopmentJwtSecret } from "./env";
+import { stopTracing } from "./observability/tracing";
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are closed. */
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -45,6 +48,7 @@ async function main(): Promise<void> {
     await deps.queues.close();
     await redis.quit().catch(() => redis.disconnect());
     await db.close();
+    await stopTracing();
     logger.info("API stopped");
     process.exit(0);
   };

@@ -1,9 +1,11 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
+// Tracing first: it must be in place before the modules it instruments are loaded.
+import "./tracing-init";
 import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, checkRedis, connectRedis, createRedis, redisTarget } from "@conveyor/queue";
+import { checkRedis, connectRedis, createRedis, redisTarget } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
@@ -12,8 +14,10 @@ import { loadPlugins } from "./runtime/plugins";
 import { AuditRetention } from "./runtime/audit-retention";
 import { Retention } from "./runtime/retention";
 import { Scheduler } from "./runtime/scheduler";
+import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
 import { startRuntime } from "./runtime/worker-runtime";
+import { stopTracing } from "./tracing";
 
 async function main(): Promise<void> {
   loadDotEnv();
@@ -65,15 +69,14 @@ async function main(): Promise<void> {
     leaderTasks: [
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),
+      new WebhookDeliveryRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new Scheduler({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
     ],
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,
   });
-  // Queue depth is read through the fail-fast connection, so a scrape during a Redis outage answers at once.
-  const queues = new JobQueues({ connection: producerRedis, prefix: config.REDIS_PREFIX });
-  metrics.observeQueues({ types: runtime.types, queue: (type) => queues.queue(type), active: runtime.active });
+  metrics.observe({ pool: db.pool, isLeader: runtime.isLeader, knownTypes: runtime.knownTypes, active: runtime.active });
 
   let running = true;
   const server = await startHealthServer(config.WORKER_METRICS_PORT, () => running, { "/metrics": metrics.serve });
@@ -91,9 +94,9 @@ async function main(): Promise<void> {
     const left = await runtime.close(config.WORKER_SHUTDOWN_MS);
     await handlerSet.close().catch((error: Error) => logger.warn("could not release handler resources", { error: error.message }));
     await server.close();
-    await queues.close();
     await Promise.all([redis.quit().catch(() => redis.disconnect()), producerRedis.quit().catch(() => producerRedis.disconnect())]);
     await db.close();
+    await stopTracing();
     logger.info(left ? `worker stopped; ${left} job(s) left to stalled-job recovery` : "worker stopped");
     process.exit(0);
   };

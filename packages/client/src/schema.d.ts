@@ -191,7 +191,7 @@ export interface paths {
         };
         /**
          * Stream the organization's job events
-         * @description Server-sent events (`text/event-stream`) for every status change of the organization's jobs: `job.created`, `job.started`, `job.retrying`, `job.succeeded`, `job.failed`, `job.cancelled`. Without `Last-Event-ID` the stream starts now; with it, it first replays what came after that id. Any API replica serves any client. A client that stops reading is disconnected once about 1 MiB waits for it; reconnect with `Last-Event-ID` to continue.
+         * @description Server-sent events (`text/event-stream`) for every status change of the organization's jobs: `job.created`, `job.started`, `job.retrying`, `job.succeeded`, `job.failed`, `job.cancelled`. Without `Last-Event-ID` the stream starts now; with it, it first replays what came after that id. Any API replica serves any client. A client that stops reading is disconnected once about 1 MiB waits for it; reconnect with `Last-Event-ID` to continue. An organization holds at most EVENT_STREAMS_PER_ORG streams open on one API server (default 100; 429 `too_many_streams` beyond).
          */
         get: operations["streamEvents"];
         put?: never;
@@ -237,7 +237,7 @@ export interface paths {
         put?: never;
         /**
          * Add a webhook endpoint
-         * @description Each event of the chosen types is POSTed to `url` as a CloudEvents 1.0 structured JSON body (`application/cloudevents+json`) with Standard Webhooks headers (`webhook-id` = the event id, `webhook-timestamp`, `webhook-signature`). Answers other than 2xx are retried (5xx, 429 and network errors, for more than 24 hours); an endpoint whose deliveries fail for 3 days is disabled. The `secret` (`whsec_…`) is shown only in this response: the receiver verifies the `webhook-signature` header with it.
+         * @description Each event of the chosen types is POSTed to `url` as a CloudEvents 1.0 structured JSON body (`application/cloudevents+json`) with Standard Webhooks headers (`webhook-id` = the event id, `webhook-timestamp`, `webhook-signature`). Answers other than 2xx are retried (5xx, 429 and network errors, for more than 24 hours); an endpoint whose deliveries fail for 3 days is disabled. An organization has at most WEBHOOK_ENDPOINTS_PER_ORG endpoints (default 25; 409 `webhook_endpoint_limit` beyond). The `secret` (`whsec_…`) is shown only in this response: the receiver verifies the `webhook-signature` header with it.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -1481,7 +1481,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "invite_expired" | "invite_used" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "invite_expired" | "invite_used" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -2291,7 +2291,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict`. */
+        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2331,7 +2331,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `rate_limited`. */
+        /** @description Refused with `error.code` `rate_limited` or `too_many_streams`. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3124,6 +3124,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

@@ -17,6 +17,7 @@ export * from "./job-runtime";
 export * from "./job-machine";
 export * from "./dispatch";
 export * from "./flow-control";
+export * from "./backlog";
 export * from "./events";
 export * from "./notifications";
 export * from "./wake-loop";

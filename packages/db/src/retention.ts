@@ -30,3 +30,20 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
   );
   return rows[0]!.n;
 }
+
+/**
+ * Deletes at most `limit` webhook delivery records made before `before`, and answers how many. Records are taken in
+ * id order, which is the order they were written (their `at` is Postgres' time at the write), from the oldest: the
+ * statement reads at most `limit` rows of the primary key and needs no index on `at`. A younger record among the
+ * oldest `limit` (a write whose transaction began earlier than it took its id) ends the batch short; the next sweep
+ * goes on from there.
+ */
+export async function deleteWebhookDeliveriesBefore(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM webhook_deliveries
+      WHERE id IN (SELECT id FROM webhook_deliveries ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+        AND at < $1`,
+    [options.before, options.limit],
+  );
+  return rowCount ?? 0;
+}

@@ -46,6 +46,16 @@ export async function insertWebhookEndpoint(db: pg.Pool | pg.PoolClient, endpoin
   return rows[0]!;
 }
 
+/**
+ * The org's endpoints now, counted after taking the org's endpoint lock for the rest of the transaction: of concurrent
+ * creations, each counts what the ones before it committed, so a cap holds however many arrive at once.
+ */
+export async function countWebhookEndpointsLocked(tx: pg.PoolClient, orgId: string): Promise<number> {
+  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`webhook-endpoints:${orgId}`]);
+  const { rows } = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1", [orgId]);
+  return rows[0]!.n;
+}
+
 /** The org's endpoints, oldest first. */
 export async function listWebhookEndpoints(db: pg.Pool | pg.PoolClient, orgId: string): Promise<WebhookEndpointView[]> {
   const { rows } = await db.query<WebhookEndpointView>(`SELECT ${VIEW} FROM webhook_endpoints w WHERE w.org_id = $1 ORDER BY w.id`, [orgId]);

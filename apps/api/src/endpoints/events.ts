@@ -70,7 +70,8 @@ export const eventEndpoints = [
       "Server-sent events (`text/event-stream`) for every status change of the organization's jobs: `job.created`, " +
       "`job.started`, `job.retrying`, `job.succeeded`, `job.failed`, `job.cancelled`. Without `Last-Event-ID` the stream " +
       "starts now; with it, it first replays what came after that id. Any API replica serves any client. A client that " +
-      "stops reading is disconnected once about 1 MiB waits for it; reconnect with `Last-Event-ID` to continue.",
+      "stops reading is disconnected once about 1 MiB waits for it; reconnect with `Last-Event-ID` to continue. An organization " +
+      "holds at most EVENT_STREAMS_PER_ORG streams open on one API server (default 100; 429 `too_many_streams` beyond).",
     access: "job",
     headers: [lastEventIdHeader],
     query: Joi.object<EventsQuery>({

@@ -60,7 +60,7 @@ export const webhookEndpointEndpoints = [
       "Each event of the chosen types is POSTed to `url` as a CloudEvents 1.0 structured JSON body (`application/cloudevents+json`) " +
       "with Standard Webhooks headers (`webhook-id` = the event id, `webhook-timestamp`, `webhook-signature`). Answers other than " +
       "2xx are retried (5xx, 429 and network errors, for more than 24 hours); an endpoint whose deliveries fail for 3 days is " +
-      `disabled. ${withSecret("The")}`,
+      `disabled. An organization has at most WEBHOOK_ENDPOINTS_PER_ORG endpoints (default 25; 409 \`webhook_endpoint_limit\` beyond). ${withSecret("The")}`,
     access: "user",
     roles: ["owner", "admin"],
     body: {
@@ -76,7 +76,7 @@ export const webhookEndpointEndpoints = [
     responses: {
       201: { description: "The endpoint, with its secret.", json: { component: "CreatedWebhookEndpoint", example: { ...endpointExample, secret: SECRET } } },
     },
-    errors: [...BODY_ERRORS, 401, 403, 503],
+    errors: [...BODY_ERRORS, 401, 403, 409, 503],
     async handle({ caller, body, req }, deps) {
       const created = await createWebhookEndpoint({ caller, input: body }, deps);
       req.log.info("webhook endpoint created", { webhookEndpointId: created.id });

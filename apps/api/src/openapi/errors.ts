@@ -33,6 +33,14 @@ const EXAMPLES: Partial<Record<ErrorCode, { message: string; details?: { path: s
   payload_too_large: { message: "The request body is larger than 1 MiB." },
   unsupported_media_type: { message: "Request bodies must be JSON (Content-Type: application/json), not text/plain." },
   rate_limited: { message: "Too many requests from your address. Try again after the Retry-After delay." },
+  too_many_streams: {
+    message:
+      "Your organization has 100 event streams open on this server, the most it may (EVENT_STREAMS_PER_ORG). Close one, or share one stream of GET /events between your consumers.",
+  },
+  webhook_endpoint_limit: {
+    message:
+      "Your organization has 25 webhook endpoints, the most it may (WEBHOOK_ENDPOINTS_PER_ORG). Delete one first, or send several event types to one endpoint.",
+  },
   internal_error: { message: "Something went wrong on our side. Quote the X-Request-Id if you contact support." },
   unavailable: { message: "The service is temporarily unavailable. Try again shortly." },
 };

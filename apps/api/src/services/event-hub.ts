@@ -8,6 +8,7 @@ import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
 import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, WakeLoop, type EventText } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
+import { AppError } from "../http/errors";
 
 /** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
 export type EventSubscriber = {
@@ -31,6 +32,8 @@ export type EventHubOptions = {
   pageSize?: number;
   /** How long the tail keeps listening after its last subscriber left. Default 10 s. */
   lingerMs?: number;
+  /** EVENT_STREAMS_PER_ORG: subscribers one organization may have on this process (0: no cap). */
+  streamsPerOrg?: number;
 };
 
 /** SPEC §10: a comment line every 15 s. */
@@ -115,6 +118,16 @@ export class EventHub {
     this.linger = undefined;
     if (this.state !== "running") await (this.starting ??= this.start().finally(() => (this.starting = null)));
     let subscribers = this.byOrg.get(subscriber.orgId);
+    // Checked and added without an await in between: concurrent requests cannot both take the last place.
+    const cap = this.options.streamsPerOrg ?? 0;
+    if (cap > 0 && (subscribers?.size ?? 0) >= cap) {
+      throw new AppError(
+        "too_many_streams",
+        `Your organization has ${cap} event streams open on this server, the most it may (EVENT_STREAMS_PER_ORG). Close one, or share one stream of GET /events between your consumers.`,
+        undefined,
+        { "Retry-After": "5" },
+      );
+    }
     if (!subscribers) this.byOrg.set(subscriber.orgId, (subscribers = new Set()));
     subscribers.add(subscriber);
     this.count++;

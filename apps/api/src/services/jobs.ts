@@ -29,6 +29,7 @@ import {
   type NewJob,
 } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
 
 /** How a job runs alongside others (SPEC §14): on jobs, batch items and schedule templates. */
@@ -117,6 +118,7 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       runAt,
       ...runFieldsOf(input),
       dedupe: input.dedupe_key ? { key: input.dedupe_key, seconds: input.dedupe_seconds ?? DEDUPE_SECONDS_DEFAULT } : null,
+      traceParent: currentTraceParent(),
     });
   }
   if (firstUnknown !== undefined) {

@@ -25,6 +25,7 @@ import {
 import type pg from "pg";
 import { AppError, notFound } from "../http/errors";
 import { audit } from "./audit";
+import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
 import type { Accepted } from "./jobs";
 
@@ -87,6 +88,7 @@ function replayOf(source: ReplaySource, orgId: string, now: Date): NewJob {
     priority: source.priority,
     createdAt: now,
     replayOf: source.id,
+    traceParent: currentTraceParent(),
     concurrencyKey: source.concurrencyKey,
     concurrencyLimit: source.concurrencyLimit,
     rateLimit: source.rateLimit,

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import { urlPolicy, webhookSecretsKey } from "@conveyor/config";
 import { urlRefusal, WEBHOOK_PREVIOUS_SECRET_TTL_MS, type WebhookEventChoice } from "@conveyor/contracts";
 import {
+  countWebhookEndpointsLocked,
   deleteWebhookEndpoint as deleteEndpoint,
   inTransaction,
   insertWebhookEndpoint,
@@ -17,7 +18,7 @@ import {
   type WebhookDeliveryView,
   type WebhookEndpointView,
 } from "@conveyor/db";
-import { notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "../http/errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
@@ -47,6 +48,13 @@ export async function createWebhookEndpoint(
   const id = newId();
   const secret = newSecret();
   const endpoint = await inTransaction(db.pool, async (tx) => {
+    const cap = config.WEBHOOK_ENDPOINTS_PER_ORG;
+    if (cap > 0 && (await countWebhookEndpointsLocked(tx, caller.orgId)) >= cap) {
+      throw new AppError(
+        "webhook_endpoint_limit",
+        `Your organization has ${cap} webhook endpoints, the most it may (WEBHOOK_ENDPOINTS_PER_ORG). Delete one first, or send several event types to one endpoint.`,
+      );
+    }
     const endpoint = await insertWebhookEndpoint(tx, {
       id,
       orgId: caller.orgId,

@@ -17,6 +17,7 @@ import { pauseType, saveJobArtifact, type ClaimedJob } from "@conveyor/db";
 import { redactText, type Logger } from "@conveyor/logger";
 import type { Bookkeeper } from "./bookkeeper";
 import type { CancelWatch } from "./cancellations";
+import { startAttemptSpan } from "./attempt-span";
 import { classifyFailure } from "./outcome";
 
 /** Runs a job's handler on its raw payload text; built-ins parse and validate it, plugins get the bytes. */
@@ -133,6 +134,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     // The timeout (SPEC §14): the signal is aborted and the attempt's failure recorded at once; a handler that ignores
     // the signal keeps its slot until it returns, and whatever it returns then is discarded (the fence is gone).
     const timeoutMs = claimed.timeoutMs ?? deps.typeTimeouts?.get(type) ?? TIMEOUT_MS_DEFAULT;
+    const span = startAttemptSpan(claimed, type, attempt);
     let recordedAtTimeout: Promise<void> | undefined;
     const timer = setTimeout(() => {
       timedOut = new AttemptTimeoutError(timeoutMs);
@@ -142,7 +144,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
 
     let result: string | null;
     try {
-      result = serialiseResult(await run(claimed.payload, ctx));
+      result = serialiseResult(await (span ? span.run(() => run(claimed.payload, ctx)) : run(claimed.payload, ctx)));
     } catch (error) {
       if (timedOut) return recordedAtTimeout;
       return handleFailure(error);
@@ -160,6 +162,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     // commits this outcome with the next batch. A worker that dies in between leaves the job 'processing' in
     // Postgres and absent from Redis, which the reconciler re-enqueues: the same at-least-once recovery as
     // dying just before the write.
+    span?.end("done");
     void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }).then(
       (status) => (status ? report("done") : discarded()),
       (error: Error) => deps.logger.error("could not record a job's success; the reconciler will run it again", { jobId: claimed.id, error: error.message }),
@@ -182,6 +185,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         maxRetries: claimed!.maxRetries,
         retryBaseMs: deps.retryBaseMs,
       });
+      span?.end(outcome.kind, message);
       const retries = claimed!.retries;
       let status: JobStatus | null;
       switch (outcome.kind) {

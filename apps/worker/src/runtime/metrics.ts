@@ -1,23 +1,26 @@
-// Prometheus metrics of one worker process (SPEC §7), served as /metrics by the health server on
-// WORKER_METRICS_PORT. Attempts and re-enqueues are counted as they happen (the runtime's hooks); queue
-// depth and the oldest waiting job's age are read from Redis when Prometheus scrapes, with a fixed number
-// of commands per served type, so a scrape costs the same however long the queues are.
+// Prometheus metrics of one worker process (SPEC §7, §17), served as /metrics by the health server on
+// WORKER_METRICS_PORT. Attempts and re-enqueues are counted as they happen (the runtime's hooks). The backlog per
+// type — due, delayed, running, waiting on limits, and the oldest due job's age — is read from Postgres (the
+// dispatcher's queue) when Prometheus scrapes, by the leader only: one replica answers for the deployment, so sums
+// over replicas are right and no replica scans the queue for nothing. Nothing carries an organization.
 import type http from "node:http";
-import type { Queue } from "bullmq";
+import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { readBacklog, type TypeBacklog } from "@conveyor/db";
 import type { AttemptOutcome } from "./attempt";
 
-/** A scrape never waits longer than this for Redis; the queue gauges are left out instead. */
-const QUEUE_READ_TIMEOUT_MS = 2_000;
+/** A scrape never waits longer than this for Postgres; the backlog gauges are left out instead. */
+const BACKLOG_READ_TIMEOUT_MS = 2_000;
 /** Seconds; from a webhook's round trip to a long PDF or AI summary. */
 const ATTEMPT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
-const QUEUE_STATES = ["waiting", "delayed", "active"] as const;
+const BACKLOG_STATES = ["due", "delayed", "running", "waiting_on_limits"] as const;
 
-export type QueueSource = {
-  /** The job types this worker serves. */
-  types: readonly string[];
-  /** The BullMQ queue of a type (the producer connection: fails fast while Redis is away). */
-  queue(type: string): Queue;
+export type BacklogSource = {
+  pool: pg.Pool;
+  /** Whether this process leads now: only the leader reports the backlog. */
+  isLeader(): boolean;
+  /** Types reported even when nothing of them is queued (besides those registered in Postgres). */
+  knownTypes: readonly string[];
   /** Attempts running in this process now. */
   active(): number;
 };
@@ -28,37 +31,11 @@ export type WorkerMetrics = {
   onAttempt(event: { type: string; outcome: AttemptOutcome; durationMs: number }): void;
   /** The runtime's onReenqueued hook. */
   onReenqueued(count: number): void;
-  /** Reads queue depth from these queues on each scrape. */
-  observeQueues(source: QueueSource): void;
+  /** Reads the backlog from Postgres on each scrape while this process leads. */
+  observe(source: BacklogSource): void;
   /** GET /metrics for the health server. */
   serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void>;
 };
-
-type QueueStats = { type: string; counts: Record<(typeof QUEUE_STATES)[number], number>; oldestWaitingSeconds: number | null };
-
-/**
- * When the job at the head of the wait list became due: BullMQ keeps its enqueue time and original delay,
- * and for a retry the start of the previous attempt (the time it was promoted from delayed is not kept, so
- * a retried job reads as older than it is, by at most its backoff).
- */
-function dueAt(job: { timestamp: number; opts?: { delay?: number }; processedOn?: number }): number {
-  return Math.max(job.timestamp + (job.opts?.delay ?? 0), job.processedOn ?? 0);
-}
-
-async function readQueue(type: string, queue: Queue, now: number): Promise<QueueStats> {
-  const [counts, [oldest]] = await Promise.all([queue.getJobCounts(...QUEUE_STATES), queue.getJobs(["waiting"], 0, 0, true)]);
-  return {
-    type,
-    counts: { waiting: counts.waiting ?? 0, delayed: counts.delayed ?? 0, active: counts.active ?? 0 },
-    oldestWaitingSeconds: oldest ? Math.max(0, now - dueAt(oldest)) / 1000 : null,
-  };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 export function createWorkerMetrics(): WorkerMetrics {
   const registry = new Registry();
@@ -90,44 +67,55 @@ export function createWorkerMetrics(): WorkerMetrics {
     registers,
   });
 
-  let source: QueueSource | undefined;
-  let inflight: Promise<QueueStats[] | null> | null = null;
+  let source: BacklogSource | undefined;
+  let inflight: Promise<TypeBacklog[] | null> | null = null;
   // Several gauges read one snapshot per scrape: prom-client collects them concurrently, so the first
-  // collect starts the read and the others join it.
+  // collect starts the read and the others join it. Null: not the leader, or Postgres did not answer.
   const snapshot = () =>
     (inflight ??= (async () => {
-      if (!source) return null;
-      const now = Date.now();
-      const { types, queue } = source;
-      return withTimeout(Promise.all(types.map((type) => readQueue(type, queue(type), now))), QUEUE_READ_TIMEOUT_MS).catch(() => null);
+      if (!source?.isLeader()) return null;
+      return readBacklog(source.pool, source.knownTypes, BACKLOG_READ_TIMEOUT_MS).catch(() => null);
     })().finally(() => (inflight = null)));
 
   new Gauge({
-    name: "conveyor_queue_jobs",
-    help: "Jobs in each served type's queue by state (waiting, delayed, active), read from Redis at scrape time.",
+    name: "conveyor_queue_backlog",
+    help:
+      "Live jobs of each type across the deployment, by state: due (due now, held only by the lack of a worker), delayed (due later), " +
+      "running (handed to a worker), waiting_on_limits (due but held by a pause, a rate limit, a concurrency key or an org cap). " +
+      "Read from Postgres at scrape time, reported by the leader only.",
     labelNames: ["type", "state"] as const,
     registers,
     async collect() {
       this.reset();
-      for (const stats of (await snapshot()) ?? []) for (const state of QUEUE_STATES) this.labels(stats.type, state).set(stats.counts[state]);
+      for (const row of (await snapshot()) ?? []) for (const state of BACKLOG_STATES) this.labels(row.type, state).set(row[state]);
     },
   });
   new Gauge({
-    name: "conveyor_queue_oldest_waiting_seconds",
-    help: "Age of the job next in line in each served type's queue (0 when none waits), read at scrape time.",
+    name: "conveyor_queue_oldest_due_seconds",
+    help: "Seconds since the oldest due job of each type (not held by limits) fell due, 0 when none: the scheduling delay. Leader only.",
     labelNames: ["type"] as const,
     registers,
     async collect() {
       this.reset();
-      for (const stats of (await snapshot()) ?? []) this.labels(stats.type).set(stats.oldestWaitingSeconds ?? 0);
+      for (const row of (await snapshot()) ?? []) this.labels(row.type).set(row.oldest_due_seconds);
     },
   });
   new Gauge({
-    name: "conveyor_queue_stats_up",
-    help: "1 when this scrape could read queue depth from Redis, else 0 (the queue gauges are then absent).",
+    name: "conveyor_queue_backlog_up",
+    help:
+      "1 when this process leads and this scrape read the backlog from Postgres; 0 on the other replicas, and on the leader when Postgres " +
+      "did not answer (the backlog gauges are then absent). The deployment is blind to its backlog while the max over replicas is 0.",
     registers,
     async collect() {
-      this.set(source && (await snapshot()) ? 1 : 0);
+      this.set((await snapshot()) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "conveyor_worker_leader",
+    help: "1 when this worker process is the leader (dispatches, reports the backlog), else 0.",
+    registers,
+    collect() {
+      this.set(source?.isLeader() ? 1 : 0);
     },
   });
   new Gauge({
@@ -149,8 +137,8 @@ export function createWorkerMetrics(): WorkerMetrics {
     onReenqueued(count) {
       reenqueued.inc(count);
     },
-    observeQueues(queues) {
-      source = queues;
+    observe(backlog) {
+      source = backlog;
     },
     async serve(_req, res) {
       const body = await registry.metrics();

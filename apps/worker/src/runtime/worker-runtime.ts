@@ -65,6 +65,10 @@ export type InternalHandler = { type: string; run: RunHandler };
 
 export type Runtime = {
   types: string[];
+  /** Every type this process knows (built in, its plugins, internal), served or not. */
+  knownTypes: string[];
+  /** Whether this process holds the leader's lease now. */
+  isLeader(): boolean;
   /** Active attempts right now. */
   active(): number;
   /**
@@ -190,6 +194,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   return {
     types,
+    knownTypes: [...available],
+    isLeader: () => leadership.isLeader,
     active: () => active,
     async close(graceMs, abortMs = 5_000) {
       // Another replica takes the lead (and this worker's share of slots) at once.

@@ -31,6 +31,8 @@ export type NewJob = {
   dedupe?: { key: string; seconds: number } | null;
   /** A debounced job: its queue row holds the key until it is handed over (job-machine/debounce.ts). */
   debounceKey?: string | null;
+  /** The W3C traceparent of the creating request (SPEC §17), when tracing is on. */
+  traceParent?: string | null;
 };
 
 /** Ids of the jobs a dedupe key refused, with the key: another job holds it. */
@@ -48,9 +50,9 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
     name: "conveyor-insert-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[],
-                            $12::text[], $13::smallint[], $14::text[], $15::int[], $16::text[], $17::int[], $18::text[])
+                            $12::text[], $13::smallint[], $14::text[], $15::int[], $16::text[], $17::int[], $18::text[], $19::text[])
          WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search,
-                              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, dedupe_seconds, debounce_key, n)
+                              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, dedupe_seconds, debounce_key, trace_parent, n)
      ), ${EVENT_BASE}, deduped AS (
        -- A key is taken over when its job is older than this job's window, or failed or was cancelled. (Not when its
        -- job cannot be seen: a job committed while this statement waited for the key's row is not in its snapshot.)
@@ -64,9 +66,9 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
        SELECT * FROM input WHERE dedupe_key IS NULL OR id IN (SELECT job_id FROM deduped)
      ), inserted AS (
        INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id,
-                         concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key)
+                         concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key, trace_parent)
        SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
-              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key
+              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key, trace_parent
          FROM accepted ORDER BY n
        RETURNING *
      ), searchable AS (
@@ -100,6 +102,7 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
       jobs.map((j) => j.dedupe?.key ?? null),
       jobs.map((j) => j.dedupe?.seconds ?? null),
       jobs.map((j) => j.debounceKey ?? null),
+      jobs.map((j) => j.traceParent ?? null),
     ],
   });
   const refused: Refused = new Map();

@@ -57,6 +57,8 @@ export type ClaimedJob = {
   previousStatus: "pending" | "processing";
   /** The job's own timeout_ms, if it set one. */
   timeoutMs: number | null;
+  /** The W3C traceparent of the request that created the job, when it was traced (SPEC §17). */
+  traceParent: string | null;
 };
 
 /**
@@ -84,6 +86,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     max_retries: number;
     interruptions: number;
     timeout_ms: number | null;
+    trace_parent: string | null;
     previous_status: "pending" | "processing";
     retry_at: Date | null;
   }>({
@@ -132,7 +135,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
        UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now()
          FROM pending p
         WHERE j.id = p.id AND j.status = 'pending' AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.status, 'pending'::text AS previous_status, j AS job
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.status, 'pending'::text AS previous_status, j AS job
      ), taken_over AS (
        UPDATE jobs j
           SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
@@ -145,7 +148,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
               updated_at = now()
          FROM input i
         WHERE j.id = i.id AND j.status = 'processing'
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.status, 'processing'::text AS previous_status, j AS job
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.status, 'processing'::text AS previous_status, j AS job
      ), changed AS (
        SELECT * FROM started UNION ALL SELECT * FROM taken_over
      ), dequeued AS (
@@ -163,11 +166,11 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_change
      )
-     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.previous_status,
+     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.trace_parent, c.previous_status,
             NULL::timestamptz AS retry_at, (SELECT count(*) FROM notified) AS notified, (SELECT count(*) FROM held) AS held
        FROM changed c WHERE c.status = 'processing'
      UNION ALL
-     SELECT r.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, r.frees_at, NULL, NULL
+     SELECT r.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, r.frees_at, NULL, NULL
        FROM refused_until r JOIN pending p ON p.id = r.id
       WHERE NOT p.paused AND r.frees_at <= now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'`,
     values: [sorted.map((r) => r.id), sorted.map((r) => r.fence)],
@@ -184,6 +187,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
           maxRetries: r.max_retries,
           interruptions: r.interruptions,
           timeoutMs: r.timeout_ms,
+          traceParent: r.trace_parent,
           previousStatus: r.previous_status,
         },
   );

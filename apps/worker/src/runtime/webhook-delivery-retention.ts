@@ -1,0 +1,14 @@
+// Webhook delivery records (SPEC §10: the last deliveries of each endpoint, shown by the API) are trimmed by the
+// leader like finished jobs: records older than JOB_RETENTION_DAYS go, a small batch per statement, paced the same way.
+// The internal jobs that made them follow job retention; the records have no foreign key to them and go on their own.
+import { deleteWebhookDeliveriesBefore } from "@conveyor/db";
+import { Retention } from "./retention";
+
+export class WebhookDeliveryRetention extends Retention {
+  override readonly name = "webhook-delivery-retention";
+  protected override readonly noun = "webhook delivery record(s)";
+
+  protected override deleteBatch(before: Date, limit: number): Promise<number> {
+    return deleteWebhookDeliveriesBefore(this.options.pool, { before, limit });
+  }
+}

@@ -6,6 +6,7 @@
 // --webhook-rate=1000 --webhook-workers=2 --webhook-concurrency=100
 // Console (--only=console): --console-jobs=N (default 1,000,000; 10000 for a quick run)
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
+// Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,6 +23,7 @@ import { pgCost } from "./scenarios/pg-cost";
 import { postJobs } from "./scenarios/post-jobs";
 import { retention } from "./scenarios/retention";
 import { eventWriteCost, sseFanOut } from "./scenarios/events";
+import { dependencies } from "./scenarios/dependencies";
 import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
 import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
@@ -30,7 +32,9 @@ import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = new Set(
-  (args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console,audit,audit-list").split(","),
+  (args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps").split(
+    ",",
+  ),
 );
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);
@@ -114,6 +118,7 @@ async function main(): Promise<void> {
     );
     await step("console", () => consolePage(env, port, consoleJobs));
     await step("audit", () => auditWriteCost(env, port, { seconds, bulkJobs }));
+    await step("deps", () => dependencies(env, { api: port, worker: workerPort }, concurrency));
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

@@ -127,12 +127,26 @@ export const jobEndpoints = [
             ],
           },
         },
+        invoiceThenEmail: {
+          summary: "An invoice rendered, then e-mailed with the PDF attached (a graph: refs and depends_on)",
+          value: {
+            jobs: [
+              { ref: "invoice", type: "generate_pdf", payload: payloadExamples.generate_pdf },
+              {
+                ref: "email",
+                type: "send_email",
+                depends_on: ["invoice"],
+                payload: { ...payloadExamples.send_email, attachments: [{ filename: "invoice.pdf", job: "invoice" }] },
+              },
+            ],
+          },
+        },
       },
     },
     responses: {
       202: {
         description: "Every job created, in request order.",
-        json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending" }] },
+        json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending", ref: "invoice" }] },
       },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 413, 415, 429],

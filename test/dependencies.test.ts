@@ -244,6 +244,25 @@ describe("failures and cancellations", () => {
   });
 });
 
+describe("POST /jobs with depends_on", () => {
+  it("waits for existing jobs by id, and an Idempotency-Key repeat answers the same job", async () => {
+    const [first] = await batch([scripted({ sleep_ms: 300 })]);
+    const body = scripted({ echo_dependencies: true }, { depends_on: [first!.id.toUpperCase()] });
+    const created = await stack.post("/jobs", body, { "Idempotency-Key": "deps-once" });
+    expect(created).toEqual({ status: 202, body: { id: expect.any(String), status: "pending" } });
+    const again = await stack.post("/jobs", body, { "Idempotency-Key": "deps-once" });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(created.body.id);
+    const other = await stack.post("/jobs", scripted({ echo_dependencies: true }, { depends_on: [first!.id], on_dependency_failure: "run" }), {
+      "Idempotency-Key": "deps-once",
+    });
+    expect(other.status).toBe(409);
+    const done = await final(created.body.id);
+    expect((done.result as { dependencies: { id: string }[] }).dependencies.map((d) => d.id)).toEqual([first!.id]);
+    await expectOrder([{ from: first!.id, to: created.body.id }]);
+  });
+});
+
 describe("handlers see their dependencies", () => {
   it("webhook with include_dependencies adds them to the body", async () => {
     receiver.reset();

@@ -1,7 +1,18 @@
 // Dependencies in the job state machine (SPEC §15): a job waiting for others has no queue row (the dispatcher never
 // reads it) until the final transition of its last dependency gives it one, in the same transaction; a failed or
 // cancelled dependency cancels its waiting dependents down the chain. Real Postgres, the transitions themselves.
-import { claimJobs, deleteFinishedJobs, insertJobs, inTransaction, newId, cancelJobs, UnknownDependencyError, writeOutcomes, type NewJob } from "@conveyor/db";
+import {
+  claimJobs,
+  deleteFinishedJobs,
+  findJobGraph,
+  insertJobs,
+  inTransaction,
+  newId,
+  cancelJobs,
+  UnknownDependencyError,
+  writeOutcomes,
+  type NewJob,
+} from "@conveyor/db";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 
 let database: TestDatabase;
@@ -228,4 +239,22 @@ test("a lost attempt taken over after a cancellation request settles the depende
   expect(await claimJobs(pool(), [{ id: a.id, fence: newId() }])).toEqual([]);
   expect((await state(a.id)).status).toBe("cancelled");
   expect(await state(b.id)).toMatchObject({ status: "cancelled", error: expect.stringContaining("dependency_failed") });
+});
+
+test("the graph of a job answers at most the limit, the job first, and says when it left some out", async () => {
+  const root = job();
+  const leaves = Array.from({ length: 12 }, () => job({ dependsOn: [root.id] }));
+  const below = job({ dependsOn: [leaves[0]!.id] });
+  await create(root, ...leaves, below);
+  const whole = (await findJobGraph(pool(), org, below.id, 100))!;
+  expect(whole.truncated).toBe(false);
+  expect(whole.nodes).toHaveLength(14);
+  expect((whole.nodes[0] as { id: string }).id).toBe(below.id);
+  expect(whole.edges).toHaveLength(13);
+  expect(whole.edges).toContainEqual({ from: root.id, to: leaves[5]!.id });
+  const cut = (await findJobGraph(pool(), org, below.id, 5))!;
+  expect(cut.truncated).toBe(true);
+  expect(cut.nodes.slice(0, 3).map((n) => (n as { id: string }).id)).toEqual([below.id, leaves[0]!.id, root.id]);
+  expect(cut.nodes).toHaveLength(5);
+  expect(await findJobGraph(pool(), otherOrg, below.id, 100)).toBeNull();
 });

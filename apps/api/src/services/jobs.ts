@@ -160,6 +160,7 @@ function requestHash(job: NewJob): Buffer {
           ...(job.rateLimit ? { rate_limit: job.rateLimit } : {}),
           ...(job.timeoutMs ? { timeout_ms: job.timeoutMs } : {}),
           ...(job.dedupe ? { dedupe_key: job.dedupe.key, dedupe_seconds: job.dedupe.seconds } : {}),
+          ...(job.dependsOn?.length ? { depends_on: [...job.dependsOn].sort(), on_dependency_failure: job.runOnDependencyFailure ? "run" : "cancel" } : {}),
         }) ?? "",
       )
       .digest()
@@ -202,7 +203,12 @@ export async function createJob(
     return { created: false, job: { ...(await dedupeHolder(deps.db.pool, job.orgId, job.dedupe!.key)), deduplicated: true } };
   }
   const hash = requestHash(job);
-  const outcome = await deps.writer.insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS });
+  const outcome = await deps.writer
+    .insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS })
+    .catch((error: unknown) => {
+      if (error instanceof UnknownDependencyError) throw validationFailed([{ path: "depends_on", message: "names a job that is no longer there" }]);
+      throw error;
+    });
   if (outcome.created) return { created: true, job: { id: job.id, status: job.dependsOn ? (await jobStatuses(deps.db.pool, [job.id]))[0]! : "pending" } };
   if (!outcome.existing.requestHash.equals(hash)) {
     throw new AppError("idempotency_conflict", "This Idempotency-Key was already used with a different request body in the last 24 hours.");

@@ -62,6 +62,16 @@ export async function cancelJobs(db: pg.PoolClient, options: { orgId: string; id
        FROM target t LEFT JOIN dequeued d ON d.job_id = t.id LEFT JOIN requested r ON r.id = t.id LEFT JOIN cancelled c ON c.id = t.id`,
     [options.ids, options.orgId, options.by],
   );
+  // A waiting job whose last dependency finished while this statement waited for its row lock was given a queue row
+  // this statement's snapshot does not show: removed here, in a statement that sees it.
+  const cancelled = rows.filter((r) => r.previous === "pending").map((r) => r.id);
+  if (cancelled.length) {
+    const late = await db.query<{ job_id: string; dispatched: boolean }>(
+      "DELETE FROM job_queue WHERE job_id = ANY($1::uuid[]) RETURNING job_id, dispatched_at IS NOT NULL AS dispatched",
+      [cancelled],
+    );
+    for (const row of late.rows) if (row.dispatched) rows.find((r) => r.id === row.job_id)!.dispatched = true;
+  }
   await settleDependents(
     db,
     rows.filter((r) => r.settle).map((r) => r.id),

@@ -93,13 +93,14 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
 }
 
 /**
- * Runs `fn` in a transaction of its own, again on a deadlock, a serialization failure or Postgres being away for a
- * moment: the slow path of a finishing transition, whose fast path has already committed what it could.
+ * Runs `fn` in a transaction of its own, again (for as long as it takes, like the worker's bookkeeper) on a deadlock,
+ * a serialization failure or Postgres being away: the slow path of a finishing transition, whose fast path has
+ * already committed what it could and must not be repeated by the caller.
  */
 export async function inSettlingTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect().catch((error: unknown) => {
-      if (isDatabaseUnavailable(error) && attempt < 50) return null;
+      if (isDatabaseUnavailable(error)) return null;
       throw error;
     });
     if (!client) {
@@ -115,7 +116,7 @@ export async function inSettlingTransaction<T>(pool: pg.Pool, fn: (client: pg.Po
     } catch (error) {
       await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
       const code = (error as { code?: string }).code;
-      if (!(code === "40P01" || code === "40001" || isDatabaseUnavailable(error)) || attempt >= 50) throw error;
+      if (!(code === "40P01" || code === "40001" || isDatabaseUnavailable(error))) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 50 * 2 ** Math.min(attempt, 6))));
     } finally {
       client.release(broken);

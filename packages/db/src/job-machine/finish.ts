@@ -40,7 +40,11 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
   if (missing.length === 0) return applied;
   // Outcomes left out because their job has dependents (SPEC §15): recorded again with the settling of those
   // dependents, in one transaction. (The others missing lost their fence.)
-  const { rows } = await pool.query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0", [missing]);
+  // Past this point the statement above has committed: what follows retries on its own rather than have the caller
+  // write the outcomes and log lines again.
+  const { rows } = await inSettlingTransaction(pool, (tx) =>
+    tx.query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0", [missing]),
+  );
   if (rows.length === 0) return applied;
   const slow = new Set(rows.map((r) => r.id));
   const settled = await inSettlingTransaction(pool, async (tx) => {

@@ -69,10 +69,14 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
   // A take-over that ends a job with dependents (SPEC §15) is left out of the one-statement claim: it is made again
   // here with the settling of those dependents, in one transaction.
   const returned = new Set(claimed.map((c) => c.id));
-  const { rows } = await pool.query<{ id: string }>(
-    `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0
-        AND (cancel_requested_at IS NOT NULL OR interruptions >= ${MAX_INTERRUPTIONS})`,
-    [requests.filter((r) => !returned.has(r.id)).map((r) => r.id)],
+  // Past this point the claim above has committed: what follows retries on its own rather than have the caller claim
+  // again (which would count the attempts just started as lost).
+  const { rows } = await inSettlingTransaction(pool, (tx) =>
+    tx.query<{ id: string }>(
+      `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0
+          AND (cancel_requested_at IS NOT NULL OR interruptions >= ${MAX_INTERRUPTIONS})`,
+      [requests.filter((r) => !returned.has(r.id)).map((r) => r.id)],
+    ),
   );
   if (rows.length === 0) return claimed;
   const slow = new Set(rows.map((r) => r.id));

@@ -36,6 +36,18 @@ export default tseslint.config(
       // Only `declare global { namespace Express ... }` augmentation, which emits no code; runtime namespaces stay out.
       "@typescript-eslint/no-namespace": ["error", { allowDeclarations: true }],
       "no-console": "error",
+      // CONTRIBUTING: another workspace is imported by its package name (its exports map), never by a src/ path.
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/apps/*/src", "**/apps/*/src/**", "**/packages/*/src", "**/packages/*/src/**"],
+              message: "Import another workspace by its package name (its exports, or apps/*/src/index.ts), not by its src/ path.",
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -5,6 +5,7 @@
 // Events (--only=events,sse,webhooks): --events-jobs=N (default --jobs)  --sse-clients=1000 --sse-orgs=50 --sse-rate=500
 // --webhook-rate=1000 --webhook-workers=2 --webhook-concurrency=100
 // Console (--only=console): --console-jobs=N (default 1,000,000; 10000 for a quick run)
+// Flow control (--only=ratelimit,keys,paused,dedupe): --ratelimit-jobs=5000 --keys-jobs=100000 --keys=10000 --paused-jobs=100000
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -18,6 +19,7 @@ import { batch } from "./scenarios/batch";
 import { bulkCancel } from "./scenarios/bulk-cancel";
 import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
+import { concurrencyKeys, pausedOrg, postWithDedupe, rateLimitAccuracy } from "./scenarios/flow-control";
 import { list } from "./scenarios/list";
 import { pgCost } from "./scenarios/pg-cost";
 import { postJobs } from "./scenarios/post-jobs";
@@ -32,9 +34,10 @@ import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = new Set(
-  (args.only ?? "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps").split(
-    ",",
-  ),
+  (
+    args.only ??
+    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps"
+  ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
 const workerJobs = Number(args.jobs ?? 20_000);
@@ -96,6 +99,10 @@ async function main(): Promise<void> {
     await step("noisy", () => noisyNeighbour(env, workerPort, Number(args["noisy-jobs"] ?? 20_000)));
     await step("due", () => dueOnTime(env, workerPort, Number(args["due-jobs"] ?? 10_000)));
     await step("priority", () => priority(env, workerPort, Number(args["priority-jobs"] ?? 10_000)));
+    await step("ratelimit", () => rateLimitAccuracy(env, workerPort, Number(args["ratelimit-jobs"] ?? 5_000)));
+    await step("keys", () => concurrencyKeys(env, workerPort, Number(args["keys-jobs"] ?? 100_000), Number(args.keys ?? 10_000)));
+    await step("paused", () => pausedOrg(env, workerPort, Number(args["paused-jobs"] ?? 100_000)));
+    await step("dedupe", () => postWithDedupe(env, port, seconds));
     await step("search", async () => [...(await searchIndexCost(env, port, seconds)), ...(await search(env, port, searchJobs, seconds))]);
     await step("bulk", () => bulkCancel(env, port, bulkJobs));
     await step("retention", () => retention(env, { api: port, worker: workerPort }, retentionJobs, seconds));

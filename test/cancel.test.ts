@@ -42,6 +42,17 @@ function runsOf(marker: string): number {
 }
 const final = (job: { status: string }) => ["done", "failed", "cancelled"].includes(job.status);
 
+/**
+ * Runs a job due at `dueAt` and waits until it is done. By then the dispatcher has handed over every job of the
+ * type that was due before it, so a job that has not run by then was not going to run in that time.
+ */
+async function witness(dueAt: Date, marker: string): Promise<void> {
+  const created = await stack.post("/jobs", { type: "scripted", payload: { marker }, run_at: dueAt.toISOString() });
+  expect(created.status).toBe(202);
+  await stack.waitForJob(created.body.id, (j) => j.status === "done", 20_000);
+  expect(runsOf(marker)).toBe(1);
+}
+
 async function whenProcessing(id: string): Promise<void> {
   await stack.waitForJob(id, (j) => j.status === "processing", 15_000);
   // The handler has started (its first log line) before we cancel it.
@@ -50,7 +61,8 @@ async function whenProcessing(id: string): Promise<void> {
 
 describe("cancelling a pending job", () => {
   it("cancels a delayed job at once; it never runs, not after a Redis FLUSHALL either", async () => {
-    const created = await stack.post("/jobs", { type: "scripted", payload: { marker: "delayed" }, run_at: new Date(Date.now() + 2_000).toISOString() });
+    const runAt = new Date(Date.now() + 2_000);
+    const created = await stack.post("/jobs", { type: "scripted", payload: { marker: "delayed" }, run_at: runAt.toISOString() });
     const res = await cancel(created.body.id);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: created.body.id, status: "cancelled", cancel_requested_at: null });
@@ -63,8 +75,22 @@ describe("cancelling a pending job", () => {
     } finally {
       redis.disconnect();
     }
-    // Past its run_at, after a reconciler sweep of the wiped Redis (every 500 ms in the stack), it still has not run.
-    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    // After a full reconciler sweep of the wiped Redis (it sets its sentinel key back when done) and past its run_at
+    // (a job due after it has run), it still has not run.
+    await waitFor(
+      async () => {
+        const redis = new Redis(stack.redisUrl);
+        try {
+          return (await redis.exists(`${stack.prefix}:reconciler:sentinel`)) === 1;
+        } finally {
+          redis.disconnect();
+        }
+      },
+      "a reconciler sweep after the FLUSHALL",
+      10_000,
+      100,
+    );
+    await witness(new Date(runAt.getTime() + 500), "after-delayed");
     expect((await stack.job(created.body.id)).status).toBe("cancelled");
     expect(runsOf("delayed")).toBe(0);
     const queued = await stack.api.database.db.pool.query("SELECT 1 FROM job_queue WHERE job_id = $1", [created.body.id]);
@@ -143,7 +169,8 @@ describe("cancelling a running job", () => {
     const job = await stack.waitForJob(created.body.id, final, 10_000);
     // The attempt that failed is the one that was cancelled: no retry was used.
     expect(job).toMatchObject({ status: "cancelled", retries: 0 });
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A retry would have been due within RETRY_BASE_MS × 1.2 (120 ms) of the failure; a job due 1 s after it has run.
+    await witness(new Date(Date.now() + 1_000), "after-no-retry");
     expect(runsOf("no-retry")).toBe(1);
   }, 30_000);
 

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type Joi from "joi";
 import { CORE_SCHEMA, load, mergeTag } from "js-yaml";
-import { apiEnvSchema } from "../apps/api/src/env";
+import { apiEnvSchema } from "@conveyor/api";
 import { handlerEnv, workerEnvSchema } from "@conveyor/worker";
 
 const root = path.resolve(__dirname, "..");

@@ -143,7 +143,9 @@ describe("dispatching with two worker slots", () => {
       "nothing in flight",
       5_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A job of a served type, enqueued after it, has been handed over and run: the dispatcher has had its rounds.
+    const [later] = await postMany(stack, 1, { type: "scripted", payload: {} });
+    await stack.waitForJob(later!, (job) => job.status === "done", 15_000);
     const queued = await stack.api.database.db.pool.query("SELECT dispatched_at FROM job_queue WHERE job_id = $1", [res.body.id]);
     expect(queued.rows).toEqual([{ dispatched_at: null }]);
     expect((await stack.job(res.body.id)).status).toBe("pending");

@@ -54,7 +54,8 @@ async function stored(id: string): Promise<{ id: string; type: string }[]> {
 
 /** The job as GET /jobs/{id} shows it, without its payload: what the final event's data must be. */
 function withoutPayload(job: JobView): Record<string, unknown> {
-  const { payload: _payload, ...rest } = job as JobView & Record<string, unknown>;
+  // An event holds the job as it was; `waiting_for` is the live answer of GET /jobs/{id}, not part of it.
+  const { payload: _payload, waiting_for: _waiting, ...rest } = job as JobView & Record<string, unknown>;
   return rest;
 }
 

@@ -3,6 +3,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { deleteExpiredDedupeKeys } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { createApiKey, createOrg } from "@conveyor/testkit/api";
 import { startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
@@ -47,6 +48,15 @@ function spans(prefix: string): { span: string; start: number; end: number }[] {
     if (what === "end" && open.has(span)) done.push({ span, start: open.get(span)!, end: Number(at) });
   }
   return done.sort((a, b) => a.start - b.start);
+}
+
+/** When each of the jobs started (its job.started events, a take-over's included), in order. */
+async function startTimes(ids: string[]): Promise<number[]> {
+  const { rows } = await stack.api.database.db.pool.query<{ time: Date }>(
+    "SELECT time FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.started' ORDER BY time",
+    [ids],
+  );
+  return rows.map((r) => r.time.getTime());
 }
 
 /** The most executions of `runs` ever going on at one moment. */
@@ -99,12 +109,17 @@ describe("concurrency keys", () => {
   });
 
   it("runs up to concurrency_limit at once and no more, while jobs of other keys run beside them", async () => {
-    const ids: string[] = [];
-    for (let i = 0; i < 9; i++)
-      ids.push((await enqueue({ payload: { sleep_ms: 200, span: `key3-${i}` }, concurrency_key: "tenant:3", concurrency_limit: 3 })).id);
-    const free: string[] = [];
-    for (let i = 0; i < 3; i++) free.push((await enqueue({ payload: { sleep_ms: 200, span: `free-${i}` } })).id);
-    await allFinal([...ids, ...free]);
+    // One batch: the keyed jobs are ahead of the free ones in line, and all are due at once, however slow the machine.
+    const keyed = Array.from({ length: 9 }, (_, i) => ({
+      type: "scripted",
+      payload: { sleep_ms: 200, span: `key3-${i}` },
+      concurrency_key: "tenant:3",
+      concurrency_limit: 3,
+    }));
+    const unkeyed = Array.from({ length: 3 }, (_, i) => ({ type: "scripted", payload: { sleep_ms: 200, span: `free-${i}` } }));
+    const batch = await stack.post("/jobs/batch", { jobs: [...keyed, ...unkeyed] });
+    expect(batch.status).toBe(202);
+    await allFinal(batch.body.map((job: { id: string }) => job.id));
     expect(mostAtOnce(spans("key3-"))).toBe(3);
     // The keyed backlog held nobody else up: the unkeyed jobs ran while keyed ones were still waiting.
     const lastKeyed = Math.max(...spans("key3-").map((r) => r.start));
@@ -122,8 +137,9 @@ describe("rate limits", () => {
     await someoneWaitsFor(ids, "rate_limit");
     const jobs = await allFinal(ids);
     expect(jobs.every((j) => j.status === "done" && j.retries === 0)).toBe(true);
-    const starts = spans("rate-").map((r) => r.start);
-    expect(starts).toHaveLength(20);
+    expect(spans("rate-")).toHaveLength(20);
+    // A job starts when its claim commits it (its job.started event): that is what the window counts.
+    const starts = await startTimes(ids);
     for (const from of starts) expect(starts.filter((t) => t >= from && t < from + 1000).length).toBeLessThanOrEqual(5);
     // 20 starts at 5 a second: the last comes at least three windows after the first.
     expect(Math.max(...starts) - Math.min(...starts)).toBeGreaterThanOrEqual(3000);
@@ -169,6 +185,17 @@ describe("dedupe and debounce", () => {
       expect(again.status).toBe(202);
       expect(again.body.id).not.toBe(id);
     }
+  });
+
+  it("forgets dedupe keys past the longest window (7 days), a batch at a time, and keeps the others", async () => {
+    const pool = stack.api.database.db.pool;
+    const old = await stack.post("/jobs", { type: "scripted", payload: {}, dedupe_key: "forget:old", dedupe_seconds: 60 });
+    const young = await stack.post("/jobs", { type: "scripted", payload: {}, dedupe_key: "forget:young", dedupe_seconds: 60 });
+    await pool.query("UPDATE dedupe_keys SET created_at = now() - interval '8 days' WHERE job_id = $1", [old.body.id]);
+    expect(await deleteExpiredDedupeKeys(pool)).toBe(1);
+    const { rows } = await pool.query("SELECT key FROM dedupe_keys WHERE key LIKE 'forget:%' ORDER BY key");
+    expect(rows).toEqual([{ key: "forget:young" }]);
+    expect(young.status).toBe(202);
   });
 
   it("leaves one pending job of 50 parallel debounced posts, replaced by each, holding the last payload accepted", async () => {

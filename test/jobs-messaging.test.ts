@@ -85,11 +85,17 @@ describe("messaging jobs through the API and a worker", () => {
     expect(openai.completions.length).toBeGreaterThan(0);
   });
 
-  it("ai_summarize: a rate limit is retried, then the job succeeds", async () => {
+  it("ai_summarize: a rate limit makes the type wait as long as OpenAI asks, without spending a retry, then the job succeeds", async () => {
     openai.failNext(429, openaiError(429, "Rate limit reached", { type: "requests", code: "rate_limit_exceeded" }).body, { "retry-after-ms": "50" });
     const { job, logs } = await run({ type: "ai_summarize", payload: { text: "Retry me." }, max_retries: 2 });
-    expect(job).toMatchObject({ status: "done", retries: 1 });
-    expect(logs).toContainEqual(expect.objectContaining({ attempt: 1, level: "warn", message: expect.stringMatching(/^Attempt 1 failed: .*429/) }));
+    expect(job).toMatchObject({ status: "done", retries: 0 });
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        attempt: 1,
+        level: "warn",
+        message: expect.stringMatching(/^Attempt 1 was rate limited by the provider: .*no retry is spent\.$/),
+      }),
+    );
   });
 
   it("ai_summarize: exhausted quota (429 insufficient_quota) fails without retries", async () => {

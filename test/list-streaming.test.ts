@@ -14,7 +14,7 @@ import {
   type TestDatabase,
 } from "@conveyor/testkit";
 import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/testkit/api";
-import { loadApiConfig } from "../apps/api/src/env";
+import { loadApiConfig } from "@conveyor/api";
 
 const JOBS = 100_000;
 const MB = 1024 * 1024;
@@ -112,7 +112,7 @@ describe("GET /jobs without limit", () => {
     expect(jobs).toHaveLength(JOBS);
     expect(new Set(jobs.map((j) => j.id)).size).toBe(JOBS);
     for (let i = 1; i < jobs.length; i += 997) expect(jobs[i - 1]!.id > jobs[i]!.id).toBe(true);
-    // The seed's list fields in their order, then SPEC §8's additions.
+    // The seed's list fields in their order, then SPEC §8's additions, then §14's.
     expect(Object.keys(jobs[0]!)).toEqual([
       "id",
       "type",
@@ -126,6 +126,13 @@ describe("GET /jobs without limit", () => {
       "replay_of",
       "schedule_id",
       "cancel_requested_at",
+      "concurrency_key",
+      "concurrency_limit",
+      "rate_limit",
+      "timeout_ms",
+      "dedupe_key",
+      "debounce_key",
+      "waiting_for",
     ]);
 
     // The response is over 15 MiB; holding the rows (or the JSON) would cost far more than this.

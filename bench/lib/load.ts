@@ -8,6 +8,8 @@ export async function load(options: {
   url: string;
   method?: "GET" | "POST";
   body?: string;
+  /** A new body for each request instead of `body` (e.g. a unique key per request). */
+  bodyOf?: () => string;
   headers?: Record<string, string>;
   durationS: number;
   connections?: number;
@@ -16,6 +18,7 @@ export async function load(options: {
     url: options.url,
     method: options.method ?? "GET",
     body: options.body,
+    ...(options.bodyOf && { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, body: options.bodyOf!() }) }] }),
     headers: { "content-type": "application/json", ...options.headers },
     duration: options.durationS,
     connections: options.connections ?? 64,

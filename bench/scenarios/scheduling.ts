@@ -13,9 +13,10 @@ import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup
 const SLEEP_PLUGIN = "bench/plugins/sleep20.js";
 const NOOP_PLUGIN = "bench/plugins/noop.js";
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+export const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
 
-async function create(env: BenchEnv, count: number, fields: Partial<NewJob> & { type: string; orgId?: string }): Promise<string[]> {
+export async function create(env: BenchEnv, count: number, fields: Partial<NewJob> & { type: string; orgId?: string }): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1000) {
     const now = new Date();
@@ -33,13 +34,13 @@ async function create(env: BenchEnv, count: number, fields: Partial<NewJob> & { 
   return ids;
 }
 
-async function otherOrg(env: BenchEnv): Promise<string> {
+export async function otherOrg(env: BenchEnv): Promise<string> {
   const id = newId();
   await env.db.pool.query("INSERT INTO organizations (id, name) VALUES ($1, 'Bench neighbour')", [id]);
   return id;
 }
 
-async function startWorkers(env: BenchEnv, port: number, count: number, extra: Record<string, string>): Promise<Child[]> {
+export async function startWorkers(env: BenchEnv, port: number, count: number, extra: Record<string, string>): Promise<Child[]> {
   const ports = [port, ...(await Promise.all(Array.from({ length: count - 1 }, () => freePort())))];
   const workers = ports.map((p) => run("apps/worker/src/main.ts", conveyorEnv(env, { ...extra, WORKER_METRICS_PORT: String(p) })));
   for (const p of ports) await waitForHttp(`http://127.0.0.1:${p}/healthz`);
@@ -58,8 +59,8 @@ async function finished(env: BenchEnv, ids: string[], timeoutMs: number): Promis
   }
 }
 
-/** When each job's first attempt started (its "started" log line), by id. */
-async function startedAt(env: BenchEnv, ids: string[]): Promise<Map<string, number>> {
+/** When each job's first attempt started (its job.started event), by id. */
+export async function startedAt(env: BenchEnv, ids: string[]): Promise<Map<string, number>> {
   const { rows } = await env.db.pool.query<{ job_id: string; at: Date }>(
     "SELECT job_id, min(time) AS at FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.started' GROUP BY job_id",
     [ids],

@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import { loadDotEnv, runMain, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, connectRedis } from "@conveyor/queue";
+import { JobQueues, connectRedis, redisTarget } from "@conveyor/queue";
 import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
 import { loadApiConfig, usesDevelopmentJwtSecret } from "./env";
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const config = loadApiConfig(process.env);
   const logger = createLogger({ service: "api", level: config.LOG_LEVEL, json: config.NODE_ENV === "production" });
   const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "conveyor-api" });
-  const redis = await connectRedis(config.REDIS_URL, "producer").catch(async (error) => {
+  const redis = await connectRedis(redisTarget(config), "producer").catch(async (error) => {
     await db.close();
     throw error;
   });

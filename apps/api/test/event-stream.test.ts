@@ -221,8 +221,9 @@ describe("GET /events", () => {
       await slow.query("BEGIN");
       const [early] = await createJobs(owner.orgId, 1, slow);
       const [late] = await createJobs(owner.orgId, 1);
-      // The window in which a tail that ignored the horizon would deliver the later event and move past the earlier id.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The window in which a tail that ignored the horizon would deliver the later event and move past the earlier
+      // id: the tail has read since the later event committed, and found it waiting above the horizon.
+      await waitFor(async () => (await gauge("conveyor_event_tail_waiting")) === 1, "the tail to see the later event wait");
       expect(client.events).toEqual([]);
       await slow.query("COMMIT");
       const json = parsed(await client.waitForEvents(2));

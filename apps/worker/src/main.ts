@@ -3,7 +3,7 @@ import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelo
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, checkRedis, connectRedis, createRedis } from "@conveyor/queue";
+import { JobQueues, checkRedis, connectRedis, createRedis, redisTarget } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const catalogOptions = { ...urlPolicy(config), templateNames: templateNames(config.TEMPLATES_DIR) };
 
   const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "conveyor-worker" });
-  const redis = await connectRedis(config.REDIS_URL, "worker").catch(async (error) => {
+  const redis = await connectRedis(redisTarget(config), "worker").catch(async (error) => {
     await db.close();
     throw error;
   });
@@ -33,8 +33,8 @@ async function main(): Promise<void> {
     await db.close();
     throw new StartupError(`Refusing to start: ${health.reason}. Run \`redis-cli CONFIG SET maxmemory-policy noeviction\` (and set it in redis.conf).`);
   }
-  const producerRedis = await connectRedis(config.REDIS_URL, "producer");
-  const subscriberRedis = createRedis(config.REDIS_URL, "worker");
+  const producerRedis = await connectRedis(redisTarget(config), "producer");
+  const subscriberRedis = createRedis(redisTarget(config), "worker");
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
   for (const connection of [redis, producerRedis, subscriberRedis])
     connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
-import { createConveyorClient } from "../src";
+import { BUILT_IN_JOB_TYPES, createConveyorClient, newJob } from "../src";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const OUT = path.join(ROOT, "test-artifacts/client-example");
@@ -60,6 +60,14 @@ describe("the README's example", () => {
   }, 60_000);
 });
 
+describe("the README's example without a built-in payload's required field", () => {
+  it("does not type-check (enqueue tells a built-in type from a plugin type)", () => {
+    const wrong = readmeExample().replace(', body: "Hi Ada!"', "");
+    expect(wrong).not.toBe(readmeExample());
+    expect(typeErrors(`export {};\n${wrong}`).join("\n")).toMatch(/Property 'body' is missing/);
+  }, 60_000);
+});
+
 describe("against a real API", () => {
   let api: TestApi;
   let base: string;
@@ -80,6 +88,34 @@ describe("against a real API", () => {
     expect([response.status, error]).toEqual([202, undefined]);
     const job = await conveyor.GET("/jobs/{id}", { params: { path: { id: data!.id } } });
     expect(job.data).toMatchObject({ id: data!.id, type: "send_email", max_retries: 3, payload: { to: "ada@example.com" } });
+  });
+
+  it("enqueue: sends the typed body and the idempotency key, and answers a refusal with its error", async () => {
+    const conveyor = createConveyorClient({ baseUrl: base, apiKey: key });
+    const payload = { to: "+254712345678", message: "Your code is 482913." };
+    const first = await conveyor.enqueue("send_sms", payload, { max_retries: 2, priority: 9, idempotencyKey: "client-test-1" });
+    expect([first.response.status, first.error]).toEqual([202, undefined]);
+    const repeat = await conveyor.enqueue("send_sms", payload, { max_retries: 2, priority: 9, idempotencyKey: "client-test-1" });
+    expect([repeat.response.status, repeat.data?.id]).toEqual([200, first.data!.id]);
+    const stored = await conveyor.GET("/jobs/{id}", { params: { path: { id: first.data!.id } } });
+    expect(stored.data).toMatchObject({ type: "send_sms", payload, max_retries: 2, priority: 9 });
+    const refused = await conveyor.enqueue("send_sms", { to: "not a number", message: "m" });
+    expect([refused.response.status, refused.data, refused.error?.error.code]).toEqual([400, undefined, "validation_failed"]);
+  });
+
+  it("newJob builds bodies POST /jobs/batch takes, and BUILT_IN_JOB_TYPES is what the API accepts as built in", async () => {
+    const conveyor = createConveyorClient({ baseUrl: base, apiKey: key });
+    const { data, response } = await conveyor.POST("/jobs/batch", {
+      body: { jobs: [newJob("send_email", { to: "ada@example.com", subject: "s", body: "b" }), newJob("chat_notify", { channel: "#ops", text: "t" })] },
+    });
+    expect([response.status, data?.length]).toEqual([202, 2]);
+    const types = await Promise.all(data!.map(async ({ id }) => (await conveyor.GET("/jobs/{id}", { params: { path: { id } } })).data?.type));
+    expect(types).toEqual(["send_email", "chat_notify"]);
+    const document = (await api.request.get("/openapi.json")).body as {
+      components: { schemas: Record<string, { properties?: { type?: { const?: string } } }> };
+    };
+    const variants = Object.values(document.components.schemas).flatMap((schema) => schema.properties?.type?.const ?? []);
+    expect([...BUILT_IN_JOB_TYPES].sort()).toEqual([...new Set(variants)].sort());
   });
 
   it("answers a refusal with SPEC §2's body", async () => {

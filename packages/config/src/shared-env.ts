@@ -14,6 +14,12 @@ export const sharedEnv = {
   /** Connections in this process' Postgres pool. */
   DATABASE_POOL_SIZE: setting(Joi.number().integer().min(1).max(200)).default(10),
   REDIS_URL: setting(Joi.string().uri({ scheme: ["redis", "rediss"] })).default("redis://localhost:6379"),
+  /** Redis Sentinel: `host:port,host:port` of the sentinels; REDIS_URL then gives only the credentials and database. */
+  REDIS_SENTINELS: setting(Joi.string().pattern(/^\s*[^\s,:]+(:\d{1,5})?\s*(,\s*[^\s,:]+(:\d{1,5})?\s*)*$/, "host:port,host:port")).optional(),
+  /** The master name the sentinels monitor. */
+  REDIS_SENTINEL_NAME: setting(Joi.string().pattern(/^[A-Za-z0-9_.-]{1,64}$/)).default("mymaster"),
+  /** The sentinels' own password, if they require one. */
+  REDIS_SENTINEL_PASSWORD: setting(Joi.string()).optional(),
   REDIS_PREFIX: setting(Joi.string().pattern(/^[A-Za-z0-9_.-]{1,64}$/)).default("conveyor"),
   RETRY_BASE_MS: setting(Joi.number().integer().min(1).max(3_600_000)).default(1000),
   /** Where clients reach the API; the API defaults it from its PORT, the worker has no default. */

@@ -114,6 +114,7 @@ describe("sharedEnv", () => {
       DATABASE_URL: "postgresql://postgres@localhost:5432/conveyor",
       DATABASE_POOL_SIZE: 10,
       REDIS_URL: "redis://localhost:6379",
+      REDIS_SENTINEL_NAME: "mymaster",
       REDIS_PREFIX: "conveyor",
       RETRY_BASE_MS: 1000,
       WEBHOOK_ALLOW_HTTP: false,

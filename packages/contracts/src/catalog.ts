@@ -1,6 +1,6 @@
 // The job catalog: one entry per built-in type, with its payload schema (fields from the seed, bounds from
 // SPEC §5/§6). The API validates against it before storing a job; the worker validates again before running
-// and treats a mismatch as a permanent failure. Adding a built-in type = an entry here + a handler file.
+// and treats a mismatch as a permanent failure. Adding a built-in type: CONTRIBUTING.md lists the steps.
 import Joi from "joi";
 import { EMAIL_ATTACHMENTS_MAX, EMAIL_ATTACHMENTS_MAX_BYTES } from "./flow-control";
 import { builtInTemplates } from "./templates";

@@ -26,6 +26,7 @@
 // Consequences: a long write transaction in another database no longer holds the readers back; one in this database
 // does, until it ends (nothing is lost or sent twice: its events, and every event with a larger id, wait).
 import type pg from "pg";
+import { FINAL_EVENT_TYPES } from "@conveyor/contracts";
 import { TENANT_JOB } from "./job-sql";
 
 export type EventFilter = {
@@ -110,9 +111,9 @@ export async function readEventTexts(db: pg.Pool | pg.PoolClient, filter: EventF
  */
 export async function findJobEventState(db: pg.Pool | pg.PoolClient, orgId: string, jobId: string): Promise<{ finalEventId: number | null } | null> {
   const { rows } = await db.query<{ final_event_id: string | null }>(
-    `SELECT (SELECT max(e.id) FROM events e WHERE e.job_id = j.id AND e.type IN ('job.succeeded', 'job.failed', 'job.cancelled'))::text AS final_event_id
+    `SELECT (SELECT max(e.id) FROM events e WHERE e.job_id = j.id AND e.type = ANY($3::text[]))::text AS final_event_id
        FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
-    [jobId, orgId],
+    [jobId, orgId, FINAL_EVENT_TYPES],
   );
   const row = rows[0];
   return row ? { finalEventId: row.final_event_id === null ? null : Number(row.final_event_id) } : null;

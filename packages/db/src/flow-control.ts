@@ -1,8 +1,17 @@
 // Flow control's data (SPEC §14): organizations' rate limits and queue settings, and what the dispatcher knows of
 // each type across the deployment (type_state). The decision that uses them is the dispatcher's (dispatch.ts); the
-// windows are written by its hand-overs (job-machine/hand-over.ts).
+// windows are written by the claims that start jobs (job-machine/start.ts).
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
+import { RATE_LIMIT_LEAD_MS } from "./job-machine/start";
+
+/**
+ * Starts of the window `starts` (of `period` ms) that will still be in it RATE_LIMIT_LEAD_MS from now: the dispatcher
+ * hands jobs over that far ahead of a window freeing, and their claims wait out the rest (start.ts).
+ */
+const usedAtLead = (starts: string, period: string) =>
+  `(SELECT count(*)::int FROM unnest(coalesce(${starts}, ARRAY[]::timestamptz[])) AS s
+     WHERE s > now() + (${RATE_LIMIT_LEAD_MS} - ${period} - least(${period} / 50, 1000)) * interval '1 millisecond')`;
 
 /** What holds back the due jobs of one type this round. Keys: `org key` (concurrency) and `org name` (rate limits). */
 export type DispatchLimits = {
@@ -19,7 +28,7 @@ export type DispatchLimits = {
   /** The type's deployment-wide limit: starts it still allows (null: no limit), and a pause after a provider's 429. */
   typeAllowance: number | null;
   typePausedUntil: Date | null;
-  /** When the first spent rate limit gets a start back (its oldest start leaves the window): worth waking then. */
+  /** When the first spent rate limit gets a start back (its oldest start leaves the window), less the lead: worth waking then. */
   nextFreeAt: Date | null;
 };
 
@@ -40,20 +49,20 @@ export async function dispatchLimits(db: pg.Pool | pg.PoolClient, type: string, 
           FROM (SELECT org_id, concurrency_key, count(*)::int AS n FROM job_queue
                  WHERE dispatched_at IS NOT NULL AND concurrency_key IS NOT NULL AND org_id = ANY($2::uuid[])
                  GROUP BY org_id, concurrency_key) AS k) AS keys,
-       (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', r."limit" - conveyor_window_used(r.starts, r.period_ms)
+       (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', r."limit" - ${usedAtLead("r.starts", "r.period_ms")}
                   - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id
                       WHERE q.org_id = r.org_id AND q.rate_limit = r.name AND q.dispatched_at IS NOT NULL AND j.status = 'pending')))
           FROM rate_limits r WHERE r.org_id = ANY($2::uuid[])) AS limits,
-       (SELECT t.rate_limit - conveyor_window_used(t.starts, t.rate_period_ms)
+       (SELECT t.rate_limit - ${usedAtLead("t.starts", "t.rate_period_ms")}
                - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.type = $1 AND q.dispatched_at IS NOT NULL AND j.status = 'pending')
           FROM type_state t WHERE t.type = $1 AND t.rate_limit IS NOT NULL) AS type_left,
        (SELECT paused_until FROM type_state WHERE type = $1 AND paused_until > now()) AS paused_until,
-       (SELECT min(s.oldest + (s.period_ms + least(s.period_ms / 50, 1000)) * interval '1 millisecond')
+       (SELECT min(s.oldest + (s.period_ms + least(s.period_ms / 50, 1000) - ${RATE_LIMIT_LEAD_MS}) * interval '1 millisecond')
           FROM (SELECT starts[1] AS oldest, period_ms FROM rate_limits
-                 WHERE org_id = ANY($2::uuid[]) AND conveyor_window_used(starts, period_ms) >= "limit"
+                 WHERE org_id = ANY($2::uuid[]) AND ${usedAtLead("starts", "period_ms")} >= "limit"
                 UNION ALL
                 SELECT starts[1], rate_period_ms FROM type_state
-                 WHERE type = $1 AND rate_limit IS NOT NULL AND conveyor_window_used(starts, rate_period_ms) >= rate_limit) AS s) AS next_free_at`,
+                 WHERE type = $1 AND rate_limit IS NOT NULL AND ${usedAtLead("starts", "rate_period_ms")} >= rate_limit) AS s) AS next_free_at`,
     [type, orgs],
   );
   const row = rows[0]!;

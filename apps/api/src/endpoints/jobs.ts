@@ -69,8 +69,9 @@ export const jobEndpoints = [
     tag: "Jobs",
     summary: "Enqueue a job",
     description:
-      "Validates the payload against its type's schema, stores the job, then queues it. Answers 202 even while Redis is " +
-      "away (a reconciler queues it later). With `Idempotency-Key`, a repeat of the same request within 24 h returns the " +
+      "Validates the payload against its type's schema and stores the job in Postgres, which is all a 202 promises: the " +
+      "workers' dispatcher hands it to a worker once it is due, so it answers 202 even while Redis is away. With " +
+      "`Idempotency-Key`, a repeat of the same request within 24 h returns the " +
       "first job with 200 and creates nothing; the same key with another body is 409 `idempotency_conflict`. With `depends_on` it " +
       "waits for those jobs (waiting_for: dependencies) and is due once all are done; the answer's status is cancelled when one " +
       "of them had already failed or been cancelled (unless on_dependency_failure is run).",

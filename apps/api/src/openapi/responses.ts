@@ -283,7 +283,11 @@ export const responseSchemas = {
       .required(),
     time: timestamp().required(),
     job_id: id().required(),
-    data: anyObject().required().description("The job as GET /jobs/{id} shows it, without its payload, as it was after this change."),
+    data: anyObject()
+      .required()
+      .description(
+        "The job as GET /jobs/{id} shows it, as it was after this change, without its payload and without `waiting_for` (a live answer, read it from GET /jobs/{id}).",
+      ),
   }).description("What each server-sent event's `data:` line holds, and the `data` of each webhook delivery's CloudEvent."),
   WebhookEndpoint: webhookEndpoint,
   CreatedWebhookEndpoint: webhookEndpoint.keys({

@@ -6,7 +6,7 @@
 // arrives; the tail looks again, sooner and then later, until they can be read. It runs only while someone subscribes.
 import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
-import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, type EventText } from "@conveyor/db";
+import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, WakeLoop, type EventText } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
 /** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
@@ -49,17 +49,24 @@ export class EventHub {
   private state: "stopped" | "starting" | "running" = "stopped";
   private starting: Promise<void> | null = null;
   private listener: NotificationListener | undefined;
-  private timers: NodeJS.Timeout[] = [];
+  private heartbeat: NodeJS.Timeout | undefined;
   private linger: NodeJS.Timeout | undefined;
-  private retry: NodeJS.Timeout | undefined;
   private retryMs: number = HORIZON_RETRY_MS[0];
-  private reading: Promise<void> | null = null;
-  private again = false;
   private lastFailure = 0;
+  private readonly loop: WakeLoop;
   /** The last event id read and delivered. */
   private position = 0;
+  /** Whether the last round left committed events above the horizon (behind an older open transaction). */
+  private waiting = false;
 
-  constructor(private readonly options: EventHubOptions) {}
+  constructor(private readonly options: EventHubOptions) {
+    this.loop = new WakeLoop({
+      round: () => this.read(),
+      everyMs: SAFETY_POLL_MS,
+      warn: (error) => this.failed("event tail read failed; retrying", error),
+      quietMs: 0,
+    });
+  }
 
   /** Subscribers now, and whether the tail holds its LISTEN connection (for tests and metrics). */
   stats(): { subscribers: number; listening: boolean; position: number } {
@@ -70,6 +77,7 @@ export class EventHub {
   observe(registry: Registry): void {
     const subscribers = () => this.count;
     const listening = () => (this.listener?.listening ? 1 : 0);
+    const waiting = () => (this.waiting ? 1 : 0);
     new Gauge({
       name: "conveyor_event_streams",
       help: "Event streams (GET /events, GET /jobs/{id}/events) open on this API process.",
@@ -84,6 +92,14 @@ export class EventHub {
       registers: [registry],
       collect() {
         this.set(listening());
+      },
+    });
+    new Gauge({
+      name: "conveyor_event_tail_waiting",
+      help: "1 while committed events wait above the horizon: an older write transaction of this database is still open.",
+      registers: [registry],
+      collect() {
+        this.set(waiting());
       },
     });
   }
@@ -122,12 +138,10 @@ export class EventHub {
     if (this.starting) await this.starting.catch(() => {});
     if (this.state === "stopped") return;
     this.state = "stopped";
-    for (const timer of this.timers) clearInterval(timer);
-    this.timers = [];
-    clearTimeout(this.retry);
-    this.retry = undefined;
+    this.waiting = false;
+    clearInterval(this.heartbeat);
     this.dropListener();
-    await this.reading;
+    await this.loop.stop();
   }
 
   private async start(): Promise<void> {
@@ -136,7 +150,7 @@ export class EventHub {
       this.listener = new NotificationListener({
         pool: this.options.pool,
         channel: EVENTS_CHANNEL,
-        onNotify: () => this.wake(),
+        onNotify: () => this.loop.wake(),
         // A lost connection is replaced a second later; the safety poll covers the gap.
         onError: (error) => this.failed("cannot LISTEN again", error),
       });
@@ -149,8 +163,8 @@ export class EventHub {
       throw error;
     }
     this.state = "running";
-    this.timers = [setInterval(() => this.wake(), SAFETY_POLL_MS).unref(), setInterval(() => this.beat(), HEARTBEAT_MS).unref()];
-    this.wake();
+    this.heartbeat = setInterval(() => this.beat(), HEARTBEAT_MS).unref();
+    this.loop.start();
   }
 
   private dropListener(): void {
@@ -158,40 +172,23 @@ export class EventHub {
     this.listener = undefined;
   }
 
-  /** Reads now, or right after the read in progress. */
-  private wake(): void {
-    if (this.state !== "running") return;
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = this.read()
-      .catch((error: Error) => this.failed("event tail read failed; retrying", error))
-      .finally(() => {
-        this.reading = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
-  }
-
-  private async read(): Promise<void> {
+  /** One round of the tail: every page readable now; asks to look again soon while events wait above the horizon. */
+  private async read(): Promise<number | null> {
     const limit = this.options.pageSize ?? 1_000;
     for (;;) {
       const page = await readEventTexts(this.options.pool, { orgId: null, after: BigInt(this.position), limit });
-      if (this.state !== "running") return;
+      if (this.state !== "running") return null;
       if (page.events.length) this.deliver(page.events);
       if (page.events.length === limit) continue;
-      if (page.waiting) {
-        // Look again soon, then less often while an old transaction of this database holds the horizon back.
-        clearTimeout(this.retry);
-        this.retry = setTimeout(() => this.wake(), this.retryMs).unref();
-        this.retryMs = Math.min(this.retryMs * 2, HORIZON_RETRY_MS[1]);
-      } else {
+      this.waiting = page.waiting;
+      if (!page.waiting) {
         this.retryMs = HORIZON_RETRY_MS[0];
+        return null;
       }
-      return;
+      // Look again soon, then less often while an old transaction of this database holds the horizon back.
+      const wait = this.retryMs;
+      this.retryMs = Math.min(this.retryMs * 2, HORIZON_RETRY_MS[1]);
+      return wait;
     }
   }
 

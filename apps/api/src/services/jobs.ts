@@ -1,5 +1,5 @@
-// Creating, listing (with SPEC §8's filters) and reading jobs (SPEC §5). Postgres is written first and is the only
-// thing a 202 promises; Redis gets the job id afterwards (or from the reconciler).
+// Creating, listing (with SPEC §8's filters) and reading jobs (SPEC §5). Postgres is the only thing a 202 promises:
+// the API never touches Redis for a job; the workers' dispatcher hands a due job to BullMQ.
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import {

@@ -6,7 +6,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, call, callPage } from "../api";
 import { Confirm } from "../ui/confirm";
-import type { JobFilter } from "./jobs";
+import type { JobFilter } from "./job-search";
 import { notify } from "../ui/notify";
 
 export type Selection = { ids: Set<string>; allMatching: boolean };

@@ -6,29 +6,20 @@ import { useMediaQuery } from "@mantine/hooks";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useEffect, useState, type FormEvent } from "react";
-import type { ResponseBody } from "@conveyor/client";
+import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
 import { api, callPage } from "../api";
 import { BulkActions, type Selection } from "./jobs-bulk";
+import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 
 export type JobRow = ResponseBody<"/jobs", "get">[number];
 
-export type JobSearch = {
-  status?: string;
-  type?: string;
-  created_after?: string;
-  created_before?: string;
-  schedule_id?: string;
-  q?: string;
-  cursor?: string;
-};
-export type JobFilter = Omit<JobSearch, "cursor">;
+export type { JobFilter, JobSearch };
 
 const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q"] as const;
 const PAGE_SIZE = 50;
-export const BUILT_IN_TYPES = ["send_email", "send_sms", "webhook", "generate_pdf", "compress_image", "ai_summarize", "mobile_money_stk", "chat_notify"];
 
 /** The URL's search, kept to the known filters with string values (anything else in the address is dropped). */
 export function parseJobSearch(search: Record<string, unknown>): JobSearch {
@@ -222,7 +213,7 @@ function Filters({ search, onChange }: { search: JobSearch; onChange(filter: Job
           <TextInput label="Schedule id" {...text("schedule_id")} />
         </SimpleGrid>
         <datalist id="job-types">
-          {BUILT_IN_TYPES.map((type) => (
+          {BUILT_IN_JOB_TYPES.map((type) => (
             <option key={type} value={type} />
           ))}
         </datalist>

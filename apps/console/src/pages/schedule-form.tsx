@@ -4,10 +4,9 @@ import { Alert, Button, Group, JsonInput, List, Modal, NumberInput, Select, Stac
 import { useQueryClient } from "@tanstack/react-query";
 import { Cron } from "croner";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
-import type { ResponseBody } from "@conveyor/client";
+import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { formErrors, problems, type FormErrors } from "../ui/form";
-import { BUILT_IN_TYPES } from "./jobs";
 import { notify } from "../ui/notify";
 
 export type Schedule = ResponseBody<"/schedules", "get">[number];
@@ -206,7 +205,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             />
           </Group>
           <datalist id="schedule-job-types">
-            {BUILT_IN_TYPES.map((type) => (
+            {BUILT_IN_JOB_TYPES.map((type) => (
               <option key={type} value={type} />
             ))}
           </datalist>

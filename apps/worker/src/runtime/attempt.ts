@@ -61,6 +61,15 @@ function serialiseResult(result: JobResult): string | null {
   return JSON.stringify(value);
 }
 
+/** Claims the job; when a rate limit's window frees within a moment, waits for it rather than going back in line (start.ts). */
+async function claimWhenFree(bookkeeper: Bookkeeper, id: string, fence: string): Promise<ClaimedJob | null> {
+  for (;;) {
+    const claimed = await bookkeeper.claim(id, fence);
+    if (!claimed || !("retryAt" in claimed)) return claimed;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, claimed.retryAt.getTime() - Date.now())));
+  }
+}
+
 export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps) {
   // Two parameters: BullMQ then skips creating an AbortController per job (we never cancel through BullMQ; a
   // cancellation and the shutdown abort through the attempt's own signal).
@@ -69,7 +78,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     const fence = token ?? `${WORKER_NAME}/${job.id}/${started}`;
     const report = (outcome: AttemptOutcome) => deps.onAttempt?.({ type, outcome, durationMs: Date.now() - started });
 
-    const claimed = await deps.bookkeeper.claim(job.id!, fence);
+    const claimed = await claimWhenFree(deps.bookkeeper, job.id!, fence);
     if (!claimed) {
       deps.logger.debug("skipping a delivery of a job that is finished, cancelled or unknown in Postgres", { jobId: job.id });
       return report("skipped");

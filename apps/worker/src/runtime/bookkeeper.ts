@@ -4,7 +4,7 @@
 // attempt waits; BullMQ keeps renewing its lock), so an outcome is never dropped.
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
-import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type LogRow, type Outcome } from "@conveyor/db";
+import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type ClaimWait, type LogRow, type Outcome } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
 type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
@@ -29,7 +29,7 @@ export type BookkeeperOptions = {
 const MAX_BUFFERED_LOG_LINES = 200_000;
 
 export class Bookkeeper {
-  private claims = new Map<string, { fence: string; waiters: Waiter<ClaimedJob | null>[] }>();
+  private claims = new Map<string, { fence: string; waiters: Waiter<ClaimedJob | ClaimWait | null>[] }>();
   private claiming = 0;
   private logs: LogRow[] = [];
   private outcomes: { outcome: Outcome; waiter: Waiter<JobStatus | null> }[] = [];
@@ -49,8 +49,11 @@ export class Bookkeeper {
     this.maxClaimsInFlight = options.maxClaimsInFlight ?? 2;
   }
 
-  /** Claims the job for the attempt holding `fence`; null when the job is done, failed or unknown. */
-  claim(id: string, fence: string): Promise<ClaimedJob | null> {
+  /**
+   * Claims the job for the attempt holding `fence`; null when the job is done, failed, unknown or back in line; a
+   * ClaimWait when a rate limit frees in a moment (claim again then).
+   */
+  claim(id: string, fence: string): Promise<ClaimedJob | ClaimWait | null> {
     return new Promise((resolve, reject) => {
       const existing = this.claims.get(id);
       if (existing && existing.fence !== fence) {

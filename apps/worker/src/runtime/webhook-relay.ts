@@ -4,7 +4,7 @@
 // that were still above the horizon when their notification came.
 import type pg from "pg";
 import { WEBHOOK_DELIVERY_MAX_RETRIES } from "@conveyor/contracts";
-import { EVENTS_CHANNEL, NotificationListener, relayEventsToWebhooks } from "@conveyor/db";
+import { EVENTS_CHANNEL, NotificationListener, relayEventsToWebhooks, WakeLoop } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 
@@ -26,73 +26,44 @@ export type WebhookRelayOptions = {
 export class WebhookRelay implements LeaderTask {
   readonly name = "webhook relay";
   private listener: NotificationListener | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private active = false;
-  private lastFailure = 0;
-  private lastStart = 0;
-  private delayed: NodeJS.Timeout | undefined;
+  private readonly loop: WakeLoop;
 
-  constructor(private readonly options: WebhookRelayOptions) {}
+  constructor(private readonly options: WebhookRelayOptions) {
+    this.loop = new WakeLoop({
+      round: () => this.rounds(),
+      everyMs: options.tickMs ?? 250,
+      minGapMs: options.minIntervalMs ?? 50,
+      retryMs: options.tickMs ?? 250,
+      warn: (error) => options.logger.warn(`webhook relay round failed; retrying: ${error.message}`),
+    });
+  }
 
   async start(): Promise<void> {
-    this.active = true;
     this.listener = new NotificationListener({
       pool: this.options.pool,
       channel: EVENTS_CHANNEL,
-      onNotify: () => this.wake(),
+      onNotify: () => this.loop.wake(),
       onError: (error) => this.options.logger.warn(`webhook relay cannot LISTEN yet (ticking instead): ${error.message}`),
     });
     await this.listener.openOrRetry();
-    this.timer = setInterval(() => this.wake(), this.options.tickMs ?? 250);
-    this.wake();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.active = false;
-    clearInterval(this.timer);
-    clearTimeout(this.delayed);
     this.listener?.close();
     this.listener = undefined;
-    await this.running;
+    await this.loop.stop();
   }
 
   /** Runs a round now, or right after the one in progress. */
   wake(): void {
-    if (!this.active) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.delayed) return;
-    const wait = this.lastStart + (this.options.minIntervalMs ?? 50) - Date.now();
-    if (wait > 0) {
-      this.delayed = setTimeout(() => {
-        this.delayed = undefined;
-        this.wake();
-      }, wait);
-      return;
-    }
-    this.lastStart = Date.now();
-    this.running = this.rounds()
-      .catch((error: Error) => {
-        if (Date.now() - this.lastFailure > 30_000) this.options.logger.warn(`webhook relay round failed; retrying: ${error.message}`);
-        this.lastFailure = Date.now();
-      })
-      .finally(() => {
-        this.running = null;
-        if (this.again) {
-          this.again = false;
-          this.wake();
-        }
-      });
+    this.loop.wake();
   }
 
   private async rounds(): Promise<void> {
     const limit = this.options.batch ?? 1_000;
     for (;;) {
-      if (!this.active) return;
+      if (!this.loop.isActive) return;
       const { events, deliveries } = await relayEventsToWebhooks(this.options.pool, { limit, maxRetries: WEBHOOK_DELIVERY_MAX_RETRIES });
       if (deliveries) this.options.onRelayed?.(deliveries);
       if (events < limit) return;

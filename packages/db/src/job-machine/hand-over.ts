@@ -67,8 +67,8 @@ export async function dueCandidates(
         SELECT job_id, org_id, due_at, concurrency_key, concurrency_limit, rate_limit FROM job_queue
          WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
            AND (concurrency_key IS NULL OR (org_id::text || ' ' || concurrency_key <> ALL($5::text[])
-                AND concurrency_limit > coalesce((SELECT f.n FROM unnest($6::text[], $7::int[]) AS f(key, n) WHERE f.key = org_id::text || ' ' || concurrency_key), 0)))
-           AND (rate_limit IS NULL OR org_id::text || ' ' || rate_limit <> ALL($8::text[]))
+                AND concurrency_limit > coalesce(($6::jsonb ->> (org_id::text || ' ' || concurrency_key))::int, 0)))
+           AND (rate_limit IS NULL OR org_id::text || ' ' || rate_limit <> ALL($7::text[]))
          ORDER BY due_at, job_id
          LIMIT o.share
       ) AS w`,
@@ -78,8 +78,8 @@ export async function dueCandidates(
       choice.orgs,
       choice.shares,
       choice.fullKeys,
-      choice.keysInFlight.map(([key]) => key),
-      choice.keysInFlight.map(([, n]) => n),
+      // A JSON object: looking a key up in it is a binary search, not a scan of every key in flight for each row.
+      JSON.stringify(Object.fromEntries(choice.keysInFlight)),
       choice.spentLimits,
     ],
   );

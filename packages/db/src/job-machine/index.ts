@@ -4,7 +4,7 @@
 // packages/contracts/src/job-states.ts.
 export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert, type Refused } from "./create";
 export { closeHandOverConnection, dueCandidates, handOver, handOverConnection, returnToLine, type Candidate } from "./hand-over";
-export { claimJobs, type ClaimRequest, type ClaimedJob } from "./start";
+export { claimJobs, RATE_LIMIT_LEAD_MS, type ClaimRequest, type ClaimedJob, type ClaimWait } from "./start";
 export { writeOutcomes, type LogRow, type Outcome } from "./finish";
 export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";

@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream";
 import supertest from "supertest";
 import type { Env } from "@conveyor/config";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, createRedis, waitForRedis } from "@conveyor/queue";
+import { JobQueues, createRedis, redisTarget, waitForRedis } from "@conveyor/queue";
 import { createApp, loadApiConfig, type AppDeps, type Clock } from "@conveyor/api";
 import { createTestDatabase, type TestDatabase } from "../postgres";
 import { deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL } from "../redis";
@@ -58,7 +58,7 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
   const stream = new PassThrough();
   stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   const logger = createLogger({ service: "api", level: "debug", json: true, stream });
-  const redis = createRedis(config.REDIS_URL, "producer");
+  const redis = createRedis(redisTarget(config), "producer");
   redis.on("error", () => {});
   await waitForRedis(redis, 5_000);
   const clock = new TestClock();
@@ -84,6 +84,9 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
     },
     async close() {
       await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+      // As the server does at shutdown: the event tail's LISTEN connection is returned before the pool ends
+      // (pool.end() would otherwise wait for the tail's 10 s linger after the last stream).
+      await app.stopBackground();
       await deps.queues.close();
       redis.disconnect();
       await database.drop();

@@ -1,0 +1,12 @@
+// The jobs list's search as the URL holds it, and the filter part of it: shared by the list and its bulk actions
+// (jobs-bulk.tsx), which the list renders, so it lives apart from both.
+export type JobSearch = {
+  status?: string;
+  type?: string;
+  created_after?: string;
+  created_before?: string;
+  schedule_id?: string;
+  q?: string;
+  cursor?: string;
+};
+export type JobFilter = Omit<JobSearch, "cursor">;

@@ -61,7 +61,11 @@ async function eventIds(ids: string[], type: string): Promise<Map<string, bigint
   return new Map(rows.map((r) => [r.job_id, BigInt(r.id)]));
 }
 
-/** Fails unless every dependent started after each of its dependencies succeeded, and each job started once. */
+/**
+ * Fails unless every dependent started (its first attempt) after each of its dependencies succeeded. How often a job
+ * starts is not checked here: on a loaded machine a worker can lose a job's lock and another take it over
+ * (at-least-once, SPEC §5); dependencies-faults.test.ts checks a dependent runs once after a dependency's take-over.
+ */
 async function expectOrder(edges: { from: string; to: string }[]): Promise<void> {
   const ids = [...new Set(edges.flatMap((e) => [e.from, e.to]))];
   const succeeded = await eventIds(ids, "job.succeeded");
@@ -70,11 +74,6 @@ async function expectOrder(edges: { from: string; to: string }[]): Promise<void>
     expect(succeeded.get(from)).toBeDefined();
     expect(started.get(to)! > succeeded.get(from)!).toBe(true);
   }
-  const { rows } = await stack.api.database.db.pool.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.started' GROUP BY job_id HAVING count(*) > 1",
-    [ids],
-  );
-  expect(rows).toEqual([]);
 }
 
 describe("an invoice rendered, then e-mailed with it attached, in one request", () => {
@@ -159,7 +158,7 @@ describe("shapes", () => {
     await expectOrder([...earlier, ...accepted.slice(50, 99), parent].map((d) => ({ from: d.id, to: res.body.id })));
   });
 
-  it("a graph of 1,000 jobs in one batch runs each job once, after its dependencies", async () => {
+  it("a graph of 1,000 jobs in one batch runs each job after its dependencies", async () => {
     // Ten layers of 100; each job of a layer depends on two of the layer before (its own place and the next), so the
     // whole graph is connected.
     const jobs = Array.from({ length: 1000 }, (_, i) => {

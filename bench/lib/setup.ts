@@ -66,7 +66,7 @@ export function clearPrefix(prefix: string): Promise<void> {
 
 /** Empties the job tables between scenarios. */
 export async function clearJobs(db: Database): Promise<void> {
-  await db.pool.query("TRUNCATE jobs, job_queue, events, job_search, dedupe_keys, queue_settings, rate_limits, type_state CASCADE");
+  await db.pool.query("TRUNCATE jobs, job_queue, events, job_search, job_dependencies, dedupe_keys, queue_settings, rate_limits, type_state CASCADE");
 }
 
 /** Environment of Conveyor processes under benchmark: production settings, limits off. */

@@ -398,6 +398,9 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       debounce_key: null,
       // No worker serves this API-only test's jobs.
       waiting_for: "no_worker",
+      depends_on: [],
+      dependents: [],
+      on_dependency_failure: "cancel",
       result: null,
       error: null,
     });
@@ -412,6 +415,9 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       "updated_at",
       ...PART_TWO_FIELDS,
       ...PART_THREE_FIELDS,
+      "depends_on",
+      "dependents",
+      "on_dependency_failure",
       "result",
       "error",
     ]);

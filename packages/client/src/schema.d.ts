@@ -36,7 +36,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue a job
-         * @description Validates the payload against its type's schema and stores the job in Postgres, which is all a 202 promises: the workers' dispatcher hands it to a worker once it is due, so it answers 202 even while Redis is away. With `Idempotency-Key`, a repeat of the same request within 24 h returns the first job with 200 and creates nothing; the same key with another body is 409 `idempotency_conflict`.
+         * @description Validates the payload against its type's schema and stores the job in Postgres, which is all a 202 promises: the workers' dispatcher hands it to a worker once it is due, so it answers 202 even while Redis is away. With `Idempotency-Key`, a repeat of the same request within 24 h returns the first job with 200 and creates nothing; the same key with another body is 409 `idempotency_conflict`. With `depends_on` it waits for those jobs (waiting_for: dependencies) and is due once all are done; the answer's status is cancelled when one of them had already failed or been cancelled (unless on_dependency_failure is run).
          */
         post: operations["createJob"];
         delete?: never;
@@ -56,7 +56,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue up to 1,000 jobs at once
-         * @description All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most 1000 jobs; no Idempotency-Key.
+         * @description All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most 1000 jobs; no Idempotency-Key. A whole graph of dependencies (SPEC §15) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` mixing job ids and refs of earlier or later items. A cycle, a job depending on itself, an unknown ref or a job id that is not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id.
          */
         post: operations["createJobs"];
         delete?: never;
@@ -74,6 +74,26 @@ export interface paths {
         };
         /** Get a job */
         get: operations["getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the dependency graph a job is in
+         * @description The whole connected graph of dependencies (SPEC §15) the job belongs to, upstream and downstream: its jobs as list items (the job first, then the nearest, at most 1000) and its edges, each from a dependency to the job waiting for it. A job without dependencies or dependents is a graph of one node.
+         */
+        get: operations["getJobGraph"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1106,6 +1126,12 @@ export interface components {
             body: string;
             /** Format: email */
             from?: string;
+            /** @description Up to 10 files, 10 MiB in all: each the artifact of a job this one depends on (e.g. a generate_pdf invoice), attached under `filename`. */
+            attachments?: {
+                filename: string;
+                /** @description A job this e-mail depends on (in depends_on): its id, or its ref in the same batch. */
+                job: string;
+            }[];
         };
         /** @description Sends a transactional e-mail through SendGrid, Resend or Postmark. Needs the worker settings EMAIL_PROVIDER_API_KEY, EMAIL_FROM. */
         SendEmailJob: {
@@ -1137,7 +1163,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Sends an SMS through Africa's Talking. */
         SendSmsPayload: {
             to: string;
@@ -1174,13 +1209,24 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description POSTs a JSON body to an HTTPS URL, signed with Standard Webhooks headers when configured. */
         WebhookPayload: {
             url: string;
             payload: {
                 [key: string]: unknown;
             };
+            /** @description Adds `dependencies` to the body: the jobs this one depends on, as [{id, type, status, result}] (SPEC §15). */
+            include_dependencies?: boolean;
         };
         /** @description POSTs a JSON body to an HTTPS URL, signed with Standard Webhooks headers when configured. */
         WebhookJob: {
@@ -1212,7 +1258,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Renders a Handlebars template to PDF with Chromium and stores it as the job's artifact. */
         GeneratePdfPayload: {
             /** @enum {string} */
@@ -1291,7 +1346,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Downloads an image, resizes it to a width and re-encodes it as JPEG; stored as the artifact. */
         CompressImagePayload: {
             url: string;
@@ -1329,7 +1393,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Summarizes text with an OpenAI-compatible chat model. */
         AiSummarizePayload: {
             text: string;
@@ -1369,7 +1442,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Sends an M-Pesa STK push (payment prompt) through Safaricom Daraja. */
         MobileMoneyStkPayload: {
             phone: string;
@@ -1406,7 +1488,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description Posts a message to a Slack-format incoming webhook (Slack, Mattermost). */
         ChatNotifyPayload: {
             channel: string;
@@ -1442,7 +1533,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description A type an operator added with a worker plugin (WORKER_PLUGINS). Accepted once a worker serving it has started; its payload is any JSON object, handed to the plugin as bytes. Unknown names are refused with unknown_job_type. */
         PluginJob: {
             type: string;
@@ -1474,7 +1574,16 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
+            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            depends_on?: string[];
+            /**
+             * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
+             * @enum {string}
+             */
+            on_dependency_failure?: "cancel" | "run";
+            /** @description POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id. */
+            ref?: string;
+        } & ((unknown | (unknown & unknown)) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown) & (unknown | unknown | unknown));
         /** @description A job to run: its type, the payload that type takes, and how many retries it may use. `type` decides which variant applies. */
         NewJob: components["schemas"]["SendEmailJob"] | components["schemas"]["SendSmsJob"] | components["schemas"]["WebhookJob"] | components["schemas"]["GeneratePdfJob"] | components["schemas"]["CompressImageJob"] | components["schemas"]["AiSummarizeJob"] | components["schemas"]["MobileMoneyStkJob"] | components["schemas"]["ChatNotifyJob"] | components["schemas"]["PluginJob"];
         /** @description The body of every refusal (SPEC §2). */
@@ -1509,6 +1618,8 @@ export interface components {
              * @constant
              */
             debounced?: true;
+            /** @description POST /jobs/batch: the item's ref, when it had one. */
+            ref?: string;
         };
         RateLimit: {
             name: string;
@@ -1625,6 +1736,85 @@ export interface components {
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
         };
+        JobGraph: {
+            /** @description The jobs of the graph, the job asked for first, then the nearest; at most 1000. */
+            nodes: {
+                /**
+                 * Format: uuid
+                 * @description UUID v7.
+                 */
+                id: string;
+                type: string;
+                /** @enum {string} */
+                status: "pending" | "processing" | "done" | "failed" | "cancelled";
+                /** @description Retries consumed so far (attempt n runs with retries = n − 1). */
+                retries: number;
+                max_retries: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                updated_at: string;
+                /**
+                 * Format: date-time
+                 * @description When it is (or its next attempt is) due; null: as soon as it was created.
+                 */
+                run_at: string | null;
+                /** @description 1 to 10; among due jobs of one type, higher runs first. */
+                priority: number;
+                /**
+                 * Format: uuid
+                 * @description The job this one replays, or null.
+                 */
+                replay_of: string | null;
+                /**
+                 * Format: uuid
+                 * @description The schedule that made this job, or null.
+                 */
+                schedule_id: string | null;
+                /**
+                 * Format: date-time
+                 * @description When a cancellation was asked for while the job was processing, or null.
+                 */
+                cancel_requested_at: string | null;
+                /** @description Its concurrency key, or null. */
+                concurrency_key: string | null;
+                /** @description How many jobs with the key may run at once, or null. */
+                concurrency_limit: number | null;
+                /** @description The rate limit it starts under, or null. */
+                rate_limit: string | null;
+                /** @description Its own attempt timeout, or null (the worker's default). */
+                timeout_ms: number | null;
+                /** @description The dedupe key it was created with, or null. */
+                dedupe_key: string | null;
+                /** @description The debounce key it was created with, or null. */
+                debounce_key: string | null;
+                /**
+                 * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
+                 * @enum {string|null}
+                 */
+                waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            }[];
+            edges: {
+                /**
+                 * Format: uuid
+                 * @description The dependency.
+                 */
+                from: string;
+                /**
+                 * Format: uuid
+                 * @description The job that waits for it.
+                 */
+                to: string;
+            }[];
+            /** @description The graph has more than 1000 jobs; the farthest are left out. */
+            truncated: boolean;
+        };
         Job: {
             /**
              * Format: uuid
@@ -1686,6 +1876,15 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /** @description The jobs this one waits for (SPEC §15); empty when none. */
+            depends_on: string[];
+            /** @description The jobs waiting for this one; empty when none. */
+            dependents: string[];
+            /**
+             * @description cancel: a failed or cancelled dependency cancels it (dependency_failed); run: it runs anyway.
+             * @enum {string}
+             */
+            on_dependency_failure: "cancel" | "run";
             payload: {
                 [key: string]: unknown;
             };
@@ -2631,7 +2830,8 @@ export interface operations {
                      * @example [
                      *       {
                      *         "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
-                     *         "status": "pending"
+                     *         "status": "pending",
+                     *         "ref": "invoice"
                      *       }
                      *     ]
                      */
@@ -2688,6 +2888,9 @@ export interface operations {
                      *       "dedupe_key": null,
                      *       "debounce_key": null,
                      *       "waiting_for": null,
+                     *       "depends_on": [],
+                     *       "dependents": [],
+                     *       "on_dependency_failure": "cancel",
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -2700,6 +2903,90 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Job"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getJobGraph: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The graph. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "nodes": [
+                     *         {
+                     *           "id": "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02",
+                     *           "type": "send_email",
+                     *           "status": "pending",
+                     *           "retries": 0,
+                     *           "max_retries": 3,
+                     *           "created_at": "2026-11-21T09:30:00.000Z",
+                     *           "updated_at": "2026-11-21T09:30:01.250Z",
+                     *           "run_at": null,
+                     *           "priority": 5,
+                     *           "replay_of": null,
+                     *           "schedule_id": null,
+                     *           "cancel_requested_at": null,
+                     *           "concurrency_key": null,
+                     *           "concurrency_limit": null,
+                     *           "rate_limit": null,
+                     *           "timeout_ms": null,
+                     *           "dedupe_key": null,
+                     *           "debounce_key": null,
+                     *           "waiting_for": "dependencies"
+                     *         },
+                     *         {
+                     *           "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *           "type": "generate_pdf",
+                     *           "status": "done",
+                     *           "retries": 0,
+                     *           "max_retries": 3,
+                     *           "created_at": "2026-11-21T09:30:00.000Z",
+                     *           "updated_at": "2026-11-21T09:30:01.250Z",
+                     *           "run_at": null,
+                     *           "priority": 5,
+                     *           "replay_of": null,
+                     *           "schedule_id": null,
+                     *           "cancel_requested_at": null,
+                     *           "concurrency_key": null,
+                     *           "concurrency_limit": null,
+                     *           "rate_limit": null,
+                     *           "timeout_ms": null,
+                     *           "dedupe_key": null,
+                     *           "debounce_key": null,
+                     *           "waiting_for": null
+                     *         }
+                     *       ],
+                     *       "edges": [
+                     *         {
+                     *           "from": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *           "to": "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02"
+                     *         }
+                     *       ],
+                     *       "truncated": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobGraph"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -2823,6 +3110,9 @@ export interface operations {
                      *       "dedupe_key": null,
                      *       "debounce_key": null,
                      *       "waiting_for": null,
+                     *       "depends_on": [],
+                     *       "dependents": [],
+                     *       "on_dependency_failure": "cancel",
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",

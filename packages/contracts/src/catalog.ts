@@ -2,6 +2,7 @@
 // SPEC §5/§6). The API validates against it before storing a job; the worker validates again before running
 // and treats a mismatch as a permanent failure. Adding a built-in type: CONTRIBUTING.md lists the steps.
 import Joi from "joi";
+import { EMAIL_ATTACHMENTS_MAX, EMAIL_ATTACHMENTS_MAX_BYTES } from "./flow-control";
 import { builtInTemplates } from "./templates";
 import { urlRefusal, type UrlPolicy } from "./url-policy";
 
@@ -10,9 +11,11 @@ export type CatalogOptions = UrlPolicy & {
   templateNames: readonly string[];
 };
 
-export type SendEmailPayload = { to: string; subject: string; body: string; from?: string };
+export type SendEmailPayload = { to: string; subject: string; body: string; from?: string; attachments?: EmailAttachmentRef[] };
+/** An attachment of send_email (SPEC §15): the artifact of `job`, a job the e-mail depends on (an id once stored). */
+export type EmailAttachmentRef = { filename: string; job: string };
 export type SendSmsPayload = { to: string; message: string; from?: string };
-export type WebhookPayload = { url: string; payload: Record<string, unknown> };
+export type WebhookPayload = { url: string; payload: Record<string, unknown>; include_dependencies?: boolean };
 export type GeneratePdfPayload = { template: string; data: Record<string, unknown> };
 export type CompressImagePayload = { url: string; width: number; quality: number };
 export type AiSummarizePayload = { text: string; length: "short" | "medium" | "long" };
@@ -93,6 +96,19 @@ export const catalog: Record<BuiltInType, CatalogEntry> = {
         subject: singleLine(998).required(),
         body: Joi.string().min(1).max(500_000).required(),
         from: email(),
+        attachments: Joi.array()
+          .items(
+            Joi.object({
+              filename: singleLine(255)
+                .pattern(/^[^/\\]+$/, "a file name without a path")
+                .required(),
+              job: Joi.string().min(1).max(100).required().description("A job this e-mail depends on (in depends_on): its id, or its ref in the same batch."),
+            }),
+          )
+          .max(EMAIL_ATTACHMENTS_MAX)
+          .description(
+            `Up to ${EMAIL_ATTACHMENTS_MAX} files, ${EMAIL_ATTACHMENTS_MAX_BYTES / 1024 / 1024} MiB in all: each the artifact of a job this one depends on (e.g. a generate_pdf invoice), attached under \`filename\`.`,
+          ),
       }),
   },
   send_sms: {
@@ -110,7 +126,14 @@ export const catalog: Record<BuiltInType, CatalogEntry> = {
   webhook: {
     description: "POSTs a JSON body to an HTTPS URL, signed with Standard Webhooks headers when configured.",
     settings: [],
-    payload: (options) => Joi.object({ url: fetchableUrl(options).required(), payload: anyObject().required() }),
+    payload: (options) =>
+      Joi.object({
+        url: fetchableUrl(options).required(),
+        payload: anyObject().required(),
+        include_dependencies: Joi.boolean().description(
+          "Adds `dependencies` to the body: the jobs this one depends on, as [{id, type, status, result}] (SPEC §15).",
+        ),
+      }),
   },
   generate_pdf: {
     description: "Renders a Handlebars template to PDF with Chromium and stores it as the job's artifact.",

@@ -96,3 +96,16 @@ export function parseTypeTimeouts(text: string): Map<string, number> {
     return ms;
   });
 }
+
+/** Dependencies (SPEC §15): most jobs one job may depend on. */
+export const DEPENDS_ON_LIMIT = 100;
+/** Most jobs GET /jobs/{id}/graph returns. */
+export const GRAPH_NODES_LIMIT = 1000;
+/** A batch item's `ref`: its name within the batch, which other items' `depends_on` may use. */
+export const JOB_REF_PATTERN = /^[A-Za-z0-9_.:-]{1,100}$/;
+/** What a job does when a dependency failed or was cancelled: ends cancelled (dependency_failed), or runs anyway. */
+export const ON_DEPENDENCY_FAILURE = ["cancel", "run"] as const;
+export type OnDependencyFailure = (typeof ON_DEPENDENCY_FAILURE)[number];
+/** send_email `attachments`: how many files, and their bytes in all. */
+export const EMAIL_ATTACHMENTS_MAX = 10;
+export const EMAIL_ATTACHMENTS_MAX_BYTES = 10 * 1024 * 1024;

@@ -18,7 +18,17 @@ export type JobContext = {
   log(level: LogLevel, message: string): void;
   /** Stores the file this job produced; served by GET /jobs/{id}/artifact. */
   saveArtifact(artifact: { contentType: string; filename: string; data: Buffer }): Promise<void>;
+  /**
+   * The jobs this one depends on (SPEC §15), each final by now: done, or failed/cancelled when the job was created
+   * with on_dependency_failure "run". Empty for a job without dependencies.
+   */
+  dependencies: JobDependency[];
+  /** The file a dependency produced (its artifact), or null when it has none or is not a dependency of this job. */
+  dependencyArtifact(jobId: string): Promise<{ contentType: string; filename: string; data: Buffer } | null>;
 };
+
+/** A job's dependency as its handler sees it. */
+export type JobDependency = { id: string; type: string; status: string; result: Record<string, unknown> | null };
 
 /** A handler's result is stored as the job's `result` (a JSON object) when it returns. */
 export type JobResult = Record<string, unknown> | undefined | void;

@@ -20,6 +20,10 @@
 //   cancelled        the API (a pending job at once; a processing one once its attempt stops), a worker
 //   result amended   a provider's callback after the job finished (M-Pesa's result.callback)
 //   debounced        the API: a debounced job not yet handed over takes a newer post's payload and start time
+//   waiting / released / cancelled for a dependency (SPEC §15)
+//                    created with dependencies that are not final, a job waits without a queue row; the transition
+//                    that ends its last dependency releases it (queue row), and one that ends a dependency failed or
+//                    cancelled cancels it (dependency_failed) — in that transition's transaction (job-machine/dependencies.ts)
 
 /** The five statuses a job can have; the list filter accepts exactly these. */
 export const JOB_STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;

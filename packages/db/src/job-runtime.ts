@@ -17,6 +17,34 @@ export async function saveJobArtifact(
   return (result.rowCount ?? 0) > 0;
 }
 
+/** The jobs `jobId` depends on, as its handler sees them (ctx.dependencies), in id order. */
+export async function jobDependencies(
+  pool: pg.Pool,
+  jobId: string,
+): Promise<{ id: string; type: string; status: string; result: Record<string, unknown> | null }[]> {
+  const { rows } = await pool.query<{ id: string; type: string; status: string; result: Record<string, unknown> | null }>(
+    `SELECT j.id, j.type, j.status::text AS status, j.result FROM job_dependencies d JOIN jobs j ON j.id = d.depends_on_id
+      WHERE d.job_id = $1 ORDER BY j.id`,
+    [jobId],
+  );
+  return rows;
+}
+
+/** The artifact of `dependencyId`, when it is a dependency of `jobId` and produced one. */
+export async function dependencyArtifact(
+  pool: pg.Pool,
+  jobId: string,
+  dependencyId: string,
+): Promise<{ contentType: string; filename: string; data: Buffer } | null> {
+  const { rows } = await pool.query<{ content_type: string; filename: string; data: Buffer }>(
+    `SELECT a.content_type, a.filename, a.data FROM job_dependencies d JOIN job_artifacts a ON a.job_id = d.depends_on_id
+      WHERE d.job_id = $1 AND d.depends_on_id = $2`,
+    [jobId, dependencyId],
+  );
+  const row = rows[0];
+  return row ? { contentType: row.content_type, filename: row.filename, data: row.data } : null;
+}
+
 /** Records plugin types so the API accepts them (and when a worker serving them last started). */
 export async function registerJobTypes(pool: pg.Pool, names: readonly string[]): Promise<void> {
   if (names.length === 0) return;

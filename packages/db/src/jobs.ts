@@ -75,6 +75,10 @@ export type JobDetail = {
   dedupe_key: string | null;
   debounce_key: string | null;
   waiting_for: string | null;
+  /** Dependencies (SPEC §15): the jobs it waits for, the jobs waiting for it, and what a failed one does to it. */
+  depends_on: string[];
+  dependents: string[];
+  on_dependency_failure: "cancel" | "run";
   result: unknown;
   error: string | null;
 };
@@ -82,7 +86,12 @@ export type JobDetail = {
 /** The job GET /jobs/{id} shows (fields in their documented order), or null when it is not the org's. */
 export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<JobDetail | null> {
   const { rows } = await db.query<{ job: JobDetail }>(
-    `SELECT conveyor_job_item(j)::jsonb || jsonb_build_object('payload', j.payload, 'result', j.result, 'error', j.error) AS job
+    `SELECT conveyor_job_item(j)::jsonb || jsonb_build_object('payload', j.payload, 'result', j.result, 'error', j.error,
+              'depends_on', CASE WHEN j.dependencies = 0 THEN '[]'::jsonb
+                                 ELSE (SELECT coalesce(jsonb_agg(d.depends_on_id ORDER BY d.depends_on_id), '[]') FROM job_dependencies d WHERE d.job_id = j.id) END,
+              'dependents', CASE WHEN j.dependents = 0 THEN '[]'::jsonb
+                                 ELSE (SELECT coalesce(jsonb_agg(d.job_id ORDER BY d.job_id), '[]') FROM job_dependencies d WHERE d.depends_on_id = j.id) END,
+              'on_dependency_failure', CASE WHEN j.run_on_dependency_failure THEN 'run' ELSE 'cancel' END) AS job
        FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
     [id, orgId],
   );
@@ -110,6 +119,9 @@ const DETAIL_ORDER = [
   "dedupe_key",
   "debounce_key",
   "waiting_for",
+  "depends_on",
+  "dependents",
+  "on_dependency_failure",
   "result",
   "error",
 ];
@@ -145,6 +157,48 @@ export async function findJobArtifact(pool: pg.Pool, orgId: string, jobId: strin
   );
   const row = rows[0];
   return row ? { contentType: row.content_type, filename: row.filename, data: row.data } : null;
+}
+
+export type JobGraph = { nodes: unknown[]; edges: { from: string; to: string }[]; truncated: boolean };
+
+/**
+ * The connected graph of dependencies the job is in (SPEC §15): its jobs as list items (at most `limit`, the job
+ * first, then the nearest) and the edges between them, `from` the dependency `to` the job waiting for it. Null when the job is not the
+ * org's.
+ */
+export async function findJobGraph(pool: pg.Pool, orgId: string, id: string, limit: number): Promise<JobGraph | null> {
+  const { rows } = await pool.query<{ id: string; item: unknown }>(
+    // Breadth first from the job; UNION visits each job once however the edges loop back.
+    `WITH RECURSIVE reach(id) AS (
+       SELECT j.id FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
+       UNION
+       SELECT n.id FROM reach r CROSS JOIN LATERAL (
+         SELECT d.depends_on_id AS id FROM job_dependencies d WHERE d.job_id = r.id AND d.org_id = $2
+         UNION ALL
+         SELECT d.job_id FROM job_dependencies d WHERE d.depends_on_id = r.id AND d.org_id = $2
+       ) n
+     ), nodes AS (
+       SELECT id, row_number() OVER () AS n FROM (SELECT id FROM reach LIMIT $3 + 1) AS r
+     )
+     SELECT j.id, conveyor_job_item(j) AS item FROM nodes n JOIN jobs j ON j.id = n.id ORDER BY n.n`,
+    [id, orgId, limit],
+  );
+  if (rows.length === 0) return null;
+  const truncated = rows.length > limit;
+  const kept = rows.slice(0, limit);
+  const { rows: edges } = await pool.query<{ from: string; to: string }>(
+    `SELECT depends_on_id AS "from", job_id AS "to" FROM job_dependencies
+      WHERE job_id = ANY($1::uuid[]) AND depends_on_id = ANY($1::uuid[]) ORDER BY depends_on_id, job_id`,
+    [kept.map((r) => r.id)],
+  );
+  return { nodes: kept.map((r) => r.item), edges, truncated };
+}
+
+/** The statuses of jobs by id, in the order given (jobs just created). */
+export async function jobStatuses(pool: pg.Pool, ids: readonly string[]): Promise<JobStatus[]> {
+  const { rows } = await pool.query<{ id: string; status: JobStatus }>("SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])", [ids]);
+  const byId = new Map(rows.map((r) => [r.id, r.status]));
+  return ids.map((id) => byId.get(id)!);
 }
 
 /** Names of plugin types registered by workers (built-in types are not stored). */

@@ -15,6 +15,12 @@ export type ReplaySource = {
   concurrencyLimit: number | null;
   rateLimit: string | null;
   timeoutMs: number | null;
+  /**
+   * What it depended on (SPEC §15), each dependency replaced by its newest replay when it has one: replaying a
+   * failed dependency and then its dependent runs the dependent after the dependency's replay.
+   */
+  dependsOn: string[];
+  runOnDependencyFailure: boolean;
 };
 
 /** Pieces hold at most this many jobs. */
@@ -47,8 +53,15 @@ export async function* replaySources(
       concurrency_limit: number | null;
       rate_limit: string | null;
       timeout_ms: number | null;
+      depends_on: string[] | null;
+      run_on_dependency_failure: boolean;
     }>(
-      `SELECT j.id, j.type, j.payload::text AS payload, j.max_retries, j.priority, j.concurrency_key, j.concurrency_limit, j.rate_limit, j.timeout_ms
+      `SELECT j.id, j.type, j.payload::text AS payload, j.max_retries, j.priority, j.concurrency_key, j.concurrency_limit, j.rate_limit, j.timeout_ms,
+              j.run_on_dependency_failure,
+              CASE WHEN j.dependencies > 0 THEN (
+                SELECT array_agg(coalesce((SELECT r.id FROM jobs r WHERE r.replay_of = d.depends_on_id AND r.org_id = j.org_id ORDER BY r.id DESC LIMIT 1),
+                                          d.depends_on_id)::text)
+                  FROM job_dependencies d WHERE d.job_id = j.id) END AS depends_on
          FROM jobs j WHERE ${condition} ORDER BY j.id`,
       [ids, options.orgId, FINAL_STATUSES],
     );
@@ -62,6 +75,8 @@ export async function* replaySources(
       concurrencyLimit: r.concurrency_limit,
       rateLimit: r.rate_limit,
       timeoutMs: r.timeout_ms,
+      dependsOn: r.depends_on ?? [],
+      runOnDependencyFailure: r.run_on_dependency_failure,
     }));
   };
   for (const size of sizes) {

@@ -1,7 +1,8 @@
 // Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
-// idempotency keys (foreign keys cascade) and their events and search values (deleted here: the hot path writes
-// those without a foreign key). In small statements: every writing transaction holds
-// back the event readers' horizon (events.ts) and its locks, so a batch must stay short.
+// idempotency keys (foreign keys cascade) and their events, search values and dependency edges (deleted here: the
+// hot path writes those without a foreign key). A job a live job depends on stays until that one is final. In small
+// statements: every writing transaction holds back the event readers' horizon (events.ts) and its locks, so a batch
+// must stay short.
 import type pg from "pg";
 
 /**
@@ -12,9 +13,13 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
   const { rows } = await db.query<{ n: number }>(
     `WITH gone AS (
        DELETE FROM jobs WHERE id IN (
-         SELECT id FROM jobs
-          WHERE finished_at < $1 AND status IN ('done', 'failed', 'cancelled')
-          ORDER BY finished_at
+         SELECT x.id FROM jobs x
+          WHERE x.finished_at < $1 AND x.status IN ('done', 'failed', 'cancelled')
+            -- Never a job a live job depends on (SPEC §15): its handler reads the job's result and artifact.
+            AND NOT (x.dependents > 0 AND EXISTS (
+                  SELECT 1 FROM job_dependencies d JOIN jobs w ON w.id = d.job_id
+                   WHERE d.depends_on_id = x.id AND w.status IN ('pending', 'processing')))
+          ORDER BY x.finished_at
           LIMIT $2
             FOR UPDATE SKIP LOCKED)
        RETURNING id
@@ -22,6 +27,8 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
        DELETE FROM events WHERE job_id IN (SELECT id FROM gone)
      ), search_gone AS (
        DELETE FROM job_search WHERE job_id IN (SELECT id FROM gone)
+     ), edges_gone AS (
+       DELETE FROM job_dependencies WHERE job_id IN (SELECT id FROM gone) OR depends_on_id IN (SELECT id FROM gone)
      ), queue_gone AS (
        DELETE FROM job_queue WHERE job_id IN (SELECT id FROM gone)
      )

@@ -8,6 +8,9 @@ import {
   CONCURRENCY_LIMIT_MAX,
   CONCURRENCY_LIMIT_MIN,
   DEBOUNCE_MS_MAX,
+  DEPENDS_ON_LIMIT,
+  JOB_REF_PATTERN,
+  ON_DEPENDENCY_FAILURE,
   DEBOUNCE_MS_MIN,
   DEDUPE_SECONDS_DEFAULT,
   DEDUPE_SECONDS_MAX,
@@ -82,12 +85,33 @@ export const jobInput = Joi.object<JobInput>({
     "A trailing debounce: the job waits `debounce_ms` before it is due; until it is handed to a worker, a new job of the same type and key replaces its payload and pushes its start back (200, same id, `debounced: true`).",
   ),
   debounce_ms: Joi.number().integer().min(DEBOUNCE_MS_MIN).max(DEBOUNCE_MS_MAX).description("With debounce_key: how long to wait for a newer job."),
+  depends_on: Joi.array()
+    .items(Joi.string().min(1).max(100))
+    .min(1)
+    .max(DEPENDS_ON_LIMIT)
+    .unique()
+    .description(
+      `Up to ${DEPENDS_ON_LIMIT} jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, \`ref\`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run.`,
+    ),
+  on_dependency_failure: Joi.string()
+    .valid(...ON_DEPENDENCY_FAILURE)
+    .description(
+      "With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.",
+    ),
+  ref: Joi.string()
+    .pattern(JOB_REF_PATTERN, "ref (1 to 100 of A-Z a-z 0-9 _ . : -)")
+    .description(
+      "POST /jobs/batch only: this item's name in the batch (unique, not a UUID), for other items' depends_on. The answer repeats it beside the job's id.",
+    ),
 })
   .and("debounce_key", "debounce_ms")
   .with("concurrency_limit", "concurrency_key")
   .with("dedupe_seconds", "dedupe_key")
   .oxor("dedupe_key", "debounce_key")
   .oxor("debounce_key", "run_at")
+  .oxor("depends_on", "debounce_key")
+  .oxor("depends_on", "dedupe_key")
+  .with("on_dependency_failure", "depends_on")
   .messages({
     "object.and": "debounce_key and debounce_ms go together",
     "object.with": "{{#main}} needs {{#peer}}",

@@ -1,10 +1,18 @@
 // The job endpoints (SPEC §5, §8): a user token or an API key, any role, always scoped to the caller's organization.
-import { BATCH_LIMIT, BULK_IDS_LIMIT, BULK_LIMIT, IDEMPOTENCY_KEY_MAX_LENGTH, JOB_STATUSES, SEARCH_VALUE_MAX_LENGTH } from "@conveyor/contracts";
+import {
+  BATCH_LIMIT,
+  BULK_IDS_LIMIT,
+  BULK_LIMIT,
+  GRAPH_NODES_LIMIT,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  JOB_STATUSES,
+  SEARCH_VALUE_MAX_LENGTH,
+} from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
 import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
-import { createJob, createJobs, getJob, getJobArtifact, getJobLogs, listJobs } from "../services/jobs";
+import { createJob, createJobs, getJob, getJobArtifact, getJobGraph, getJobLogs, listJobs } from "../services/jobs";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
 import { batchInput, bulkInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
 
@@ -32,6 +40,9 @@ const listItem = {
   debounce_key: null,
   waiting_for: null,
 };
+
+/** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */
+const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel" };
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
 function bulkDocument(): JsonSchema {
@@ -61,7 +72,9 @@ export const jobEndpoints = [
       "Validates the payload against its type's schema and stores the job in Postgres, which is all a 202 promises: the " +
       "workers' dispatcher hands it to a worker once it is due, so it answers 202 even while Redis is away. With " +
       "`Idempotency-Key`, a repeat of the same request within 24 h returns the " +
-      "first job with 200 and creates nothing; the same key with another body is 409 `idempotency_conflict`.",
+      "first job with 200 and creates nothing; the same key with another body is 409 `idempotency_conflict`. With `depends_on` it " +
+      "waits for those jobs (waiting_for: dependencies) and is due once all are done; the answer's status is cancelled when one " +
+      "of them had already failed or been cancelled (unless on_dependency_failure is run).",
     access: "job",
     headers: [
       {
@@ -96,7 +109,11 @@ export const jobEndpoints = [
     operationId: "createJobs",
     tag: "Jobs",
     summary: "Enqueue up to 1,000 jobs at once",
-    description: `All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most ${BATCH_LIMIT} jobs; no Idempotency-Key.`,
+    description:
+      `All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most ${BATCH_LIMIT} jobs; no Idempotency-Key. ` +
+      "A whole graph of dependencies (SPEC §15) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` " +
+      "mixing job ids and refs of earlier or later items. A cycle, a job depending on itself, an unknown ref or a job id that is " +
+      "not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id.",
     access: "job",
     body: {
       schema: batchInput,
@@ -111,12 +128,26 @@ export const jobEndpoints = [
             ],
           },
         },
+        invoiceThenEmail: {
+          summary: "An invoice rendered, then e-mailed with the PDF attached (a graph: refs and depends_on)",
+          value: {
+            jobs: [
+              { ref: "invoice", type: "generate_pdf", payload: payloadExamples.generate_pdf },
+              {
+                ref: "email",
+                type: "send_email",
+                depends_on: ["invoice"],
+                payload: { ...payloadExamples.send_email, attachments: [{ filename: "invoice.pdf", job: "invoice" }] },
+              },
+            ],
+          },
+        },
       },
     },
     responses: {
       202: {
         description: "Every job created, in request order.",
-        json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending" }] },
+        json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending", ref: "invoice" }] },
       },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 413, 415, 429],
@@ -174,12 +205,45 @@ export const jobEndpoints = [
     responses: {
       200: {
         description: "The job, with its payload, result and last error.",
-        json: { component: "Job", example: { ...listItem, payload: payloadExamples.send_email, result: { message_id: "re_123" }, error: null } },
+        json: { component: "Job", example: { ...detailExtra, payload: payloadExamples.send_email, result: { message_id: "re_123" }, error: null } },
       },
     },
     errors: [...AUTHENTICATED_ERRORS, 404, 429],
     async handle({ caller, params }, deps) {
       return { json: await getJob({ caller, id: params.id }, deps) };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/jobs/:id/graph",
+    operationId: "getJobGraph",
+    tag: "Jobs",
+    summary: "Get the dependency graph a job is in",
+    description:
+      `The whole connected graph of dependencies (SPEC §15) the job belongs to, upstream and downstream: its jobs as list items ` +
+      `(the job first, then the nearest, at most ${GRAPH_NODES_LIMIT}) and its edges, each from a dependency to the job waiting ` +
+      "for it. A job without dependencies or dependents is a graph of one node.",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      200: {
+        description: "The graph.",
+        json: {
+          component: "JobGraph",
+          example: {
+            nodes: [
+              { ...listItem, id: REPLAY_ID, status: "pending", waiting_for: "dependencies" },
+              { ...listItem, type: "generate_pdf" },
+            ],
+            edges: [{ from: JOB_ID, to: REPLAY_ID }],
+            truncated: false,
+          },
+        },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 429],
+    async handle({ caller, params }, deps) {
+      return { json: await getJobGraph({ caller, id: params.id }, deps) };
     },
   }),
   endpoint({
@@ -239,7 +303,7 @@ export const jobEndpoints = [
     responses: {
       200: {
         description: "The job as it is now: cancelled, or processing with its cancellation requested.",
-        json: { component: "Job", example: { ...listItem, status: "cancelled", payload: payloadExamples.send_email, result: null, error: null } },
+        json: { component: "Job", example: { ...detailExtra, status: "cancelled", payload: payloadExamples.send_email, result: null, error: null } },
       },
     },
     errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],

@@ -1,7 +1,17 @@
 // Response bodies, in joi like the request bodies, so one converter documents both and the OpenAPI test can
 // check real responses against what the document promises (joi refuses unknown keys: a new field fails it).
 import Joi from "joi";
-import { EVENT_TYPES, JOB_STATUSES, RATE_LIMIT_PERIODS, ROLES, WAITING_REASONS, WEBHOOK_EVENT_CHOICES, WEBHOOK_SECRET_PATTERN } from "@conveyor/contracts";
+import {
+  EVENT_TYPES,
+  GRAPH_NODES_LIMIT,
+  JOB_STATUSES,
+  ON_DEPENDENCY_FAILURE,
+  RATE_LIMIT_PERIODS,
+  ROLES,
+  WAITING_REASONS,
+  WEBHOOK_EVENT_CHOICES,
+  WEBHOOK_SECRET_PATTERN,
+} from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
 
@@ -83,6 +93,7 @@ export const responseSchemas = {
     status: jobStatus().required(),
     deduplicated: Joi.boolean().valid(true).description("Present when a dedupe key answered an existing job and nothing was created."),
     debounced: Joi.boolean().valid(true).description("Present when this request replaced a waiting debounced job."),
+    ref: Joi.string().description("POST /jobs/batch: the item's ref, when it had one."),
   }),
   RateLimit: Joi.object({
     name: Joi.string().required(),
@@ -125,7 +136,23 @@ export const responseSchemas = {
     has_more: Joi.boolean().required().description("With a filter: more such jobs remain; call again with the same body for the next ones."),
   }),
   JobListItem: jobListItem,
+  JobGraph: Joi.object({
+    nodes: Joi.array()
+      .items(jobListItem)
+      .required()
+      .description(`The jobs of the graph, the job asked for first, then the nearest; at most ${GRAPH_NODES_LIMIT}.`),
+    edges: Joi.array()
+      .items(Joi.object({ from: id().required().description("The dependency."), to: id().required().description("The job that waits for it.") }))
+      .required(),
+    truncated: Joi.boolean().required().description(`The graph has more than ${GRAPH_NODES_LIMIT} jobs; the farthest are left out.`),
+  }),
   Job: jobListItem.keys({
+    depends_on: Joi.array().items(id()).required().description("The jobs this one waits for (SPEC §15); empty when none."),
+    dependents: Joi.array().items(id()).required().description("The jobs waiting for this one; empty when none."),
+    on_dependency_failure: Joi.string()
+      .valid(...ON_DEPENDENCY_FAILURE)
+      .required()
+      .description("cancel: a failed or cancelled dependency cancels it (dependency_failed); run: it runs anyway."),
     payload: anyObject().required(),
     result: anyObject().allow(null).required().description("What the handler returned, or null."),
     error: Joi.string().allow(null).required().description("The last error message, or null."),

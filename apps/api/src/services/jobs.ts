@@ -5,6 +5,7 @@ import stringify from "safe-stable-stringify";
 import {
   CONCURRENCY_LIMIT_DEFAULT,
   DEDUPE_SECONDS_DEFAULT,
+  GRAPH_NODES_LIMIT,
   IDEMPOTENCY_TTL_MS,
   jobFilterParams,
   PRIORITY_DEFAULT,
@@ -13,11 +14,14 @@ import {
   type JobFilter,
   type JobFilterInput,
   type JobStatus,
+  type OnDependencyFailure,
 } from "@conveyor/contracts";
 import {
   debounceJob,
   dedupeHolder,
   findJob,
+  findJobGraph,
+  findOrgJobs,
   findJobArtifact,
   findJobLogs,
   isUuid,
@@ -25,7 +29,11 @@ import {
   newId,
   streamJobs,
   unknownRateLimits,
+  UnknownDependencyError,
+  insertJobs,
+  jobStatuses,
   type JobDetail,
+  type JobGraph,
   type NewJob,
 } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
@@ -44,9 +52,17 @@ export type JobInput = RunFields & {
   dedupe_seconds?: number;
   debounce_key?: string;
   debounce_ms?: number;
+  /** Dependencies (SPEC §15): job ids, or refs of items of the same batch. */
+  depends_on?: string[];
+  on_dependency_failure?: OnDependencyFailure;
+  /** A batch item's name, for other items' depends_on. */
+  ref?: string;
 };
-/** `deduplicated`: the job a dedupe key named, created earlier; `debounced`: a waiting job this one replaced. */
-export type Accepted = { id: string; status: JobStatus; deduplicated?: true; debounced?: true };
+/**
+ * `deduplicated`: the job a dedupe key named, created earlier; `debounced`: a waiting job this one replaced; `ref`:
+ * the batch item's ref, repeated.
+ */
+export type Accepted = { id: string; status: JobStatus; deduplicated?: true; debounced?: true; ref?: string };
 
 /** The run fields of an input as a new job carries them. */
 export function runFieldsOf(input: RunFields): Pick<NewJob, "concurrencyKey" | "concurrencyLimit" | "rateLimit" | "timeoutMs"> {
@@ -119,6 +135,7 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       ...runFieldsOf(input),
       dedupe: input.dedupe_key ? { key: input.dedupe_key, seconds: input.dedupe_seconds ?? DEDUPE_SECONDS_DEFAULT } : null,
       traceParent: currentTraceParent(),
+      runOnDependencyFailure: input.on_dependency_failure === "run",
     });
   }
   if (firstUnknown !== undefined) {
@@ -145,6 +162,7 @@ function requestHash(job: NewJob): Buffer {
           ...(job.rateLimit ? { rate_limit: job.rateLimit } : {}),
           ...(job.timeoutMs ? { timeout_ms: job.timeoutMs } : {}),
           ...(job.dedupe ? { dedupe_key: job.dedupe.key, dedupe_seconds: job.dedupe.seconds } : {}),
+          ...(job.dependsOn?.length ? { depends_on: [...job.dependsOn].sort(), on_dependency_failure: job.runOnDependencyFailure ? "run" : "cancel" } : {}),
         }) ?? "",
       )
       .digest()
@@ -164,8 +182,17 @@ export async function createJob(
   if (input.debounce_key && options.idempotencyKey) {
     throw validationFailed([{ path: "debounce_key", message: "cannot be combined with an Idempotency-Key: a debounced post is already safe to repeat" }]);
   }
+  if (input.ref !== undefined) throw validationFailed([{ path: "ref", message: "is supported on POST /jobs/batch only" }]);
   const [job] = await prepare([input], [""], options.caller.orgId, deps);
   if (!job) throw new Error("prepare returned no job for a valid input");
+  if (input.depends_on) job.dependsOn = (await resolveDependencies([input], [job], [""], options.caller.orgId, deps))[0];
+  bindAttachments([input], [job], [""]);
+  if (input.depends_on) {
+    if (!options.idempotencyKey) {
+      const [accepted] = await insertGraph([job], [""], deps);
+      return { created: true, job: accepted! };
+    }
+  }
   if (input.debounce_key) {
     const debounced = await debounceJob(deps.db.pool, { ...job, debounceKey: input.debounce_key }, input.debounce_ms!);
     return debounced.replaced
@@ -178,8 +205,13 @@ export async function createJob(
     return { created: false, job: { ...(await dedupeHolder(deps.db.pool, job.orgId, job.dedupe!.key)), deduplicated: true } };
   }
   const hash = requestHash(job);
-  const outcome = await deps.writer.insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS });
-  if (outcome.created) return { created: true, job: { id: job.id, status: "pending" } };
+  const outcome = await deps.writer
+    .insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS })
+    .catch((error: unknown) => {
+      if (error instanceof UnknownDependencyError) throw validationFailed([{ path: "depends_on", message: "names a job that is no longer there" }]);
+      throw error;
+    });
+  if (outcome.created) return { created: true, job: { id: job.id, status: job.dependsOn ? (await jobStatuses(deps.db.pool, [job.id]))[0]! : "pending" } };
   if (!outcome.existing.requestHash.equals(hash)) {
     throw new AppError("idempotency_conflict", "This Idempotency-Key was already used with a different request body in the last 24 hours.");
   }
@@ -196,12 +228,17 @@ export async function createJobs(
     input.debounce_key ? [{ path: `jobs.${i}.debounce_key`, message: "is supported on POST /jobs only" }] : [],
   );
   if (debounced.length) throw validationFailed(debounced);
-  const jobs = await prepare(
-    options.inputs,
-    options.inputs.map((_, i) => `jobs.${i}.`),
-    options.caller.orgId,
-    deps,
-  );
+  const prefixes = options.inputs.map((_, i) => `jobs.${i}.`);
+  const graph = options.inputs.some((input) => input.depends_on || input.ref !== undefined);
+  if (graph) checkGraphItems(options.inputs, prefixes);
+  const jobs = await prepare(options.inputs, prefixes, options.caller.orgId, deps);
+  if (graph) {
+    const resolved = await resolveDependencies(options.inputs, jobs, prefixes, options.caller.orgId, deps);
+    jobs.forEach((job, i) => (job.dependsOn = resolved[i]));
+    bindAttachments(options.inputs, jobs, prefixes);
+    const accepted = await insertGraph(jobs, prefixes, deps);
+    return accepted.map((a, i) => (options.inputs[i]!.ref === undefined ? a : { ...a, ref: options.inputs[i]!.ref }));
+  }
   // A later item with a key an earlier item of the batch holds is that item's job.
   const firstWithKey = new Map<string, NewJob>();
   const sameAs = new Map<string, NewJob>();
@@ -212,6 +249,7 @@ export async function createJobs(
     else firstWithKey.set(job.dedupe.key, job);
     return !first;
   });
+  bindAttachments(options.inputs, jobs, prefixes);
   const refused = await deps.writer.insert(inserted);
   const holders = new Map<string, Accepted>();
   for (const key of new Set(refused.values())) holders.set(key, { ...(await dedupeHolder(deps.db.pool, options.caller.orgId, key)), deduplicated: true });
@@ -220,6 +258,131 @@ export async function createJobs(
     if (refused.has(first.id)) return holders.get(job.dedupe!.key)!;
     return first === job ? { id: job.id, status: "pending" as const } : { id: first.id, status: "pending" as const, deduplicated: true as const };
   });
+}
+
+/** Refs unique and not job ids, and no dedupe keys: a deduplicated item would leave its dependents without it. */
+function checkGraphItems(inputs: JobInput[], prefixes: string[]): void {
+  const details: ErrorDetail[] = [];
+  const refs = new Map<string, number>();
+  inputs.forEach((input, i) => {
+    if (input.dedupe_key !== undefined) details.push({ path: `${prefixes[i]}dedupe_key`, message: "cannot be used in a batch with depends_on or ref" });
+    if (input.ref === undefined) return;
+    if (isUuid(input.ref)) details.push({ path: `${prefixes[i]}ref`, message: "must not look like a job id" });
+    const first = refs.get(input.ref);
+    if (first !== undefined) details.push({ path: `${prefixes[i]}ref`, message: `is also the ref of jobs.${first}; refs are unique in a batch` });
+    else refs.set(input.ref, i);
+  });
+  if (details.length) throw validationFailed(details);
+}
+
+/**
+ * Each input's depends_on as job ids: refs of the batch become their items' ids, ids are checked to be jobs of the
+ * org. Refused (400, naming each item): an unknown ref, a reference to the item itself, another org's or no job, and
+ * a cycle among the batch's items (every item on one is named).
+ */
+async function resolveDependencies(inputs: JobInput[], jobs: NewJob[], prefixes: string[], orgId: string, deps: Pick<ServiceDeps, "db">): Promise<string[][]> {
+  const byRef = new Map(inputs.flatMap((input, i) => (input.ref === undefined ? [] : [[input.ref, i] as const])));
+  const details: ErrorDetail[] = [];
+  const outside = new Map<string, { path: string }[]>();
+  const internal: number[][] = inputs.map(() => []);
+  const resolved = inputs.map((input, i) =>
+    (input.depends_on ?? []).flatMap((name, k) => {
+      const path = `${prefixes[i]}depends_on.${k}`;
+      const item = byRef.get(name);
+      if (item !== undefined) {
+        if (item === i) details.push({ path, message: "names the job itself: a job cannot depend on itself" });
+        else internal[i]!.push(item);
+        return [jobs[item]!.id];
+      }
+      if (!isUuid(name)) {
+        details.push({ path, message: byRef.size || inputs.length > 1 ? `names no ref of this batch ("${name}") and is not a job id` : "is not a job id" });
+        return [];
+      }
+      const id = name.toLowerCase();
+      outside.set(id, [...(outside.get(id) ?? []), { path }]);
+      return [id];
+    }),
+  );
+  if (outside.size) {
+    const found = new Set((await findOrgJobs(deps.db.pool, orgId, [...outside.keys()])).map((j) => j.id));
+    for (const [id, uses] of outside)
+      if (!found.has(id)) for (const use of uses) details.push({ path: use.path, message: "is not a job of your organization" });
+  }
+  for (const i of onCycles(internal))
+    details.push({ path: `${prefixes[i]}depends_on`, message: "is part of a cycle: these jobs would wait for each other forever" });
+  if (details.length) throw validationFailed(details);
+  return resolved.map((ids) => [...new Set(ids)]);
+}
+
+/**
+ * send_email attachments name a job the e-mail depends on (SPEC §15): a ref of the batch becomes that item's id in the
+ * stored payload; anything not among the job's dependencies is refused.
+ */
+function bindAttachments(inputs: JobInput[], jobs: NewJob[], prefixes: string[]): void {
+  const byRef = new Map(inputs.flatMap((input, i) => (input.ref === undefined ? [] : [[input.ref, jobs[i]!.id] as const])));
+  const details: ErrorDetail[] = [];
+  jobs.forEach((job, i) => {
+    const payload = job.payload as { attachments?: { filename: string; job: string }[] } | undefined;
+    if (job.type !== "send_email" || !payload?.attachments?.length) return;
+    const dependsOn = new Set(job.dependsOn ?? []);
+    payload.attachments = payload.attachments.map((attachment, k) => {
+      const id = byRef.get(attachment.job) ?? attachment.job.toLowerCase();
+      if (!dependsOn.has(id))
+        details.push({
+          path: `${prefixes[i]}payload.attachments.${k}.job`,
+          message: "must name a job in this job's depends_on (an id, or a ref of the batch)",
+        });
+      return { ...attachment, job: id };
+    });
+    job.payloadJson = JSON.stringify(payload);
+  });
+  if (details.length) throw validationFailed(details);
+}
+
+/**
+ * The items on a cycle of `edges` (item → the items it depends on): what is left once items nothing left depends on
+ * and items that depend on nothing left are peeled off, one at a time (linear in the edges).
+ */
+function onCycles(edges: number[][]): number[] {
+  const needs = edges.map((e) => [...new Set(e)]);
+  const neededBy: number[][] = edges.map(() => []);
+  needs.forEach((e, i) => e.forEach((j) => neededBy[j]!.push(i)));
+  const needsLeft = needs.map((e) => e.length);
+  const neededLeft = neededBy.map((e) => e.length);
+  const gone = new Set<number>();
+  const peel = [...edges.keys()].filter((i) => needsLeft[i] === 0 || neededLeft[i] === 0);
+  const queue = [...peel];
+  while (queue.length) {
+    const i = queue.pop()!;
+    if (gone.has(i)) continue;
+    gone.add(i);
+    for (const j of needs[i]!) if (--neededLeft[j]! === 0 && !gone.has(j)) queue.push(j);
+    for (const k of neededBy[i]!) if (--needsLeft[k]! === 0 && !gone.has(k)) queue.push(k);
+  }
+  return [...edges.keys()].filter((i) => !gone.has(i));
+}
+
+/** Inserts jobs with dependencies (not grouped with other requests: a graph takes a transaction of its own). */
+async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<ServiceDeps, "db">): Promise<Accepted[]> {
+  try {
+    await insertJobs(deps.db.pool, jobs);
+  } catch (error) {
+    if (!(error instanceof UnknownDependencyError)) throw error;
+    // Deleted (retention) between the check and the insert.
+    const index = new Map(jobs.map((job, i) => [job.id, i]));
+    throw validationFailed(
+      error.missing.map((m) => ({
+        path: `${prefixes[index.get(m.jobId)!]}depends_on`,
+        message: `names ${m.dependsOn}, which is not a job of your organization`,
+      })),
+    );
+  }
+  // A job depending on one that had already failed is cancelled at once.
+  const statuses = await jobStatuses(
+    deps.db.pool,
+    jobs.map((j) => j.id),
+  );
+  return jobs.map((job, i) => ({ id: job.id, status: statuses[i]! }));
 }
 
 export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string };
@@ -290,6 +453,12 @@ export async function getJob(options: { caller: Caller; id: string }, deps: Pick
   const job = isUuid(options.id) ? await findJob(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!job) throw notFound("Job");
   return job;
+}
+
+export async function getJobGraph(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">): Promise<JobGraph> {
+  const graph = isUuid(options.id) ? await findJobGraph(deps.db.pool, options.caller.orgId, options.id, GRAPH_NODES_LIMIT) : null;
+  if (!graph) throw notFound("Job");
+  return graph;
 }
 
 export async function getJobLogs(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">) {

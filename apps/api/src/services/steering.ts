@@ -13,6 +13,7 @@ import {
   inTransaction,
   insertJobs,
   isUuid,
+  jobStatuses,
   newId,
   replaySources,
   selectBulkTargets,
@@ -93,6 +94,8 @@ function replayOf(source: ReplaySource, orgId: string, now: Date): NewJob {
     concurrencyLimit: source.concurrencyLimit,
     rateLimit: source.rateLimit,
     timeoutMs: source.timeoutMs,
+    dependsOn: source.dependsOn,
+    runOnDependencyFailure: source.runOnDependencyFailure,
   };
 }
 
@@ -157,7 +160,9 @@ export async function replayJob(options: { caller: Caller; id: string }, deps: S
   });
   // Final jobs stay final; only retention, deleting it in between, gets here.
   if (!replay) throw notFound("Job");
-  return { id: replay, status: "pending" };
+  // Pending, or cancelled at once when it depends on a job that failed (SPEC §15).
+  const [status] = await jobStatuses(deps.db.pool, [replay]);
+  return { id: replay, status: status! };
 }
 
 export type BulkInput = { action: BulkAction; filter?: JobFilterInput; ids?: string[] };

@@ -13,7 +13,7 @@ import {
   type JobStatus,
   type LogLevel,
 } from "@conveyor/contracts";
-import { pauseType, saveJobArtifact, type ClaimedJob } from "@conveyor/db";
+import { dependencyArtifact, jobDependencies, pauseType, saveJobArtifact, type ClaimedJob } from "@conveyor/db";
 import { redactText, type Logger } from "@conveyor/logger";
 import type { Bookkeeper } from "./bookkeeper";
 import type { CancelWatch } from "./cancellations";
@@ -110,6 +110,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       stop(error);
     });
     const ctx: JobContext = {
+      dependencies: [],
+      dependencyArtifact: (dependencyId) => dependencyArtifact(deps.pool, claimed.id, dependencyId),
       jobId: claimed.id,
       orgId: claimed.orgId,
       type,
@@ -144,6 +146,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
 
     let result: string | null;
     try {
+      // Read before the handler runs: every dependency is final by now, so they no longer change (SPEC §15).
+      if (claimed.dependencies > 0) ctx.dependencies = await jobDependencies(deps.pool, claimed.id);
       result = serialiseResult(await (span ? span.run(() => run(claimed.payload, ctx)) : run(claimed.payload, ctx)));
     } catch (error) {
       if (timedOut) return recordedAtTimeout;

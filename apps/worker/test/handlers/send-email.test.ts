@@ -22,6 +22,17 @@ import { handlerContext, type RecordedContext } from "../support/handler-context
 const BODY = "Your invoice #4471 is ready. Secret-ish contents that must never reach a log line.";
 const payload = (overrides: Partial<SendEmailPayload> = {}): SendEmailPayload => ({ to: "ada@example.com", subject: "Invoice 4471", body: BODY, ...overrides });
 
+const PDF = Buffer.from("%PDF-1.7\n%\xe2\xe3 an invoice\n%%EOF\n", "latin1");
+const INVOICE_JOB = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a99";
+/** A send_email job that depends on a generate_pdf job, which produced PDF. */
+const withInvoice = () =>
+  handlerContext({
+    type: "send_email",
+    dependencies: [{ id: INVOICE_JOB, type: "generate_pdf", status: "done", result: { bytes: PDF.length } }],
+    artifacts: { [INVOICE_JOB]: { contentType: "application/pdf", filename: "invoice.pdf", data: PDF } },
+  });
+const attaching = () => payload({ attachments: [{ filename: "INV-4471.pdf", job: INVOICE_JOB }] });
+
 async function run(deps: TestDeps, p: SendEmailPayload, ctx: RecordedContext = handlerContext({ type: "send_email" })) {
   const result = await sendEmailHandler(deps)(p, ctx);
   return { result, ctx };
@@ -175,6 +186,21 @@ describe("send_email via SendGrid", () => {
     expect(error.message).toMatch(/^EMAIL_FROM is not set/);
     expect(fake.requests).toHaveLength(0);
   });
+  it("attaches a dependency's artifact in SendGrid's attachments format (base64 content, filename, type, disposition)", async () => {
+    const { result } = await run(env(), attaching(), withInvoice());
+    expect(result).toMatchObject({ provider: "sendgrid" });
+    expect(JSON.parse(fake.lastRequest().body).attachments).toEqual([
+      { content: PDF.toString("base64"), filename: "INV-4471.pdf", type: "application/pdf", disposition: "attachment" },
+    ]);
+  });
+
+  it("fails permanently when an attachment names a job that is no dependency or produced no file", async () => {
+    const error = await failure(env(), payload({ attachments: [{ filename: "x.pdf", job: "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a00" }] }), withInvoice());
+    expect(error).toBeInstanceOf(PermanentJobError);
+    expect(error.message).toMatch(/is not among this job's depends_on/);
+    const noFile = handlerContext({ type: "send_email", dependencies: [{ id: INVOICE_JOB, type: "scripted", status: "done", result: null }] });
+    expect((await failure(env(), attaching(), noFile)).message).toMatch(/produced no file/);
+  });
 });
 
 describe("send_email via Resend", () => {
@@ -274,6 +300,13 @@ describe("send_email via Resend", () => {
     expect(error).toBeInstanceOf(RetryableJobError);
     expect(error.message).toBe("Resend answered 500 application_error: An unexpected error occurred.");
   });
+  it("attaches a dependency's artifact in Resend's attachments format (filename, base64 content)", async () => {
+    await run(env(), attaching(), withInvoice());
+    expect(JSON.parse(fake.lastRequest().body).attachments).toEqual([
+      { filename: "INV-4471.pdf", content: PDF.toString("base64"), content_type: "application/pdf" },
+    ]);
+    expect(fake.sent).toHaveLength(1);
+  });
 });
 
 describe("send_email via Postmark", () => {
@@ -348,6 +381,13 @@ describe("send_email via Postmark", () => {
     const error = await failure(env());
     expect(error).toBeInstanceOf(RetryableJobError);
     expect(error.message).toMatch(new RegExp(`^Postmark answered ${status}: ErrorCode`));
+  });
+  it("attaches a dependency's artifact in Postmark's Attachments format (Name, Content, ContentType)", async () => {
+    await run(env(), attaching(), withInvoice());
+    expect(JSON.parse(fake.lastRequest().body).Attachments).toEqual([
+      { Name: "INV-4471.pdf", Content: PDF.toString("base64"), ContentType: "application/pdf" },
+    ]);
+    expect(fake.sent).toHaveLength(1);
   });
 });
 

@@ -9,7 +9,12 @@ export type RecordedContext = JobContext & {
   abort(reason?: string): void;
 };
 
-export function handlerContext(overrides: Partial<Pick<JobContext, "jobId" | "orgId" | "type" | "attempt" | "maxRetries">> = {}): RecordedContext {
+export function handlerContext(
+  overrides: Partial<Pick<JobContext, "jobId" | "orgId" | "type" | "attempt" | "maxRetries" | "dependencies">> & {
+    /** The artifacts of the dependencies, by job id. */
+    artifacts?: Record<string, { contentType: string; filename: string; data: Buffer }>;
+  } = {},
+): RecordedContext {
   const controller = new AbortController();
   const ctx: RecordedContext = {
     jobId: randomUUID(),
@@ -17,7 +22,11 @@ export function handlerContext(overrides: Partial<Pick<JobContext, "jobId" | "or
     type: "test",
     attempt: 1,
     maxRetries: 0,
+    dependencies: [],
     ...overrides,
+    async dependencyArtifact(jobId) {
+      return ctx.dependencies.some((d) => d.id === jobId) ? (overrides.artifacts?.[jobId] ?? null) : null;
+    },
     signal: controller.signal,
     lines: [],
     log(level, message) {

@@ -5,6 +5,7 @@
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
+import { settleDependents } from "./dependencies";
 import { announce, eventOf } from "./sql";
 
 export type CancelOutcome = {
@@ -18,10 +19,14 @@ export type CancelOutcome = {
   changed: boolean;
 };
 
-/** Cancels the org's jobs among `ids`; ids of other orgs, internal jobs or no job are simply not in the answer. */
-export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
+/**
+ * Cancels the org's jobs among `ids`; ids of other orgs, internal jobs or no job are simply not in the answer. The
+ * jobs waiting for a cancelled one are settled in the same transaction (`db` is inside one): cancelled in turn with
+ * dependency_failed, or released if they run whatever their dependencies' outcome (SPEC §15).
+ */
+export async function cancelJobs(db: pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
   if (options.ids.length === 0) return [];
-  const { rows } = await db.query<{ id: string; type: string; previous: JobStatus; dispatched: boolean | null; changed: boolean }>(
+  const { rows } = await db.query<{ id: string; type: string; previous: JobStatus; dispatched: boolean | null; changed: boolean; settle: boolean | null }>(
     `WITH ${EVENT_BASE}, target AS (
        SELECT j.id, j.type, j.status FROM jobs j
         WHERE j.id = ANY($1::uuid[]) AND j.org_id = $2 AND ${TENANT_JOB("j")}
@@ -52,9 +57,24 @@ export async function cancelJobs(db: pg.Pool | pg.PoolClient, options: { orgId: 
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM cancelled LIMIT 1) AS any_cancelled
      )
-     SELECT t.id, t.type, t.status AS previous, d.dispatched, (t.status = 'pending' OR r.id IS NOT NULL) AS changed, (SELECT count(*) FROM notified) AS notified
-       FROM target t LEFT JOIN dequeued d ON d.job_id = t.id LEFT JOIN requested r ON r.id = t.id`,
+     SELECT t.id, t.type, t.status AS previous, d.dispatched, (t.status = 'pending' OR r.id IS NOT NULL) AS changed, (SELECT count(*) FROM notified) AS notified,
+            c.dependents > 0 AS settle
+       FROM target t LEFT JOIN dequeued d ON d.job_id = t.id LEFT JOIN requested r ON r.id = t.id LEFT JOIN cancelled c ON c.id = t.id`,
     [options.ids, options.orgId, options.by],
+  );
+  // A waiting job whose last dependency finished while this statement waited for its row lock was given a queue row
+  // this statement's snapshot does not show: removed here, in a statement that sees it.
+  const cancelled = rows.filter((r) => r.previous === "pending").map((r) => r.id);
+  if (cancelled.length) {
+    const late = await db.query<{ job_id: string; dispatched: boolean }>(
+      "DELETE FROM job_queue WHERE job_id = ANY($1::uuid[]) RETURNING job_id, dispatched_at IS NOT NULL AS dispatched",
+      [cancelled],
+    );
+    for (const row of late.rows) if (row.dispatched) rows.find((r) => r.id === row.job_id)!.dispatched = true;
+  }
+  await settleDependents(
+    db,
+    rows.filter((r) => r.settle).map((r) => r.id),
   );
   return rows.map((r) => ({ id: r.id, type: r.type, previous: r.previous, dispatched: r.dispatched === true, changed: r.changed }));
 }

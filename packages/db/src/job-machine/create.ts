@@ -4,6 +4,8 @@
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
+import { inTransaction } from "../transaction";
+import { insertDependencyEdges, lockDependencies, settleDependents, type DependencyEdge } from "./dependencies";
 import { announce, eventOf } from "./sql";
 
 export type NewJob = {
@@ -33,7 +35,17 @@ export type NewJob = {
   debounceKey?: string | null;
   /** The W3C traceparent of the creating request (SPEC §17), when tracing is on. */
   traceParent?: string | null;
+  /**
+   * Jobs this one waits for (SPEC §15): ids of the org's jobs, or of jobs of the same call. Checked here: one that
+   * is no job of the org throws UnknownDependencyError (and nothing is created).
+   */
+  dependsOn?: readonly string[];
+  /** Runs even when a dependency failed or was cancelled (`on_dependency_failure: "run"`). */
+  runOnDependencyFailure?: boolean;
 };
+
+/** What a job's place in a graph adds to its row: counts of dependencies (unfinished too) and of dependents. */
+type GraphCounts = { dependencies: number; pending: number; dependents: number };
 
 /** Ids of the jobs a dedupe key refused, with the key: another job holds it. */
 export type Refused = Map<string, string>;
@@ -46,13 +58,59 @@ export type Refused = Map<string, string>;
  */
 export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[]): Promise<Refused> {
   if (jobs.length === 0) return new Map();
+  if (!jobs.some((j) => j.dependsOn?.length)) return insertRows(client, jobs, new Map());
+  // A graph takes a few statements, which must commit together: a connection given is inside a transaction.
+  return "totalCount" in client ? inTransaction(client, (tx) => insertGraph(tx, jobs)) : insertGraph(client, jobs);
+}
+
+/**
+ * Jobs with dependencies: their outside dependencies locked and counted (lockDependencies), the rows (a job with
+ * a dependency not final has no queue row yet), the edges, and — for a job depending on one that has failed or
+ * was cancelled already — its cancellation (or, with on_dependency_failure "run", nothing: that one is final).
+ */
+async function insertGraph(tx: pg.PoolClient, jobs: readonly NewJob[]): Promise<Refused> {
+  const created = new Set(jobs.map((j) => j.id));
+  const edges: DependencyEdge[] = jobs.flatMap((j) => [...new Set(j.dependsOn ?? [])].map((dependsOn) => ({ jobId: j.id, orgId: j.orgId, dependsOn })));
+  const outside = await lockDependencies(tx, edges, created);
+  const counts = new Map<string, GraphCounts>(jobs.map((j) => [j.id, { dependencies: 0, pending: 0, dependents: 0 }]));
+  const failedRoots = new Set<string>();
+  const doomed: string[] = [];
+  for (const job of jobs) {
+    const own = counts.get(job.id)!;
+    let failed = false;
+    for (const dependsOn of new Set(job.dependsOn ?? [])) {
+      own.dependencies++;
+      const status = created.has(dependsOn) ? "pending" : outside.get(dependsOn)!;
+      if (created.has(dependsOn)) counts.get(dependsOn)!.dependents++;
+      if (status === "pending" || status === "processing") own.pending++;
+      else if (status !== "done" && !job.runOnDependencyFailure) {
+        failed = true;
+        failedRoots.add(dependsOn);
+      }
+    }
+    // Held back like a waiting job (no queue row) until settled below, in this transaction.
+    if (failed) {
+      own.pending++;
+      doomed.push(job.id);
+    }
+  }
+  const refused = await insertRows(tx, jobs, counts);
+  if (refused.size) throw new Error("a job of a graph was refused by its dedupe key; the API does not allow dedupe keys in graphs");
+  await insertDependencyEdges(tx, edges);
+  if (doomed.length) await settleDependents(tx, [...failedRoots], doomed);
+  return refused;
+}
+
+async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[], graph: ReadonlyMap<string, GraphCounts>): Promise<Refused> {
   const { rows } = await client.query<{ refused: string[] | null }>({
     name: "conveyor-insert-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[],
-                            $12::text[], $13::smallint[], $14::text[], $15::int[], $16::text[], $17::int[], $18::text[], $19::text[])
+                            $12::text[], $13::smallint[], $14::text[], $15::int[], $16::text[], $17::int[], $18::text[],
+                            $19::smallint[], $20::smallint[], $21::int[], $22::boolean[], $23::text[])
          WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search,
-                              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, dedupe_seconds, debounce_key, trace_parent, n)
+                              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, dedupe_seconds, debounce_key,
+                              dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent, n)
      ), ${EVENT_BASE}, deduped AS (
        -- A key is taken over when its job is older than this job's window, or failed or was cancelled. (Not when its
        -- job cannot be seen: a job committed while this statement waited for the key's row is not in its snapshot.)
@@ -66,9 +124,11 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
        SELECT * FROM input WHERE dedupe_key IS NULL OR id IN (SELECT job_id FROM deduped)
      ), inserted AS (
        INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id,
-                         concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key, trace_parent)
+                         concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key,
+                         dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent)
        SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
-              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key, trace_parent
+              concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key,
+              dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent
          FROM accepted ORDER BY n
        RETURNING *
      ), searchable AS (
@@ -77,6 +137,8 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
      ), queued AS (
        INSERT INTO job_queue (job_id, type, org_id, priority, due_at, concurrency_key, concurrency_limit, rate_limit, debounce_key)
        SELECT id, type, org_id, priority, COALESCE(run_at, created_at), concurrency_key, concurrency_limit, rate_limit, debounce_key FROM inserted
+        -- A job waiting for dependencies joins the queue when the last one is final (dependencies.ts).
+        WHERE dependencies_pending = 0
      ), announced AS (
        ${announce({ from: "(SELECT i.id, i.org_id, i.type, i::jobs AS job FROM inserted i)", event: eventOf("created") })}
      )
@@ -102,6 +164,10 @@ export async function insertJobs(client: pg.Pool | pg.PoolClient, jobs: readonly
       jobs.map((j) => j.dedupe?.key ?? null),
       jobs.map((j) => j.dedupe?.seconds ?? null),
       jobs.map((j) => j.debounceKey ?? null),
+      jobs.map((j) => graph.get(j.id)?.dependencies ?? 0),
+      jobs.map((j) => graph.get(j.id)?.pending ?? 0),
+      jobs.map((j) => graph.get(j.id)?.dependents ?? 0),
+      jobs.map((j) => j.runOnDependencyFailure ?? false),
       jobs.map((j) => j.traceParent ?? null),
     ],
   });

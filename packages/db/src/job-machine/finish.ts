@@ -4,6 +4,7 @@
 import type pg from "pg";
 import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
+import { inSettlingTransaction, settleDependents } from "./dependencies";
 import { announce, eventOfStatus, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
@@ -34,8 +35,47 @@ export type Outcome = {
  */
 export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outcomes: readonly Outcome[]): Promise<Map<string, JobStatus>> {
   if (logs.length === 0 && outcomes.length === 0) return new Map();
+  const applied = await applyOutcomes(pool, logs, outcomes, false);
+  const missing = outcomes.filter((o) => !applied.has(o.id)).map((o) => o.id);
+  if (missing.length === 0) return applied;
+  // Outcomes left out because their job has dependents (SPEC §15): recorded again with the settling of those
+  // dependents, in one transaction. (The others missing lost their fence.)
+  // Past this point the statement above has committed: what follows retries on its own rather than have the caller
+  // write the outcomes and log lines again.
+  const { rows } = await inSettlingTransaction(pool, (tx) =>
+    tx.query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0", [missing]),
+  );
+  if (rows.length === 0) return applied;
+  const slow = new Set(rows.map((r) => r.id));
+  const settled = await inSettlingTransaction(pool, async (tx) => {
+    const done = await applyOutcomes(
+      tx,
+      [],
+      outcomes.filter((o) => slow.has(o.id)),
+      true,
+    );
+    await settleDependents(
+      tx,
+      [...done].flatMap(([id, status]) => (status === "pending" ? [] : [id])),
+    );
+    return done;
+  });
+  for (const [id, status] of settled) applied.set(id, status);
+  return applied;
+}
+
+/**
+ * The one statement of writeOutcomes. Unless `settling`, a final outcome of a job that has dependents is left out
+ * (not in the answer): its dependents are settled in the same transaction, which the caller then opens.
+ */
+async function applyOutcomes(
+  db: pg.Pool | pg.PoolClient,
+  logs: readonly LogRow[],
+  outcomes: readonly Outcome[],
+  settling: boolean,
+): Promise<Map<string, JobStatus>> {
   const sorted = [...outcomes].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const { rows } = await pool.query<{ id: string; status: JobStatus }>({
+  const { rows } = await db.query<{ id: string; status: JobStatus }>({
     name: "conveyor-write-outcomes",
     text: `WITH ${EVENT_BASE}, applied AS (
        UPDATE jobs j
@@ -53,6 +93,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
          FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
            AS o(id, fence, status, retries, result, error, run_at)
         WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
+          AND ($13::boolean OR j.dependents = 0 OR (o.status = 'pending' AND j.cancel_requested_at IS NULL))
        RETURNING j.*
      ), finished AS (
        DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id AND a.status <> 'pending'
@@ -86,6 +127,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
       sorted.map((o) => o.result),
       sorted.map((o) => o.error),
       sorted.map((o) => o.runAt),
+      settling,
     ],
   });
   return new Map(rows.map((r) => [r.id, r.status]));

@@ -9,3 +9,4 @@ export { writeOutcomes, type LogRow, type Outcome } from "./finish";
 export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";
 export { debounceJob, type Debounced } from "./debounce";
+export { settleDependents, UnknownDependencyError, type Settled } from "./dependencies";

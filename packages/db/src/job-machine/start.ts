@@ -5,6 +5,7 @@
 import type pg from "pg";
 import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
+import { inSettlingTransaction, settleDependents } from "./dependencies";
 import { announce, eventOfStatus } from "./sql";
 
 /**
@@ -59,6 +60,8 @@ export type ClaimedJob = {
   timeoutMs: number | null;
   /** The W3C traceparent of the request that created the job, when it was traced (SPEC §17). */
   traceParent: string | null;
+  /** How many jobs it depends on (SPEC §15): the handler's ctx.dependencies are read when there are any. */
+  dependencies: number;
 };
 
 /**
@@ -75,9 +78,41 @@ export type ClaimedJob = {
  */
 export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]): Promise<(ClaimedJob | ClaimWait)[]> {
   if (requests.length === 0) return [];
+  const claimed = await claim(pool, requests, false);
+  if (claimed.length === requests.length) return claimed;
+  // A take-over that ends a job with dependents (SPEC §15) is left out of the one-statement claim: it is made again
+  // here with the settling of those dependents, in one transaction.
+  const returned = new Set(claimed.map((c) => c.id));
+  // Past this point the claim above has committed: what follows retries on its own rather than have the caller claim
+  // again (which would count the attempts just started as lost).
+  const { rows } = await inSettlingTransaction(pool, (tx) =>
+    tx.query<{ id: string }>(
+      `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0
+          AND (cancel_requested_at IS NOT NULL OR interruptions >= ${MAX_INTERRUPTIONS})`,
+      [requests.filter((r) => !returned.has(r.id)).map((r) => r.id)],
+    ),
+  );
+  if (rows.length === 0) return claimed;
+  const slow = new Set(rows.map((r) => r.id));
+  await inSettlingTransaction(pool, async (tx) => {
+    await claim(
+      tx,
+      requests.filter((r) => slow.has(r.id)),
+      true,
+    );
+    await settleDependents(tx, [...slow]);
+  });
+  return claimed;
+}
+
+/**
+ * The one statement of claimJobs. Unless `settling`, a take-over that would end a job with dependents (cancelled
+ * or failed) is left out: the caller makes it with the settling of those dependents.
+ */
+async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimRequest[], settling: boolean): Promise<(ClaimedJob | ClaimWait)[]> {
   // Rows are locked in id order, as every other multi-row writer of jobs does, so claims never deadlock with them.
   const sorted = [...requests].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const { rows } = await pool.query<{
+  const { rows } = await db.query<{
     id: string;
     org_id: string;
     type: string;
@@ -87,6 +122,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     interruptions: number;
     timeout_ms: number | null;
     trace_parent: string | null;
+    dependencies: number;
     previous_status: "pending" | "processing";
     retry_at: Date | null;
   }>({
@@ -101,7 +137,8 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
          FROM input i JOIN jobs j ON j.id = i.id
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type
-        WHERE j.status = 'pending'
+        -- (A job waiting for dependencies has no queue row and is never handed over: this only guards a stray.)
+        WHERE j.status = 'pending' AND j.dependencies_pending = 0
      ), wants AS (
        -- Every rate limit each job starts under (its own, its queue's), ranked per limit within this claim.
        SELECT w.id, w.org_id, w.name, row_number() OVER (PARTITION BY w.org_id, w.name ORDER BY w.id) AS rank
@@ -135,7 +172,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
        UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now()
          FROM pending p
         WHERE j.id = p.id AND j.status = 'pending' AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.status, 'pending'::text AS previous_status, j AS job
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'pending'::text AS previous_status, j AS job
      ), taken_over AS (
        UPDATE jobs j
           SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
@@ -148,7 +185,8 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
               updated_at = now()
          FROM input i
         WHERE j.id = i.id AND j.status = 'processing'
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.status, 'processing'::text AS previous_status, j AS job
+          AND ($3::boolean OR j.dependents = 0 OR (j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS}))
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'processing'::text AS previous_status, j AS job
      ), changed AS (
        SELECT * FROM started UNION ALL SELECT * FROM taken_over
      ), dequeued AS (
@@ -166,14 +204,14 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM changed LIMIT 1) AS any_change
      )
-     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.trace_parent, c.previous_status,
+     SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.trace_parent, c.dependencies, c.previous_status,
             NULL::timestamptz AS retry_at, (SELECT count(*) FROM notified) AS notified, (SELECT count(*) FROM held) AS held
        FROM changed c WHERE c.status = 'processing'
      UNION ALL
-     SELECT r.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, r.frees_at, NULL, NULL
+     SELECT r.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, r.frees_at, NULL, NULL
        FROM refused_until r JOIN pending p ON p.id = r.id
       WHERE NOT p.paused AND r.frees_at <= now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'`,
-    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence)],
+    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), settling],
   });
   return rows.map((r) =>
     r.retry_at
@@ -188,6 +226,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
           interruptions: r.interruptions,
           timeoutMs: r.timeout_ms,
           traceParent: r.trace_parent,
+          dependencies: r.dependencies,
           previousStatus: r.previous_status,
         },
   );

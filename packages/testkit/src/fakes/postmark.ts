@@ -59,6 +59,15 @@ function refusal(request: RecordedRequest, token: string, inactive: Set<string>)
   const bad = recipients.find((r: string) => !isEmail(r));
   if (bad !== undefined) return postmarkError(422, 300, `Error parsing 'To': Illegal email address '${bad}'. It must contain the '@' symbol.`);
   if (!mail.TextBody && !mail.HtmlBody) return postmarkError(422, 300, "Provide either email TextBody or HtmlBody or both.");
+  if (mail.Attachments !== undefined) {
+    if (!Array.isArray(mail.Attachments)) return postmarkError(422, 300, "Invalid 'Attachments' value.");
+    for (const a of mail.Attachments) {
+      if (typeof a?.Name !== "string" || !a.Name) return postmarkError(422, 300, "Attachment Name is required.");
+      if (typeof a.Content !== "string" || !/^[A-Za-z0-9+/]+={0,2}$/.test(a.Content))
+        return postmarkError(422, 300, `Attachment '${a.Name}' has invalid Content.`);
+      if (typeof a.ContentType !== "string" || !a.ContentType.includes("/")) return postmarkError(422, 300, `Attachment '${a.Name}' needs a ContentType.`);
+    }
+  }
   if (recipients.some((r: string) => inactive.has(r.toLowerCase()))) {
     return postmarkError(
       422,

@@ -104,5 +104,20 @@ function refusal(request: RecordedRequest, apiKey: string): FakeReply | undefine
   if (mail.html === undefined && mail.text === undefined && mail.template === undefined) {
     return resendError(422, "validation_error", "Missing `html` or `text` field.");
   }
+  if (mail.attachments !== undefined) {
+    const list = mail.attachments;
+    const bad =
+      !Array.isArray(list) ||
+      list.some(
+        (a: any) =>
+          typeof a?.filename !== "string" ||
+          !a.filename ||
+          (typeof a.content !== "string" && typeof a.path !== "string") ||
+          (typeof a.content === "string" && !/^[A-Za-z0-9+/]*={0,2}$/.test(a.content)),
+      );
+    if (bad) return resendError(422, "invalid_attachment", "Attachment must have a `filename` and either `content` (base64) or `path`.");
+    const bytes = list.reduce((n: number, a: any) => n + (typeof a.content === "string" ? a.content.length : 0), 0);
+    if (bytes > 40 * 1024 * 1024) return resendError(422, "invalid_attachment", "Attachments exceed 40MB.");
+  }
   return undefined;
 }

@@ -99,5 +99,19 @@ function validate(mail: any): { message: string; field: string }[] {
       });
     }
   }
+  if (mail.attachments !== undefined) {
+    if (!Array.isArray(mail.attachments)) problems.push({ message: "The attachments parameter must be an array.", field: "attachments" });
+    else
+      mail.attachments.forEach((a: any, i: number) => {
+        if (typeof a?.content !== "string" || a.content.length === 0 || !isBase64(a.content))
+          problems.push({ message: "The attachment content must be base64 encoded.", field: `attachments.${i}.content` });
+        if (typeof a?.filename !== "string" || a.filename.length === 0)
+          problems.push({ message: "The attachment filename parameter is required.", field: `attachments.${i}.filename` });
+        if (a?.disposition !== undefined && !["inline", "attachment"].includes(a.disposition))
+          problems.push({ message: "The disposition must be inline or attachment.", field: `attachments.${i}.disposition` });
+      });
+  }
   return problems;
 }
+
+const isBase64 = (value: string) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && value.length % 4 === 0;

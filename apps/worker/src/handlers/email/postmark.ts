@@ -18,7 +18,16 @@ export const postmark: EmailProvider = {
       method: "POST",
       url: `${options.baseUrl}/email`,
       headers: { "X-Postmark-Server-Token": options.apiKey, "Content-Type": "application/json", Accept: "application/json", "User-Agent": USER_AGENT },
-      data: { From: message.from, To: message.to, Subject: message.subject, TextBody: message.text, Metadata: { conveyor_job_id: message.jobId } },
+      data: {
+        From: message.from,
+        To: message.to,
+        Subject: message.subject,
+        TextBody: message.text,
+        Metadata: { conveyor_job_id: message.jobId },
+        ...(message.attachments?.length
+          ? { Attachments: message.attachments.map((a) => ({ Name: a.filename, Content: a.data.toString("base64"), ContentType: a.contentType })) }
+          : {}),
+      },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
     });

@@ -25,7 +25,15 @@ export const resend: EmailProvider = {
         "User-Agent": USER_AGENT,
         "Idempotency-Key": message.jobId,
       },
-      data: { from: message.from, to: [message.to], subject: message.subject, text: message.text },
+      data: {
+        from: message.from,
+        to: [message.to],
+        subject: message.subject,
+        text: message.text,
+        ...(message.attachments?.length
+          ? { attachments: message.attachments.map((a) => ({ filename: a.filename, content: a.data.toString("base64"), content_type: a.contentType })) }
+          : {}),
+      },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
     });

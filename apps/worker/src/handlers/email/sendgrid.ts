@@ -21,6 +21,16 @@ export const sendgrid: EmailProvider = {
         subject: message.subject,
         content: [{ type: "text/plain", value: message.text }],
         custom_args: { conveyor_job_id: message.jobId },
+        ...(message.attachments?.length
+          ? {
+              attachments: message.attachments.map((a) => ({
+                content: a.data.toString("base64"),
+                filename: a.filename,
+                type: a.contentType,
+                disposition: "attachment",
+              })),
+            }
+          : {}),
       },
       timeoutMs: options.timeoutMs,
       signal: options.signal,

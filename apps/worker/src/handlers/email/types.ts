@@ -9,7 +9,11 @@ export type EmailMessage = {
   text: string;
   /** The job id: the idempotency key where the provider has one, a correlation tag where it does not. */
   jobId: string;
+  /** Files to attach (SPEC §15: artifacts of the jobs this one depends on). */
+  attachments?: EmailAttachment[];
 };
+
+export type EmailAttachment = { filename: string; contentType: string; data: Buffer };
 
 export type EmailRequestOptions = {
   apiKey: string;

@@ -76,8 +76,16 @@ export async function startRig(options: StackOptions & { workers?: number } = {}
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const stack = await startStack({ ...options, apiEnv: { PUBLIC_URL: base, AUTH_RATE_LIMIT_PER_MIN: "0", ...options.apiEnv } });
   server.on("request", createApp(stack.api.deps));
-  for (let i = 0; i < (options.workers ?? 0); i++) await stack.startWorker();
-  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  let browser: Browser;
+  try {
+    for (let i = 0; i < (options.workers ?? 0); i++) await stack.startWorker();
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+  } catch (error) {
+    // A rig that cannot start (no Chromium, a worker that dies) must not leave its worker processes running.
+    await stack.close().catch(() => {});
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  }
   const contexts: BrowserContext[] = [];
 
   const rig: Rig = {

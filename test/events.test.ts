@@ -54,8 +54,15 @@ async function stored(id: string): Promise<{ id: string; type: string }[]> {
 
 /** The job as GET /jobs/{id} shows it, without its payload: what the final event's data must be. */
 function withoutPayload(job: JobView): Record<string, unknown> {
-  // An event holds the job as it was; `waiting_for` is the live answer of GET /jobs/{id}, not part of it.
-  const { payload: _payload, waiting_for: _waiting, ...rest } = job as JobView & Record<string, unknown>;
+  // An event holds the job as it was; `waiting_for` (a live answer) and the job's place in a graph are GET /jobs/{id}'s.
+  const {
+    payload: _payload,
+    waiting_for: _waiting,
+    depends_on: _dependsOn,
+    dependents: _dependents,
+    on_dependency_failure: _onFailure,
+    ...rest
+  } = job as JobView & Record<string, unknown>;
   return rest;
 }
 

@@ -2260,7 +2260,7 @@ export interface components {
              * @description UUID v7.
              */
             job_id: string;
-            /** @description The job as GET /jobs/{id} shows it, as it was after this change, without its payload and without `waiting_for` (a live answer, read it from GET /jobs/{id}). */
+            /** @description The job as GET /jobs/{id} shows it, as it was after this change, without its payload, `waiting_for` (a live answer) and its place in a graph (`depends_on`, `dependents`, `on_dependency_failure`): read those from GET /jobs/{id}. */
             data: {
                 [key: string]: unknown;
             };

@@ -295,7 +295,7 @@ export const responseSchemas = {
     data: anyObject()
       .required()
       .description(
-        "The job as GET /jobs/{id} shows it, as it was after this change, without its payload and without `waiting_for` (a live answer, read it from GET /jobs/{id}).",
+        "The job as GET /jobs/{id} shows it, as it was after this change, without its payload, `waiting_for` (a live answer) and its place in a graph (`depends_on`, `dependents`, `on_dependency_failure`): read those from GET /jobs/{id}.",
       ),
   }).description("What each server-sent event's `data:` line holds, and the `data` of each webhook delivery's CloudEvent."),
   WebhookEndpoint: webhookEndpoint,

@@ -51,8 +51,10 @@ export async function cancelJob(
   if (outcome.previous !== "pending" && outcome.previous !== "processing") {
     throw new AppError("job_finished", `The job is already ${outcome.previous}; only a pending or processing job can be cancelled. Replay it to run it again.`);
   }
-  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [outcome] : [], deps);
+  // The answer is the job as this cancellation left it: read before the workers hear of it, since a worker told to stop
+  // may record the attempt cancelled within milliseconds (the answer would then depend on the race).
   const job = await findJob(deps.db.pool, caller.orgId, id);
+  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [outcome] : [], deps);
   if (!job) throw notFound("Job");
   return job;
 }

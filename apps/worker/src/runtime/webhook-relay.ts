@@ -55,11 +55,6 @@ export class WebhookRelay implements LeaderTask {
     await this.loop.stop();
   }
 
-  /** Runs a round now, or right after the one in progress. */
-  wake(): void {
-    this.loop.wake();
-  }
-
   private async rounds(): Promise<void> {
     const limit = this.options.batch ?? 1_000;
     for (;;) {

@@ -30,11 +30,21 @@ async function main() {
   const server = await startPrivatePostgres();
   const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href;
   const node = (entry: string, env: Record<string, string>) =>
-    spawn(process.execPath, [...(process.env.CPU_PROF && entry.startsWith("apps/") ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : []), "--conditions=conveyor-source", "--import", tsx, path.join(root, entry)], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? "", HOME: "/tmp", ...env },
-      stdio: ["ignore", "ignore", "inherit"],
-    });
+    spawn(
+      process.execPath,
+      [
+        ...(process.env.CPU_PROF && entry.startsWith("apps/") ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : []),
+        "--conditions=conveyor-source",
+        "--import",
+        tsx,
+        path.join(root, entry),
+      ],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? "", HOME: "/tmp", ...env },
+        stdio: ["ignore", "ignore", "inherit"],
+      },
+    );
   try {
     const databaseUrl = server.url.replace(/\/postgres$/, "/cpu");
     const admin = new pg.Client({ connectionString: server.url });
@@ -42,7 +52,9 @@ async function main() {
     await admin.query("CREATE DATABASE cpu");
     await admin.end();
     await new Promise<void>((resolve, reject) =>
-      node("packages/db/src/cli/migrate.ts", { DATABASE_URL: databaseUrl }).once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`migrate ${code}`)))),
+      node("packages/db/src/cli/migrate.ts", { DATABASE_URL: databaseUrl }).once("exit", (code) =>
+        code === 0 ? resolve() : reject(new Error(`migrate ${code}`)),
+      ),
     );
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
@@ -88,8 +100,11 @@ async function main() {
       const result = await fire(requests);
       const [apiUs, pgUs] = [(cpuOf(api.pid!) - apiBefore) / requests, (server.cpuMicros() - pgBefore) / requests];
       if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
-      console.log(`${root}: API ${apiUs.toFixed(0)} µs/request, Postgres ${pgUs.toFixed(0)} µs/request (${requests} requests, ${result.requests.average} req/s)`);
-      for (const s of await server.statements(8)) console.log(`  ${((s.totalMs * 1000) / requests).toFixed(1)} µs/req ${s.calls} calls: ${s.query.slice(0, 140)}`);
+      console.log(
+        `${root}: API ${apiUs.toFixed(0)} µs/request, Postgres ${pgUs.toFixed(0)} µs/request (${requests} requests, ${result.requests.average} req/s)`,
+      );
+      for (const s of await server.statements(8))
+        console.log(`  ${((s.totalMs * 1000) / requests).toFixed(1)} µs/req ${s.calls} calls: ${s.query.slice(0, 140)}`);
     } finally {
       api.kill();
       await new Promise((resolve) => api.once("exit", resolve));

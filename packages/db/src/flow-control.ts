@@ -10,8 +10,7 @@ import { RATE_LIMIT_LEAD_MS } from "./job-machine/start";
  * hands jobs over that far ahead of a window freeing, and their claims wait out the rest (start.ts).
  */
 const usedAtLead = (starts: string, period: string) =>
-  `(SELECT count(*)::int FROM unnest(coalesce(${starts}, ARRAY[]::timestamptz[])) AS s
-     WHERE s > now() + (${RATE_LIMIT_LEAD_MS} - ${period} - least(${period} / 50, 1000)) * interval '1 millisecond')`;
+  `conveyor_window_used_at(${starts}, ${period}, now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond')`;
 
 /** What holds back the due jobs of one type this round. Keys: `org key` (concurrency) and `org name` (rate limits). */
 export type DispatchLimits = {
@@ -57,7 +56,7 @@ export async function dispatchLimits(db: pg.Pool | pg.PoolClient, type: string, 
                - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.type = $1 AND q.dispatched_at IS NOT NULL AND j.status = 'pending')
           FROM type_state t WHERE t.type = $1 AND t.rate_limit IS NOT NULL) AS type_left,
        (SELECT paused_until FROM type_state WHERE type = $1 AND paused_until > now()) AS paused_until,
-       (SELECT min(s.oldest + (s.period_ms + least(s.period_ms / 50, 1000) - ${RATE_LIMIT_LEAD_MS}) * interval '1 millisecond')
+       (SELECT min(s.oldest + conveyor_window_span(s.period_ms) - ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond')
           FROM (SELECT starts[1] AS oldest, period_ms FROM rate_limits
                  WHERE org_id = ANY($2::uuid[]) AND ${usedAtLead("starts", "period_ms")} >= "limit"
                 UNION ALL

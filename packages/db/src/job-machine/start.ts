@@ -25,7 +25,7 @@ function grant(table: string, alias: string, limit: string, period: string, want
 /** When a limit's window, as just updated, admits another start: now if it is not full, else when its oldest start leaves. */
 const freesAt = (alias: string, limit: string, period: string) =>
   `CASE WHEN conveyor_window_used(${alias}.starts, ${alias}.${period}) < ${alias}.${limit} THEN now()
-        ELSE ${alias}.starts[1] + (${alias}.${period} + least(${alias}.${period} / 50, 1000)) * interval '1 millisecond' END`;
+        ELSE ${alias}.starts[1] + conveyor_window_span(${alias}.${period}) END`;
 
 /**
  * How soon a rate limit's window must free for a claim it refuses to wait for it instead of putting the job back in

@@ -2,24 +2,21 @@
 // delayed, or waiting for a retry) never runs; a running job's signal aborts within 2 s on the worker that runs
 // it; a cancel racing a success, a failure, a retry or a worker's SIGKILL leaves exactly one final state; a
 // cancelled job never starts afterwards, not after a Redis FLUSHALL either.
-import { mkdtempSync, readFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
 import { addMember } from "@conveyor/testkit/api";
-import { startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
 
 type Job = JobView & { cancel_requested_at: string | null };
 
 let stack: Stack;
-let markers: string;
+let log: ScriptedLog;
 // A private Redis: one test wipes it (FLUSHALL), and the machine's shared Redis must never be wiped.
 let redisServer: PrivateRedis;
 beforeAll(async () => {
   redisServer = await startPrivateRedis();
-  markers = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-cancel-")), "markers.log");
-  stack = await startStack({ apiEnv: { REDIS_URL: redisServer.url }, workerEnv: { WORKER_TYPES: "scripted,word_count", SCRIPTED_MARKER_FILE: markers } });
+  log = new ScriptedLog("cancel");
+  stack = await startStack({ apiEnv: { REDIS_URL: redisServer.url }, workerEnv: { WORKER_TYPES: "scripted,word_count", SCRIPTED_MARKER_FILE: log.file } });
   await stack.startWorker();
 }, 60_000);
 afterEach(() => stack.expectOtherOrgUntouched());
@@ -29,17 +26,6 @@ afterAll(async () => {
 });
 
 const cancel = (id: string, headers: Record<string, string> = {}) => stack.post(`/jobs/${id}/cancel`, {}, headers);
-/** How many times the handler ran for `marker` (no file: never). */
-function runsOf(marker: string): number {
-  try {
-    return readFileSync(markers, "utf8")
-      .split("\n")
-      .filter((l) => l.startsWith(`${marker} `)).length;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw error;
-  }
-}
 const final = (job: { status: string }) => ["done", "failed", "cancelled"].includes(job.status);
 
 /**
@@ -50,7 +36,7 @@ async function witness(dueAt: Date, marker: string): Promise<void> {
   const created = await stack.post("/jobs", { type: "scripted", payload: { marker }, run_at: dueAt.toISOString() });
   expect(created.status).toBe(202);
   await stack.waitForJob(created.body.id, (j) => j.status === "done", 20_000);
-  expect(runsOf(marker)).toBe(1);
+  expect(log.runsOf(marker)).toBe(1);
 }
 
 async function whenProcessing(id: string): Promise<void> {
@@ -92,7 +78,7 @@ describe("cancelling a pending job", () => {
     );
     await witness(new Date(runAt.getTime() + 500), "after-delayed");
     expect((await stack.job(created.body.id)).status).toBe("cancelled");
-    expect(runsOf("delayed")).toBe(0);
+    expect(log.runsOf("delayed")).toBe(0);
     const queued = await stack.api.database.db.pool.query("SELECT 1 FROM job_queue WHERE job_id = $1", [created.body.id]);
     expect(queued.rowCount).toBe(0);
   }, 30_000);
@@ -108,7 +94,7 @@ describe("cancelling a pending job", () => {
     expect(res.body).toMatchObject({ status: "cancelled", retries: 1 });
     expect((await stack.logs(created.body.id)).at(-1)!.message).toMatch(/^Cancelled by .* before its next attempt\.$/);
     await slowRetries.stop();
-    expect(runsOf("retrying")).toBe(1);
+    expect(log.runsOf("retrying")).toBe(1);
     await stack.startWorker();
   }, 40_000);
 });
@@ -171,7 +157,7 @@ describe("cancelling a running job", () => {
     expect(job).toMatchObject({ status: "cancelled", retries: 0 });
     // A retry would have been due within RETRY_BASE_MS × 1.2 (120 ms) of the failure; a job due 1 s after it has run.
     await witness(new Date(Date.now() + 1_000), "after-no-retry");
-    expect(runsOf("no-retry")).toBe(1);
+    expect(log.runsOf("no-retry")).toBe(1);
   }, 30_000);
 
   it("cancels, and does not run again, a job whose worker is killed after the request", async () => {
@@ -185,7 +171,7 @@ describe("cancelling a running job", () => {
     await stack.startWorker({ WORKER_TYPES: "scripted,word_count", WORKER_LOCK_MS: "2000" });
     const job = await stack.waitForJob(created.body.id, final, 30_000);
     expect(job.status).toBe("cancelled");
-    expect(runsOf("killed")).toBe(1);
+    expect(log.runsOf("killed")).toBe(1);
     expect((await stack.logs(created.body.id)).map((l) => l.message)).toContain(
       "Attempt 1 was interrupted after a cancellation was requested: the job is cancelled.",
     );

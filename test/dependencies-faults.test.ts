@@ -1,26 +1,22 @@
 // Dependencies when things break (ROBUSTNESS H42–H43): a worker SIGKILLed while a dependency runs, and a Redis
 // FLUSHALL while a graph is half done, on a private Redis that may be wiped. Postgres decides what waits and what is
 // due, so neither loses a dependent nor runs one twice or before its dependencies.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
 
 jest.setTimeout(180_000);
 
 let redis: PrivateRedis;
 let stack: Stack;
-let markers: string;
+let log: ScriptedLog;
 
 beforeAll(async () => {
-  markers = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-deps-faults-")), "marks.log");
-  writeFileSync(markers, "");
+  log = new ScriptedLog("deps-faults");
   redis = await startPrivateRedis();
   stack = await startStack({
     apiEnv: { REDIS_URL: redis.url },
-    workerEnv: { SCRIPTED_MARKER_FILE: markers, WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "8" },
+    workerEnv: { SCRIPTED_MARKER_FILE: log.file, WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "8" },
   });
   await stack.startWorker();
   await stack.startWorker();
@@ -30,27 +26,6 @@ afterAll(async () => {
   await stack?.close();
   await redis?.stop();
 });
-
-/** The executions of the spans starting with `prefix`: start and end (null for one killed mid-way) and the pid. */
-function runs(prefix: string): { span: string; start: number; end: number | null; pid: number | null }[] {
-  const found: { span: string; start: number; end: number | null; pid: number | null }[] = [];
-  const pids = new Map<string, number>();
-  for (const line of readFileSync(markers, "utf8").split("\n")) {
-    const marker = /^(\S+) attempt=\d+ pid=(\d+)$/.exec(line);
-    if (marker) {
-      pids.set(marker[1]!, Number(marker[2]));
-      continue;
-    }
-    const [what, span, at] = line.split(" ");
-    if (!span?.startsWith(prefix)) continue;
-    if (what === "start") found.push({ span, start: Number(at), end: null, pid: pids.get(span) ?? null });
-    else if (what === "end") {
-      const open = [...found].reverse().find((r) => r.span === span && r.end === null);
-      if (open) open.end = Number(at);
-    }
-  }
-  return found;
-}
 
 const final = (id: string) => stack.waitForJob(id, (job) => ["done", "failed", "cancelled"].includes(job.status), 90_000);
 
@@ -63,14 +38,14 @@ it("a worker SIGKILLed while a dependency runs: the dependency is taken over, an
   });
   expect(res.status).toBe(202);
   const [dependency, dependent] = res.body as { id: string }[];
-  await waitFor(async () => runs("kill-dep")[0]?.pid ?? null, "the dependency running", 30_000, 20);
-  const victim = stack.workers.find((w) => w.pid === runs("kill-dep")[0]!.pid)!;
+  await waitFor(async () => log.runs("kill-dep")[0]?.pid ?? null, "the dependency running", 30_000, 20);
+  const victim = stack.workers.find((w) => w.pid === log.runs("kill-dep")[0]!.pid)!;
   await victim.stop("SIGKILL");
   await stack.startWorker();
   expect((await final(dependent!.id)).status).toBe("done");
   expect((await stack.job(dependency!.id)).status).toBe("done");
-  const dep = runs("kill-dep");
-  const child = runs("kill-child");
+  const dep = log.runs("kill-dep");
+  const child = log.runs("kill-child");
   // The lost attempt, then the take-over; the dependent once, after the take-over finished.
   expect(dep).toHaveLength(2);
   expect(dep[0]!.end).toBeNull();
@@ -95,13 +70,13 @@ it("a Redis FLUSHALL while a graph is half done: every job still runs, each afte
   const res = await stack.post("/jobs/batch", { jobs });
   expect(res.status).toBe(202);
   const ids = (res.body as { id: string }[]).map((j) => j.id);
-  await waitFor(async () => (runs("flush-").filter((r) => r.end !== null).length >= 8 ? true : null), "a third of the graph done", 30_000, 20);
+  await waitFor(async () => (log.runs("flush-").filter((r) => r.end !== null).length >= 8 ? true : null), "a third of the graph done", 30_000, 20);
   const admin = new Redis(redis.url);
   await admin.flushall();
   admin.disconnect();
   const finished = await Promise.all(ids.map(final));
   expect(finished.every((j) => j.status === "done")).toBe(true);
-  const all = runs("flush-");
+  const all = log.runs("flush-");
   const spans = new Map<string, { start: number; end: number | null }[]>();
   for (const run of all) spans.set(run.span, [...(spans.get(run.span) ?? []), run]);
   expect(spans.size).toBe(31);

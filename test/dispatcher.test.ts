@@ -2,13 +2,10 @@
 // wait in Postgres until due, higher priority runs first, organizations share a type's capacity round-robin
 // instead of first-in-first-out, ORG_CONCURRENCY_LIMIT caps one org, and a lost leader is replaced without a
 // job lost or run twice (ROBUSTNESS G34).
-import { mkdtempSync, readFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { waitFor } from "@conveyor/testkit";
 import { createApiKey, createOrg } from "@conveyor/testkit/api";
-import { startStack, type LogView, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type LogView, type Stack } from "@conveyor/testkit/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed" || job.status === "cancelled";
 
@@ -183,24 +180,16 @@ describe("ORG_CONCURRENCY_LIMIT", () => {
 
 describe("the dispatcher's leader (G34)", () => {
   let stack: Stack;
-  let markers: string;
+  let log: ScriptedLog;
   beforeAll(async () => {
-    markers = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-leader-")), "markers.log");
-    stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "8", SCRIPTED_MARKER_FILE: markers } });
+    log = new ScriptedLog("leader");
+    stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "8", SCRIPTED_MARKER_FILE: log.file } });
     await Promise.all([stack.startWorker(), stack.startWorker()]);
   }, 60_000);
   afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
-  /** How many times each marker's handler ran. */
-  const runs = () => {
-    const counts = new Map<string, number>();
-    for (const line of readFileSync(markers, "utf8").split("\n").filter(Boolean)) {
-      const marker = line.split(" ")[0]!;
-      counts.set(marker, (counts.get(marker) ?? 0) + 1);
-    }
-    return counts;
-  };
+  const runs = () => log.markerCounts();
 
   it("is replaced within seconds when killed with SIGKILL mid-dispatch, losing no job and running none twice", async () => {
     const leader = await waitFor(async () => stack.workers.find((w) => /became the leader/.test(w.output())) ?? null, "a leader", 15_000);

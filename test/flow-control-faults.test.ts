@@ -1,25 +1,21 @@
 // Flow control when things break (ROBUSTNESS H40, H41): a concurrency key through a worker's SIGKILL and a Redis
 // FLUSHALL, and a rate limit through the leader's SIGKILL mid-window, on a private Redis that may be wiped.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type SpanRun, type Stack } from "@conveyor/testkit/stack";
 
 jest.setTimeout(180_000);
 
 let redis: PrivateRedis;
 let stack: Stack;
-let markers: string;
+let log: ScriptedLog;
 
 beforeAll(async () => {
-  markers = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-flow-faults-")), "marks.log");
-  writeFileSync(markers, "");
+  log = new ScriptedLog("flow-faults");
   redis = await startPrivateRedis();
   stack = await startStack({
     apiEnv: { REDIS_URL: redis.url },
-    workerEnv: { SCRIPTED_MARKER_FILE: markers, WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "4" },
+    workerEnv: { SCRIPTED_MARKER_FILE: log.file, WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "4" },
   });
   await stack.startWorker();
   await stack.startWorker();
@@ -30,33 +26,8 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-type Run = { span: string; start: number; end: number | null; pid: number | null };
-
-/** Every execution of the spans starting with `prefix`, in start order; one killed mid-way has no end. */
-function runs(prefix: string): Run[] {
-  const found: Run[] = [];
-  const open = new Map<string, Run>();
-  const pids = new Map<string, number>();
-  for (const line of readFileSync(markers, "utf8").split("\n")) {
-    const marker = /^(\S+) attempt=\d+ pid=(\d+)$/.exec(line);
-    if (marker) {
-      // Written before the span's start, by the same attempt.
-      if (marker[1]!.startsWith(prefix)) pids.set(marker[1]!, Number(marker[2]));
-      continue;
-    }
-    const [what, span, at] = line.split(" ");
-    if (!span?.startsWith(prefix)) continue;
-    if (what === "start") {
-      const run = { span, start: Number(at), end: null, pid: pids.get(span) ?? null };
-      open.set(span, run);
-      found.push(run);
-    } else if (what === "end" && open.has(span)) open.get(span)!.end = Number(at);
-  }
-  return found;
-}
-
 /** No two executions overlap, counting a killed one as running until the next execution of anything started. */
-function neverTwoAtOnce(all: Run[]): void {
+function neverTwoAtOnce(all: SpanRun[]): void {
   const sorted = [...all].sort((a, b) => a.start - b.start);
   for (let i = 1; i < sorted.length; i++) {
     const previous = sorted[i - 1]!;
@@ -75,29 +46,29 @@ const done = (id: string) => stack.waitForJob(id, (job) => ["done", "failed", "c
 it("H41: keeps a key with limit 1 to one attempt at a time through a worker's SIGKILL: the next waits for the lost attempt", async () => {
   const first = await post({ payload: { sleep_ms: 2000, span: "kill-a", marker: "kill-a" }, concurrency_key: "device:9" });
   const second = await post({ payload: { sleep_ms: 100, span: "kill-b", marker: "kill-b" }, concurrency_key: "device:9" });
-  await waitFor(async () => runs("kill-a")[0]?.pid ?? null, "the first attempt running", 30_000, 20);
-  const victim = stack.workers.find((w) => w.pid === runs("kill-a")[0]!.pid)!;
+  await waitFor(async () => log.runs("kill-a")[0]?.pid ?? null, "the first attempt running", 30_000, 20);
+  const victim = stack.workers.find((w) => w.pid === log.runs("kill-a")[0]!.pid)!;
   await victim.stop("SIGKILL");
   await stack.startWorker();
   const [a, b] = await Promise.all([done(first), done(second)]);
   expect([a.status, b.status]).toEqual(["done", "done"]);
-  const all = [...runs("kill-a"), ...runs("kill-b")];
+  const all = [...log.runs("kill-a"), ...log.runs("kill-b")];
   // The first ran twice (the lost attempt, then its take-over once its lock expired); the second only after it.
-  expect(runs("kill-a")).toHaveLength(2);
-  expect(runs("kill-b")[0]!.start).toBeGreaterThanOrEqual(runs("kill-a")[1]!.end!);
+  expect(log.runs("kill-a")).toHaveLength(2);
+  expect(log.runs("kill-b")[0]!.start).toBeGreaterThanOrEqual(log.runs("kill-a")[1]!.end!);
   neverTwoAtOnce(all);
 });
 
 it("H41: keeps a key with limit 1 to one attempt at a time across a Redis FLUSHALL", async () => {
   const ids: string[] = [];
   for (let i = 0; i < 6; i++) ids.push(await post({ payload: { sleep_ms: 400, span: `flush-${i}` }, concurrency_key: "device:10" }));
-  await waitFor(async () => (runs("flush-").length >= 1 ? true : null), "one running", 30_000, 20);
+  await waitFor(async () => (log.runs("flush-").length >= 1 ? true : null), "one running", 30_000, 20);
   const admin = new Redis(redis.url);
   await admin.flushall();
   admin.disconnect();
   const jobs = await Promise.all(ids.map(done));
   expect(jobs.every((j) => j.status === "done")).toBe(true);
-  neverTwoAtOnce(runs("flush-"));
+  neverTwoAtOnce(log.runs("flush-"));
 });
 
 it("H40: never exceeds a rate limit in any window when the leader is SIGKILLed mid-window, and every job still runs", async () => {
@@ -111,14 +82,14 @@ it("H40: never exceeds a rate limit in any window when the leader is SIGKILLed m
     jobs: Array.from({ length: 16 }, (_, i) => ({ type: "scripted", payload: { span: `lead-${i}` }, rate_limit: "four" })),
   });
   expect(batch.status).toBe(202);
-  await waitFor(async () => (runs("lead-").length >= 4 ? true : null), "the first window", 30_000, 20);
+  await waitFor(async () => (log.runs("lead-").length >= 4 ? true : null), "the first window", 30_000, 20);
   const leader = stack.workers.find(
     (w) => w.child.exitCode === null && w.child.signalCode === null && /became the leader/.test(w.output()) && !/no longer the leader/.test(w.output()),
   );
   await leader?.stop("SIGKILL");
   const jobs = await Promise.all(batch.body.map((job: { id: string }) => done(job.id)));
   expect(jobs.every((j) => j.status === "done")).toBe(true);
-  expect(new Set(runs("lead-").map((r) => r.span)).size).toBe(16);
+  expect(new Set(log.runs("lead-").map((r) => r.span)).size).toBe(16);
   // A job starts when its claim commits it (its job.started event, a take-over's included): that is what the window counts.
   const { rows } = await stack.api.database.db.pool.query<{ time: Date }>("SELECT time FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.started'", [
     batch.body.map((job: { id: string }) => job.id),

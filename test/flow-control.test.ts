@@ -1,28 +1,24 @@
 // Flow control end to end (SPEC §14, ROBUSTNESS H40–H42): real API, Postgres, Redis and worker processes. Which
 // attempts ran at the same time is read from the handlers' own start/end marks (the scripted plugin's `span`).
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { deleteExpiredDedupeKeys } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { createApiKey, createOrg } from "@conveyor/testkit/api";
 import { startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
 
 jest.setTimeout(180_000);
 
 let stack: Stack;
-let markers: string;
+let log: ScriptedLog;
 let slack: SlackFake;
 const owner = () => ({ Authorization: `Bearer ${stack.owner.token}` });
 
 beforeAll(async () => {
-  markers = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-flow-")), "marks.log");
-  writeFileSync(markers, "");
+  log = new ScriptedLog("flow");
   slack = await startSlackFake();
   stack = await startStack({
     workerEnv: {
-      SCRIPTED_MARKER_FILE: markers,
+      SCRIPTED_MARKER_FILE: log.file,
       WORKER_CONCURRENCY: "6",
       CHAT_WEBHOOK_URL: slack.webhookUrl,
       WEBHOOK_ALLOW_HTTP: "true",
@@ -36,19 +32,6 @@ afterAll(async () => {
   await stack?.close();
   await slack?.close();
 });
-
-/** The handler executions of the spans starting with `prefix`: [start, end] in ms, by span. */
-function spans(prefix: string): { span: string; start: number; end: number }[] {
-  const open = new Map<string, number>();
-  const done: { span: string; start: number; end: number }[] = [];
-  for (const line of readFileSync(markers, "utf8").split("\n")) {
-    const [what, span, at] = line.split(" ");
-    if (!span?.startsWith(prefix)) continue;
-    if (what === "start") open.set(span, Number(at));
-    if (what === "end" && open.has(span)) done.push({ span, start: open.get(span)!, end: Number(at) });
-  }
-  return done.sort((a, b) => a.start - b.start);
-}
 
 /** When each of the jobs started (its job.started events, a take-over's included), in order. */
 async function startTimes(ids: string[]): Promise<number[]> {
@@ -101,7 +84,7 @@ describe("concurrency keys", () => {
     await someoneWaitsFor(ids, "concurrency_key");
     const jobs = await allFinal(ids);
     expect(jobs.every((j) => j.status === "done")).toBe(true);
-    const runs = spans("key1-");
+    const runs = log.finished("key1-");
     expect(runs).toHaveLength(8);
     expect(mostAtOnce(runs)).toBe(1);
     const detail = (await stack.job(ids[0]!)) as unknown as Record<string, unknown>;
@@ -120,10 +103,10 @@ describe("concurrency keys", () => {
     const batch = await stack.post("/jobs/batch", { jobs: [...keyed, ...unkeyed] });
     expect(batch.status).toBe(202);
     await allFinal(batch.body.map((job: { id: string }) => job.id));
-    expect(mostAtOnce(spans("key3-"))).toBe(3);
+    expect(mostAtOnce(log.finished("key3-"))).toBe(3);
     // The keyed backlog held nobody else up: the unkeyed jobs ran while keyed ones were still waiting.
-    const lastKeyed = Math.max(...spans("key3-").map((r) => r.start));
-    expect(Math.max(...spans("free-").map((r) => r.start))).toBeLessThan(lastKeyed);
+    const lastKeyed = Math.max(...log.finished("key3-").map((r) => r.start));
+    expect(Math.max(...log.finished("free-").map((r) => r.start))).toBeLessThan(lastKeyed);
   });
 });
 
@@ -137,7 +120,7 @@ describe("rate limits", () => {
     await someoneWaitsFor(ids, "rate_limit");
     const jobs = await allFinal(ids);
     expect(jobs.every((j) => j.status === "done" && j.retries === 0)).toBe(true);
-    expect(spans("rate-")).toHaveLength(20);
+    expect(log.finished("rate-")).toHaveLength(20);
     // A job starts when its claim commits it (its job.started event): that is what the window counts.
     const starts = await startTimes(ids);
     for (const from of starts) expect(starts.filter((t) => t >= from && t < from + 1000).length).toBeLessThanOrEqual(5);
@@ -212,7 +195,7 @@ describe("dedupe and debounce", () => {
     expect(last).toEqual({ status: 200, body: { id, status: "pending", debounced: true } });
     const done = await stack.waitForJob(id!, (job) => job.status === "done");
     expect(done.payload).toEqual({ n: "last", span: "debounced" });
-    expect(spans("debounced")).toHaveLength(1);
+    expect(log.finished("debounced")).toHaveLength(1);
     const { rows } = await stack.api.database.db.pool.query("SELECT count(*)::int AS n FROM jobs WHERE debounce_key = 'recalc:7'");
     expect(rows[0].n).toBe(1);
     // Once it has started, the key makes a new job.
@@ -245,7 +228,7 @@ describe("queues", () => {
     });
     expect(batch.status).toBe(202);
     ids.push(...batch.body.map((job: { id: string }) => job.id));
-    await waitFor(async () => (spans("paused-").length >= 2 ? true : null), "a few started", 20_000, 20);
+    await waitFor(async () => (log.finished("paused-").length >= 2 ? true : null), "a few started", 20_000, 20);
     try {
       await pauseAndCheck(ids);
     } finally {
@@ -268,7 +251,7 @@ describe("queues", () => {
       [ids, pausedAt],
     );
     expect(late).toEqual([]);
-    const waiting = ids.filter((id) => !spans("paused-").some((r) => r.span === `paused-${ids.indexOf(id)}`));
+    const waiting = ids.filter((id) => !log.finished("paused-").some((r) => r.span === `paused-${ids.indexOf(id)}`));
     expect(waiting.length).toBeGreaterThan(0);
     expect(((await stack.job(waiting[0]!)) as unknown as { waiting_for: string }).waiting_for).toBe("queue_paused");
     const queues = await stack.api.request.get("/queues").set("X-API-Key", stack.apiKey);
@@ -286,9 +269,9 @@ describe("queues", () => {
       .send({ type: "scripted", payload: { span: "fair" } });
     expect(res.status).toBe(202);
     await stack.api.request.get(`/jobs/${res.body.id}`).set("X-API-Key", key).expect(200);
-    await waitFor(async () => (spans("fair").length ? true : null), "the other organization's job ran", 10_000, 50);
+    await waitFor(async () => (log.finished("fair").length ? true : null), "the other organization's job ran", 10_000, 50);
     // It ran while the first organization's keyed backlog was still mostly waiting.
-    expect(spans("held-").length).toBeLessThan(20);
+    expect(log.finished("held-").length).toBeLessThan(20);
     for (const id of held) await stack.post(`/jobs/${id}/cancel`, {});
   });
 

@@ -164,3 +164,4 @@ export function attemptLines(logs: LogView[], attempt: number): string[] {
 export function starts(logs: LogView[]): number {
   return logs.filter((l) => /^Attempt \d+ of \d+ started/.test(l.message)).length;
 }
+export { ScriptedLog, type SpanRun } from "./scripted-log";

@@ -12,7 +12,7 @@ import { freePort } from "@conveyor/testkit";
 export type PrivatePostgres = {
   /** A URL of the server (database `postgres`). */
   url: string;
-  /** CPU time (user + system) spent so far by the server's processes that are alive now, in microseconds. */
+  /** CPU time (user + system) spent so far by the server's processes, those that have exited included, in microseconds. */
   cpuMicros(): number;
   /** Forgets what pg_stat_statements has counted. */
   resetStatements(): Promise<void>;
@@ -83,6 +83,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
           const pid = Number(entry);
           if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
           total += Number(fields[11]) + Number(fields[12]);
+          // The postmaster's cutime and cstime: what its children that have exited (ended connections) spent.
+          if (pid === postmaster) total += Number(fields[13]) + Number(fields[14]);
         } catch {
           // The process ended meanwhile.
         }

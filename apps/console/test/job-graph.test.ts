@@ -21,6 +21,20 @@ const enqueue = async (body: object) => {
   if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id as string;
 };
+/** Waits until every node lies inside the canvas (the graph is fitted after the canvas changes size). */
+const allNodesInside = (page: Page) =>
+  page.waitForFunction(
+    () => {
+      const canvas = document.querySelector('[data-testid="job-graph"]')!.getBoundingClientRect();
+      const nodes = [...document.querySelectorAll('[data-testid="graph-node"]')].map((n) => n.getBoundingClientRect());
+      return (
+        nodes.length > 0 &&
+        nodes.every((n) => n.left >= canvas.left - 1 && n.right <= canvas.right + 1 && n.top >= canvas.top - 1 && n.bottom <= canvas.bottom + 1)
+      );
+    },
+    undefined,
+    { timeout: 5_000 },
+  );
 const node = (page: Page, id: string) => page.locator(`[data-testid="graph-node"][data-job-id="${id}"]`);
 
 describe("a job's dependency graph (issue 25)", () => {
@@ -65,17 +79,20 @@ describe("a job's dependency graph (issue 25)", () => {
     expect(await current.getByRole("link").count()).toBe(0);
     // Its neighbours by id, outside the canvas too.
     const dependencies = page.getByRole("region", { name: "Dependencies" });
-    expect(await dependencies.getByRole("link", { name: `Job ${render.slice(-8)}` }).count()).toBe(1);
-    expect(await dependencies.getByRole("link", { name: `Job ${archive.slice(-8)}` }).count()).toBe(1);
+    expect(await dependencies.getByRole("link", { name: `Job ${render.slice(-8)}`, exact: true }).count()).toBe(1);
+    expect(await dependencies.getByRole("link", { name: `Job ${archive.slice(-8)}`, exact: true }).count()).toBe(1);
     // Edges: render → mail, mail → archive, review → archive, every node inside the canvas (fit view).
     expect(await graph.locator(".react-flow__edge").count()).toBe(3);
-    const canvas = (await graph.boundingBox())!;
-    for (const id of [render, mail, review, archive]) {
-      const box = (await node(page, id).boundingBox())!;
-      expect(box.x).toBeGreaterThanOrEqual(canvas.x);
-      expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width + 1);
-    }
+    await allNodesInside(page);
     await checkPage(page, "job-graph");
+    // At 375 px the graph is fitted again, top to bottom, its nodes still big enough to read and tap.
+    await page.setViewportSize({ width: 375, height: 740 });
+    await allNodesInside(page);
+    const narrow = (await node(page, mail).boundingBox())!;
+    expect(narrow.width).toBeGreaterThanOrEqual(110);
+    const [top, bottom] = [(await node(page, render).boundingBox())!, (await node(page, archive).boundingBox())!];
+    expect(bottom.y).toBeGreaterThan(top.y + top.height);
+    await page.setViewportSize(DESKTOP);
     await checkNarrow(page, "job-graph");
 
     // Live: the review is cancelled elsewhere, the archive runs anyway; both nodes change without a reload.

@@ -10,7 +10,8 @@ import dagre from "@dagrejs/dagre";
 import { Alert, Badge, Box, Group, Text } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { Controls, Handle, MarkerType, Position, ReactFlow, ReactFlowProvider, useReactFlow, type Edge, type Node, type NodeProps } from "@xyflow/react";
-import { useCallback, useMemo, type FocusEvent } from "react";
+import { useElementSize } from "@mantine/hooks";
+import { useCallback, useEffect, useMemo, type FocusEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { shortId, StatusBadge } from "../ui/format";
@@ -19,7 +20,9 @@ import { ErrorState, Loading } from "../ui/states";
 
 export type JobGraph = ResponseBody<"/jobs/{id}/graph", "get">;
 type GraphJob = JobGraph["nodes"][number];
-type JobNodeData = { job: GraphJob; current: boolean };
+/** Left to right where there is room; top to bottom on a narrow screen, where ranks side by side would be tiny. */
+type Direction = "LR" | "TB";
+type JobNodeData = { job: GraphJob; current: boolean; direction: Direction };
 type JobNode = Node<JobNodeData, "job">;
 
 const NODE_WIDTH = 190;
@@ -28,10 +31,13 @@ const NODE_HEIGHT = 78;
 /** The query of a job's graph; live.ts patches the statuses of its nodes from the event stream. */
 export const graphQueryKey = (id: string) => ["job", id, "graph"] as const;
 
-/** Positions from dagre, left to right, for a graph's shape (ids and edges; statuses do not move anything). */
-function layout(graph: JobGraph): Map<string, { x: number; y: number }> {
+/** Below this width of the canvas the graph is laid out top to bottom. */
+const NARROW = 600;
+
+/** Positions from dagre for a graph's shape (ids and edges; statuses do not move anything). */
+function layout(graph: JobGraph, direction: Direction): Map<string, { x: number; y: number }> {
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "LR", nodesep: 24, ranksep: 64, marginx: 8, marginy: 8 });
+  g.setGraph({ rankdir: direction, nodesep: direction === "LR" ? 24 : 16, ranksep: direction === "LR" ? 64 : 40, marginx: 8, marginy: 8 });
   g.setDefaultEdgeLabel(() => ({}));
   for (const node of graph.nodes) g.setNode(node.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
   for (const edge of graph.edges) g.setEdge(edge.from, edge.to);
@@ -46,7 +52,7 @@ function layout(graph: JobGraph): Map<string, { x: number; y: number }> {
 }
 
 function JobGraphNode({ data }: NodeProps<JobNode>) {
-  const { job, current } = data;
+  const { job, current, direction } = data;
   const flow = useReactFlow();
   // A link reached with Tab may lie outside the visible part of the canvas: bring its node to the centre.
   const reveal = useCallback(
@@ -74,7 +80,7 @@ function JobGraphNode({ data }: NodeProps<JobNode>) {
       w={NODE_WIDTH}
       h={NODE_HEIGHT}
     >
-      <Handle type="target" position={Position.Left} isConnectable={false} />
+      <Handle type="target" position={direction === "LR" ? Position.Left : Position.Top} isConnectable={false} />
       <Group gap={6} wrap="nowrap" justify="space-between">
         {current ? (
           <Text ff="monospace" size="sm" fw={700} aria-current="page">
@@ -103,22 +109,31 @@ function JobGraphNode({ data }: NodeProps<JobNode>) {
         {job.type}
       </Text>
       <StatusBadge status={job.status} />
-      <Handle type="source" position={Position.Right} isConnectable={false} />
+      <Handle type="source" position={direction === "LR" ? Position.Right : Position.Bottom} isConnectable={false} />
     </Box>
   );
 }
 
 const NODE_TYPES = { job: JobGraphNode };
+const FIT = { padding: 0.12, maxZoom: 1 };
 
-function Flow({ graph, currentId }: { graph: JobGraph; currentId: string }) {
+function Flow({ graph, currentId, width, height }: { graph: JobGraph; currentId: string; width: number; height: number }) {
+  const direction: Direction = width > 0 && width < NARROW ? "TB" : "LR";
   // The shape decides the layout; a status change keeps every node where it is.
   const shape = graph.nodes.map((node) => node.id).join() + "|" + graph.edges.map((edge) => `${edge.from}>${edge.to}`).join();
-  const positions = useMemo(() => layout(graph), [shape]);
+  const positions = useMemo(() => layout(graph, direction), [shape, direction]);
+  // Fitted again when the canvas changes size (a phone turned, a window resized) or the layout changes.
+  const flow = useReactFlow();
+  useEffect(() => {
+    if (width === 0 || height === 0) return;
+    const frame = requestAnimationFrame(() => void flow.fitView(FIT));
+    return () => cancelAnimationFrame(frame);
+  }, [flow, positions, width, height]);
   const nodes: JobNode[] = graph.nodes.map((job) => ({
     id: job.id,
     type: "job",
     position: positions.get(job.id) ?? { x: 0, y: 0 },
-    data: { job, current: job.id === currentId },
+    data: { job, current: job.id === currentId, direction },
     width: NODE_WIDTH,
     height: NODE_HEIGHT,
   }));
@@ -137,7 +152,7 @@ function Flow({ graph, currentId }: { graph: JobGraph; currentId: string }) {
       edges={edges}
       nodeTypes={NODE_TYPES}
       fitView
-      fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
+      fitViewOptions={FIT}
       minZoom={0.05}
       maxZoom={2}
       nodesDraggable={false}
@@ -159,6 +174,7 @@ function Flow({ graph, currentId }: { graph: JobGraph; currentId: string }) {
 
 /** The graph section's body: the canvas, and a note when the API left the farthest jobs out. */
 export function JobGraphView({ id }: { id: string }) {
+  const size = useElementSize();
   const graph = useQuery({ queryKey: graphQueryKey(id), queryFn: () => call(api.GET("/jobs/{id}/graph", { params: { path: { id } } })) });
   if (graph.isPending) return <Loading label="Loading the graph…" />;
   if (graph.isError) return <ErrorState error={graph.error} retry={() => void graph.refetch()} title="Could not load the graph" />;
@@ -174,9 +190,9 @@ export function JobGraphView({ id }: { id: string }) {
           Only the {nodes.length.toLocaleString()} nearest jobs of a larger graph are drawn.
         </Alert>
       )}
-      <Box className="job-graph" data-testid="job-graph" role="group" aria-label="Dependency graph">
+      <Box ref={size.ref} className="job-graph" data-testid="job-graph" role="group" aria-label="Dependency graph">
         <ReactFlowProvider>
-          <Flow graph={graph.data} currentId={id} />
+          <Flow graph={graph.data} currentId={id} width={size.width} height={size.height} />
         </ReactFlowProvider>
       </Box>
     </>

@@ -276,11 +276,11 @@ function attemptsOf(events: AttemptEvent[]): JobAttempt[] {
         if (!current && e.status === "pending") due = e.run_at ?? e.created_at;
         break;
       case "job.started": {
-        const takeOver = current !== null;
+        const takeOver: boolean = current !== null;
         // A start while an attempt runs: that attempt's worker vanished and this one took the job over.
         if (takeOver) end("interrupted", null);
         const attempt = e.retries + 1;
-        const queued = takeOver ? null : attempt === 1 ? later(due ?? e.time, e.deps_done) : due;
+        const queued: string | null = takeOver ? null : attempt === 1 ? later(due ?? e.time, e.deps_done) : due;
         current = {
           attempt,
           outcome: "running",

@@ -26,7 +26,7 @@ const allNodesInside = (page: Page) =>
   page.waitForFunction(
     () => {
       const canvas = document.querySelector('[data-testid="job-graph"]')!.getBoundingClientRect();
-      const nodes = [...document.querySelectorAll('[data-testid="graph-node"]')].map((n) => n.getBoundingClientRect());
+      const nodes = Array.from(document.querySelectorAll('[data-testid="graph-node"]')).map((n) => n.getBoundingClientRect());
       return (
         nodes.length > 0 &&
         nodes.every((n) => n.left >= canvas.left - 1 && n.right <= canvas.right + 1 && n.top >= canvas.top - 1 && n.bottom <= canvas.bottom + 1)

@@ -238,13 +238,13 @@ const later = (a: string | null, b: string | null) => (a === null ? b : b === nu
 
 /**
  * Each attempt of a job, oldest first, read from its events (the same record its log's lifecycle lines come from):
- * when it became due (`queued_at`: the time it was due at when created or last rescheduled, no earlier than its last
+ * when it became due (`queued_at`: its run_at, or when it was created, as rescheduled last, no earlier than its last
  * dependency's finish; after a failure, the retry's due time; null for a take-over of an interrupted attempt),
  * started, finished, and how it ended. A job cancelled before it ran has none. Null when the job is not the org's.
  */
 export async function findJobAttempts(pool: pg.Pool, orgId: string, jobId: string): Promise<JobAttempt[] | null> {
   const { rows } = await pool.query<AttemptEvent>(
-    `SELECT e.type, ${iso("e.time")} AS time, (e.data->>'retries')::int AS retries, e.data->>'run_at' AS run_at, e.data->>'created_at' AS created_at,
+    `SELECT e.type, ${iso("e.time")} AS time, (e.data->>'retries')::int AS retries, e.data->>'run_at' AS run_at,
             e.data->>'status' AS status, e.data->>'error' AS error,
             (SELECT ${iso("max(d.finished_at)")} FROM job_dependencies jd JOIN jobs d ON d.id = jd.depends_on_id WHERE jd.job_id = j.id) AS deps_done
        FROM jobs j LEFT JOIN events e ON e.job_id = j.id
@@ -270,10 +270,13 @@ function attemptsOf(events: AttemptEvent[]): JobAttempt[] {
   for (const e of events) {
     switch (e.type) {
       case "job.created":
+        // Due at its run_at, or since it was created: the event's time, Postgres' clock like every start and finish
+        // (created_at is the creating process's clock).
+        if (e.status === "pending") due = e.run_at ?? e.time;
+        break;
       case "job.updated":
-        // Created, or rescheduled while it waited (a debounce): due at its run_at, or since it was created (the
-        // dispatcher's due time: the creator's clock, as created_at).
-        if (!current && e.status === "pending") due = e.run_at ?? e.created_at;
+        // Rescheduled while it waited (a debounce).
+        if (!current && e.status === "pending") due = e.run_at ?? due;
         break;
       case "job.started": {
         const takeOver: boolean = current !== null;

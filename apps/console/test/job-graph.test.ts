@@ -104,10 +104,19 @@ describe("a job's dependency graph (issue 25)", () => {
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(7);
     await checkPage(page, "job-graph-live");
 
-    // The keyboard reaches a neighbour's link in the graph and opens its page, where that job is the current one.
-    const link = node(page, render).getByRole("link");
-    await link.focus();
-    expect(await link.evaluate((el) => el === document.activeElement)).toBe(true);
+    // Tab goes from the last neighbour listed above the canvas into the graph's links, then Enter opens the job's
+    // page, where that job is the current one.
+    await dependencies.getByRole("link", { name: `Job ${archive.slice(-8)}`, exact: true }).focus();
+    const focusedJob = () => page.evaluate(() => document.activeElement?.closest('[data-testid="graph-node"]')?.getAttribute("data-job-id") ?? null);
+    const reached: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press("Tab");
+      const id = await focusedJob();
+      if (id) reached.push(id);
+    }
+    // Each neighbour's link once, in some order; the page's own job is no stop.
+    expect([...reached].sort()).toEqual([render, review, archive].sort());
+    await node(page, render).getByRole("link").focus();
     await page.keyboard.press("Enter");
     await page.waitForURL(`${rig.base}/jobs/${render}`);
     await page.locator(`[data-testid="graph-node"][data-job-id="${render}"][data-current="true"]`).waitFor();

@@ -1,5 +1,6 @@
 // Live job updates (SPEC §10): one `GET /events` stream per logged-in console. Each event patches the job's row
-// wherever a list shows it and refreshes that job's page; a new job refreshes first pages (at most once a second).
+// wherever a list or a job's dependency graph shows it and refreshes that job's page; a new job refreshes first
+// pages (at most once a second).
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import type { ConveyorEvent } from "@conveyor/client";
@@ -27,6 +28,16 @@ function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists
       ...page,
       items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)),
     });
+  }
+  // A dependency graph on a job's page (["job", id, "graph"]) shows the same fields of each of its jobs.
+  for (const [key, graph] of queryClient.getQueriesData<{ nodes: Record<string, unknown>[] }>({
+    queryKey: ["job"],
+    predicate: (query) => query.queryKey[2] === "graph",
+  })) {
+    if (!graph?.nodes.some((node) => node.id === event.job_id)) continue;
+    const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
+    if ("status" in data) patch.waiting_for = null;
+    queryClient.setQueryData(key, { ...graph, nodes: graph.nodes.map((node) => (node.id === event.job_id ? { ...node, ...patch } : node)) });
   }
   void queryClient.invalidateQueries({ queryKey: ["job", event.job_id] });
   if (event.type === "job.created") refreshLists();

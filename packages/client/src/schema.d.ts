@@ -122,6 +122,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a job's attempts and their timing
+         * @description Each attempt, oldest first: when it became due, started and finished, how long it waited and ran, and how it ended. A job cancelled before it ran has none. Read from the same record as the log's lifecycle lines.
+         */
+        get: operations["getJobAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{id}/artifact": {
         parameters: {
             query?: never;
@@ -1936,6 +1956,36 @@ export interface components {
              */
             created_at: string;
         };
+        JobAttempt: {
+            /** @description Its number, as the log's lines give it; an interrupted attempt and its take-over share one. */
+            attempt: number;
+            /**
+             * @description retried: it failed and another attempt followed or is due; released: a worker shutting down gave the job back without using a retry; interrupted: its worker vanished (crash, kill, lost lock) and another took the job over.
+             * @enum {string}
+             */
+            outcome: "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled";
+            /**
+             * Format: date-time
+             * @description When it became due: the job's due time (no earlier than its last dependency's finish), or after a failure the retry's; null for the take-over of an interrupted attempt.
+             */
+            queued_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Null while it runs, and for an interrupted attempt (its end is not known).
+             */
+            finished_at: string | null;
+            /** @description From queued_at to started_at. */
+            wait_ms: number | null;
+            /** @description From started_at to finished_at. */
+            duration_ms: number | null;
+            /** @description The error it failed with (outcome failed or retried), else null. */
+            error: string | null;
+        };
         JobLogEntry: {
             attempt: number;
             message: string;
@@ -3026,6 +3076,59 @@ export interface operations {
                      *     ]
                      */
                     "application/json": components["schemas"]["JobLogEntry"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getJobAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "attempt": 1,
+                     *         "outcome": "retried",
+                     *         "queued_at": "2026-11-20T10:00:00.000Z",
+                     *         "started_at": "2026-11-20T10:00:00.120Z",
+                     *         "finished_at": "2026-11-20T10:00:01.870Z",
+                     *         "wait_ms": 120,
+                     *         "duration_ms": 1750,
+                     *         "error": "SMTP 421: try again later"
+                     *       },
+                     *       {
+                     *         "attempt": 2,
+                     *         "outcome": "succeeded",
+                     *         "queued_at": "2026-11-20T10:00:31.870Z",
+                     *         "started_at": "2026-11-20T10:00:31.905Z",
+                     *         "finished_at": "2026-11-20T10:00:32.400Z",
+                     *         "wait_ms": 35,
+                     *         "duration_ms": 495,
+                     *         "error": null
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["JobAttempt"][];
                 };
             };
             401: components["responses"]["Unauthorized"];

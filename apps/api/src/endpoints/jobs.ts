@@ -12,7 +12,7 @@ import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/en
 import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
-import { createJob, createJobs, getJob, getJobArtifact, getJobGraph, getJobLogs, listJobs } from "../services/jobs";
+import { createJob, createJobs, getJob, getJobArtifact, getJobAttempts, getJobGraph, getJobLogs, listJobs } from "../services/jobs";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
 import { batchInput, bulkInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
 
@@ -264,6 +264,53 @@ export const jobEndpoints = [
     errors: [...AUTHENTICATED_ERRORS, 404, 429],
     async handle({ caller, params }, deps) {
       return { json: await getJobLogs({ caller, id: params.id }, deps) };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/jobs/:id/attempts",
+    operationId: "getJobAttempts",
+    tag: "Jobs",
+    summary: "Read a job's attempts and their timing",
+    description:
+      "Each attempt, oldest first: when it became due, started and finished, how long it waited and ran, and how it ended. " +
+      "A job cancelled before it ran has none. Read from the same record as the log's lifecycle lines.",
+    access: "job",
+    params: { id: idParam("job") },
+    responses: {
+      200: {
+        description: "The attempts.",
+        json: {
+          component: "JobAttempt",
+          array: true,
+          example: [
+            {
+              attempt: 1,
+              outcome: "retried",
+              queued_at: "2026-11-20T10:00:00.000Z",
+              started_at: "2026-11-20T10:00:00.120Z",
+              finished_at: "2026-11-20T10:00:01.870Z",
+              wait_ms: 120,
+              duration_ms: 1750,
+              error: "SMTP 421: try again later",
+            },
+            {
+              attempt: 2,
+              outcome: "succeeded",
+              queued_at: "2026-11-20T10:00:31.870Z",
+              started_at: "2026-11-20T10:00:31.905Z",
+              finished_at: "2026-11-20T10:00:32.400Z",
+              wait_ms: 35,
+              duration_ms: 495,
+              error: null,
+            },
+          ],
+        },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 404, 429],
+    async handle({ caller, params }, deps) {
+      return { json: await getJobAttempts({ caller, id: params.id }, deps) };
     },
   }),
   endpoint({

@@ -179,6 +179,30 @@ export const responseSchemas = {
     last_run_at: timestamp().allow(null).required().description("The latest tick that created a job, or null."),
     created_at: timestamp().required(),
   }),
+  JobAttempt: Joi.object({
+    attempt: Joi.number()
+      .integer()
+      .min(1)
+      .required()
+      .description("Its number, as the log's lines give it; an interrupted attempt and its take-over share one."),
+    outcome: Joi.string()
+      .valid("running", "succeeded", "failed", "retried", "released", "interrupted", "cancelled")
+      .required()
+      .description(
+        "retried: it failed and another attempt followed or is due; released: a worker shutting down gave the job back without using a retry; interrupted: its worker vanished (crash, kill, lost lock) and another took the job over.",
+      ),
+    queued_at: timestamp()
+      .allow(null)
+      .required()
+      .description(
+        "When it became due: the job's due time (no earlier than its last dependency's finish), or after a failure the retry's; null for the take-over of an interrupted attempt.",
+      ),
+    started_at: timestamp().required(),
+    finished_at: timestamp().allow(null).required().description("Null while it runs, and for an interrupted attempt (its end is not known)."),
+    wait_ms: Joi.number().integer().min(0).allow(null).required().description("From queued_at to started_at."),
+    duration_ms: Joi.number().integer().min(0).allow(null).required().description("From started_at to finished_at."),
+    error: Joi.string().allow(null).required().description("The error it failed with (outcome failed or retried), else null."),
+  }),
   JobLogEntry: Joi.object({
     attempt: Joi.number().integer().min(1).required(),
     message: Joi.string().allow("").required(),

@@ -23,6 +23,7 @@ import {
   findJobGraph,
   findOrgJobs,
   findJobArtifact,
+  findJobAttempts,
   findJobLogs,
   isUuid,
   listJobsPage,
@@ -465,6 +466,12 @@ export async function getJobLogs(options: { caller: Caller; id: string }, deps: 
   const logs = isUuid(options.id) ? await findJobLogs(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!logs) throw notFound("Job");
   return logs;
+}
+
+export async function getJobAttempts(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">) {
+  const attempts = isUuid(options.id) ? await findJobAttempts(deps.db.pool, options.caller.orgId, options.id) : null;
+  if (!attempts) throw notFound("Job");
+  return attempts;
 }
 
 export async function getJobArtifact(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">) {

@@ -1,10 +1,11 @@
-// One job: its fields, payload, result and error, each attempt with its log lines, the artifact (previewed and
-// downloadable), the M-Pesa callback when there is one, and cancel or replay. It follows the job's own event
-// stream, so its status and logs change on screen as the worker reports.
-import { Alert, Badge, Button, Group, Paper, SimpleGrid, Stack, Text, Timeline, Title } from "@mantine/core";
+// One job: its fields, payload, result and error, its dependency graph (when it is in one), each attempt's timing
+// (GET /jobs/{id}/attempts, drawn on one time axis) with its log lines, the artifact (previewed and downloadable),
+// the M-Pesa callback when there is one, and cancel or replay. It follows the job's own event stream, so its status,
+// attempts and logs change on screen as the worker reports.
+import { Alert, Badge, Box, Button, Group, Paper, SimpleGrid, Stack, Text, Timeline, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
-import { useEffect, useState, type ReactNode } from "react";
+import { lazy, Suspense, useEffect, useState, type ReactNode } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { startSession, useSession } from "../session";
@@ -16,6 +17,9 @@ import { Artifact } from "./job-artifact";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
 import { WaitingReason } from "../ui/waiting";
+
+// The graph library loads only for a job that has dependencies or dependents.
+const JobGraphView = lazy(() => import("./job-graph").then((module) => ({ default: module.JobGraphView })));
 
 type Job = ResponseBody<"/jobs/{id}", "get">;
 type LogLine = ResponseBody<"/jobs/{id}/logs", "get">[number];
@@ -32,6 +36,10 @@ export function JobPage() {
     refetchInterval: (query) => (query.state.data?.status === "pending" ? 5_000 : false),
   });
   const logs = useQuery({ queryKey: ["job", id, "logs"], queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
+  const attempts = useQuery({
+    queryKey: ["job", id, "attempts"],
+    queryFn: () => call(api.GET("/jobs/{id}/attempts", { params: { path: { id } } })),
+  });
 
   // This job's events while it is not final: each refreshes the job and its logs.
   const final = job.data ? FINAL_STATUSES.includes(job.data.status) : false;
@@ -125,6 +133,22 @@ export function JobPage() {
         </Alert>
       )}
 
+      {(data.depends_on.length > 0 || data.dependents.length > 0) && (
+        <Section title="Dependencies">
+          <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="md" mb="sm">
+            <Field label="Waits for">
+              <JobLinks ids={data.depends_on} none="No job" />
+            </Field>
+            <Field label="Needed by">
+              <JobLinks ids={data.dependents} none="No job" />
+            </Field>
+          </SimpleGrid>
+          <Suspense fallback={<Loading label="Loading the graph…" />}>
+            <JobGraphView id={data.id} />
+          </Suspense>
+        </Section>
+      )}
+
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         <Section title="Payload">
           <JsonBlock value={data.payload} label="Payload" />
@@ -157,12 +181,14 @@ export function JobPage() {
       )}
 
       <Section title="Attempts">
-        {logs.isPending ? (
-          <Loading label="Loading the logs…" />
+        {logs.isPending || attempts.isPending ? (
+          <Loading label="Loading the attempts…" />
         ) : logs.isError ? (
           <ErrorState error={logs.error} retry={() => void logs.refetch()} title="Could not load the logs" />
+        ) : attempts.isError ? (
+          <ErrorState error={attempts.error} retry={() => void attempts.refetch()} title="Could not load the attempts" />
         ) : (
-          <Attempts logs={logs.data} status={data.status} />
+          <Attempts attempts={attempts.data} logs={logs.data} status={data.status} />
         )}
       </Section>
     </Stack>
@@ -219,6 +245,27 @@ function JobNotFound({ id }: { id: string }) {
   );
 }
 
+/** At most this many neighbours are listed by id; the graph shows them all. */
+const LISTED_NEIGHBOURS = 12;
+
+function JobLinks({ ids, none }: { ids: string[]; none: string }) {
+  if (ids.length === 0) return <Text c="dimmed">{none}</Text>;
+  return (
+    <Group gap="xs" component="span" data-testid="job-links">
+      {ids.slice(0, LISTED_NEIGHBOURS).map((id) => (
+        <RouterAnchor key={id} to="/jobs/$id" params={{ id }} ff="monospace" aria-label={`Job ${shortId(id)}`}>
+          {shortId(id)}
+        </RouterAnchor>
+      ))}
+      {ids.length > LISTED_NEIGHBOURS && (
+        <Text span c="dimmed">
+          and {ids.length - LISTED_NEIGHBOURS} more (in the graph)
+        </Text>
+      )}
+    </Group>
+  );
+}
+
 function Field({ label, children }: { label: string; children: ReactNode }) {
   return (
     <div>
@@ -243,46 +290,32 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
-type Outcome = "succeeded" | "failed" | "retried" | "interrupted" | "cancelled" | "running" | "ended";
+type Attempt = ResponseBody<"/jobs/{id}/attempts", "get">[number];
+type Outcome = Attempt["outcome"];
 
 const OUTCOME_WORDS: Record<Outcome, string> = {
   succeeded: "succeeded",
   failed: "failed",
   retried: "failed, retried",
+  released: "released by a worker shutting down",
   interrupted: "interrupted",
   cancelled: "cancelled",
   running: "running",
-  ended: "ended without an outcome",
 };
+/** Mantine colours of each outcome, in the timeline's bullets and bars. */
 const OUTCOME_COLORS: Record<Outcome, string> = {
   succeeded: "green.9",
   failed: "red.9",
   retried: "red.9",
+  released: "gray",
   interrupted: "orange.9",
   cancelled: "orange.9",
   running: "blue",
-  ended: "gray",
 };
-
-/**
- * How an attempt ended, from its lines and the job: a failure is a line at error level or the runtime's
- * "Attempt n failed: … Retry …" (at warn level: the job goes on); only a job's last attempt can still be running
- * or have been cancelled; an earlier attempt without a marker was released (a worker shutting down).
- */
-export function attemptOutcome(lines: LogLine[], last: boolean, status: string): Outcome {
-  const says = (pattern: RegExp) => lines.some((line) => pattern.test(line.message));
-  if (says(/^Attempt \d+ succeeded in /)) return "succeeded";
-  // A failure is final only on the last attempt of a failed job; otherwise another attempt followed or is due.
-  const failure = says(/^Attempt \d+ failed/) || lines.some((line) => line.level === "error");
-  if (failure) return last && status === "failed" ? "failed" : "retried";
-  if (says(/was interrupted/) && !last) return "interrupted";
-  if (!last) return "ended";
-  if (status === "done") return "succeeded";
-  if (status === "cancelled") return "cancelled";
-  if (status === "processing") return "running";
-  if (status === "failed") return "failed";
-  return "ended";
-}
+const cssColor = (color: string) => {
+  const [name, shade] = color.split(".");
+  return `var(--mantine-color-${name}-${shade ?? 6})`;
+};
 
 /** 850 → "850 ms", 3 200 → "3.2 s", 125 000 → "2 min 5 s". */
 function formatDuration(ms: number): string {
@@ -291,15 +324,66 @@ function formatDuration(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-/** The line the start of every attempt writes (job-machine/lines.ts). */
-const STARTED_LINE = /^Attempt \d+ of \d+ started\.$/;
+const at = (iso: string) => new Date(iso).getTime();
 
-function Attempts({ logs, status }: { logs: LogLine[]; status: string }) {
-  // Lines of an attempt that never started (a job cancelled while it waited) are not an attempt (issue 23 #12).
-  const attempts = [...new Set(logs.map((line) => line.attempt))]
-    .filter((attempt) => logs.some((line) => line.attempt === attempt && STARTED_LINE.test(line.message)))
-    .sort((a, b) => a - b);
-  const notes = logs.filter((line) => !attempts.includes(line.attempt));
+/**
+ * Each attempt on one time axis (issue 23, attempt timing): a pale stretch while it waited to start, a solid one in
+ * its outcome's colour while it ran. A picture of what the timeline's text says, so hidden from assistive technology.
+ */
+function AttemptBars({ attempts, now }: { attempts: Attempt[]; now: number }) {
+  const start = Math.min(...attempts.map((a) => at(a.queued_at ?? a.started_at)));
+  const end = Math.max(...attempts.map((a) => (a.finished_at ? at(a.finished_at) : a.outcome === "running" ? now : at(a.started_at))));
+  const span = Math.max(end - start, 1);
+  const percent = (ms: number) => `${((ms - start) / span) * 100}%`;
+  const width = (from: number, to: number) => `max(2px, ${((to - from) / span) * 100}%)`;
+  return (
+    <Stack gap={6} mb="md" aria-hidden data-testid="attempt-bars">
+      {attempts.map((a, i) => {
+        const started = at(a.started_at);
+        const finished = a.finished_at ? at(a.finished_at) : a.outcome === "running" ? now : started;
+        return (
+          <Group key={i} gap="xs" wrap="nowrap">
+            <Text size="xs" c="dimmed" w={28} ta="right">
+              #{a.attempt}
+            </Text>
+            <Box pos="relative" h={14} style={{ flex: 1, background: "var(--mantine-color-gray-1)", borderRadius: 3 }}>
+              {a.queued_at && (
+                <Box
+                  pos="absolute"
+                  top={4}
+                  h={6}
+                  data-testid={`attempt-${a.attempt}-wait-bar`}
+                  style={{ left: percent(at(a.queued_at)), width: width(at(a.queued_at), started), background: "var(--mantine-color-gray-4)" }}
+                />
+              )}
+              <Box
+                pos="absolute"
+                top={0}
+                h={14}
+                data-testid={`attempt-${a.attempt}-run-bar`}
+                style={{ left: percent(started), width: width(started, finished), background: cssColor(OUTCOME_COLORS[a.outcome]), borderRadius: 3 }}
+              />
+            </Box>
+          </Group>
+        );
+      })}
+      <Group justify="space-between" ml={36}>
+        <Text size="xs" c="dimmed">
+          <Time iso={new Date(start).toISOString()} />
+        </Text>
+        <Text size="xs" c="dimmed">
+          {formatDuration(span)} in all
+        </Text>
+      </Group>
+    </Stack>
+  );
+}
+
+function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLine[]; status: string }) {
+  // Lines of an attempt that never started (a job cancelled while it waited) are notes, not an attempt (issue 23 #12).
+  const numbers = new Set(attempts.map((a) => a.attempt));
+  const notes = logs.filter((line) => !numbers.has(line.attempt));
+  const now = Date.now();
   if (!attempts.length)
     return (
       <Stack gap={4}>
@@ -312,50 +396,69 @@ function Attempts({ logs, status }: { logs: LogLine[]; status: string }) {
       </Stack>
     );
   return (
-    <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
-      {attempts.map((attempt, i) => {
-        const lines = logs.filter((line) => line.attempt === attempt);
-        const outcome = attemptOutcome(lines, i === attempts.length - 1, status);
-        // The attempt's first line is its start; its last line, once it has an outcome, its finish.
-        const started = lines[0]!.timestamp;
-        const finished = outcome === "running" ? null : lines.at(-1)!.timestamp;
-        const duration = finished ? new Date(finished).getTime() - new Date(started).getTime() : null;
-        return (
-          <Timeline.Item
-            key={attempt}
-            title={`Attempt ${attempt}: ${OUTCOME_WORDS[outcome]}`}
-            color={OUTCOME_COLORS[outcome]}
-            data-testid={`attempt-${attempt}`}
-            data-outcome={outcome}
-          >
-            <Text size="xs" c="dimmed" data-testid={`attempt-${attempt}-timing`}>
-              Started <Time iso={started} />
-              {finished && (
-                <>
-                  {" "}
-                  · finished <Time iso={finished} /> · took {formatDuration(duration!)}
-                </>
+    <>
+      <AttemptBars attempts={attempts} now={now} />
+      <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
+        {attempts.map((attempt, i) => {
+          // An interrupted attempt and its take-over share a number: the lines go with the last of them.
+          const last = attempts.findLastIndex((a) => a.attempt === attempt.attempt) === i;
+          const lines = last ? logs.filter((line) => line.attempt === attempt.attempt) : [];
+          const { outcome } = attempt;
+          return (
+            <Timeline.Item
+              key={i}
+              title={`Attempt ${attempt.attempt}: ${OUTCOME_WORDS[outcome]}`}
+              color={OUTCOME_COLORS[outcome]}
+              data-testid={`attempt-${attempt.attempt}`}
+              data-outcome={outcome}
+            >
+              <Text size="xs" c="dimmed" data-testid={`attempt-${attempt.attempt}-queued`}>
+                {attempt.queued_at ? (
+                  <>
+                    Due <Time iso={attempt.queued_at} /> · waited {formatDuration(attempt.wait_ms ?? 0)}
+                  </>
+                ) : (
+                  "Took over from an interrupted attempt"
+                )}
+              </Text>
+              <Text size="xs" c="dimmed" data-testid={`attempt-${attempt.attempt}-timing`}>
+                Started <Time iso={attempt.started_at} />
+                {attempt.finished_at ? (
+                  <>
+                    {" "}
+                    · finished <Time iso={attempt.finished_at} /> · took {formatDuration(attempt.duration_ms ?? 0)}
+                  </>
+                ) : outcome === "running" ? (
+                  <> · running for {formatDuration(now - at(attempt.started_at))}</>
+                ) : (
+                  " · its worker stopped without an outcome"
+                )}
+              </Text>
+              {attempt.error && (
+                <Text size="sm" c="red.9" mt={2} style={{ wordBreak: "break-word", whiteSpace: "pre-wrap" }} data-testid={`attempt-${attempt.attempt}-error`}>
+                  {attempt.error}
+                </Text>
               )}
-            </Text>
-            <Stack gap={4} mt={4}>
-              {lines.map((line, i) => (
-                <Group key={i} gap="xs" wrap="nowrap" align="flex-start">
-                  <Badge size="xs" variant="dot" color={LEVEL_COLORS[line.level] ?? "gray"} miw={56}>
-                    {line.level}
-                  </Badge>
-                  <Text size="xs" c="dimmed" miw={70}>
-                    <time dateTime={line.timestamp}>{new Date(line.timestamp).toLocaleTimeString()}</time>
-                  </Text>
-                  <Text size="sm" style={{ wordBreak: "break-word", whiteSpace: "pre-wrap" }}>
-                    {line.message}
-                  </Text>
-                </Group>
-              ))}
-            </Stack>
-          </Timeline.Item>
-        );
-      })}
-    </Timeline>
+              <Stack gap={4} mt={4}>
+                {lines.map((line, i) => (
+                  <Group key={i} gap="xs" wrap="nowrap" align="flex-start">
+                    <Badge size="xs" variant="dot" color={LEVEL_COLORS[line.level] ?? "gray"} miw={56}>
+                      {line.level}
+                    </Badge>
+                    <Text size="xs" c="dimmed" miw={70}>
+                      <time dateTime={line.timestamp}>{new Date(line.timestamp).toLocaleTimeString()}</time>
+                    </Text>
+                    <Text size="sm" style={{ wordBreak: "break-word", whiteSpace: "pre-wrap" }}>
+                      {line.message}
+                    </Text>
+                  </Group>
+                ))}
+              </Stack>
+            </Timeline.Item>
+          );
+        })}
+      </Timeline>
+    </>
   );
 }
 

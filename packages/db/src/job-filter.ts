@@ -27,6 +27,8 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
   if (filter?.createdAfter) where.push(`${alias}.created_at >= ${param(filter.createdAfter)}::timestamptz`);
   if (filter?.createdBefore) where.push(`${alias}.created_at < ${param(filter.createdBefore)}::timestamptz`);
   if (filter?.scheduleId) where.push(`${alias}.schedule_id = ${param(filter.scheduleId)}::uuid`);
+  // Through jobs_failure_group_idx (partial: only jobs with an error).
+  if (filter?.failureGroup) where.push(`${alias}.failure_group IS NOT NULL AND ${alias}.failure_group = ${param(filter.failureGroup)}`);
   if (filter?.q !== undefined) {
     // `@>` is what the GIN index job_search_values_idx answers (`= ANY(search_values)` would read every row).
     const inPayload = `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND s.search_values @> ARRAY[${param(filter.q)}]::text[])`;

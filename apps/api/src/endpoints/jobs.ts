@@ -12,9 +12,9 @@ import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/en
 import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
-import { createJob, createJobs, getJob, getJobArtifact, getJobGraph, getJobLogs, listJobs } from "../services/jobs";
+import { createJob, createJobs, getJob, getJobArtifact, getJobGraph, getJobLogs, listFailureGroups, listJobs } from "../services/jobs";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
-import { batchInput, bulkInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
+import { batchInput, bulkInput, FAILURE_GROUPS_LIMIT_DEFAULT, FAILURE_GROUPS_LIMIT_MAX, failureGroupsQuery, idempotencyKey, jobInput, listQuery } from "./job-fields";
 
 const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
 const REPLAY_ID = "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02";
@@ -176,6 +176,7 @@ export const jobEndpoints = [
       created_after: "Only jobs created at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       created_before: "Only jobs created before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       schedule_id: "Only jobs made by this schedule.",
+      failure_group: "Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error.",
       q: `A job id, or a string or number value found anywhere in the payload, matched exactly (numbers as JSON writes them: \`42\`, \`19.9\`); at most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
       limit: "Page size; without it the whole list is streamed.",
       cursor: "Opaque; taken from the previous page's Link header, with the same filters (another filter is a 400).",
@@ -192,6 +193,57 @@ export const jobEndpoints = [
       const list = await listJobs({ caller, query }, deps);
       if (list.kind === "stream") return { jsonArray: list.items, release: list.release };
       return { jsonArray: list.items, headers: list.next ? { Link: `<${deps.config.PUBLIC_URL}/jobs?${list.next}>; rel="next"` } : undefined };
+    },
+  }),
+  // Before /jobs/{id}, which would take "failures" for an id.
+  endpoint({
+    method: "get",
+    path: "/jobs/failures",
+    operationId: "listFailureGroups",
+    tag: "Jobs",
+    summary: "Failed jobs grouped by error",
+    description:
+      "The failed jobs matching the filters, grouped by type and error message normalised — numbers, ids, UUIDs, quoted values " +
+      "and e-mail addresses replaced by placeholders — so one kind of failure is one group, with its count, first and last " +
+      "failure and a sample job, most recently seen first. A group's `failure_group` is a filter of GET /jobs (its jobs) and of " +
+      'POST /jobs/bulk: `{"action": "replay", "filter": {"failure_group": "…"}}` replays the group\'s failed jobs, and ' +
+      '`{"action": "cancel", …}` cancels those of its jobs still waiting to retry after that error.',
+    access: "job",
+    query: failureGroupsQuery,
+    queryDescriptions: {
+      type: "Only failures of this type.",
+      created_after: "Only jobs created at or after this time (ISO 8601 date, or date-time with a zone).",
+      created_before: "Only jobs created before this time (ISO 8601 date, or date-time with a zone).",
+      schedule_id: "Only jobs made by this schedule.",
+      limit: `Groups at most, 1 to ${FAILURE_GROUPS_LIMIT_MAX} (default ${FAILURE_GROUPS_LIMIT_DEFAULT}); \`has_more\` says more remain.`,
+    },
+    responses: {
+      200: {
+        description: "The groups.",
+        json: {
+          component: "FailureGroups",
+          example: {
+            groups: [
+              {
+                failure_group: "3f9a0c1d77ab52e0",
+                type: "webhook",
+                message: "The receiver answered HTTP <n> (not retried)",
+                count: 118,
+                retrying: 3,
+                first_seen_at: "2026-11-20T22:04:11.502Z",
+                last_seen_at: AT,
+                sample_job_id: JOB_ID,
+                sample_error: "The receiver answered HTTP 410 (not retried)",
+              },
+            ],
+            has_more: false,
+          },
+        },
+      },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 429],
+    async handle({ caller, query }, deps) {
+      return { json: await listFailureGroups({ caller, query }, deps) };
     },
   }),
   endpoint({

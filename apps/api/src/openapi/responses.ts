@@ -136,6 +136,33 @@ export const responseSchemas = {
     has_more: Joi.boolean().required().description("With a filter: more such jobs remain; call again with the same body for the next ones."),
   }),
   JobListItem: jobListItem,
+  FailureGroups: Joi.object({
+    groups: Joi.array()
+      .items(
+        Joi.object({
+          failure_group: Joi.string()
+            .pattern(/^[0-9a-f]{16}$/)
+            .required()
+            .description("The group's id: the failure_group filter of GET /jobs and POST /jobs/bulk selects its jobs."),
+          type: Joi.string().required(),
+          message: Joi.string()
+            .allow("")
+            .required()
+            .description("The error normalised: numbers, ids, UUIDs, quoted values and e-mail addresses replaced by <n>, <id>, \"<value>\" and <email>."),
+          count: count().required().description("Failed jobs in the group (matching the filters)."),
+          retrying: count()
+            .required()
+            .description("Jobs of the group not finished yet (matching the filters): waiting to retry after such an error, or retrying now. A bulk cancel by the group takes these."),
+          first_seen_at: timestamp().allow(null).required().description("When the group's first failure happened."),
+          last_seen_at: timestamp().allow(null).required().description("When its latest failure happened."),
+          sample_job_id: id().required().description("The job of its latest failure."),
+          sample_error: Joi.string().allow("").required().description("That job's error as it is (its first 1,000 characters)."),
+        }),
+      )
+      .required()
+      .description("Most recently seen first."),
+    has_more: Joi.boolean().required().description("More groups match than `limit`: narrow the filters or raise the limit."),
+  }),
   JobGraph: Joi.object({
     nodes: Joi.array()
       .items(jobListItem)

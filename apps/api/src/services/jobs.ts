@@ -19,6 +19,7 @@ import {
 import {
   debounceJob,
   dedupeHolder,
+  findFailureGroups,
   findJob,
   findJobGraph,
   findOrgJobs,
@@ -471,4 +472,13 @@ export async function getJobArtifact(options: { caller: Caller; id: string }, de
   const artifact = isUuid(options.id) ? await findJobArtifact(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!artifact) throw notFound("Artifact");
   return artifact;
+}
+
+export type FailureGroupsQuery = Pick<JobFilterInput, "type" | "created_after" | "created_before" | "schedule_id"> & { limit: number };
+
+/** The org's failed jobs grouped by type and normalised error (GET /jobs/failures), most recently seen first. */
+export async function listFailureGroups(options: { caller: Caller; query: FailureGroupsQuery }, deps: Pick<ServiceDeps, "db">) {
+  const { limit, ...filter } = options.query;
+  const { groups, more } = await findFailureGroups(deps.db.pool, { orgId: options.caller.orgId, filter: toJobFilter(filter), limit });
+  return { groups, has_more: more };
 }

@@ -1,0 +1,191 @@
+// GET /jobs/failures (issue 23): failed jobs grouped by type and normalised error, with counts, first and last seen and
+// a sample; its filters and bound; the group as a selector of GET /jobs and POST /jobs/bulk (replay the group's failed
+// jobs, cancel its jobs waiting to retry) — and another organization whose failures never show.
+import { newId } from "@conveyor/db";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { responseSchemas } from "../src/openapi/responses";
+import { expectError } from "./support/expect-error";
+
+let api: TestApi;
+let alice: TestMember;
+let bob: TestMember; // another org
+let second: SecondOrg;
+let aliceKey: string;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  alice = await createOrg(api.database.db, api.deps.config);
+  bob = await createOrg(api.database.db, api.deps.config);
+  aliceKey = (await createApiKey(api.database.db, alice)).key;
+  second = await createSecondOrg(api.database.db);
+  await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('echo_test'), ('other_test')");
+  await second.watch(api.get);
+});
+afterAll(async () => {
+  await second.expectUntouched({ "X-API-Key": aliceKey });
+  await api.close();
+});
+
+const as = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` });
+const db = () => api.database.db.pool;
+
+/**
+ * A job made through POST /jobs, then left as a worker's attempt leaves it: failed with `error` at `at`, or pending
+ * and waiting to retry after that error.
+ */
+async function failed(member: TestMember, type: string, error: string, at: Date, status: "failed" | "pending" = "failed"): Promise<string> {
+  const res = await api.request.post("/jobs").set(as(member)).send({ type, payload: { n: 1 }, max_retries: 2 });
+  expect(res.status).toBe(202);
+  const id = res.body.id as string;
+  await db().query(
+    `UPDATE jobs SET status = $2::job_status, error = $3, finished_at = CASE WHEN $2 = 'failed' THEN $4::timestamptz END,
+            retries = CASE WHEN $2 = 'failed' THEN 2 ELSE 1 END, run_at = CASE WHEN $2 = 'pending' THEN now() + interval '1 hour' END
+      WHERE id = $1`,
+    [id, status, error, at],
+  );
+  if (status === "failed") await db().query("DELETE FROM job_queue WHERE job_id = $1", [id]);
+  return id;
+}
+
+const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+
+async function failures(member: TestMember, query = "") {
+  const res = await api.request.get(`/jobs/failures${query}`).set(as(member));
+  if (res.status === 200) expect(responseSchemas.FailureGroups.validate(res.body).error).toBeUndefined();
+  return res;
+}
+
+describe("GET /jobs/failures", () => {
+  let timeouts: string[];
+  let template: string;
+  let otherType: string;
+  beforeAll(async () => {
+    timeouts = [
+      await failed(alice, "echo_test", "Provider answered 503 after 1200 ms for order 0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01", minutesAgo(50)),
+      await failed(alice, "echo_test", "Provider answered 504 after 30000 ms for order 0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02", minutesAgo(20)),
+      await failed(alice, "echo_test", "Provider answered 503 after 15 ms for order 0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b03", minutesAgo(10)),
+    ];
+    template = await failed(alice, "echo_test", 'Unknown template "invoice-v2"', minutesAgo(30));
+    // The same message of another type is another group.
+    otherType = await failed(alice, "other_test", "Provider answered 500 after 9 ms for order 0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b04", minutesAgo(40));
+    await failed(bob, "echo_test", "Provider answered 503 after 1 ms for order 0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b05", minutesAgo(5));
+  });
+
+  it("groups the org's failed jobs by type and normalised message, most recently seen first, with counts, first and last seen and the latest as sample", async () => {
+    const res = await failures(alice);
+    expect(res.status).toBe(200);
+    expect(res.body.has_more).toBe(false);
+    expect(res.body.groups).toEqual([
+      {
+        failure_group: expect.stringMatching(/^[0-9a-f]{16}$/),
+        type: "echo_test",
+        message: "Provider answered <n> after <n> ms for order <id>",
+        count: 3,
+        retrying: 0,
+        first_seen_at: expect.any(String),
+        last_seen_at: expect.any(String),
+        sample_job_id: timeouts[2],
+        sample_error: "Provider answered 503 after 15 ms for order 0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b03",
+      },
+      expect.objectContaining({ type: "echo_test", message: 'Unknown template "<value>"', count: 1, sample_job_id: template }),
+      expect.objectContaining({ type: "other_test", message: "Provider answered <n> after <n> ms for order <id>", count: 1, sample_job_id: otherType }),
+    ]);
+    const [first] = res.body.groups;
+    const { rows } = await db().query<{ first: string; last: string }>(
+      "SELECT conveyor_iso(min(finished_at)) AS first, conveyor_iso(max(finished_at)) AS last FROM jobs WHERE id = ANY($1::uuid[])",
+      [timeouts],
+    );
+    expect([first.first_seen_at, first.last_seen_at]).toEqual([rows[0]!.first, rows[0]!.last]);
+    expect(new Set(res.body.groups.map((g: { failure_group: string }) => g.failure_group)).size).toBe(3);
+  });
+
+  it("takes the list's type and time filters, and an API key", async () => {
+    const byType = await api.request.get("/jobs/failures?type=other_test").set("X-API-Key", aliceKey);
+    expect(byType.status).toBe(200);
+    expect(byType.body.groups.map((g: { sample_job_id: string }) => g.sample_job_id)).toEqual([otherType]);
+    // Created in the last 25 minutes: only the newest timeout (created last) and nothing older.
+    const res = await db().query<{ created_at: Date }>("SELECT created_at FROM jobs WHERE id = $1", [timeouts[1]]);
+    const after = new Date(res.rows[0]!.created_at.getTime() + 1).toISOString();
+    const recent = await failures(alice, `?created_after=${encodeURIComponent(after)}`);
+    expect(recent.body.groups).toEqual([expect.objectContaining({ count: 1, sample_job_id: timeouts[2] }), expect.objectContaining({ sample_job_id: template }), expect.objectContaining({ sample_job_id: otherType })]);
+    const before = await failures(alice, `?created_before=${encodeURIComponent(after)}`);
+    expect(before.body.groups).toEqual([expect.objectContaining({ count: 2, sample_job_id: timeouts[1] })]);
+  });
+
+  it("answers at most limit groups and says more remain", async () => {
+    const res = await failures(alice, "?limit=2");
+    expect(res.body.groups).toHaveLength(2);
+    expect(res.body.has_more).toBe(true);
+    expect((await failures(alice, "?limit=3")).body.has_more).toBe(false);
+  });
+
+  it.each([
+    ["?limit=0", "query.limit"],
+    ["?limit=201", "query.limit"],
+    ["?type=Not%20a%20type", "query.type"],
+    ["?created_after=yesterday", "query.created_after"],
+    ["?status=failed", "query.status"],
+    ["?failure_group=0123456789abcdef", "query.failure_group"],
+  ])("refuses %s with 400 validation_failed naming %s", async (query, path) => {
+    const res = await failures(alice, query);
+    expectError(res, 400, "validation_failed");
+    expect(res.body.error.details).toEqual([expect.objectContaining({ path })]);
+  });
+
+  it("needs a credential", async () => {
+    expectError(await api.request.get("/jobs/failures"), 401, "unauthorized");
+  });
+});
+
+describe("failure_group as a selector", () => {
+  let groupId: string;
+  let failedIds: string[];
+  let retrying: string;
+  let unrelated: string;
+  beforeAll(async () => {
+    failedIds = [
+      await failed(alice, "echo_test", "Mailbox ann@example.com is full (code 552)", minutesAgo(9)),
+      await failed(alice, "echo_test", "Mailbox bo@example.org is full (code 452)", minutesAgo(8)),
+    ];
+    retrying = await failed(alice, "echo_test", "Mailbox cy@example.net is full (code 552)", minutesAgo(7), "pending");
+    unrelated = await failed(alice, "echo_test", "Mailbox does not exist", minutesAgo(6));
+    const res = await failures(alice);
+    groupId = res.body.groups.find((g: { message: string }) => g.message === "Mailbox <email> is full (code <n>)").failure_group;
+    expect(res.body.groups.find((g: { failure_group: string }) => g.failure_group === groupId)).toMatchObject({ count: 2, retrying: 1 });
+  });
+
+  it("lists the group's jobs on GET /jobs, failed and waiting to retry, with the filter kept in the next page's Link", async () => {
+    const all = await api.request.get(`/jobs?failure_group=${groupId}`).set(as(alice));
+    expect(all.status).toBe(200);
+    expect(all.body.map((j: { id: string }) => j.id).sort()).toEqual([...failedIds, retrying].sort());
+    const onlyFailed = await api.request.get(`/jobs?failure_group=${groupId}&status=failed&limit=1`).set(as(alice));
+    expect(onlyFailed.body.map((j: { id: string }) => j.id)).toEqual([failedIds[1]]);
+    expect(onlyFailed.headers.link).toContain(`failure_group=${groupId}`);
+    const next = /<[^>]*\/jobs\?([^>]*)>/.exec(String(onlyFailed.headers.link))![1]!;
+    expect((await api.request.get(`/jobs?${next}`).set(as(alice))).body.map((j: { id: string }) => j.id)).toEqual([failedIds[0]]);
+    // Another org's jobs of the same kind are not its.
+    expect((await api.request.get(`/jobs?failure_group=${groupId}`).set(as(bob))).body).toEqual([]);
+  });
+
+  it("replays the group's failed jobs with one bulk call, and cancels those waiting to retry with another", async () => {
+    const replay = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "replay", filter: { failure_group: groupId } });
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual({ action: "replay", matched: 2, affected: 2, has_more: false });
+    const { rows: replays } = await db().query<{ replay_of: string }>("SELECT replay_of FROM jobs WHERE replay_of = ANY($1::uuid[])", [
+      [...failedIds, unrelated],
+    ]);
+    expect(replays.map((r) => r.replay_of).sort()).toEqual([...failedIds].sort());
+
+    const cancel = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "cancel", filter: { failure_group: groupId } });
+    expect(cancel.body).toEqual({ action: "cancel", matched: 1, affected: 1, has_more: false });
+    expect((await db().query("SELECT status FROM jobs WHERE id = $1", [retrying])).rows[0].status).toBe("cancelled");
+    expect((await db().query("SELECT status FROM jobs WHERE id = $1", [unrelated])).rows[0].status).toBe("failed");
+  });
+
+  it("refuses a malformed group with 400 validation_failed, on the list and in a bulk filter", async () => {
+    expectError(await api.request.get("/jobs?failure_group=xyz").set(as(alice)), 400, "validation_failed");
+    const res = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "replay", filter: { failure_group: newId() } });
+    expectError(res, 400, "validation_failed");
+    expect(res.body.error.details).toEqual([expect.objectContaining({ path: "filter.failure_group" })]);
+  });
+});

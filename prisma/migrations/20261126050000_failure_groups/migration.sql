@@ -1,0 +1,44 @@
+-- Failures grouped by error (issue 23): a job's last error, normalised (numbers, ids, quoted values, e-mail addresses
+-- replaced by placeholders), fingerprinted with its type, so failures of one kind group together cheaply.
+-- Written by Postgres itself (a generated column): every transition that writes an error (a worker's outcome, a
+-- take-over giving up, a dependency's failure) is covered without one of them having to remember, and the rows that
+-- exist already are filled in by this migration.
+
+-- The one normaliser. IMMUTABLE: a generated column may only call immutable functions.
+CREATE FUNCTION conveyor_normalise_error(message text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT left(btrim(
+    regexp_replace(
+    regexp_replace(
+    regexp_replace(
+    regexp_replace(
+    regexp_replace(
+    regexp_replace(
+    regexp_replace(
+    regexp_replace(left(message, 2000),
+      -- UUIDs
+      '[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}', '<id>', 'g'),
+      -- Quoted values: "…", `…`, and '…' when the quote opens a word (not the apostrophe of "can't")
+      '"[^"]*"', '"<value>"', 'g'),
+      '`[^`]*`', '`<value>`', 'g'),
+      '(^|[^[:alnum:]_])''[^'']*''', '\1''<value>''', 'g'),
+      -- E-mail addresses
+      '[[:alnum:]._%+-]+@[[:alnum:]-]+(\.[[:alnum:]-]+)+', '<email>', 'g'),
+      -- Ids: words of 8 or more letters, digits, _ and - with at least one digit (re_8Gh2kLm0, 3f9a0c1d77)
+      '(^|[^[:alnum:]_-])(?=[[:alpha:]_-]*[0-9])[[:alnum:]_-]{8,}', '\1<id>', 'g'),
+      -- Numbers (1, 19.90, 10.0.0.1)
+      '[0-9]+(\.[0-9]+)*', '<n>', 'g'),
+      '[[:space:]]+', ' ', 'g')), 500)
+$$;
+
+-- A failure group: the job's type and its normalised error, as 16 hex digits.
+CREATE FUNCTION conveyor_failure_group(type text, error text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
+  SELECT left(md5(type || E'\n' || conveyor_normalise_error(error)), 16)
+$$;
+
+-- AlterTable (rewrites the table once, computing the group of every job with an error). Internal jobs are never grouped.
+ALTER TABLE "jobs" ADD COLUMN "failure_group" TEXT
+  GENERATED ALWAYS AS (CASE WHEN "error" IS NOT NULL AND left("type", 1) <> '_' THEN conveyor_failure_group("type", "error") END) STORED;
+
+-- CreateIndex: GET /jobs/failures reads it alone (an index-only scan, grouped in index order); GET /jobs?failure_group=
+-- and bulk actions by group find their jobs through it. Only jobs with an error have an entry.
+CREATE INDEX "jobs_failure_group_idx" ON "jobs"("org_id", "failure_group", "status", "finished_at", "created_at", "type", "id") WHERE failure_group IS NOT NULL;

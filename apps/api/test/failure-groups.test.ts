@@ -107,7 +107,7 @@ describe("GET /jobs/failures", () => {
     expect(byType.body.groups.map((g: { sample_job_id: string }) => g.sample_job_id)).toEqual([otherType]);
     // Created in the last 25 minutes: only the newest timeout (created last) and nothing older.
     const res = await db().query<{ created_at: Date }>("SELECT created_at FROM jobs WHERE id = $1", [timeouts[1]]);
-    const after = new Date(res.rows[0]!.created_at.getTime() + 1).toISOString().replace(/\.\d+Z$/, ".500Z");
+    const after = new Date(res.rows[0]!.created_at.getTime() + 500).toISOString();
     const recent = await failures(alice, `?created_after=${encodeURIComponent(after)}`);
     expect(recent.body.groups).toEqual([expect.objectContaining({ count: 1, sample_job_id: timeouts[2] }), expect.objectContaining({ sample_job_id: template }), expect.objectContaining({ sample_job_id: otherType })]);
     const before = await failures(alice, `?created_before=${encodeURIComponent(after)}`);
@@ -189,5 +189,30 @@ describe("failure_group as a selector", () => {
     const res = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "replay", filter: { failure_group: newId() } });
     expectError(res, 400, "validation_failed");
     expect(res.body.error.details).toEqual([expect.objectContaining({ path: "filter.failure_group" })]);
+  });
+});
+
+describe("GET /jobs?include=error", () => {
+  it("adds each job's last error to its list item (the first 300 characters), keeps it in the next page's Link, and leaves items without it as they were", async () => {
+    const long = `Receiver answered 500: ${"x".repeat(400)}`;
+    const failing = await failed(alice, "echo_test", long, minutesAgo(1));
+    const plain = await api.request.get("/jobs?limit=1").set(as(alice));
+    expect(plain.body[0].id).toBe(failing);
+    expect(plain.body[0]).not.toHaveProperty("error");
+
+    const res = await api.request.get("/jobs?limit=1&include=error").set(as(alice));
+    expect(res.status).toBe(200);
+    expect(res.body[0]).toEqual({ ...plain.body[0], error: long.slice(0, 300) });
+    expect(responseSchemas.JobListItem.validate(res.body[0]).error).toBeUndefined();
+    expect(res.headers.link).toContain("include=error");
+    const next = /<[^>]*\/jobs\?([^>]*)>/.exec(String(res.headers.link))![1]!;
+    const second = await api.request.get(`/jobs?${next}`).set(as(alice));
+    expect(second.body[0]).toHaveProperty("error");
+    // A job without an error: null. And the whole list, streamed, carries it too.
+    await api.request.post("/jobs").set(as(alice)).send({ type: "echo_test", payload: { n: 2 } });
+    const streamed = await api.request.get("/jobs?include=error").set(as(alice));
+    expect(streamed.body[0].error).toBeNull();
+    expect(streamed.body.find((j: { id: string }) => j.id === failing).error).toBe(long.slice(0, 300));
+    expectError(await api.request.get("/jobs?include=payload").set(as(alice)), 400, "validation_failed");
   });
 });

@@ -63,15 +63,22 @@ export async function withSearchHits(db: pg.Pool | pg.PoolClient, orgId: string,
   return rows.length > SEARCH_HITS_LIMIT ? filter : { ...filter, among: rows.map((r) => r.id) };
 }
 
+/** Characters of a job's error a list item carries with `include=error`. */
+export const LIST_ERROR_MAX = 300;
+
 /** The SQL that lists the org's matching jobs newest first, as JSON texts; `before` is the keyset cursor. */
-export function jobListSql(query: { orgId: string; filter?: JobSelection; before?: string }): { sql: string; params: unknown[] } {
+export function jobListSql(query: { orgId: string; filter?: JobSelection; before?: string; withError?: boolean }): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
   let where = jobsMatching("j", query.orgId, query.filter, params);
   if (query.before) {
     params.push(query.before);
     where += ` AND j.id < $${params.length}::uuid`;
   }
-  return { sql: `SELECT conveyor_job_item(j)::text AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
+  // The error joins the item's JSON text as its last field (conveyor_job_item's object always ends with "}").
+  const item = query.withError
+    ? `left(conveyor_job_item(j)::text, -1) || ',"error":' || coalesce(to_json(left(j.error, ${LIST_ERROR_MAX}))::text, 'null') || '}'`
+    : "conveyor_job_item(j)::text";
+  return { sql: `SELECT ${item} AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
 }
 
 export type BulkAction = "cancel" | "replay";

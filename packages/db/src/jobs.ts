@@ -15,6 +15,8 @@ export type JobListQuery = {
   /** Only jobs older than this id (keyset pagination, newest first). */
   before?: string;
   limit: number;
+  /** Each item also carries `error` (its first 300 characters). */
+  withError?: boolean;
 };
 
 /** One page of the list as JSON texts, newest first; `more` tells whether older jobs remain. */

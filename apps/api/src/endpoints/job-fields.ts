@@ -130,6 +130,7 @@ export const listQuery = Joi.object<JobListQuery>({
   ...jobFilterFields,
   limit: Joi.number().integer().min(1).max(1000),
   cursor: Joi.string().max(128),
+  include: Joi.string().valid("error").messages({ "any.only": "must be error (the only field a list item can add)" }),
 });
 
 /** GET /jobs/failures: the list's filters that make sense for failed jobs, and how many groups at most. */

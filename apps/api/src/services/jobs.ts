@@ -386,7 +386,8 @@ async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<Servic
   return jobs.map((job, i) => ({ id: job.id, status: statuses[i]! }));
 }
 
-export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string };
+/** `include=error`: each item also carries its last error (its first 300 characters), for a list that shows why jobs failed. */
+export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string; include?: "error" };
 
 /** Items are JSON texts rendered by Postgres; a page says where the next one starts. */
 export type JobList = { kind: "page"; items: string[]; next: URLSearchParams | null } | { kind: "stream"; items: AsyncIterable<string>; release(): void };
@@ -423,9 +424,10 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
   const { query } = options;
   const orgId = options.caller.orgId;
   const filter = toJobFilter(query);
+  const withError = query.include === "error";
   if (query.limit === undefined) {
     if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
-    const stream = await streamJobs(deps.db.pool, { orgId, filter });
+    const stream = await streamJobs(deps.db.pool, { orgId, filter, withError });
     return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
   }
   const page = await listJobsPage(deps.db.pool, {
@@ -433,6 +435,7 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
     filter,
     limit: query.limit,
     before: query.cursor ? decodeCursor(query.cursor, filter) : undefined,
+    withError,
   });
   const last = page.items[page.items.length - 1];
   const next =
@@ -440,6 +443,7 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
       ? new URLSearchParams([
           ...jobFilterParams(filter),
           ["limit", String(query.limit)],
+          ...(withError ? [["include", "error"] as [string, string]] : []),
           ["cursor", encodeCursor((JSON.parse(last) as { id: string }).id, filter)],
         ])
       : null;

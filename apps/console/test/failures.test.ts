@@ -1,0 +1,83 @@
+// The jobs list's failures grouped by error (issue 23), in a real browser against the real API and a real worker:
+// jobs fail in the worker, the grouped view shows one row per kind of error with its count, replays a group and
+// opens its jobs, whose failed rows show their error; and the jobs table at 375 px keeps the status in view (#13).
+import { checkNarrow, checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig({ workers: 1 });
+}, 180_000);
+afterEach(() => rig?.stack.expectOtherOrgUntouched());
+afterAll(() => rig?.close());
+
+const enqueue = async (body: object) => {
+  const res = await rig.stack.post("/jobs", body);
+  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+};
+const db = () => rig.stack.api.database.db.pool;
+
+describe("failures by error", () => {
+  let permanent: string[];
+  let retried: string[];
+  beforeAll(async () => {
+    permanent = await Promise.all([1, 2, 3].map((n) => enqueue({ type: "scripted", payload: { permanent: true, n } })));
+    // Each fails on its first attempt with its own attempt number in the message: one group all the same.
+    retried = await Promise.all([1, 2].map((n) => enqueue({ type: "scripted", payload: { fail_until: 9, n } })));
+    for (const id of [...permanent, ...retried]) await rig.stack.waitForJob(id, (job) => job.status === "failed", 60_000);
+  }, 120_000);
+
+  it("groups the failed jobs by error with their counts, replays a group, and opens a group's jobs with their errors", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs`);
+    await page.getByText("Failures by error").click();
+    await page.waitForURL(/view=failures/);
+    const table = page.getByTestId("failure-groups");
+    const permanentRow = table.locator("tr", { hasText: "scripted permanent failure" });
+    const retriedRow = table.locator("tr", { hasText: "scripted failure on attempt <n>" });
+    await permanentRow.waitFor();
+    await retriedRow.waitFor();
+    expect(await table.locator("tbody tr").count()).toBe(2);
+    expect(await permanentRow.locator("td").nth(1).innerText()).toBe("3");
+    expect(await retriedRow.locator("td").nth(1).innerText()).toBe("2");
+    // Nothing of these waits to retry: no cancel is offered (it would cancel none).
+    expect(await page.getByRole("button", { name: "Cancel retries…" }).count()).toBe(0);
+    await checkPage(page, "jobs-failures");
+    await checkNarrow(page, "jobs-failures");
+
+    await permanentRow.getByRole("button", { name: /^Replay the 3 failed jobs/ }).click();
+    await page.getByTestId("group-action-count").filter({ hasText: "3 failed jobs of type scripted" }).waitFor();
+    await checkPage(page, "jobs-failures-replay");
+    await page.getByRole("dialog").getByRole("button", { name: "Replay them" }).click();
+    await page.getByText("Replayed 3 jobs").waitFor();
+    const { rows } = await db().query<{ replay_of: string }>("SELECT replay_of FROM jobs WHERE replay_of = ANY($1::uuid[])", [[...permanent, ...retried]]);
+    expect(rows.map((r) => r.replay_of).sort()).toEqual([...permanent].sort());
+    await dismissNotifications(page);
+
+    await retriedRow.getByRole("button", { name: "Show jobs" }).click();
+    await page.waitForURL(/failure_group=[0-9a-f]{16}/);
+    expect(page.url()).not.toContain("view=failures");
+    await page.getByTestId("failure-group-filter").waitFor();
+    for (const id of retried) await page.locator(`tr[data-job-id="${id}"]`).waitFor();
+    expect(await page.locator("tr[data-job-id]").count()).toBe(2);
+    expect(await page.locator(`tr[data-job-id="${retried[0]}"]`).getByTestId("row-error").innerText()).toMatch(/^scripted failure on attempt 1/);
+    await checkPage(page, "jobs-failure-group");
+    await checkNarrow(page, "jobs-failure-group");
+  });
+});
+
+describe("the jobs table at 375 px (#13)", () => {
+  it("fits the screen with each job's status in view, instead of a 760 px table cut off at the status", async () => {
+    const id = await enqueue({ type: "scripted", payload: { permanent: true, width: "narrow" } });
+    await rig.stack.waitForJob(id, (job) => job.status === "failed", 60_000);
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 375, height: 740 } });
+    await page.goto(`${rig.base}/jobs`);
+    const row = page.locator(`tr[data-job-id="${id}"]`);
+    await row.waitFor();
+    const table = await page.getByTestId("jobs-table").boundingBox();
+    const status = await row.locator(".mantine-Badge-root[data-status=\"failed\"]").boundingBox();
+    expect(table!.width).toBeLessThanOrEqual(375);
+    expect(status!.x + status!.width).toBeLessThanOrEqual(375);
+    await checkPage(page, "jobs-375");
+  });
+});

@@ -26,12 +26,37 @@ const SAMPLE_ERROR_MAX = 1000;
 
 /**
  * The org's failed jobs matching `filter` (its status ignored: always failed), grouped by failure group, most
- * recently seen first, at most `limit` groups; `more` when others remain.
+ * recently seen first, at most `limit` groups; `more` when others remain. Without a time or schedule filter the
+ * counts are failure_counts' (one row per group, whatever the number of failures); with one, the failed jobs in
+ * range are read from jobs_failure_group_idx.
  */
 export async function findFailureGroups(
   db: pg.Pool | pg.PoolClient,
   options: { orgId: string; filter: JobFilter; limit: number },
 ): Promise<{ groups: FailureGroup[]; more: boolean }> {
+  const { filter } = options;
+  const found = filter.createdAfter || filter.createdBefore || filter.scheduleId ? await fromJobs(db, options) : await fromCounts(db, options);
+  const groups = found.slice(0, options.limit);
+  return { groups: await withRetrying(db, options, groups), more: found.length > options.limit };
+}
+
+/** The groups as failure_counts holds them, and the sample job's error (limit + 1 of them). */
+async function fromCounts(db: pg.Pool | pg.PoolClient, options: { orgId: string; filter: JobFilter; limit: number }): Promise<FailureGroup[]> {
+  const { rows } = await db.query<FailureGroup>(
+    `SELECT c.failure_group, c.type, coalesce(conveyor_normalise_error(s.error), '') AS message, c.failed AS count, 0 AS retrying,
+            ${iso("c.first_seen")} AS first_seen_at, ${iso("c.last_seen")} AS last_seen_at,
+            c.sample_job_id, coalesce(left(s.error, ${SAMPLE_ERROR_MAX}), '') AS sample_error
+       FROM failure_counts c LEFT JOIN jobs s ON s.id = c.sample_job_id
+      WHERE c.org_id = $1 AND c.failed > 0 AND ($2::text IS NULL OR c.type = $2)
+      ORDER BY c.last_seen DESC, c.failure_group
+      LIMIT $3`,
+    [options.orgId, options.filter.type ?? null, options.limit + 1],
+  );
+  return rows;
+}
+
+/** The groups of the failed jobs matching the filter, read from the jobs themselves (limit + 1 of them). */
+async function fromJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; filter: JobFilter; limit: number }): Promise<FailureGroup[]> {
   const params: unknown[] = [];
   const where = jobsMatching("j", options.orgId, { ...options.filter, statuses: ["failed"] }, params);
   params.push(options.limit + 1);
@@ -57,8 +82,16 @@ export async function findFailureGroups(
       ORDER BY g.last_seen DESC NULLS LAST, g.failure_group`,
     params,
   );
-  const groups = rows.slice(0, options.limit);
-  if (groups.length === 0) return { groups, more: false };
+  return rows;
+}
+
+/** Each group with how many of its jobs (matching the filter) are not finished yet. */
+async function withRetrying(
+  db: pg.Pool | pg.PoolClient,
+  options: { orgId: string; filter: JobFilter },
+  groups: FailureGroup[],
+): Promise<FailureGroup[]> {
+  if (groups.length === 0) return groups;
   const liveParams: unknown[] = [];
   const live = jobsMatching("j", options.orgId, { ...options.filter, statuses: ["pending", "processing"] }, liveParams);
   liveParams.push(groups.map((g) => g.failure_group));
@@ -69,5 +102,5 @@ export async function findFailureGroups(
     liveParams,
   );
   const byGroup = new Map(retrying.map((r) => [r.failure_group, r.n]));
-  return { groups: groups.map((g) => ({ ...g, retrying: byGroup.get(g.failure_group) ?? 0 })), more: rows.length > options.limit };
+  return groups.map((g) => ({ ...g, retrying: byGroup.get(g.failure_group) ?? 0 }));
 }

@@ -1,6 +1,6 @@
 // Failures grouped by error (issue 23): conveyor_normalise_error, the one normaliser (an immutable SQL function, since
 // Postgres computes jobs.failure_group itself), table-driven; and a job failed through the job machine gets its group.
-import { insertJobs, newId, writeOutcomes } from "@conveyor/db";
+import { deleteFinishedJobs, insertJobs, newId, writeOutcomes } from "@conveyor/db";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 
 let database: TestDatabase;
@@ -89,4 +89,20 @@ it("gives a job the job machine fails its failure group, keeps it while it retri
   expect(byId.get(retrying)).toMatchObject({ status: "pending", failure_group: expected });
   expect(byId.get(succeeding)).toMatchObject({ status: "done", failure_group: null });
   expect(byId.get(internal)).toMatchObject({ status: "failed", failure_group: null });
+});
+
+it("counts each failure in failure_counts as the job machine records it, and retention takes deleted jobs off the count", async () => {
+  const counts = async () =>
+    (await database.db.pool.query<{ failed: number; sample_job_id: string }>("SELECT failed, sample_job_id FROM failure_counts WHERE org_id = $1", [orgId]))
+      .rows;
+  // The test above failed one job of the org (its internal job is not counted, its retrying job not yet).
+  expect(await counts()).toEqual([{ failed: 1, sample_job_id: expect.any(String) }]);
+  const { rows } = await database.db.pool.query<{ id: string }>("SELECT id FROM jobs WHERE org_id = $1 AND status = 'pending'", [orgId]);
+  const retrying = rows[0]!.id;
+  await database.db.pool.query("UPDATE jobs SET status = 'processing', fence = 'f2' WHERE id = $1", [retrying]);
+  await writeOutcomes(database.db.pool, [], [{ id: retrying, fence: "f2", status: "failed", retries: 1, result: null, error: "Receiver answered HTTP 503 for order 9", runAt: null }]);
+  expect(await counts()).toEqual([{ failed: 2, sample_job_id: retrying }]);
+
+  expect(await deleteFinishedJobs(database.db.pool, { before: new Date(Date.now() + 60_000), limit: 100 })).toBeGreaterThanOrEqual(3);
+  expect(await counts()).toEqual([{ failed: 0, sample_job_id: retrying }]);
 });

@@ -42,3 +42,28 @@ ALTER TABLE "jobs" ADD COLUMN "failure_group" TEXT
 -- CreateIndex: GET /jobs/failures reads it alone (an index-only scan, grouped in index order); GET /jobs?failure_group=
 -- and bulk actions by group find their jobs through it. Only jobs with an error have an entry.
 CREATE INDEX "jobs_failure_group_idx" ON "jobs"("org_id", "failure_group", "status", "finished_at", "created_at", "type", "id") WHERE failure_group IS NOT NULL;
+
+-- CreateTable: the failed jobs of each failure group, counted by the transitions that fail a job (job-machine/sql.ts,
+-- countFailures) and by retention as it deletes them, so GET /jobs/failures without a time filter reads one row per
+-- group instead of every failed job.
+CREATE TABLE "failure_counts" (
+    "org_id" UUID NOT NULL,
+    "failure_group" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "failed" INTEGER NOT NULL,
+    "first_seen" TIMESTAMPTZ(3) NOT NULL,
+    "last_seen" TIMESTAMPTZ(3) NOT NULL,
+    "sample_job_id" UUID NOT NULL,
+
+    CONSTRAINT "failure_counts_pkey" PRIMARY KEY ("org_id","failure_group")
+);
+
+-- AddForeignKey
+ALTER TABLE "failure_counts" ADD CONSTRAINT "failure_counts_org_id_fkey" FOREIGN KEY ("org_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- The jobs that failed before this migration.
+INSERT INTO "failure_counts" ("org_id", "failure_group", "type", "failed", "first_seen", "last_seen", "sample_job_id")
+SELECT "org_id", "failure_group", min("type"), count(*), min(coalesce("finished_at", "updated_at")), max(coalesce("finished_at", "updated_at")),
+       (array_agg("id" ORDER BY coalesce("finished_at", "updated_at") DESC, "id" DESC))[1]
+  FROM "jobs" WHERE "status" = 'failed' AND "failure_group" IS NOT NULL
+ GROUP BY "org_id", "failure_group";

@@ -193,7 +193,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a finished job
-         * @description Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it runs as soon as a worker is free. The original is untouched. Any done, failed or cancelled job can be replayed, as often as you like; a pending or processing job is 409 `job_not_finished`.
+         * @description Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it runs as soon as a worker is free. The original is untouched but for its `replayed_as`, which lists its replays. Any done, failed or cancelled job can be replayed, as often as you like; a pending or processing job is 409 `job_not_finished`. The body is optional: `payload` replaces the original's payload (to fix what made it fail), validated as POST /jobs validates the type's payload (400 `validation_failed` naming each bad `payload.…` path).
          */
         post: operations["replayJob"];
         delete?: never;
@@ -1942,6 +1942,8 @@ export interface components {
              * @enum {string}
              */
             on_dependency_failure: "cancel" | "run";
+            /** @description Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none. */
+            replayed_as: string[];
             payload: {
                 [key: string]: unknown;
             };
@@ -3007,6 +3009,7 @@ export interface operations {
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
+                     *       "replayed_as": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3229,6 +3232,7 @@ export interface operations {
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
+                     *       "replayed_as": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3263,7 +3267,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The replay's payload instead of the original's (to fix what made it fail), validated like POST /jobs's for the job's type. */
+                    payload?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description The replay, created and waiting to run. */
             202: {

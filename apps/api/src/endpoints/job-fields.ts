@@ -33,7 +33,7 @@ import type { FailureGroupsQuery, JobInput, JobListQuery } from "../services/job
 /** Groups GET /jobs/failures answers at most, and by default. */
 export const FAILURE_GROUPS_LIMIT_MAX = 200;
 export const FAILURE_GROUPS_LIMIT_DEFAULT = 50;
-import type { BulkInput } from "../services/steering";
+import type { BulkInput, ReplayInput } from "../services/steering";
 
 const flowKey = () => Joi.string().min(1).max(FLOW_KEY_MAX_LENGTH);
 
@@ -140,6 +140,13 @@ export const failureGroupsQuery = Joi.object<FailureGroupsQuery>({
   created_before: jobFilterFields.created_before,
   schedule_id: jobFilterFields.schedule_id,
   limit: Joi.number().integer().min(1).max(FAILURE_GROUPS_LIMIT_MAX).default(FAILURE_GROUPS_LIMIT_DEFAULT),
+});
+
+/** POST /jobs/{id}/replay: optionally, another payload for the replay. */
+export const replayInput = Joi.object<ReplayInput>({
+  payload: Joi.object()
+    .unknown(true)
+    .description("The replay's payload instead of the original's (to fix what made it fail), validated like POST /jobs's for the job's type."),
 });
 
 export const bulkInput = Joi.object<BulkInput>({

@@ -14,7 +14,17 @@ import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
 import { createJob, createJobs, getJob, getJobArtifact, getJobGraph, getJobLogs, listFailureGroups, listJobs } from "../services/jobs";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
-import { batchInput, bulkInput, FAILURE_GROUPS_LIMIT_DEFAULT, FAILURE_GROUPS_LIMIT_MAX, failureGroupsQuery, idempotencyKey, jobInput, listQuery } from "./job-fields";
+import {
+  batchInput,
+  bulkInput,
+  FAILURE_GROUPS_LIMIT_DEFAULT,
+  FAILURE_GROUPS_LIMIT_MAX,
+  failureGroupsQuery,
+  idempotencyKey,
+  jobInput,
+  listQuery,
+  replayInput,
+} from "./job-fields";
 
 const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
 const REPLAY_ID = "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02";
@@ -42,7 +52,7 @@ const listItem = {
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */
-const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel" };
+const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel", replayed_as: [] };
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
 function bulkDocument(): JsonSchema {
@@ -374,16 +384,23 @@ export const jobEndpoints = [
     summary: "Replay a finished job",
     description:
       "Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it " +
-      "runs as soon as a worker is free. The original is untouched. Any done, failed or cancelled job can be replayed, as often " +
-      "as you like; a pending or processing job is 409 `job_not_finished`.",
+      "runs as soon as a worker is free. The original is untouched but for its `replayed_as`, which lists its replays. Any done, " +
+      "failed or cancelled job can be replayed, as often as you like; a pending or processing job is 409 `job_not_finished`. " +
+      "The body is optional: `payload` replaces the original's payload (to fix what made it fail), validated as POST /jobs " +
+      "validates the type's payload (400 `validation_failed` naming each bad `payload.…` path).",
     access: "job",
     params: { id: idParam("job") },
+    body: {
+      schema: replayInput,
+      optional: true,
+      examples: { same: { summary: "The same payload", value: {} }, edited: { summary: "A corrected payload", value: { payload: payloadExamples.send_email } } },
+    },
     responses: {
       202: { description: "The replay, created and waiting to run.", json: { component: "JobAccepted", example: { id: REPLAY_ID, status: "pending" } } },
     },
     errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],
-    async handle({ caller, params, req }, deps) {
-      const replay = await replayJob({ caller, id: params.id }, deps);
+    async handle({ caller, params, body, req }, deps) {
+      const replay = await replayJob({ caller, id: params.id, payload: body.payload }, deps);
       req.log.info("job replayed", { jobId: params.id, replayId: replay.id });
       return { status: 202, json: replay };
     },

@@ -183,6 +183,7 @@ export const responseSchemas = {
       .valid(...ON_DEPENDENCY_FAILURE)
       .required()
       .description("cancel: a failed or cancelled dependency cancels it (dependency_failed); run: it runs anyway."),
+    replayed_as: Joi.array().items(id()).required().description("Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none."),
     payload: anyObject().required(),
     result: anyObject().allow(null).required().description("What the handler returned, or null."),
     error: Joi.string().allow(null).required().description("The last error message, or null."),

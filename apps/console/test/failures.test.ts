@@ -81,3 +81,35 @@ describe("the jobs table at 375 px (#13)", () => {
     await checkPage(page, "jobs-375");
   });
 });
+
+describe("replay with an edited payload", () => {
+  it("opens the job's payload for editing, shows the API's refusal by path, and replays with the corrected payload", async () => {
+    const marker = `edit-${Date.now()}`;
+    const id = await enqueue({
+      type: "send_email",
+      payload: { to: "nobody@example.invalid", subject: marker, body: "b" },
+      run_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    await rig.stack.api.request.post(`/jobs/${id}/cancel`).set("Authorization", `Bearer ${rig.stack.owner.token}`).expect(200);
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs?q=${marker}`);
+    await page.getByRole("checkbox", { name: `Select job ${id}` }).check();
+    await page.getByRole("button", { name: "Replay with changes…" }).click();
+    const box = page.getByLabel("Payload (JSON)");
+    await page.waitForFunction(() => (document.querySelector("textarea") as HTMLTextAreaElement | null)?.value.includes("nobody@example.invalid"));
+    await box.fill(JSON.stringify({ to: "not an address", subject: marker, body: "b" }));
+    await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
+    await page.getByTestId("replay-problems").filter({ hasText: "payload.to" }).waitFor();
+    await checkPage(page, "jobs-replay-edited-refused");
+    await checkNarrow(page, "jobs-replay-edited-refused");
+
+    await box.fill(JSON.stringify({ to: "ada@example.com", subject: marker, body: "b" }));
+    await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(id));
+    const replayId = page.url().split("/jobs/")[1]!.split("?")[0]!;
+    const replay = (await rig.stack.api.request.get(`/jobs/${replayId}`).set("Authorization", `Bearer ${rig.stack.owner.token}`)).body;
+    expect(replay).toMatchObject({ replay_of: id, payload: { to: "ada@example.com", subject: marker } });
+    const original = (await rig.stack.api.request.get(`/jobs/${id}`).set("Authorization", `Bearer ${rig.stack.owner.token}`)).body;
+    expect(original).toMatchObject({ status: "cancelled", replayed_as: [replayId], payload: { to: "nobody@example.invalid" } });
+  });
+});

@@ -77,7 +77,14 @@ export async function failures(env: BenchEnv, port: number, count: number, durat
         target: "≤ 200 ms",
         met: all.p99 <= 200,
       },
-      { scenario, metric: `grouping every failure p50 (${all.count} requests)`, conveyor: all.p50, baseline: page.p50, baselineName: "GET /jobs?limit=100, same table", unit: "ms" },
+      {
+        scenario,
+        metric: `grouping every failure p50 (${all.count} requests)`,
+        conveyor: all.p50,
+        baseline: page.p50,
+        baselineName: "GET /jobs?limit=100, same table",
+        unit: "ms",
+      },
       {
         scenario,
         metric: "one type, last day p99, one in flight",

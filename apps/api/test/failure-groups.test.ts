@@ -36,7 +36,10 @@ const db = () => api.database.db.pool;
 async function failed(member: TestMember, type: string, error: string, status: "failed" | "pending" = "failed"): Promise<string> {
   // Each job a second after the one before (the test API's clock stands still otherwise).
   api.clock.advance(1000);
-  const res = await api.request.post("/jobs").set(as(member)).send({ type, payload: { n: 1 }, max_retries: 2 });
+  const res = await api.request
+    .post("/jobs")
+    .set(as(member))
+    .send({ type, payload: { n: 1 }, max_retries: 2 });
   expect(res.status).toBe(202);
   const id = res.body.id as string;
   // As a worker's claim leaves it.
@@ -189,7 +192,10 @@ describe("failure_group as a selector", () => {
   });
 
   it("replays the group's failed jobs with one bulk call, and cancels those waiting to retry with another", async () => {
-    const replay = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "replay", filter: { failure_group: groupId } });
+    const replay = await api.request
+      .post("/jobs/bulk")
+      .set(as(alice))
+      .send({ action: "replay", filter: { failure_group: groupId } });
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({ action: "replay", matched: 2, affected: 2, has_more: false });
     const { rows: replays } = await db().query<{ replay_of: string }>("SELECT replay_of FROM jobs WHERE replay_of = ANY($1::uuid[])", [
@@ -197,7 +203,10 @@ describe("failure_group as a selector", () => {
     ]);
     expect(replays.map((r) => r.replay_of).sort()).toEqual([...failedIds].sort());
 
-    const cancel = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "cancel", filter: { failure_group: groupId } });
+    const cancel = await api.request
+      .post("/jobs/bulk")
+      .set(as(alice))
+      .send({ action: "cancel", filter: { failure_group: groupId } });
     expect(cancel.body).toEqual({ action: "cancel", matched: 1, affected: 1, has_more: false });
     expect((await db().query("SELECT status FROM jobs WHERE id = $1", [retrying])).rows[0].status).toBe("cancelled");
     expect((await db().query("SELECT status FROM jobs WHERE id = $1", [unrelated])).rows[0].status).toBe("failed");
@@ -205,7 +214,10 @@ describe("failure_group as a selector", () => {
 
   it("refuses a malformed group with 400 validation_failed, on the list and in a bulk filter", async () => {
     expectError(await api.request.get("/jobs?failure_group=xyz").set(as(alice)), 400, "validation_failed");
-    const res = await api.request.post("/jobs/bulk").set(as(alice)).send({ action: "replay", filter: { failure_group: newId() } });
+    const res = await api.request
+      .post("/jobs/bulk")
+      .set(as(alice))
+      .send({ action: "replay", filter: { failure_group: newId() } });
     expectError(res, 400, "validation_failed");
     expect(res.body.error.details).toEqual([expect.objectContaining({ path: "filter.failure_group" })]);
   });
@@ -228,7 +240,10 @@ describe("GET /jobs?include=error", () => {
     const second = await api.request.get(`/jobs?${next}`).set(as(alice));
     expect(second.body[0]).toHaveProperty("error");
     // A job without an error: null. And the whole list, streamed, carries it too.
-    await api.request.post("/jobs").set(as(alice)).send({ type: "echo_test", payload: { n: 2 } });
+    await api.request
+      .post("/jobs")
+      .set(as(alice))
+      .send({ type: "echo_test", payload: { n: 2 } });
     const streamed = await api.request.get("/jobs?include=error").set(as(alice));
     expect(streamed.body[0].error).toBeNull();
     expect(streamed.body.find((j: { id: string }) => j.id === failing).error).toBe(long.slice(0, 300));

@@ -26,11 +26,18 @@ const as = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` })
 
 /** An e-mail job whose only attempt failed, recorded through the job machine as a worker records it. */
 async function failedEmail(to: string): Promise<string> {
-  const res = await api.request.post("/jobs").set(as(alice)).send({ type: "send_email", payload: { to, subject: "Receipt", body: "Thanks." } });
+  const res = await api.request
+    .post("/jobs")
+    .set(as(alice))
+    .send({ type: "send_email", payload: { to, subject: "Receipt", body: "Thanks." } });
   expect(res.status).toBe(202);
   const id = res.body.id as string;
   await api.database.db.pool.query("UPDATE jobs SET status = 'processing', fence = 'attempt-1' WHERE id = $1", [id]);
-  await writeOutcomes(api.database.db.pool, [], [{ id, fence: "attempt-1", status: "failed", retries: 0, result: null, error: "Mailbox does not exist", runAt: null }]);
+  await writeOutcomes(
+    api.database.db.pool,
+    [],
+    [{ id, fence: "attempt-1", status: "failed", retries: 0, result: null, error: "Mailbox does not exist", runAt: null }],
+  );
   return id;
 }
 
@@ -45,7 +52,12 @@ it("replays a failed job with a corrected payload, and records the replay on bot
   expect(res.status).toBe(202);
   expect(res.body).toEqual({ id: expect.any(String), status: "pending" });
   const replay = await job(res.body.id);
-  expect(replay).toMatchObject({ type: "send_email", replay_of: original, replayed_as: [], payload: { to: "ada@example.com", subject: "Receipt", body: "Thanks." } });
+  expect(replay).toMatchObject({
+    type: "send_email",
+    replay_of: original,
+    replayed_as: [],
+    payload: { to: "ada@example.com", subject: "Receipt", body: "Thanks." },
+  });
   const before = await job(original);
   expect(responseSchemas.Job.validate(before).error).toBeUndefined();
   expect(before).toMatchObject({ status: "failed", replayed_as: [res.body.id], payload: { to: "nobody@example.invalid" } });
@@ -74,5 +86,12 @@ it("refuses a payload the type's schema refuses with 400 validation_failed namin
   expectError(await api.request.post(`/jobs/${original}/replay`).set(as(alice)).send({ payload: "text" }), 400, "validation_failed");
   expectError(await api.request.post(`/jobs/${original}/replay`).set(as(alice)).send({ payload: {}, priority: 9 }), 400, "validation_failed");
   // Another org's job stays out of reach, edited payload or not.
-  expectError(await api.request.post(`/jobs/${original}/replay`).set(as(bob)).send({ payload: { to: "a@example.com", subject: "s", body: "b" } }), 404, "not_found");
+  expectError(
+    await api.request
+      .post(`/jobs/${original}/replay`)
+      .set(as(bob))
+      .send({ payload: { to: "a@example.com", subject: "s", body: "b" } }),
+    404,
+    "not_found",
+  );
 });

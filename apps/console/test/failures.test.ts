@@ -75,7 +75,7 @@ describe("the jobs table at 375 px (#13)", () => {
     const row = page.locator(`tr[data-job-id="${id}"]`);
     await row.waitFor();
     const table = await page.getByTestId("jobs-table").boundingBox();
-    const status = await row.locator(".mantine-Badge-root[data-status=\"failed\"]").boundingBox();
+    const status = await row.locator('.mantine-Badge-root[data-status="failed"]').boundingBox();
     expect(table!.width).toBeLessThanOrEqual(375);
     expect(status!.x + status!.width).toBeLessThanOrEqual(375);
     await checkPage(page, "jobs-375");

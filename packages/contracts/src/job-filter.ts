@@ -40,7 +40,15 @@ export type JobFilter = {
   failureGroup?: string;
 };
 
-export const JOB_FILTER_NAMES = ["status", "type", "created_after", "created_before", "schedule_id", "q", "failure_group"] as const satisfies readonly (keyof JobFilterInput)[];
+export const JOB_FILTER_NAMES = [
+  "status",
+  "type",
+  "created_after",
+  "created_before",
+  "schedule_id",
+  "q",
+  "failure_group",
+] as const satisfies readonly (keyof JobFilterInput)[];
 
 const STATUS_MESSAGE = `must be one of ${JOB_STATUSES.join(", ")} (several comma-separated)`;
 

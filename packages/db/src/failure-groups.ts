@@ -86,11 +86,7 @@ async function fromJobs(db: pg.Pool | pg.PoolClient, options: { orgId: string; f
 }
 
 /** Each group with how many of its jobs (matching the filter) are not finished yet. */
-async function withRetrying(
-  db: pg.Pool | pg.PoolClient,
-  options: { orgId: string; filter: JobFilter },
-  groups: FailureGroup[],
-): Promise<FailureGroup[]> {
+async function withRetrying(db: pg.Pool | pg.PoolClient, options: { orgId: string; filter: JobFilter }, groups: FailureGroup[]): Promise<FailureGroup[]> {
   if (groups.length === 0) return groups;
   const liveParams: unknown[] = [];
   const live = jobsMatching("j", options.orgId, { ...options.filter, statuses: ["pending", "processing"] }, liveParams);

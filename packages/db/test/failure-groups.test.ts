@@ -13,8 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const normalise = async (message: string) =>
-  (await database.db.pool.query<{ n: string }>("SELECT conveyor_normalise_error($1) AS n", [message])).rows[0]!.n;
+const normalise = async (message: string) => (await database.db.pool.query<{ n: string }>("SELECT conveyor_normalise_error($1) AS n", [message])).rows[0]!.n;
 const group = async (type: string, message: string) =>
   (await database.db.pool.query<{ g: string }>("SELECT conveyor_failure_group($1, $2) AS g", [type, message])).rows[0]!.g;
 
@@ -100,7 +99,11 @@ it("counts each failure in failure_counts as the job machine records it, and ret
   const { rows } = await database.db.pool.query<{ id: string }>("SELECT id FROM jobs WHERE org_id = $1 AND status = 'pending'", [orgId]);
   const retrying = rows[0]!.id;
   await database.db.pool.query("UPDATE jobs SET status = 'processing', fence = 'f2' WHERE id = $1", [retrying]);
-  await writeOutcomes(database.db.pool, [], [{ id: retrying, fence: "f2", status: "failed", retries: 1, result: null, error: "Receiver answered HTTP 503 for order 9", runAt: null }]);
+  await writeOutcomes(
+    database.db.pool,
+    [],
+    [{ id: retrying, fence: "f2", status: "failed", retries: 1, result: null, error: "Receiver answered HTTP 503 for order 9", runAt: null }],
+  );
   expect(await counts()).toEqual([{ failed: 2, sample_job_id: retrying }]);
 
   expect(await deleteFinishedJobs(database.db.pool, { before: new Date(Date.now() + 60_000), limit: 100 })).toBeGreaterThanOrEqual(3);

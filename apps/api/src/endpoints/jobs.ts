@@ -186,7 +186,8 @@ export const jobEndpoints = [
       created_after: "Only jobs created at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       created_before: "Only jobs created before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       schedule_id: "Only jobs made by this schedule.",
-      failure_group: "Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error.",
+      failure_group:
+        "Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error.",
       q: `A job id, or a string or number value found anywhere in the payload, matched exactly (numbers as JSON writes them: \`42\`, \`19.9\`); at most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
       limit: "Page size; without it the whole list is streamed.",
       include: "`error`: each item also carries `error`, the job's last error message (its first 300 characters; null when none).",
@@ -393,7 +394,10 @@ export const jobEndpoints = [
     body: {
       schema: replayInput,
       optional: true,
-      examples: { same: { summary: "The same payload", value: {} }, edited: { summary: "A corrected payload", value: { payload: payloadExamples.send_email } } },
+      examples: {
+        same: { summary: "The same payload", value: {} },
+        edited: { summary: "A corrected payload", value: { payload: payloadExamples.send_email } },
+      },
     },
     responses: {
       202: { description: "The replay, created and waiting to run.", json: { component: "JobAccepted", example: { id: REPLAY_ID, status: "pending" } } },

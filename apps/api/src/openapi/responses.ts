@@ -48,9 +48,7 @@ const jobListItem = Joi.object({
     .description(
       "Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).",
     ),
-  error: Joi.string()
-    .allow(null)
-    .description("With `include=error` only: the job's last error message (its first 300 characters), or null."),
+  error: Joi.string().allow(null).description("With `include=error` only: the job's last error message (its first 300 characters), or null."),
 });
 
 const period = () => Joi.string().valid(...Object.keys(RATE_LIMIT_PERIODS));
@@ -151,11 +149,13 @@ export const responseSchemas = {
           message: Joi.string()
             .allow("")
             .required()
-            .description("The error normalised: numbers, ids, UUIDs, quoted values and e-mail addresses replaced by <n>, <id>, \"<value>\" and <email>."),
+            .description('The error normalised: numbers, ids, UUIDs, quoted values and e-mail addresses replaced by <n>, <id>, "<value>" and <email>.'),
           count: count().required().description("Failed jobs in the group (matching the filters)."),
           retrying: count()
             .required()
-            .description("Jobs of the group not finished yet (matching the filters): waiting to retry after such an error, or retrying now. A bulk cancel by the group takes these."),
+            .description(
+              "Jobs of the group not finished yet (matching the filters): waiting to retry after such an error, or retrying now. A bulk cancel by the group takes these.",
+            ),
           first_seen_at: timestamp().allow(null).required().description("When the group's first failure happened."),
           last_seen_at: timestamp().allow(null).required().description("When its latest failure happened."),
           sample_job_id: id().required().description("The job of its latest failure."),

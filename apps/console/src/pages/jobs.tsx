@@ -1,7 +1,22 @@
 // The jobs list: every SPEC §8 filter and the search box live in the URL (a view can be shared), pages are keyset
 // pages (the API's Link cursor), rows change live as events arrive, and jobs can be cancelled or replayed in bulk —
 // the selected ones, or all that match the filters.
-import { Button, Checkbox, CloseButton, Group, MultiSelect, Paper, ScrollArea, SegmentedControl, SimpleGrid, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import {
+  Button,
+  Checkbox,
+  CloseButton,
+  Group,
+  MultiSelect,
+  Paper,
+  ScrollArea,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
 import { useMediaQuery } from "@mantine/hooks";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
@@ -104,107 +119,115 @@ export function JobsPage() {
   // A function, not a component: a component declared in here would be a new type at every render (remounted).
   function jobsTable() {
     return (
-    <>
-      <BulkActions
-        filter={filterOf(search)}
-        selection={selection}
-        onSelection={setSelection}
-        pageCount={rows.length}
-        hasMore={Boolean(list.data?.next)}
-        selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
-      />
-      {list.isPending ? (
-        <Loading label="Loading jobs…" />
-      ) : list.isError ? (
-        <ErrorState error={list.error} retry={() => void list.refetch()} />
-      ) : rows.length === 0 ? (
-        <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
-          {Object.keys(filterOf(search)).length
-            ? "Change or clear the filters to see more."
-            : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
-        </Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table striped highlightOnHover miw={narrow ? undefined : 760} aria-label="Jobs" data-testid="jobs-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th w={40}>
-                    <Checkbox
-                      aria-label="Select every job on this page"
-                      checked={selection.allMatching || allOnPage}
-                      indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
-                      onChange={togglePage}
-                    />
-                  </Table.Th>
-                  <Table.Th>Job</Table.Th>
-                  <Table.Th>Type</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  {!narrow && <Table.Th>Priority</Table.Th>}
-                  {!narrow && <Table.Th>Retries</Table.Th>}
-                  {!narrow && <Table.Th>Created</Table.Th>}
-                  {!narrow && <Table.Th>Runs at</Table.Th>}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((row) => (
-                  <Table.Tr key={row.id} data-job-id={row.id} data-status={row.status}>
-                    <Table.Td>
+      <>
+        <BulkActions
+          filter={filterOf(search)}
+          selection={selection}
+          onSelection={setSelection}
+          pageCount={rows.length}
+          hasMore={Boolean(list.data?.next)}
+          selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
+        />
+        {list.isPending ? (
+          <Loading label="Loading jobs…" />
+        ) : list.isError ? (
+          <ErrorState error={list.error} retry={() => void list.refetch()} />
+        ) : rows.length === 0 ? (
+          <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
+            {Object.keys(filterOf(search)).length
+              ? "Change or clear the filters to see more."
+              : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
+          </Empty>
+        ) : (
+          <Paper withBorder>
+            <ScrollArea type="auto">
+              <Table striped highlightOnHover miw={narrow ? undefined : 760} aria-label="Jobs" data-testid="jobs-table">
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th w={40}>
                       <Checkbox
-                        aria-label={`Select job ${row.id}`}
-                        checked={selection.allMatching || selection.ids.has(row.id)}
-                        onChange={() => toggle(row.id)}
+                        aria-label="Select every job on this page"
+                        checked={selection.allMatching || allOnPage}
+                        indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
+                        onChange={togglePage}
                       />
-                    </Table.Td>
-                    <Table.Td>
-                      <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
-                        {shortId(row.id)}
-                      </RouterAnchor>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{row.type}</Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <StatusBadge status={row.status} />
-                      <WaitingNote job={row} />
-                      {row.status === "failed" && row.error && (
-                        <Text size="xs" c="red.9" lineClamp={2} maw={narrow ? undefined : 360} title={row.error} data-testid="row-error" style={{ overflowWrap: "anywhere" }}>
-                          {row.error}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    {!narrow && <Table.Td>{row.priority}</Table.Td>}
-                    {!narrow && (
-                      <Table.Td>
-                        {row.retries} / {row.max_retries}
-                      </Table.Td>
-                    )}
-                    {!narrow && (
-                      <Table.Td>
-                        <Time iso={row.created_at} />
-                      </Table.Td>
-                    )}
-                    {!narrow && (
-                      <Table.Td>
-                        <Time iso={row.run_at} />
-                      </Table.Td>
-                    )}
+                    </Table.Th>
+                    <Table.Th>Job</Table.Th>
+                    <Table.Th>Type</Table.Th>
+                    <Table.Th>Status</Table.Th>
+                    {!narrow && <Table.Th>Priority</Table.Th>}
+                    {!narrow && <Table.Th>Retries</Table.Th>}
+                    {!narrow && <Table.Th>Created</Table.Th>}
+                    {!narrow && <Table.Th>Runs at</Table.Th>}
                   </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
-      <Group justify="space-between">
-        <Button variant="default" disabled={!search.cursor} onClick={() => setSearch({ ...search, cursor: undefined })}>
-          First page
-        </Button>
-        <Button variant="default" disabled={!list.data?.next} onClick={() => setSearch({ ...search, cursor: list.data?.next ?? undefined })}>
-          Next page
-        </Button>
-      </Group>
-    </>
+                </Table.Thead>
+                <Table.Tbody>
+                  {rows.map((row) => (
+                    <Table.Tr key={row.id} data-job-id={row.id} data-status={row.status}>
+                      <Table.Td>
+                        <Checkbox
+                          aria-label={`Select job ${row.id}`}
+                          checked={selection.allMatching || selection.ids.has(row.id)}
+                          onChange={() => toggle(row.id)}
+                        />
+                      </Table.Td>
+                      <Table.Td>
+                        <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
+                          {shortId(row.id)}
+                        </RouterAnchor>
+                      </Table.Td>
+                      <Table.Td>
+                        <Text size="sm">{row.type}</Text>
+                      </Table.Td>
+                      <Table.Td>
+                        <StatusBadge status={row.status} />
+                        <WaitingNote job={row} />
+                        {row.status === "failed" && row.error && (
+                          <Text
+                            size="xs"
+                            c="red.9"
+                            lineClamp={2}
+                            maw={narrow ? undefined : 360}
+                            title={row.error}
+                            data-testid="row-error"
+                            style={{ overflowWrap: "anywhere" }}
+                          >
+                            {row.error}
+                          </Text>
+                        )}
+                      </Table.Td>
+                      {!narrow && <Table.Td>{row.priority}</Table.Td>}
+                      {!narrow && (
+                        <Table.Td>
+                          {row.retries} / {row.max_retries}
+                        </Table.Td>
+                      )}
+                      {!narrow && (
+                        <Table.Td>
+                          <Time iso={row.created_at} />
+                        </Table.Td>
+                      )}
+                      {!narrow && (
+                        <Table.Td>
+                          <Time iso={row.run_at} />
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </ScrollArea>
+          </Paper>
+        )}
+        <Group justify="space-between">
+          <Button variant="default" disabled={!search.cursor} onClick={() => setSearch({ ...search, cursor: undefined })}>
+            First page
+          </Button>
+          <Button variant="default" disabled={!list.data?.next} onClick={() => setSearch({ ...search, cursor: list.data?.next ?? undefined })}>
+            Next page
+          </Button>
+        </Group>
+      </>
     );
   }
 }

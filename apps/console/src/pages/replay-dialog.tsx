@@ -51,9 +51,7 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   return (
     <Modal opened={jobId !== null} onClose={() => !busy && props.onClose()} title="Replay with an edited payload" size="lg" centered>
       <Stack>
-        <Text size="sm">
-          A new job of type {job.data?.type ?? "…"} runs with this payload; the original stays as it is and lists the replay.
-        </Text>
+        <Text size="sm">A new job of type {job.data?.type ?? "…"} runs with this payload; the original stays as it is and lists the replay.</Text>
         <Textarea
           label="Payload (JSON)"
           autosize

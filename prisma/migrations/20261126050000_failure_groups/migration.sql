@@ -67,3 +67,29 @@ SELECT "org_id", "failure_group", min("type"), count(*), min(coalesce("finished_
        (array_agg("id" ORDER BY coalesce("finished_at", "updated_at") DESC, "id" DESC))[1]
   FROM "jobs" WHERE "status" = 'failed' AND "failure_group" IS NOT NULL
  GROUP BY "org_id", "failure_group";
+
+-- Search that finds (issue 23). Where in a payload a searched value is: the dotted path (items.0.sku) of the first string
+-- or number whose text is `needle` — under a key named `field`, or at that dotted path, when one is given — or null.
+CREATE FUNCTION conveyor_value_path(doc jsonb, needle text, field text DEFAULT NULL) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  WITH RECURSIVE walk(path, key, value) AS (
+    SELECT ''::text, NULL::text, doc
+    UNION ALL
+    SELECT w.path || '.' || e.key, e.key, e.value
+      FROM walk w CROSS JOIN LATERAL (
+        SELECT o.key, o.value FROM jsonb_each(CASE WHEN jsonb_typeof(w.value) = 'object' THEN w.value END) o
+        UNION ALL
+        SELECT (a.n - 1)::text, a.value FROM jsonb_array_elements(CASE WHEN jsonb_typeof(w.value) = 'array' THEN w.value END) WITH ORDINALITY AS a(value, n)
+      ) e
+  )
+  SELECT substr(path, 2) FROM walk
+   WHERE jsonb_typeof(value) IN ('string', 'number') AND value #>> '{}' = needle
+     AND (field IS NULL OR key = field OR substr(path, 2) = field)
+   LIMIT 1
+$$;
+
+-- The 8 characters the console shows for a job (the end of its id) are searched like a payload value: every job gets
+-- them among its search values (jobs without any searchable value get a row for them).
+UPDATE "job_search" s SET "search_values" = s."search_values" || right(s."job_id"::text, 8);
+INSERT INTO "job_search" ("job_id", "org_id", "search_values")
+SELECT "id", "org_id", ARRAY[right("id"::text, 8)] FROM "jobs" j
+ WHERE left("type", 1) <> '_' AND NOT EXISTS (SELECT 1 FROM "job_search" s WHERE s."job_id" = j."id");

@@ -57,7 +57,7 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
     const readings = [holding(terms.values.filter((v) => v !== terms.field?.value))];
     if (terms.jobId) readings.push(`${alias}.id = ${param(terms.jobId)}::uuid`);
     if (terms.field) {
-      readings.push(`(${holding([terms.field.value])} AND conveyor_value_path(${alias}.payload, ${param(terms.field.value)}, ${param(terms.field.name)}) IS NOT NULL)`);
+      readings.push(`(${holding([terms.field.value])} AND conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text) IS NOT NULL)`);
     }
     where.push(`(${readings.join(" OR ")})`);
   }
@@ -104,9 +104,10 @@ function matchedField(alias: string, q: string, params: unknown[]): string {
   const terms = searchTerms(q);
   const cases: string[] = [];
   if (terms.jobId) cases.push(`WHEN ${alias}.id = ${param(terms.jobId)}::uuid THEN 'id'`);
-  if (SHORT_ID.test(q)) cases.push(`WHEN right(${alias}.id::text, 8) = ${param(q.toLowerCase())} THEN 'short_id'`);
-  const scoped = terms.field ? `conveyor_value_path(${alias}.payload, ${param(terms.field.value)}, ${param(terms.field.name)})` : "NULL";
-  return `CASE ${cases.join(" ")} ELSE 'payload.' || coalesce(${scoped}, conveyor_value_path(${alias}.payload, ${param(q)})) END`;
+  if (SHORT_ID.test(q)) cases.push(`WHEN right(${alias}.id::text, 8) = ${param(q.toLowerCase())}::text THEN 'short_id'`);
+  const scoped = terms.field ? `conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text)` : "NULL::text";
+  const inPayload = `'payload.' || coalesce(${scoped}, conveyor_value_path(${alias}.payload, ${param(q)}::text))`;
+  return cases.length ? `CASE ${cases.join(" ")} ELSE ${inPayload} END` : inPayload;
 }
 
 /** Characters of a job's error a list item carries with `include=error`. */

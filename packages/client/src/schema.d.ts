@@ -1755,6 +1755,8 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`). */
+            matched?: string;
             /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
             error?: string | null;
         };
@@ -1854,6 +1856,8 @@ export interface components {
                  * @enum {string|null}
                  */
                 waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+                /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`). */
+                matched?: string;
                 /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
                 error?: string | null;
             }[];
@@ -1933,6 +1937,8 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`). */
+            matched?: string;
             /** @description The jobs this one waits for (SPEC §15); empty when none. */
             depends_on: string[];
             /** @description The jobs waiting for this one; empty when none. */
@@ -2738,7 +2744,7 @@ export interface operations {
                 created_before?: string;
                 /** @description Only jobs made by this schedule. */
                 schedule_id?: string;
-                /** @description A job id, or a string or number value found anywhere in the payload, matched exactly (numbers as JSON writes them: `42`, `19.9`); at most 256 characters. */
+                /** @description A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: `42`, `19.9`), or `field:value`: that value under a key named `field` or at that dotted path (`customer:Globex`); each matched exactly, at most 256 characters. Each item then says what matched in `matched`. */
                 q?: string;
                 /** @description Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error. */
                 failure_group?: string;
@@ -3336,7 +3342,7 @@ export interface operations {
                          * @description Jobs made by this schedule.
                          */
                         schedule_id?: string;
-                        /** @description A job id, or a string or number found anywhere in the payload, matched exactly (numbers as JSON writes them: 42, 19.9). At most 256 characters. */
+                        /** @description A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly; a job matching any reading is found. At most 256 characters. */
                         q?: string;
                         /** @description A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error. */
                         failure_group?: string;

@@ -43,6 +43,9 @@ ALTER TABLE "jobs" ADD COLUMN "failure_group" TEXT
 -- and bulk actions by group find their jobs through it. Only jobs with an error have an entry.
 CREATE INDEX "jobs_failure_group_idx" ON "jobs"("org_id", "failure_group", "status", "finished_at", "created_at", "type", "id") WHERE failure_group IS NOT NULL;
 
+-- CreateIndex: GET /jobs/failures narrowed to a type and a time range reads only that type's failed jobs in range.
+CREATE INDEX "jobs_failed_type_created_idx" ON "jobs"("org_id", "type", "created_at", "failure_group", "finished_at") WHERE status = 'failed' AND failure_group IS NOT NULL;
+
 -- CreateTable: the failed jobs of each failure group, counted by the transitions that fail a job (job-machine/sql.ts,
 -- countFailures) and by retention as it deletes them, so GET /jobs/failures without a time filter reads one row per
 -- group instead of every failed job.

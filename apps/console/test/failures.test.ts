@@ -113,3 +113,25 @@ describe("replay with an edited payload", () => {
     expect(original).toMatchObject({ status: "cancelled", replayed_as: [replayId], payload: { to: "nobody@example.invalid" } });
   });
 });
+
+describe("search that finds", () => {
+  it("finds a job by the short id the list shows and by field:value, and says in each row what matched", async () => {
+    const marker = `Globex-${Date.now()}`;
+    const customer = await enqueue({ type: "scripted", payload: { sleep_ms: 1, customer: marker } });
+    const supplier = await enqueue({ type: "scripted", payload: { sleep_ms: 1, supplier: marker } });
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs`);
+    const searchBox = page.getByLabel("Search");
+    await searchBox.fill(customer.slice(-8));
+    await searchBox.press("Enter");
+    await page.locator(`tr[data-job-id="${customer}"]`).getByTestId("row-matched").filter({ hasText: "matched short id" }).waitFor();
+    expect(await page.locator("tr[data-job-id]").count()).toBe(1);
+
+    await searchBox.fill(`customer:${marker}`);
+    await searchBox.press("Enter");
+    await page.locator(`tr[data-job-id="${customer}"]`).getByTestId("row-matched").filter({ hasText: "matched payload.customer" }).waitFor();
+    expect(await page.locator(`tr[data-job-id="${supplier}"]`).count()).toBe(0);
+    await checkPage(page, "jobs-search-field");
+    await checkNarrow(page, "jobs-search-field");
+  });
+});

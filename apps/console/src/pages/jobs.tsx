@@ -175,6 +175,12 @@ export function JobsPage() {
                         <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
                           {shortId(row.id)}
                         </RouterAnchor>
+                        {/* With a search: what it matched (the id, the short id, or the payload field). */}
+                        {row.matched && (
+                          <Text size="xs" c="dimmed" data-testid="row-matched" style={{ overflowWrap: "anywhere" }}>
+                            matched {row.matched.replace(/_/g, " ")}
+                          </Text>
+                        )}
                       </Table.Td>
                       <Table.Td>
                         <Text size="sm">{row.type}</Text>
@@ -257,7 +263,7 @@ function Filters({ search, onChange }: { search: JobSearch; onChange(filter: Job
   return (
     <form onSubmit={submit} role="search" aria-label="Filter jobs">
       <Stack gap="xs">
-        <TextInput label="Search" placeholder="A job id, or a value in the payload (exact)" {...text("q")} />
+        <TextInput label="Search" placeholder="A job id or short id, a payload value, or field:value like customer:Globex (exact)" {...text("q")} />
         {search.failure_group && (
           <Group gap={4} data-testid="failure-group-filter">
             <Text size="sm">

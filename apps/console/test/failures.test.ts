@@ -1,6 +1,7 @@
 // The jobs list's failures grouped by error (issue 23), in a real browser against the real API and a real worker:
 // jobs fail in the worker, the grouped view shows one row per kind of error with its count, replays a group and
 // opens its jobs, whose failed rows show their error; and the jobs table at 375 px keeps the status in view (#13).
+import type { Page } from "playwright-core";
 import { checkNarrow, checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
 
 let rig: Rig;
@@ -16,6 +17,19 @@ const enqueue = async (body: object) => {
   return res.body.id as string;
 };
 const db = () => rig.stack.api.database.db.pool;
+
+/**
+ * checkNarrow, once the page has taken its narrow layout: on a loaded machine React's re-render after the resize (the
+ * media query switching the tables to their narrow columns) can take longer than checkNarrow's own pause.
+ */
+async function checkNarrowSettled(page: Page, name: string): Promise<void> {
+  const before = page.viewportSize();
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, undefined, { timeout: 10_000 });
+  // Already 375 px wide: checkNarrow's resize changes nothing, and its checks see the settled page.
+  await checkNarrow(page, name);
+  if (before) await page.setViewportSize(before);
+}
 
 describe("failures by error", () => {
   let permanent: string[];
@@ -43,7 +57,7 @@ describe("failures by error", () => {
     // Nothing of these waits to retry: no cancel is offered (it would cancel none).
     expect(await page.getByRole("button", { name: "Cancel retries…" }).count()).toBe(0);
     await checkPage(page, "jobs-failures");
-    await checkNarrow(page, "jobs-failures");
+    await checkNarrowSettled(page, "jobs-failures");
 
     await permanentRow.getByRole("button", { name: /^Replay the 3 failed jobs/ }).click();
     await page.getByTestId("group-action-count").filter({ hasText: "3 failed jobs of type scripted" }).waitFor();
@@ -62,7 +76,7 @@ describe("failures by error", () => {
     expect(await page.locator("tr[data-job-id]").count()).toBe(2);
     expect(await page.locator(`tr[data-job-id="${retried[0]}"]`).getByTestId("row-error").innerText()).toMatch(/^scripted failure on attempt 1/);
     await checkPage(page, "jobs-failure-group");
-    await checkNarrow(page, "jobs-failure-group");
+    await checkNarrowSettled(page, "jobs-failure-group");
   });
 });
 
@@ -101,7 +115,7 @@ describe("replay with an edited payload", () => {
     await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
     await page.getByTestId("replay-problems").filter({ hasText: "payload.to" }).waitFor();
     await checkPage(page, "jobs-replay-edited-refused");
-    await checkNarrow(page, "jobs-replay-edited-refused");
+    await checkNarrowSettled(page, "jobs-replay-edited-refused");
 
     await box.fill(JSON.stringify({ to: "ada@example.com", subject: marker, body: "b" }));
     await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
@@ -132,6 +146,6 @@ describe("search that finds", () => {
     await page.locator(`tr[data-job-id="${customer}"]`).getByTestId("row-matched").filter({ hasText: "matched payload.customer" }).waitFor();
     expect(await page.locator(`tr[data-job-id="${supplier}"]`).count()).toBe(0);
     await checkPage(page, "jobs-search-field");
-    await checkNarrow(page, "jobs-search-field");
+    await checkNarrowSettled(page, "jobs-search-field");
   });
 });

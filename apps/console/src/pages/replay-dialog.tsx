@@ -57,7 +57,7 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
           autosize
           minRows={6}
           maxRows={18}
-          ff="monospace"
+          styles={{ input: { fontFamily: "var(--mantine-font-family-monospace)" } }}
           value={text}
           onChange={(event) => setText(event.currentTarget.value)}
           disabled={!job.data}

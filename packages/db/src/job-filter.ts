@@ -57,7 +57,9 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
     const readings = [holding(terms.values.filter((v) => v !== terms.field?.value))];
     if (terms.jobId) readings.push(`${alias}.id = ${param(terms.jobId)}::uuid`);
     if (terms.field) {
-      readings.push(`(${holding([terms.field.value])} AND conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text) IS NOT NULL)`);
+      readings.push(
+        `(${holding([terms.field.value])} AND conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text) IS NOT NULL)`,
+      );
     }
     where.push(`(${readings.join(" OR ")})`);
   }

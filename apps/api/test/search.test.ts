@@ -76,6 +76,12 @@ it("still finds a value that holds a colon as the value it is", async () => {
   expect(await search("10:30")).toEqual([{ id, matched: "payload.at" }]);
 });
 
+it("says the payload matched when the value's path cannot be told, and never drops the item", async () => {
+  // JavaScript writes 1e21 as "1e+21" (the search value); Postgres' text of the stored number is its digits.
+  const id = await enqueue(alice, { big: 1e21 });
+  expect(await search("1e+21")).toEqual([{ id, matched: "payload" }]);
+});
+
 it("keeps items without a search as they were", async () => {
   const res = await api.request.get("/jobs?limit=1").set(as(alice));
   expect(res.body[0]).not.toHaveProperty("matched");

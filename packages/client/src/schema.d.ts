@@ -1755,7 +1755,7 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
-            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`). */
+            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
             matched?: string;
             /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
             error?: string | null;
@@ -1856,7 +1856,7 @@ export interface components {
                  * @enum {string|null}
                  */
                 waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
-                /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`). */
+                /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
                 matched?: string;
                 /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
                 error?: string | null;
@@ -1937,7 +1937,7 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
-            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`). */
+            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
             matched?: string;
             /** @description The jobs this one waits for (SPEC §15); empty when none. */
             depends_on: string[];

@@ -126,7 +126,8 @@ export function jobListSql(query: { orgId: string; filter?: JobSelection; before
   // Added fields join the item's JSON text at its end (conveyor_job_item's object always ends with "}").
   const added: string[] = [];
   if (query.withError) added.push(`',"error":' || coalesce(to_json(left(j.error, ${LIST_ERROR_MAX}))::text, 'null')`);
-  if (query.filter?.q !== undefined) added.push(`',"matched":' || to_json(${matchedField("j", query.filter.q, params)})::text`);
+  // "payload" alone when the value's path cannot be told (a number Postgres writes otherwise than JavaScript: 1e+21).
+  if (query.filter?.q !== undefined) added.push(`',"matched":' || to_json(coalesce(${matchedField("j", query.filter.q, params)}, 'payload'))::text`);
   const item = added.length ? `left(conveyor_job_item(j)::text, -1) || ${added.join(" || ")} || '}'` : "conveyor_job_item(j)::text";
   return { sql: `SELECT ${item} AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
 }

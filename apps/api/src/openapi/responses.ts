@@ -49,7 +49,7 @@ const jobListItem = Joi.object({
       "Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).",
     ),
   matched: Joi.string().description(
-    "With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`).",
+    "With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told.",
   ),
   error: Joi.string().allow(null).description("With `include=error` only: the job's last error message (its first 300 characters), or null."),
 });

@@ -8,6 +8,7 @@
 // Flow control (--only=ratelimit,keys,paused,dedupe): --ratelimit-jobs=5000 --keys-jobs=100000 --keys=10000 --paused-jobs=100000
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
+// Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +20,7 @@ import { batch } from "./scenarios/batch";
 import { bulkCancel } from "./scenarios/bulk-cancel";
 import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
+import { failures } from "./scenarios/failures";
 import { concurrencyKeys, pausedOrg, postWithDedupe, rateLimitAccuracy } from "./scenarios/flow-control";
 import { list } from "./scenarios/list";
 import { pgCost } from "./scenarios/pg-cost";
@@ -36,7 +38,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps"
+    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,failures"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -126,6 +128,7 @@ async function main(): Promise<void> {
     await step("console", () => consolePage(env, port, consoleJobs));
     await step("audit", () => auditWriteCost(env, port, { seconds, bulkJobs }));
     await step("deps", () => dependencies(env, { api: port, worker: workerPort }, concurrency));
+    await step("failures", () => failures(env, port, Number(args["failures-jobs"] ?? 1_000_000), seconds));
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

@@ -54,13 +54,14 @@ async function stored(id: string): Promise<{ id: string; type: string }[]> {
 
 /** The job as GET /jobs/{id} shows it, without its payload: what the final event's data must be. */
 function withoutPayload(job: JobView): Record<string, unknown> {
-  // An event holds the job as it was; `waiting_for` (a live answer) and the job's place in a graph are GET /jobs/{id}'s.
+  // An event holds the job as it was; `waiting_for` (a live answer), the job's place in a graph and its replays are GET /jobs/{id}'s.
   const {
     payload: _payload,
     waiting_for: _waiting,
     depends_on: _dependsOn,
     dependents: _dependents,
     on_dependency_failure: _onFailure,
+    replayed_as: _replayedAs,
     ...rest
   } = job as JobView & Record<string, unknown>;
   return rest;

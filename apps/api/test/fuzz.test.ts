@@ -132,6 +132,8 @@ const jsonValue = fc.letrec((tie) => ({
         "depends_on",
         "ref",
         "attachments",
+        "filter",
+        "failure_group",
       ),
     ),
     tie("value"),

@@ -120,7 +120,8 @@ describe("POST /jobs/{id}/replay", () => {
       result: null,
       error: null,
     });
-    expect((await api.request.get(`/jobs/${original}`).set(as(alice))).body).toEqual(before.body);
+    // Untouched, but for its replay history.
+    expect((await api.request.get(`/jobs/${original}`).set(as(alice))).body).toEqual({ ...before.body, replayed_as: [res.body.id] });
     // Created like any job: in the dispatcher's queue, announced, findable by its payload.
     expect((await db().query("SELECT priority FROM job_queue WHERE job_id = $1", [res.body.id])).rows).toEqual([{ priority: 8 }]);
     expect((await db().query("SELECT type FROM events WHERE job_id = $1", [res.body.id])).rows).toEqual([{ type: "job.created" }]);

@@ -401,6 +401,7 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       depends_on: [],
       dependents: [],
       on_dependency_failure: "cancel",
+      replayed_as: [],
       result: null,
       error: null,
     });
@@ -418,6 +419,7 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       "depends_on",
       "dependents",
       "on_dependency_failure",
+      "replayed_as",
       "result",
       "error",
     ]);

@@ -75,7 +75,7 @@ const jobs = createRoute({
   validateSearch: parseJobSearch,
   loaderDeps: ({ search }) => search,
   // Started, not awaited: the page shows its frame at once and its rows when they come.
-  loader: ({ context, deps }) => void context.queryClient.prefetchQuery(jobsListQuery(deps)),
+  loader: ({ context, deps }) => void (deps.view === "failures" ? undefined : context.queryClient.prefetchQuery(jobsListQuery(deps))),
   component: JobsPage,
 });
 const job = createRoute({ getParentRoute: () => app, path: "/jobs/$id", component: lazyRouteComponent(() => import("./pages/job"), "JobPage") });

@@ -65,6 +65,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Failed jobs grouped by error
+         * @description The failed jobs matching the filters, grouped by type and error message normalised — numbers, ids, UUIDs, quoted values and e-mail addresses replaced by placeholders — so one kind of failure is one group, with its count, first and last failure and a sample job, most recently seen first. A group's `failure_group` is a filter of GET /jobs (its jobs) and of POST /jobs/bulk: `{"action": "replay", "filter": {"failure_group": "…"}}` replays the group's failed jobs, and `{"action": "cancel", …}` cancels those of its jobs still waiting to retry after that error.
+         */
+        get: operations["listFailureGroups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs/{id}": {
         parameters: {
             query?: never;
@@ -193,7 +213,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a finished job
-         * @description Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it runs as soon as a worker is free. The original is untouched. Any done, failed or cancelled job can be replayed, as often as you like; a pending or processing job is 409 `job_not_finished`.
+         * @description Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it runs as soon as a worker is free. The original is untouched but for its `replayed_as`, which lists its replays. Any done, failed or cancelled job can be replayed, as often as you like; a pending or processing job is 409 `job_not_finished`. The body is optional: `payload` replaces the original's payload (to fix what made it fail), validated as POST /jobs validates the type's payload (400 `validation_failed` naming each bad `payload.…` path).
          */
         post: operations["replayJob"];
         delete?: never;
@@ -1755,6 +1775,43 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
+            matched?: string;
+            /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
+            error?: string | null;
+        };
+        FailureGroups: {
+            /** @description Most recently seen first. */
+            groups: {
+                /** @description The group's id: the failure_group filter of GET /jobs and POST /jobs/bulk selects its jobs. */
+                failure_group: string;
+                type: string;
+                /** @description The error normalised: numbers, ids, UUIDs, quoted values and e-mail addresses replaced by <n>, <id>, "<value>" and <email>. */
+                message: string;
+                /** @description Failed jobs in the group (matching the filters). */
+                count: number;
+                /** @description Jobs of the group not finished yet (matching the filters): waiting to retry after such an error, or retrying now. A bulk cancel by the group takes these. */
+                retrying: number;
+                /**
+                 * Format: date-time
+                 * @description When the group's first failure happened.
+                 */
+                first_seen_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When its latest failure happened.
+                 */
+                last_seen_at: string | null;
+                /**
+                 * Format: uuid
+                 * @description The job of its latest failure.
+                 */
+                sample_job_id: string;
+                /** @description That job's error as it is (its first 1,000 characters). */
+                sample_error: string;
+            }[];
+            /** @description More groups match than `limit`: narrow the filters or raise the limit. */
+            has_more: boolean;
         };
         JobGraph: {
             /** @description The jobs of the graph, the job asked for first, then the nearest; at most 1000. */
@@ -1819,6 +1876,10 @@ export interface components {
                  * @enum {string|null}
                  */
                 waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+                /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
+                matched?: string;
+                /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
+                error?: string | null;
             }[];
             edges: {
                 /**
@@ -1896,6 +1957,8 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
+            matched?: string;
             /** @description The jobs this one waits for (SPEC §15); empty when none. */
             depends_on: string[];
             /** @description The jobs waiting for this one; empty when none. */
@@ -1905,6 +1968,8 @@ export interface components {
              * @enum {string}
              */
             on_dependency_failure: "cancel" | "run";
+            /** @description Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none. */
+            replayed_as: string[];
             payload: {
                 [key: string]: unknown;
             };
@@ -2729,12 +2794,16 @@ export interface operations {
                 created_before?: string;
                 /** @description Only jobs made by this schedule. */
                 schedule_id?: string;
-                /** @description A job id, or a string or number value found anywhere in the payload, matched exactly (numbers as JSON writes them: `42`, `19.9`); at most 256 characters. */
+                /** @description A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: `42`, `19.9`), or `field:value`: that value under a key named `field` or at that dotted path (`customer:Globex`); each matched exactly, at most 256 characters. Each item then says what matched in `matched`. */
                 q?: string;
+                /** @description Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error. */
+                failure_group?: string;
                 /** @description Page size; without it the whole list is streamed. */
                 limit?: number;
                 /** @description Opaque; taken from the previous page's Link header, with the same filters (another filter is a 400). */
                 cursor?: string;
+                /** @description `error`: each item also carries `error`, the job's last error message (its first 300 characters; null when none). */
+                include?: "error";
             };
             header?: never;
             path?: never;
@@ -2898,6 +2967,61 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listFailureGroups: {
+        parameters: {
+            query?: {
+                /** @description Only failures of this type. */
+                type?: string;
+                /** @description Only jobs created at or after this time (ISO 8601 date, or date-time with a zone). */
+                created_after?: string;
+                /** @description Only jobs created before this time (ISO 8601 date, or date-time with a zone). */
+                created_before?: string;
+                /** @description Only jobs made by this schedule. */
+                schedule_id?: string;
+                /** @description Groups at most, 1 to 200 (default 50); `has_more` says more remain. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "groups": [
+                     *         {
+                     *           "failure_group": "3f9a0c1d77ab52e0",
+                     *           "type": "webhook",
+                     *           "message": "The receiver answered HTTP <n> (not retried)",
+                     *           "count": 118,
+                     *           "retrying": 3,
+                     *           "first_seen_at": "2026-11-20T22:04:11.502Z",
+                     *           "last_seen_at": "2026-11-21T09:30:00.000Z",
+                     *           "sample_job_id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *           "sample_error": "The receiver answered HTTP 410 (not retried)"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["FailureGroups"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     getJob: {
         parameters: {
             query?: never;
@@ -2941,6 +3065,7 @@ export interface operations {
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
+                     *       "replayed_as": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3216,6 +3341,7 @@ export interface operations {
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
+                     *       "replayed_as": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3250,7 +3376,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The replay's payload instead of the original's (to fix what made it fail), validated like POST /jobs's for the job's type. */
+                    payload?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description The replay, created and waiting to run. */
             202: {
@@ -3310,8 +3445,10 @@ export interface operations {
                          * @description Jobs made by this schedule.
                          */
                         schedule_id?: string;
-                        /** @description A job id, or a string or number found anywhere in the payload, matched exactly (numbers as JSON writes them: 42, 19.9). At most 256 characters. */
+                        /** @description A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly; a job matching any reading is found. At most 256 characters. */
                         q?: string;
+                        /** @description A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error. */
+                        failure_group?: string;
                     };
                 } | {
                     /**

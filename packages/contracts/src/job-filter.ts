@@ -5,6 +5,9 @@ import Joi from "joi";
 import { JOB_STATUSES, type JobStatus } from "./job-states";
 import { SEARCH_VALUE_MAX_LENGTH, TYPE_NAME_PATTERN } from "./limits";
 
+/** A failure group's id (GET /jobs/failures): 16 hex digits of the job's type and normalised error. */
+export const FAILURE_GROUP_PATTERN = /^[0-9a-fA-F]{16}$/;
+
 /** Jobs one POST /jobs/bulk acts on at most; `has_more` says to call again. */
 export const BULK_LIMIT = 10_000;
 /** Ids one POST /jobs/bulk may name. */
@@ -22,6 +25,8 @@ export type JobFilterInput = {
   schedule_id?: string;
   /** A job id, or a string or number value anywhere in the payload, matched exactly. */
   q?: string;
+  /** A failure group of GET /jobs/failures: jobs whose last error is of that kind. */
+  failure_group?: string;
 };
 
 /** The filters as queries use them. Every field narrows the list; none set matches every job. */
@@ -32,9 +37,18 @@ export type JobFilter = {
   createdBefore?: Date;
   scheduleId?: string;
   q?: string;
+  failureGroup?: string;
 };
 
-export const JOB_FILTER_NAMES = ["status", "type", "created_after", "created_before", "schedule_id", "q"] as const satisfies readonly (keyof JobFilterInput)[];
+export const JOB_FILTER_NAMES = [
+  "status",
+  "type",
+  "created_after",
+  "created_before",
+  "schedule_id",
+  "q",
+  "failure_group",
+] as const satisfies readonly (keyof JobFilterInput)[];
 
 const STATUS_MESSAGE = `must be one of ${JOB_STATUSES.join(", ")} (several comma-separated)`;
 
@@ -79,7 +93,13 @@ export const jobFilterFields = {
     // Postgres cannot hold a NUL in text; no payload value contains one either.
     .pattern(/^[^\0]*$/, "text without NUL characters")
     .description(
-      `A job id, or a string or number found anywhere in the payload, matched exactly (numbers as JSON writes them: 42, 19.9). At most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
+      `A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly; a job matching any reading is found. At most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
+    ),
+
+  failure_group: Joi.string()
+    .pattern(FAILURE_GROUP_PATTERN, "failure group (16 hex digits, from GET /jobs/failures)")
+    .description(
+      "A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error.",
     ),
 };
 
@@ -95,6 +115,7 @@ export function toJobFilter(input: JobFilterInput): JobFilter {
   if (input.created_before) filter.createdBefore = new Date(input.created_before);
   if (input.schedule_id) filter.scheduleId = input.schedule_id.toLowerCase();
   if (input.q !== undefined) filter.q = input.q;
+  if (input.failure_group) filter.failureGroup = input.failure_group.toLowerCase();
   return filter;
 }
 
@@ -107,5 +128,6 @@ export function jobFilterParams(filter: JobFilter): [string, string][] {
   if (filter.createdBefore) params.push(["created_before", filter.createdBefore.toISOString()]);
   if (filter.scheduleId) params.push(["schedule_id", filter.scheduleId]);
   if (filter.q !== undefined) params.push(["q", filter.q]);
+  if (filter.failureGroup) params.push(["failure_group", filter.failureGroup]);
   return params;
 }

@@ -24,6 +24,7 @@ export * from "./wake-loop";
 export * from "./schedules";
 export { DISPATCH_CHANNEL, EVENTS_CHANNEL } from "./job-sql";
 export * from "./job-filter";
+export * from "./failure-groups";
 export * from "./replay";
 export * from "./retention";
 export * from "./webhooks";

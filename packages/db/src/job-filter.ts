@@ -6,6 +6,26 @@ import { FINAL_STATUSES, type JobFilter, type JobStatus } from "@conveyor/contra
 import { isUuid } from "./ids";
 import { TENANT_JOB } from "./job-sql";
 
+/**
+ * What a search `q` looks for (issue 23): the value as given (a payload value, or a job's 8-character short id, which
+ * is among its search values); a job id; and, written `field:value`, that value under a key named `field` (or at that
+ * dotted path) in the payload. Every reading is tried; a job matching any of them is found.
+ */
+export type SearchTerms = { values: string[]; jobId?: string; field?: { name: string; value: string } };
+
+const FIELD_SCOPED = /^([A-Za-z_][A-Za-z0-9_.-]{0,99}):(.+)$/s;
+const SHORT_ID = /^[0-9A-Fa-f]{8}$/;
+
+export function searchTerms(q: string): SearchTerms {
+  const values = [q];
+  // Short ids are stored as the console shows them, in lower case.
+  if (SHORT_ID.test(q) && q.toLowerCase() !== q) values.push(q.toLowerCase());
+  const scoped = FIELD_SCOPED.exec(q);
+  const field = scoped ? { name: scoped[1]!, value: scoped[2]! } : undefined;
+  if (field) values.push(field.value);
+  return { values, jobId: isUuid(q) ? q : undefined, field };
+}
+
 /** A filter, and possibly the ids of the only jobs that can match its `q` (see withSearchHits). */
 export type JobSelection = JobFilter & { among?: readonly string[] };
 
@@ -27,10 +47,21 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
   if (filter?.createdAfter) where.push(`${alias}.created_at >= ${param(filter.createdAfter)}::timestamptz`);
   if (filter?.createdBefore) where.push(`${alias}.created_at < ${param(filter.createdBefore)}::timestamptz`);
   if (filter?.scheduleId) where.push(`${alias}.schedule_id = ${param(filter.scheduleId)}::uuid`);
+  // Through jobs_failure_group_idx (partial: only jobs with an error).
+  if (filter?.failureGroup) where.push(`${alias}.failure_group IS NOT NULL AND ${alias}.failure_group = ${param(filter.failureGroup)}`);
   if (filter?.q !== undefined) {
-    // `@>` is what the GIN index job_search_values_idx answers (`= ANY(search_values)` would read every row).
-    const inPayload = `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND s.search_values @> ARRAY[${param(filter.q)}]::text[])`;
-    where.push(isUuid(filter.q) ? `(${alias}.id = ${param(filter.q)}::uuid OR ${inPayload})` : inPayload);
+    const terms = searchTerms(filter.q);
+    // `@>` and `&&` are what the GIN index job_search_values_idx answers (`= ANY(search_values)` would read every row).
+    const holding = (values: string[]) =>
+      `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND s.search_values ${values.length === 1 ? "@>" : "&&"} ${param(values)}::text[])`;
+    const readings = [holding(terms.values.filter((v) => v !== terms.field?.value))];
+    if (terms.jobId) readings.push(`${alias}.id = ${param(terms.jobId)}::uuid`);
+    if (terms.field) {
+      readings.push(
+        `(${holding([terms.field.value])} AND conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text) IS NOT NULL)`,
+      );
+    }
+    where.push(`(${readings.join(" OR ")})`);
   }
   if (filter?.among) where.push(`${alias}.id = ANY(${param(filter.among)}::uuid[])`);
   return where.join(" AND ");
@@ -49,27 +80,56 @@ const SEARCH_HITS_LIMIT = 1000;
  */
 export async function withSearchHits(db: pg.Pool | pg.PoolClient, orgId: string, filter: JobFilter | undefined): Promise<JobSelection | undefined> {
   if (filter?.q === undefined) return filter;
-  // job_search holds no internal job; a job id is looked up in jobs itself.
-  const byId = isUuid(filter.q) ? `UNION SELECT j.id FROM jobs j WHERE j.id = $2::uuid AND j.org_id = $1 AND ${TENANT_JOB("j")}` : "";
+  const terms = searchTerms(filter.q);
+  // job_search holds no internal job; a job id is looked up in jobs itself. Jobs holding a field-scoped value under
+  // another key are among the hits, and left out by the list's own condition.
+  const byId = terms.jobId ? `UNION SELECT j.id FROM jobs j WHERE j.id = $3::uuid AND j.org_id = $1 AND ${TENANT_JOB("j")}` : "";
   const { rows } = await db.query<{ id: string }>(
     `WITH hits AS MATERIALIZED (
-       SELECT s.job_id AS id FROM job_search s WHERE s.search_values @> ARRAY[$2]::text[] AND s.org_id = $1 ${byId}
+       SELECT s.job_id AS id FROM job_search s WHERE s.search_values && $2::text[] AND s.org_id = $1 ${byId}
      )
      SELECT id FROM hits LIMIT ${SEARCH_HITS_LIMIT + 1}`,
-    [orgId, filter.q],
+    terms.jobId ? [orgId, terms.values, terms.jobId] : [orgId, terms.values],
   );
   return rows.length > SEARCH_HITS_LIMIT ? filter : { ...filter, among: rows.map((r) => r.id) };
 }
 
+/**
+ * What a search matched in a job, as a list item's `matched` says it: `id`, `short_id`, or `payload.` and the path of
+ * the value (a field-scoped search's when it matched; SQL, evaluated for the rows listed only).
+ */
+function matchedField(alias: string, q: string, params: unknown[]): string {
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  const terms = searchTerms(q);
+  const cases: string[] = [];
+  if (terms.jobId) cases.push(`WHEN ${alias}.id = ${param(terms.jobId)}::uuid THEN 'id'`);
+  if (SHORT_ID.test(q)) cases.push(`WHEN right(${alias}.id::text, 8) = ${param(q.toLowerCase())}::text THEN 'short_id'`);
+  const scoped = terms.field ? `conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text)` : "NULL::text";
+  const inPayload = `'payload.' || coalesce(${scoped}, conveyor_value_path(${alias}.payload, ${param(q)}::text))`;
+  return cases.length ? `CASE ${cases.join(" ")} ELSE ${inPayload} END` : inPayload;
+}
+
+/** Characters of a job's error a list item carries with `include=error`. */
+export const LIST_ERROR_MAX = 300;
+
 /** The SQL that lists the org's matching jobs newest first, as JSON texts; `before` is the keyset cursor. */
-export function jobListSql(query: { orgId: string; filter?: JobSelection; before?: string }): { sql: string; params: unknown[] } {
+export function jobListSql(query: { orgId: string; filter?: JobSelection; before?: string; withError?: boolean }): { sql: string; params: unknown[] } {
   const params: unknown[] = [];
   let where = jobsMatching("j", query.orgId, query.filter, params);
   if (query.before) {
     params.push(query.before);
     where += ` AND j.id < $${params.length}::uuid`;
   }
-  return { sql: `SELECT conveyor_job_item(j)::text AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
+  // Added fields join the item's JSON text at its end (conveyor_job_item's object always ends with "}").
+  const added: string[] = [];
+  if (query.withError) added.push(`',"error":' || coalesce(to_json(left(j.error, ${LIST_ERROR_MAX}))::text, 'null')`);
+  // "payload" alone when the value's path cannot be told (a number Postgres writes otherwise than JavaScript: 1e+21).
+  if (query.filter?.q !== undefined) added.push(`',"matched":' || to_json(coalesce(${matchedField("j", query.filter.q, params)}, 'payload'))::text`);
+  const item = added.length ? `left(conveyor_job_item(j)::text, -1) || ${added.join(" || ")} || '}'` : "conveyor_job_item(j)::text";
+  return { sql: `SELECT ${item} AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
 }
 
 export type BulkAction = "cancel" | "replay";

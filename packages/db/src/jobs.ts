@@ -15,6 +15,8 @@ export type JobListQuery = {
   /** Only jobs older than this id (keyset pagination, newest first). */
   before?: string;
   limit: number;
+  /** Each item also carries `error` (its first 300 characters). */
+  withError?: boolean;
 };
 
 /** One page of the list as JSON texts, newest first; `more` tells whether older jobs remain. */
@@ -79,6 +81,8 @@ export type JobDetail = {
   depends_on: string[];
   dependents: string[];
   on_dependency_failure: "cancel" | "run";
+  /** Its replays, oldest first (replay history: each names this job in `replay_of`). */
+  replayed_as: string[];
   result: unknown;
   error: string | null;
 };
@@ -91,7 +95,9 @@ export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: st
                                  ELSE (SELECT coalesce(jsonb_agg(d.depends_on_id ORDER BY d.depends_on_id), '[]') FROM job_dependencies d WHERE d.job_id = j.id) END,
               'dependents', CASE WHEN j.dependents = 0 THEN '[]'::jsonb
                                  ELSE (SELECT coalesce(jsonb_agg(d.job_id ORDER BY d.job_id), '[]') FROM job_dependencies d WHERE d.depends_on_id = j.id) END,
-              'on_dependency_failure', CASE WHEN j.run_on_dependency_failure THEN 'run' ELSE 'cancel' END) AS job
+              'on_dependency_failure', CASE WHEN j.run_on_dependency_failure THEN 'run' ELSE 'cancel' END,
+              -- Through jobs_replay_of_idx (only replays are in it).
+              'replayed_as', (SELECT coalesce(jsonb_agg(r.id ORDER BY r.id), '[]') FROM jobs r WHERE r.replay_of = j.id AND r.org_id = j.org_id)) AS job
        FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
     [id, orgId],
   );
@@ -122,6 +128,7 @@ const DETAIL_ORDER = [
   "depends_on",
   "dependents",
   "on_dependency_failure",
+  "replayed_as",
   "result",
   "error",
 ];

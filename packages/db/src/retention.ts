@@ -22,7 +22,13 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
           ORDER BY x.finished_at
           LIMIT $2
             FOR UPDATE SKIP LOCKED)
-       RETURNING id
+       RETURNING id, org_id, status, failure_group
+     ), counts_gone AS (
+       -- GET /jobs/failures counts the failed jobs there are; a group none is left of goes (failure-groups.ts).
+       UPDATE failure_counts c SET failed = c.failed - g.n
+         FROM (SELECT org_id, failure_group, count(*)::int AS n FROM gone WHERE status = 'failed' AND failure_group IS NOT NULL
+                GROUP BY org_id, failure_group ORDER BY org_id, failure_group) g
+        WHERE c.org_id = g.org_id AND c.failure_group = g.failure_group
      ), events_gone AS (
        DELETE FROM events WHERE job_id IN (SELECT id FROM gone)
      ), search_gone AS (

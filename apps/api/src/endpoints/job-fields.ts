@@ -28,8 +28,12 @@ import {
   PRIORITY_MIN,
   TYPE_NAME_PATTERN,
 } from "@conveyor/contracts";
-import type { JobInput, JobListQuery } from "../services/jobs";
-import type { BulkInput } from "../services/steering";
+import type { FailureGroupsQuery, JobInput, JobListQuery } from "../services/jobs";
+
+/** Groups GET /jobs/failures answers at most, and by default. */
+export const FAILURE_GROUPS_LIMIT_MAX = 200;
+export const FAILURE_GROUPS_LIMIT_DEFAULT = 50;
+import type { BulkInput, ReplayInput } from "../services/steering";
 
 const flowKey = () => Joi.string().min(1).max(FLOW_KEY_MAX_LENGTH);
 
@@ -126,6 +130,23 @@ export const listQuery = Joi.object<JobListQuery>({
   ...jobFilterFields,
   limit: Joi.number().integer().min(1).max(1000),
   cursor: Joi.string().max(128),
+  include: Joi.string().valid("error").messages({ "any.only": "must be error (the only field a list item can add)" }),
+});
+
+/** GET /jobs/failures: the list's filters that make sense for failed jobs, and how many groups at most. */
+export const failureGroupsQuery = Joi.object<FailureGroupsQuery>({
+  type: jobFilterFields.type,
+  created_after: jobFilterFields.created_after,
+  created_before: jobFilterFields.created_before,
+  schedule_id: jobFilterFields.schedule_id,
+  limit: Joi.number().integer().min(1).max(FAILURE_GROUPS_LIMIT_MAX).default(FAILURE_GROUPS_LIMIT_DEFAULT),
+});
+
+/** POST /jobs/{id}/replay: optionally, another payload for the replay. */
+export const replayInput = Joi.object<ReplayInput>({
+  payload: Joi.object()
+    .unknown(true)
+    .description("The replay's payload instead of the original's (to fix what made it fail), validated like POST /jobs's for the job's type."),
 });
 
 export const bulkInput = Joi.object<BulkInput>({

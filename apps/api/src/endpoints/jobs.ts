@@ -12,9 +12,19 @@ import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/en
 import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
-import { createJob, createJobs, getJob, getJobArtifact, getJobAttempts, getJobGraph, getJobLogs, listJobs } from "../services/jobs";
+import { createJob, createJobs, getJob, getJobArtifact, getJobAttempts, getJobGraph, getJobLogs, listFailureGroups, listJobs } from "../services/jobs";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
-import { batchInput, bulkInput, idempotencyKey, jobInput, listQuery } from "./job-fields";
+import {
+  batchInput,
+  bulkInput,
+  FAILURE_GROUPS_LIMIT_DEFAULT,
+  FAILURE_GROUPS_LIMIT_MAX,
+  failureGroupsQuery,
+  idempotencyKey,
+  jobInput,
+  listQuery,
+  replayInput,
+} from "./job-fields";
 
 const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
 const REPLAY_ID = "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02";
@@ -42,7 +52,7 @@ const listItem = {
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */
-const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel" };
+const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel", replayed_as: [] };
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
 function bulkDocument(): JsonSchema {
@@ -176,8 +186,11 @@ export const jobEndpoints = [
       created_after: "Only jobs created at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       created_before: "Only jobs created before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       schedule_id: "Only jobs made by this schedule.",
-      q: `A job id, or a string or number value found anywhere in the payload, matched exactly (numbers as JSON writes them: \`42\`, \`19.9\`); at most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
+      failure_group:
+        "Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error.",
+      q: `A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: \`42\`, \`19.9\`), or \`field:value\`: that value under a key named \`field\` or at that dotted path (\`customer:Globex\`); each matched exactly, at most ${SEARCH_VALUE_MAX_LENGTH} characters. Each item then says what matched in \`matched\`.`,
       limit: "Page size; without it the whole list is streamed.",
+      include: "`error`: each item also carries `error`, the job's last error message (its first 300 characters; null when none).",
       cursor: "Opaque; taken from the previous page's Link header, with the same filters (another filter is a 400).",
     },
     responses: {
@@ -192,6 +205,57 @@ export const jobEndpoints = [
       const list = await listJobs({ caller, query }, deps);
       if (list.kind === "stream") return { jsonArray: list.items, release: list.release };
       return { jsonArray: list.items, headers: list.next ? { Link: `<${deps.config.PUBLIC_URL}/jobs?${list.next}>; rel="next"` } : undefined };
+    },
+  }),
+  // Before /jobs/{id}, which would take "failures" for an id.
+  endpoint({
+    method: "get",
+    path: "/jobs/failures",
+    operationId: "listFailureGroups",
+    tag: "Jobs",
+    summary: "Failed jobs grouped by error",
+    description:
+      "The failed jobs matching the filters, grouped by type and error message normalised — numbers, ids, UUIDs, quoted values " +
+      "and e-mail addresses replaced by placeholders — so one kind of failure is one group, with its count, first and last " +
+      "failure and a sample job, most recently seen first. A group's `failure_group` is a filter of GET /jobs (its jobs) and of " +
+      'POST /jobs/bulk: `{"action": "replay", "filter": {"failure_group": "…"}}` replays the group\'s failed jobs, and ' +
+      '`{"action": "cancel", …}` cancels those of its jobs still waiting to retry after that error.',
+    access: "job",
+    query: failureGroupsQuery,
+    queryDescriptions: {
+      type: "Only failures of this type.",
+      created_after: "Only jobs created at or after this time (ISO 8601 date, or date-time with a zone).",
+      created_before: "Only jobs created before this time (ISO 8601 date, or date-time with a zone).",
+      schedule_id: "Only jobs made by this schedule.",
+      limit: `Groups at most, 1 to ${FAILURE_GROUPS_LIMIT_MAX} (default ${FAILURE_GROUPS_LIMIT_DEFAULT}); \`has_more\` says more remain.`,
+    },
+    responses: {
+      200: {
+        description: "The groups.",
+        json: {
+          component: "FailureGroups",
+          example: {
+            groups: [
+              {
+                failure_group: "3f9a0c1d77ab52e0",
+                type: "webhook",
+                message: "The receiver answered HTTP <n> (not retried)",
+                count: 118,
+                retrying: 3,
+                first_seen_at: "2026-11-20T22:04:11.502Z",
+                last_seen_at: AT,
+                sample_job_id: JOB_ID,
+                sample_error: "The receiver answered HTTP 410 (not retried)",
+              },
+            ],
+            has_more: false,
+          },
+        },
+      },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 429],
+    async handle({ caller, query }, deps) {
+      return { json: await listFailureGroups({ caller, query }, deps) };
     },
   }),
   endpoint({
@@ -368,16 +432,26 @@ export const jobEndpoints = [
     summary: "Replay a finished job",
     description:
       "Creates a new job with the same type, payload, `max_retries` and `priority`, whose `replay_of` names the original; it " +
-      "runs as soon as a worker is free. The original is untouched. Any done, failed or cancelled job can be replayed, as often " +
-      "as you like; a pending or processing job is 409 `job_not_finished`.",
+      "runs as soon as a worker is free. The original is untouched but for its `replayed_as`, which lists its replays. Any done, " +
+      "failed or cancelled job can be replayed, as often as you like; a pending or processing job is 409 `job_not_finished`. " +
+      "The body is optional: `payload` replaces the original's payload (to fix what made it fail), validated as POST /jobs " +
+      "validates the type's payload (400 `validation_failed` naming each bad `payload.…` path).",
     access: "job",
     params: { id: idParam("job") },
+    body: {
+      schema: replayInput,
+      optional: true,
+      examples: {
+        same: { summary: "The same payload", value: {} },
+        edited: { summary: "A corrected payload", value: { payload: payloadExamples.send_email } },
+      },
+    },
     responses: {
       202: { description: "The replay, created and waiting to run.", json: { component: "JobAccepted", example: { id: REPLAY_ID, status: "pending" } } },
     },
     errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],
-    async handle({ caller, params, req }, deps) {
-      const replay = await replayJob({ caller, id: params.id }, deps);
+    async handle({ caller, params, body, req }, deps) {
+      const replay = await replayJob({ caller, id: params.id, payload: body.payload }, deps);
       req.log.info("job replayed", { jobId: params.id, replayId: replay.id });
       return { status: 202, json: replay };
     },

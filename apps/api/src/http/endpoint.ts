@@ -107,6 +107,8 @@ export type EndpointSpec<A extends Access, Q, B, P extends string> = {
     examples?: Record<string, Example>;
     /** The service checks the body itself (e.g. only after the caller proved who it is): passed on as sent. */
     unchecked?: true;
+    /** A request may come without a body, checked as `{}` (POST /jobs/{id}/replay). */
+    optional?: true;
   };
   responses: Record<number, ResponseSpec>;
   errors: ErrorStatus[];

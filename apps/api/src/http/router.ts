@@ -52,7 +52,7 @@ function handler(e: Endpoint, deps: RouterDeps): RequestHandler {
         caller: req.auth,
         params: req.params as Record<string, string>,
         query: e.query && !Array.isArray(e.query) ? validate(e.query, req.query, "query") : {},
-        body: e.body ? (e.body.unchecked ? body : validate(e.body.schema, body)) : undefined,
+        body: e.body ? (e.body.unchecked ? body : validate(e.body.schema, body === undefined && e.body.optional ? {} : body)) : undefined,
         headers,
         req,
         res,

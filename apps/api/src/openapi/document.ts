@@ -119,7 +119,7 @@ function operationObject(op: Endpoint): JsonSchema {
     ...(op.body
       ? {
           requestBody: {
-            required: true,
+            required: !op.body.optional,
             content: { "application/json": { schema: withoutDefaults(op.body.document ?? jsonSchema(op.body.schema)), examples: op.body.examples } },
           },
         }

@@ -48,6 +48,10 @@ const jobListItem = Joi.object({
     .description(
       "Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).",
     ),
+  matched: Joi.string().description(
+    "With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told.",
+  ),
+  error: Joi.string().allow(null).description("With `include=error` only: the job's last error message (its first 300 characters), or null."),
 });
 
 const period = () => Joi.string().valid(...Object.keys(RATE_LIMIT_PERIODS));
@@ -136,6 +140,35 @@ export const responseSchemas = {
     has_more: Joi.boolean().required().description("With a filter: more such jobs remain; call again with the same body for the next ones."),
   }),
   JobListItem: jobListItem,
+  FailureGroups: Joi.object({
+    groups: Joi.array()
+      .items(
+        Joi.object({
+          failure_group: Joi.string()
+            .pattern(/^[0-9a-f]{16}$/)
+            .required()
+            .description("The group's id: the failure_group filter of GET /jobs and POST /jobs/bulk selects its jobs."),
+          type: Joi.string().required(),
+          message: Joi.string()
+            .allow("")
+            .required()
+            .description('The error normalised: numbers, ids, UUIDs, quoted values and e-mail addresses replaced by <n>, <id>, "<value>" and <email>.'),
+          count: count().required().description("Failed jobs in the group (matching the filters)."),
+          retrying: count()
+            .required()
+            .description(
+              "Jobs of the group not finished yet (matching the filters): waiting to retry after such an error, or retrying now. A bulk cancel by the group takes these.",
+            ),
+          first_seen_at: timestamp().allow(null).required().description("When the group's first failure happened."),
+          last_seen_at: timestamp().allow(null).required().description("When its latest failure happened."),
+          sample_job_id: id().required().description("The job of its latest failure."),
+          sample_error: Joi.string().allow("").required().description("That job's error as it is (its first 1,000 characters)."),
+        }),
+      )
+      .required()
+      .description("Most recently seen first."),
+    has_more: Joi.boolean().required().description("More groups match than `limit`: narrow the filters or raise the limit."),
+  }),
   JobGraph: Joi.object({
     nodes: Joi.array()
       .items(jobListItem)
@@ -153,6 +186,7 @@ export const responseSchemas = {
       .valid(...ON_DEPENDENCY_FAILURE)
       .required()
       .description("cancel: a failed or cancelled dependency cancels it (dependency_failed); run: it runs anyway."),
+    replayed_as: Joi.array().items(id()).required().description("Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none."),
     payload: anyObject().required(),
     result: anyObject().allow(null).required().description("What the handler returned, or null."),
     error: Joi.string().allow(null).required().description("The last error message, or null."),

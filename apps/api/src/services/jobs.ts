@@ -19,6 +19,7 @@ import {
 import {
   debounceJob,
   dedupeHolder,
+  findFailureGroups,
   findJob,
   findJobGraph,
   findOrgJobs,
@@ -386,7 +387,8 @@ async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<Servic
   return jobs.map((job, i) => ({ id: job.id, status: statuses[i]! }));
 }
 
-export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string };
+/** `include=error`: each item also carries its last error (its first 300 characters), for a list that shows why jobs failed. */
+export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string; include?: "error" };
 
 /** Items are JSON texts rendered by Postgres; a page says where the next one starts. */
 export type JobList = { kind: "page"; items: string[]; next: URLSearchParams | null } | { kind: "stream"; items: AsyncIterable<string>; release(): void };
@@ -423,9 +425,10 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
   const { query } = options;
   const orgId = options.caller.orgId;
   const filter = toJobFilter(query);
+  const withError = query.include === "error";
   if (query.limit === undefined) {
     if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
-    const stream = await streamJobs(deps.db.pool, { orgId, filter });
+    const stream = await streamJobs(deps.db.pool, { orgId, filter, withError });
     return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
   }
   const page = await listJobsPage(deps.db.pool, {
@@ -433,6 +436,7 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
     filter,
     limit: query.limit,
     before: query.cursor ? decodeCursor(query.cursor, filter) : undefined,
+    withError,
   });
   const last = page.items[page.items.length - 1];
   const next =
@@ -440,6 +444,7 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
       ? new URLSearchParams([
           ...jobFilterParams(filter),
           ["limit", String(query.limit)],
+          ...(withError ? [["include", "error"] as [string, string]] : []),
           ["cursor", encodeCursor((JSON.parse(last) as { id: string }).id, filter)],
         ])
       : null;
@@ -478,4 +483,13 @@ export async function getJobArtifact(options: { caller: Caller; id: string }, de
   const artifact = isUuid(options.id) ? await findJobArtifact(deps.db.pool, options.caller.orgId, options.id) : null;
   if (!artifact) throw notFound("Artifact");
   return artifact;
+}
+
+export type FailureGroupsQuery = Pick<JobFilterInput, "type" | "created_after" | "created_before" | "schedule_id"> & { limit: number };
+
+/** The org's failed jobs grouped by type and normalised error (GET /jobs/failures), most recently seen first. */
+export async function listFailureGroups(options: { caller: Caller; query: FailureGroupsQuery }, deps: Pick<ServiceDeps, "db">) {
+  const { limit, ...filter } = options.query;
+  const { groups, more } = await findFailureGroups(deps.db.pool, { orgId: options.caller.orgId, filter: toJobFilter(filter), limit });
+  return { groups, has_more: more };
 }

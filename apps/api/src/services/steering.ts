@@ -24,7 +24,7 @@ import {
   type ReplaySource,
 } from "@conveyor/db";
 import type pg from "pg";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound, validationFailed } from "../http/errors";
 import { audit } from "./audit";
 import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
@@ -141,7 +141,10 @@ function cancelChanges(previous: string): Record<string, AuditChange> {
  * Replays one final job: a new pending job whose `replay_of` names it; the original is untouched. 404 for another
  * org's or no job, 409 `job_not_finished` for one still pending or processing.
  */
-export async function replayJob(options: { caller: Caller; id: string }, deps: SteeringDeps): Promise<Accepted> {
+export async function replayJob(
+  options: { caller: Caller; id: string; payload?: Record<string, unknown> },
+  deps: SteeringDeps & Pick<ServiceDeps, "catalog">,
+): Promise<Accepted> {
   const { caller, id } = options;
   const [job] = isUuid(id) ? await findOrgJobs(deps.db.pool, caller.orgId, [id]) : [];
   if (!job) throw notFound("Job");
@@ -154,8 +157,14 @@ export async function replayJob(options: { caller: Caller; id: string }, deps: S
   const replay = await inTransaction(deps.db.pool, async (tx) => {
     for await (const [source] of replaySources(tx, { orgId: caller.orgId, ids: [id], maxBytes: REPLAY_PIECE_BYTES })) {
       const created = replayOf(source!, caller.orgId, deps.clock.now());
+      // An edited payload is checked as POST /jobs checks one, against the type's schema, and stored with its defaults.
+      if (options.payload !== undefined) created.payloadJson = await checkedPayload(source!.type, options.payload, deps);
       await insertJobs(tx, [created]);
-      await audit(tx, caller, deps.clock, { action: "job.replay", target: { type: "job", id }, details: { replay_id: created.id } });
+      await audit(tx, caller, deps.clock, {
+        action: "job.replay",
+        target: { type: "job", id },
+        details: { replay_id: created.id, ...(options.payload !== undefined ? { payload_edited: true } : {}) },
+      });
       return created.id;
     }
     return undefined;
@@ -165,6 +174,19 @@ export async function replayJob(options: { caller: Caller; id: string }, deps: S
   // Pending, or cancelled at once when it depends on a job that failed (SPEC §15).
   const [status] = await jobStatuses(deps.db.pool, [replay]);
   return { id: replay, status: status! };
+}
+
+export type ReplayInput = { payload?: Record<string, unknown> };
+
+/** A replay's new payload as JSON text, when the type's schema accepts it; 400 naming each bad path otherwise. */
+async function checkedPayload(type: string, payload: Record<string, unknown>, deps: Pick<ServiceDeps, "catalog">): Promise<string> {
+  if (!(await deps.catalog.isKnownType(type))) {
+    const known = (await deps.catalog.knownTypes()).join(", ");
+    throw new AppError("unknown_job_type", `The job's type "${type}" is no longer known, so its payload cannot be checked. Known types: ${known}.`);
+  }
+  const checked = deps.catalog.checkPayload(type, payload);
+  if (!checked.ok) throw validationFailed(checked.details.map((d) => ({ path: `payload.${d.path}`, message: d.message })));
+  return JSON.stringify(checked.value);
 }
 
 export type BulkInput = { action: BulkAction; filter?: JobFilterInput; ids?: string[] };

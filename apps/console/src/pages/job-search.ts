@@ -7,6 +7,10 @@ export type JobSearch = {
   created_before?: string;
   schedule_id?: string;
   q?: string;
+  /** A failure group of GET /jobs/failures: the group's jobs. */
+  failure_group?: string;
   cursor?: string;
+  /** `failures`: the failed jobs grouped by error instead of the list. */
+  view?: "failures";
 };
-export type JobFilter = Omit<JobSearch, "cursor">;
+export type JobFilter = Omit<JobSearch, "cursor" | "view">;

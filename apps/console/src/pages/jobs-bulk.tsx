@@ -8,6 +8,7 @@ import { api, call, callPage } from "../api";
 import { Confirm } from "../ui/confirm";
 import type { JobFilter } from "./job-search";
 import { notify } from "../ui/notify";
+import { ReplayDialog } from "./replay-dialog";
 
 export type Selection = { ids: Set<string>; allMatching: boolean };
 type Action = "cancel" | "replay";
@@ -54,6 +55,7 @@ export function BulkActions(props: {
   const queryClient = useQueryClient();
   const [action, setAction] = useState<Action | null>(null);
   const [busy, setBusy] = useState(false);
+  const [editing, setEditing] = useState<string | null>(null);
   const count = useQuery({
     queryKey: ["jobs-count", filter],
     queryFn: () => countMatching(filter),
@@ -142,11 +144,18 @@ export function BulkActions(props: {
               Replay…
             </Button>
           )}
+          {/* One finished job: replay it with another payload (to fix what made it fail). */}
+          {!selection.allMatching && selected === 1 && canReplay && (
+            <Button size="xs" variant="light" onClick={() => setEditing([...selection.ids][0]!)}>
+              Replay with changes…
+            </Button>
+          )}
           <Button size="xs" variant="default" onClick={() => onSelection({ ids: new Set(), allMatching: false })}>
             Clear selection
           </Button>
         </Group>
       </Group>
+      <ReplayDialog jobId={editing} onClose={() => setEditing(null)} />
       <Confirm
         opened={action !== null}
         title={action === "cancel" ? "Cancel jobs" : "Replay jobs"}

@@ -1,13 +1,29 @@
 // The jobs list: every SPEC §8 filter and the search box live in the URL (a view can be shared), pages are keyset
 // pages (the API's Link cursor), rows change live as events arrive, and jobs can be cancelled or replayed in bulk —
 // the selected ones, or all that match the filters.
-import { Button, Checkbox, Group, MultiSelect, Paper, ScrollArea, SimpleGrid, Stack, Table, Text, TextInput, Title } from "@mantine/core";
+import {
+  Button,
+  Checkbox,
+  CloseButton,
+  Group,
+  MultiSelect,
+  Paper,
+  ScrollArea,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
 import { useMediaQuery } from "@mantine/hooks";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useEffect, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
 import { api, callPage } from "../api";
+import { FailureGroups } from "./failure-groups";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -19,7 +35,7 @@ export type JobRow = ResponseBody<"/jobs", "get">[number];
 
 export type { JobFilter, JobSearch };
 
-const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q"] as const;
+const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q", "failure_group"] as const;
 const PAGE_SIZE = 50;
 
 /** The URL's search, kept to the known filters with string values (anything else in the address is dropped). */
@@ -30,6 +46,7 @@ export function parseJobSearch(search: Record<string, unknown>): JobSearch {
     if (typeof value === "string" && value.trim()) result[key] = value.trim();
     else if (typeof value === "number") result[key] = String(value);
   }
+  if (search.view === "failures") result.view = "failures";
   return result;
 }
 
@@ -37,7 +54,8 @@ export function parseJobSearch(search: Record<string, unknown>): JobSearch {
 export const jobsListQuery = (search: JobSearch) =>
   queryOptions({
     queryKey: ["jobs", search],
-    queryFn: () => callPage(api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...search } } })),
+    // With each job's last error, shown in a failed row.
+    queryFn: () => callPage(api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...filterOf(search), cursor: search.cursor, include: "error" } } })),
   });
 
 export const filterOf = (search: JobSearch): JobFilter => Object.fromEntries(FILTER_KEYS.filter((k) => search[k]).map((k) => [k, search[k]]));
@@ -57,11 +75,14 @@ export function JobsPage() {
   const setSearch = (next: JobSearch) => void navigate({ search: next });
   const [selection, setSelection] = useState<Selection>({ ids: new Set(), allMatching: false });
 
-  const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData });
+  const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData, enabled: search.view !== "failures" });
   // A new filter or page starts a new selection.
   useEffect(() => setSelection({ ids: new Set(), allMatching: false }), [search]);
 
   const rows = list.data?.items ?? [];
+  const grouped = search.view === "failures";
+  // On a phone the table keeps the columns that say what a job is; the others are on the job's page.
+  const narrow = useMediaQuery("(max-width: 47.99em)");
   const allOnPage = rows.length > 0 && rows.every((row) => selection.ids.has(row.id));
   const toggle = (id: string) => {
     const ids = new Set(selection.ids);
@@ -76,97 +97,145 @@ export function JobsPage() {
       <Title order={1} size="h2">
         Jobs
       </Title>
-      <Filters search={search} onChange={(filter) => setSearch(filter)} />
-      <BulkActions
-        filter={filterOf(search)}
-        selection={selection}
-        onSelection={setSelection}
-        pageCount={rows.length}
-        hasMore={Boolean(list.data?.next)}
-        selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
+      <Filters search={search} onChange={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : filter)} />
+      <SegmentedControl
+        aria-label="Show"
+        data={[
+          { value: "list", label: "All jobs" },
+          { value: "failures", label: "Failures by error" },
+        ]}
+        value={grouped ? "failures" : "list"}
+        onChange={(value) => setSearch({ ...filterOf(search), view: value === "failures" ? "failures" : undefined, failure_group: undefined })}
+        style={{ alignSelf: "flex-start" }}
       />
-      {list.isPending ? (
-        <Loading label="Loading jobs…" />
-      ) : list.isError ? (
-        <ErrorState error={list.error} retry={() => void list.refetch()} />
-      ) : rows.length === 0 ? (
-        <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
-          {Object.keys(filterOf(search)).length
-            ? "Change or clear the filters to see more."
-            : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
-        </Empty>
+      {grouped ? (
+        <FailureGroups filter={filterOf(search)} onShowJobs={(group) => setSearch({ ...filterOf(search), failure_group: group, view: undefined })} />
       ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table striped highlightOnHover miw={760} aria-label="Jobs" data-testid="jobs-table">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th w={40}>
-                    <Checkbox
-                      aria-label="Select every job on this page"
-                      checked={selection.allMatching || allOnPage}
-                      indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
-                      onChange={togglePage}
-                    />
-                  </Table.Th>
-                  <Table.Th>Job</Table.Th>
-                  <Table.Th>Type</Table.Th>
-                  <Table.Th>Status</Table.Th>
-                  <Table.Th>Priority</Table.Th>
-                  <Table.Th>Retries</Table.Th>
-                  <Table.Th>Created</Table.Th>
-                  <Table.Th>Runs at</Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((row) => (
-                  <Table.Tr key={row.id} data-job-id={row.id} data-status={row.status}>
-                    <Table.Td>
-                      <Checkbox
-                        aria-label={`Select job ${row.id}`}
-                        checked={selection.allMatching || selection.ids.has(row.id)}
-                        onChange={() => toggle(row.id)}
-                      />
-                    </Table.Td>
-                    <Table.Td>
-                      <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
-                        {shortId(row.id)}
-                      </RouterAnchor>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm">{row.type}</Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <StatusBadge status={row.status} />
-                      <WaitingNote job={row} />
-                    </Table.Td>
-                    <Table.Td>{row.priority}</Table.Td>
-                    <Table.Td>
-                      {row.retries} / {row.max_retries}
-                    </Table.Td>
-                    <Table.Td>
-                      <Time iso={row.created_at} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Time iso={row.run_at} />
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
+        jobsTable()
       )}
-      <Group justify="space-between">
-        <Button variant="default" disabled={!search.cursor} onClick={() => setSearch({ ...search, cursor: undefined })}>
-          First page
-        </Button>
-        <Button variant="default" disabled={!list.data?.next} onClick={() => setSearch({ ...search, cursor: list.data?.next ?? undefined })}>
-          Next page
-        </Button>
-      </Group>
     </Stack>
   );
+
+  // A function, not a component: a component declared in here would be a new type at every render (remounted).
+  function jobsTable() {
+    return (
+      <>
+        <BulkActions
+          filter={filterOf(search)}
+          selection={selection}
+          onSelection={setSelection}
+          pageCount={rows.length}
+          hasMore={Boolean(list.data?.next)}
+          selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
+        />
+        {list.isPending ? (
+          <Loading label="Loading jobs…" />
+        ) : list.isError ? (
+          <ErrorState error={list.error} retry={() => void list.refetch()} />
+        ) : rows.length === 0 ? (
+          <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
+            {Object.keys(filterOf(search)).length
+              ? "Change or clear the filters to see more."
+              : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
+          </Empty>
+        ) : (
+          <Paper withBorder>
+            <ScrollArea type="auto">
+              <Table striped highlightOnHover miw={narrow ? undefined : 760} aria-label="Jobs" data-testid="jobs-table">
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th w={40}>
+                      <Checkbox
+                        aria-label="Select every job on this page"
+                        checked={selection.allMatching || allOnPage}
+                        indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
+                        onChange={togglePage}
+                      />
+                    </Table.Th>
+                    <Table.Th>Job</Table.Th>
+                    <Table.Th>Type</Table.Th>
+                    <Table.Th>Status</Table.Th>
+                    {!narrow && <Table.Th>Priority</Table.Th>}
+                    {!narrow && <Table.Th>Retries</Table.Th>}
+                    {!narrow && <Table.Th>Created</Table.Th>}
+                    {!narrow && <Table.Th>Runs at</Table.Th>}
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {rows.map((row) => (
+                    <Table.Tr key={row.id} data-job-id={row.id} data-status={row.status}>
+                      <Table.Td>
+                        <Checkbox
+                          aria-label={`Select job ${row.id}`}
+                          checked={selection.allMatching || selection.ids.has(row.id)}
+                          onChange={() => toggle(row.id)}
+                        />
+                      </Table.Td>
+                      <Table.Td>
+                        <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
+                          {shortId(row.id)}
+                        </RouterAnchor>
+                        {/* With a search: what it matched (the id, the short id, or the payload field). */}
+                        {row.matched && (
+                          <Text size="xs" c="dimmed" data-testid="row-matched" style={{ overflowWrap: "anywhere" }}>
+                            matched {row.matched.replace(/_/g, " ")}
+                          </Text>
+                        )}
+                      </Table.Td>
+                      <Table.Td>
+                        <Text size="sm">{row.type}</Text>
+                      </Table.Td>
+                      <Table.Td>
+                        <StatusBadge status={row.status} />
+                        <WaitingNote job={row} />
+                        {row.status === "failed" && row.error && (
+                          <Text
+                            size="xs"
+                            c="red.9"
+                            lineClamp={2}
+                            maw={narrow ? undefined : 360}
+                            title={row.error}
+                            data-testid="row-error"
+                            style={{ overflowWrap: "anywhere" }}
+                          >
+                            {row.error}
+                          </Text>
+                        )}
+                      </Table.Td>
+                      {!narrow && <Table.Td>{row.priority}</Table.Td>}
+                      {!narrow && (
+                        <Table.Td>
+                          {row.retries} / {row.max_retries}
+                        </Table.Td>
+                      )}
+                      {!narrow && (
+                        <Table.Td>
+                          <Time iso={row.created_at} />
+                        </Table.Td>
+                      )}
+                      {!narrow && (
+                        <Table.Td>
+                          <Time iso={row.run_at} />
+                        </Table.Td>
+                      )}
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </ScrollArea>
+          </Paper>
+        )}
+        <Group justify="space-between">
+          <Button variant="default" disabled={!search.cursor} onClick={() => setSearch({ ...search, cursor: undefined })}>
+            First page
+          </Button>
+          <Button variant="default" disabled={!list.data?.next} onClick={() => setSearch({ ...search, cursor: list.data?.next ?? undefined })}>
+            Next page
+          </Button>
+        </Group>
+      </>
+    );
+  }
 }
 
 function Filters({ search, onChange }: { search: JobSearch; onChange(filter: JobFilter): void }) {
@@ -194,7 +263,15 @@ function Filters({ search, onChange }: { search: JobSearch; onChange(filter: Job
   return (
     <form onSubmit={submit} role="search" aria-label="Filter jobs">
       <Stack gap="xs">
-        <TextInput label="Search" placeholder="A job id, or a value in the payload (exact)" {...text("q")} />
+        <TextInput label="Search" placeholder="A job id or short id, a payload value, or field:value like customer:Globex (exact)" {...text("q")} />
+        {search.failure_group && (
+          <Group gap={4} data-testid="failure-group-filter">
+            <Text size="sm">
+              Jobs whose last error is of failure group <code>{search.failure_group}</code>
+            </Text>
+            <CloseButton size="sm" aria-label="Show jobs of every error" onClick={() => apply({ ...draft, failure_group: undefined })} />
+          </Group>
+        )}
         <SimpleGrid cols={{ base: 1, xs: 2, lg: 5 }} spacing="xs" verticalSpacing={8} id="more-job-filters" display={showOthers ? undefined : "none"}>
           <MultiSelect
             label="Status"

@@ -133,7 +133,8 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
        RETURNING *
      ), searchable AS (
        INSERT INTO job_search (job_id, org_id, search_values)
-       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) FROM accepted WHERE search <> '[]'
+       -- With the job's short id (the last 8 characters of its id, which the console shows), so it can be searched.
+       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) || right(id::text, 8) FROM accepted WHERE left(type, 1) <> '_'
      ), queued AS (
        INSERT INTO job_queue (job_id, type, org_id, priority, due_at, concurrency_key, concurrency_limit, rate_limit, debounce_key)
        SELECT id, type, org_id, priority, COALESCE(run_at, created_at), concurrency_key, concurrency_limit, rate_limit, debounce_key FROM inserted

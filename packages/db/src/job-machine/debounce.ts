@@ -35,7 +35,7 @@ export async function debounceJob(pool: pg.Pool, job: NewJob & { debounceKey: st
            UPDATE job_queue q SET due_at = r.run_at, priority = r.priority FROM replaced r WHERE q.job_id = r.id
          ), searchable AS (
            INSERT INTO job_search (job_id, org_id, search_values)
-           SELECT r.id, r.org_id, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) FROM replaced r
+           SELECT r.id, r.org_id, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) || right(r.id::text, 8) FROM replaced r
            ON CONFLICT (job_id) DO UPDATE SET search_values = EXCLUDED.search_values
          ), announced AS (
            ${announce({ from: "(SELECT r.id, r.org_id, r.type, r::jobs AS job FROM replaced r)", event: eventOf("debounced") })}

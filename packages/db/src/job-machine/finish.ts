@@ -5,7 +5,7 @@ import type pg from "pg";
 import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
 import { inSettlingTransaction, settleDependents } from "./dependencies";
-import { announce, eventOfStatus, unlessCancelRequested } from "./sql";
+import { announce, countFailures, eventOfStatus, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
 
@@ -102,6 +102,8 @@ async function applyOutcomes(
          FROM applied a WHERE q.job_id = a.id AND a.status = 'pending'
      ), announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}
+     ), counted AS (
+       ${countFailures("applied")}
      ), logged AS (
        -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (lines.ts).
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)

@@ -31,3 +31,22 @@ export function announce(options: { from: string; event: string; time?: string; 
          FROM ${options.from} x CROSS JOIN event_base e
         WHERE ${TENANT_JOB("x")}${options.where ? ` AND (${options.where})` : ""}`;
 }
+
+/**
+ * An INSERT counting the failures among the rows of `from` (columns `id`, `org_id`, `type`, `status`, `failure_group`,
+ * `finished_at`, as a job is after the change) in failure_counts, which GET /jobs/failures reads (failure-groups.ts):
+ * for use as a CTE body. One row per organization and failure group, taken in that order, so concurrent transitions
+ * lock the rows they share in the same order and never wait for each other in a cycle.
+ */
+export function countFailures(from: string): string {
+  return `INSERT INTO failure_counts AS c (org_id, failure_group, type, failed, first_seen, last_seen, sample_job_id)
+       SELECT f.org_id, f.failure_group, min(f.type), count(*), min(f.finished_at), max(f.finished_at),
+              (array_agg(f.id ORDER BY f.finished_at DESC, f.id DESC))[1]
+         FROM ${from} f WHERE f.status = 'failed' AND f.failure_group IS NOT NULL
+        GROUP BY f.org_id, f.failure_group ORDER BY f.org_id, f.failure_group
+       ON CONFLICT (org_id, failure_group) DO UPDATE
+          SET failed = c.failed + EXCLUDED.failed,
+              first_seen = least(c.first_seen, EXCLUDED.first_seen),
+              sample_job_id = CASE WHEN EXCLUDED.last_seen >= c.last_seen THEN EXCLUDED.sample_job_id ELSE c.sample_job_id END,
+              last_seen = greatest(c.last_seen, EXCLUDED.last_seen)`;
+}

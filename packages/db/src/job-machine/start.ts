@@ -6,7 +6,7 @@ import type pg from "pg";
 import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
 import { inSettlingTransaction, settleDependents } from "./dependencies";
-import { announce, eventOfStatus } from "./sql";
+import { announce, countFailures, eventOfStatus } from "./sql";
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
@@ -193,6 +193,8 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
        DELETE FROM job_queue q USING taken_over t WHERE q.job_id = t.id AND t.status <> 'processing'
      ), announced AS (
        ${announce({ from: "changed", event: eventOfStatus("x.status") })}
+     ), counted AS (
+       ${countFailures("(SELECT t.id, t.org_id, t.type, t.status, (t.job).failure_group AS failure_group, (t.job).finished_at AS finished_at FROM taken_over t)")}
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT id, retries + 1,

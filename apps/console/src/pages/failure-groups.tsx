@@ -1,0 +1,194 @@
+// The jobs list's grouped view (issue 23): failed jobs grouped by type and normalised error (GET /jobs/failures) under
+// the list's own filters, each group with its count, first and last failure and a sample job, and three actions — see
+// its jobs (the list filtered by failure_group), replay its failed jobs, cancel those still waiting to retry after
+// that error — the last two POST /jobs/bulk with the group as the filter, repeated while the API says has_more.
+import { Alert, Button, Group, Paper, ScrollArea, Stack, Table, Text } from "@mantine/core";
+import { useMediaQuery } from "@mantine/hooks";
+import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { Confirm } from "../ui/confirm";
+import { shortId, Time } from "../ui/format";
+import { RouterAnchor } from "../ui/link";
+import { notify } from "../ui/notify";
+import { Empty, ErrorState, Loading } from "../ui/states";
+import type { JobFilter } from "./job-search";
+
+type FailureGroup = ResponseBody<"/jobs/failures", "get">["groups"][number];
+type Action = { kind: "replay" | "cancel"; group: FailureGroup };
+
+/** Calls of one bulk action before the console stops (each handles up to 10,000 jobs). */
+const MAX_ROUNDS = 100;
+
+/** The filters GET /jobs/failures takes (a status or a search does not apply to grouped failures). */
+const groupFilter = (filter: JobFilter) => ({
+  type: filter.type,
+  created_after: filter.created_after,
+  created_before: filter.created_before,
+  schedule_id: filter.schedule_id,
+});
+
+export const failureGroupsQuery = (filter: JobFilter) =>
+  queryOptions({
+    queryKey: ["jobs", "failures", groupFilter(filter)],
+    queryFn: () => call(api.GET("/jobs/failures", { params: { query: { ...groupFilter(filter), limit: 100 } } })),
+  });
+
+export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: string): void }) {
+  const groups = useQuery(failureGroupsQuery(props.filter));
+  const queryClient = useQueryClient();
+  const [action, setAction] = useState<Action | null>(null);
+  const [busy, setBusy] = useState(false);
+  const narrow = useMediaQuery("(max-width: 47.99em)");
+
+  const run = async () => {
+    if (!action) return;
+    setBusy(true);
+    let affected = 0;
+    try {
+      const filter = { ...groupFilter(props.filter), failure_group: action.group.failure_group };
+      for (let round = 0; round < MAX_ROUNDS; round++) {
+        const result = await call(api.POST("/jobs/bulk", { body: { action: action.kind, filter } }));
+        affected += result.affected;
+        if (!result.has_more) break;
+      }
+      const what = action.kind === "replay" ? "Replayed" : "Cancelled";
+      notify({ color: "green", title: `${what} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`, message: action.group.message });
+      setAction(null);
+    } catch (error) {
+      notify({ color: "red", title: `Could not ${action.kind} the group`, message: (error as Error).message });
+    } finally {
+      setBusy(false);
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+    }
+  };
+
+  if (groups.isPending) return <Loading label="Grouping failures…" />;
+  if (groups.isError) return <ErrorState error={groups.error} retry={() => void groups.refetch()} />;
+  if (groups.data.groups.length === 0)
+    return (
+      <Empty title="No failed jobs">
+        {Object.values(groupFilter(props.filter)).some(Boolean) ? "None matches these filters." : "Failed jobs show up here grouped by their error."}
+      </Empty>
+    );
+
+  return (
+    <Stack gap="xs">
+      <Paper withBorder>
+        <ScrollArea type="auto">
+          <Table striped aria-label="Failures grouped by error" data-testid="failure-groups" layout="fixed" miw={narrow ? undefined : 900}>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Error</Table.Th>
+                <Table.Th w={narrow ? 70 : 90}>Failed</Table.Th>
+                {!narrow && <Table.Th w={170}>First seen</Table.Th>}
+                {!narrow && <Table.Th w={170}>Last seen</Table.Th>}
+                {!narrow && <Table.Th w={210}>Actions</Table.Th>}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {groups.data.groups.map((group) => (
+                <Table.Tr key={group.failure_group} data-failure-group={group.failure_group}>
+                  <Table.Td>
+                    <Stack gap={4}>
+                      <Text size="sm" fw={600} style={{ overflowWrap: "anywhere" }}>
+                        {group.message}
+                      </Text>
+                      <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
+                        {group.type} · latest{" "}
+                        <RouterAnchor to="/jobs/$id" params={{ id: group.sample_job_id }} ff="monospace" size="xs">
+                          {shortId(group.sample_job_id)}
+                        </RouterAnchor>
+                        : {group.sample_error}
+                      </Text>
+                      {narrow && (
+                        <>
+                          <Text size="xs" c="dimmed">
+                            Last seen <Time iso={group.last_seen_at} />
+                          </Text>
+                          <GroupActions group={group} onAction={setAction} onShowJobs={props.onShowJobs} />
+                        </>
+                      )}
+                    </Stack>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" fw={600}>
+                      {group.count.toLocaleString()}
+                    </Text>
+                    {group.retrying > 0 && (
+                      <Text size="xs" c="dimmed">
+                        +{group.retrying.toLocaleString()} retrying
+                      </Text>
+                    )}
+                  </Table.Td>
+                  {!narrow && (
+                    <Table.Td>
+                      <Time iso={group.first_seen_at} />
+                    </Table.Td>
+                  )}
+                  {!narrow && (
+                    <Table.Td>
+                      <Time iso={group.last_seen_at} />
+                    </Table.Td>
+                  )}
+                  {!narrow && (
+                    <Table.Td>
+                      <GroupActions group={group} onAction={setAction} onShowJobs={props.onShowJobs} />
+                    </Table.Td>
+                  )}
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </ScrollArea>
+      </Paper>
+      {groups.data.has_more && (
+        <Text size="sm" c="dimmed">
+          The 100 groups seen most recently; narrow the filters to see older ones.
+        </Text>
+      )}
+      <Confirm
+        opened={action !== null}
+        title={action?.kind === "replay" ? "Replay this group" : "Cancel this group's retries"}
+        confirmLabel={action?.kind === "replay" ? "Replay them" : "Cancel them"}
+        color={action?.kind === "replay" ? "indigo" : "red.9"}
+        loading={busy}
+        onConfirm={() => void run()}
+        onClose={() => !busy && setAction(null)}
+      >
+        <Text size="sm" fw={600} style={{ overflowWrap: "anywhere" }}>
+          {action?.group.message}
+        </Text>
+        <Text size="sm" mt="xs" data-testid="group-action-count">
+          {action?.kind === "replay"
+            ? `${action.group.count.toLocaleString()} failed job${action.group.count === 1 ? "" : "s"} of type ${action.group.type} will run again as new jobs (those replayed before are skipped); the originals stay as they are.`
+            : `${action?.group.retrying.toLocaleString()} job${action?.group.retrying === 1 ? "" : "s"} waiting to retry after this error will never run again.`}
+        </Text>
+        <Alert mt="sm" color="gray" variant="light">
+          Only the jobs that match the list&apos;s filters are taken.
+        </Alert>
+      </Confirm>
+    </Stack>
+  );
+}
+
+function GroupActions(props: { group: FailureGroup; onAction(action: Action): void; onShowJobs(group: string): void }) {
+  const { group } = props;
+  return (
+    <Group gap={6}>
+      <Button size="compact-xs" variant="default" onClick={() => props.onShowJobs(group.failure_group)}>
+        Show jobs
+      </Button>
+      <Button size="compact-xs" onClick={() => props.onAction({ kind: "replay", group })} aria-label={`Replay the ${group.count} failed jobs of this group`}>
+        Replay…
+      </Button>
+      {/* Only when some still wait to retry: cancelling failed jobs would cancel none (#3). */}
+      {group.retrying > 0 && (
+        <Button size="compact-xs" color="red.9" onClick={() => props.onAction({ kind: "cancel", group })}>
+          Cancel retries…
+        </Button>
+      )}
+    </Group>
+  );
+}

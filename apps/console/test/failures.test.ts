@@ -1,0 +1,151 @@
+// The jobs list's failures grouped by error (issue 23), in a real browser against the real API and a real worker:
+// jobs fail in the worker, the grouped view shows one row per kind of error with its count, replays a group and
+// opens its jobs, whose failed rows show their error; and the jobs table at 375 px keeps the status in view (#13).
+import type { Page } from "playwright-core";
+import { checkNarrow, checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
+
+let rig: Rig;
+beforeAll(async () => {
+  rig = await startRig({ workers: 1 });
+}, 180_000);
+afterEach(() => rig?.stack.expectOtherOrgUntouched());
+afterAll(() => rig?.close());
+
+const enqueue = async (body: object) => {
+  const res = await rig.stack.post("/jobs", body);
+  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+};
+const db = () => rig.stack.api.database.db.pool;
+
+/**
+ * checkNarrow, once the page has taken its narrow layout: on a loaded machine React's re-render after the resize (the
+ * media query switching the tables to their narrow columns) can take longer than checkNarrow's own pause.
+ */
+async function checkNarrowSettled(page: Page, name: string): Promise<void> {
+  const before = page.viewportSize();
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, undefined, { timeout: 10_000 });
+  // Already 375 px wide: checkNarrow's resize changes nothing, and its checks see the settled page.
+  await checkNarrow(page, name);
+  if (before) await page.setViewportSize(before);
+}
+
+describe("failures by error", () => {
+  let permanent: string[];
+  let retried: string[];
+  beforeAll(async () => {
+    permanent = await Promise.all([1, 2, 3].map((n) => enqueue({ type: "scripted", payload: { permanent: true, n } })));
+    // Each fails on its first attempt with its own attempt number in the message: one group all the same.
+    retried = await Promise.all([1, 2].map((n) => enqueue({ type: "scripted", payload: { fail_until: 9, n } })));
+    for (const id of [...permanent, ...retried]) await rig.stack.waitForJob(id, (job) => job.status === "failed", 60_000);
+  }, 120_000);
+
+  it("groups the failed jobs by error with their counts, replays a group, and opens a group's jobs with their errors", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs`);
+    await page.getByText("Failures by error").click();
+    await page.waitForURL(/view=failures/);
+    const table = page.getByTestId("failure-groups");
+    const permanentRow = table.locator("tr", { hasText: "scripted permanent failure" });
+    const retriedRow = table.locator("tr", { hasText: "scripted failure on attempt <n>" });
+    await permanentRow.waitFor();
+    await retriedRow.waitFor();
+    expect(await table.locator("tbody tr").count()).toBe(2);
+    expect(await permanentRow.locator("td").nth(1).innerText()).toBe("3");
+    expect(await retriedRow.locator("td").nth(1).innerText()).toBe("2");
+    // Nothing of these waits to retry: no cancel is offered (it would cancel none).
+    expect(await page.getByRole("button", { name: "Cancel retries…" }).count()).toBe(0);
+    await checkPage(page, "jobs-failures");
+    await checkNarrowSettled(page, "jobs-failures");
+
+    await permanentRow.getByRole("button", { name: /^Replay the 3 failed jobs/ }).click();
+    await page.getByTestId("group-action-count").filter({ hasText: "3 failed jobs of type scripted" }).waitFor();
+    await checkPage(page, "jobs-failures-replay");
+    await page.getByRole("dialog").getByRole("button", { name: "Replay them" }).click();
+    await page.getByText("Replayed 3 jobs").waitFor();
+    const { rows } = await db().query<{ replay_of: string }>("SELECT replay_of FROM jobs WHERE replay_of = ANY($1::uuid[])", [[...permanent, ...retried]]);
+    expect(rows.map((r) => r.replay_of).sort()).toEqual([...permanent].sort());
+    await dismissNotifications(page);
+
+    await retriedRow.getByRole("button", { name: "Show jobs" }).click();
+    await page.waitForURL(/failure_group=[0-9a-f]{16}/);
+    expect(page.url()).not.toContain("view=failures");
+    await page.getByTestId("failure-group-filter").waitFor();
+    for (const id of retried) await page.locator(`tr[data-job-id="${id}"]`).waitFor();
+    expect(await page.locator("tr[data-job-id]").count()).toBe(2);
+    expect(await page.locator(`tr[data-job-id="${retried[0]}"]`).getByTestId("row-error").innerText()).toMatch(/^scripted failure on attempt 1/);
+    await checkPage(page, "jobs-failure-group");
+    await checkNarrowSettled(page, "jobs-failure-group");
+  });
+});
+
+describe("the jobs table at 375 px (#13)", () => {
+  it("fits the screen with each job's status in view, instead of a 760 px table cut off at the status", async () => {
+    const id = await enqueue({ type: "scripted", payload: { permanent: true, width: "narrow" } });
+    await rig.stack.waitForJob(id, (job) => job.status === "failed", 60_000);
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 375, height: 740 } });
+    await page.goto(`${rig.base}/jobs`);
+    const row = page.locator(`tr[data-job-id="${id}"]`);
+    await row.waitFor();
+    const table = await page.getByTestId("jobs-table").boundingBox();
+    const status = await row.locator('.mantine-Badge-root[data-status="failed"]').boundingBox();
+    expect(table!.width).toBeLessThanOrEqual(375);
+    expect(status!.x + status!.width).toBeLessThanOrEqual(375);
+    await checkPage(page, "jobs-375");
+  });
+});
+
+describe("replay with an edited payload", () => {
+  it("opens the job's payload for editing, shows the API's refusal by path, and replays with the corrected payload", async () => {
+    const marker = `edit-${Date.now()}`;
+    const id = await enqueue({
+      type: "send_email",
+      payload: { to: "nobody@example.invalid", subject: marker, body: "b" },
+      run_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    await rig.stack.api.request.post(`/jobs/${id}/cancel`).set("Authorization", `Bearer ${rig.stack.owner.token}`).expect(200);
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs?q=${marker}`);
+    await page.getByRole("checkbox", { name: `Select job ${id}` }).check();
+    await page.getByRole("button", { name: "Replay with changes…" }).click();
+    const box = page.getByLabel("Payload (JSON)");
+    await page.waitForFunction(() => (document.querySelector("textarea") as HTMLTextAreaElement | null)?.value.includes("nobody@example.invalid"));
+    await box.fill(JSON.stringify({ to: "not an address", subject: marker, body: "b" }));
+    await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
+    await page.getByTestId("replay-problems").filter({ hasText: "payload.to" }).waitFor();
+    await checkPage(page, "jobs-replay-edited-refused");
+    await checkNarrowSettled(page, "jobs-replay-edited-refused");
+
+    await box.fill(JSON.stringify({ to: "ada@example.com", subject: marker, body: "b" }));
+    await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(id));
+    const replayId = page.url().split("/jobs/")[1]!.split("?")[0]!;
+    const replay = (await rig.stack.api.request.get(`/jobs/${replayId}`).set("Authorization", `Bearer ${rig.stack.owner.token}`)).body;
+    expect(replay).toMatchObject({ replay_of: id, payload: { to: "ada@example.com", subject: marker } });
+    const original = (await rig.stack.api.request.get(`/jobs/${id}`).set("Authorization", `Bearer ${rig.stack.owner.token}`)).body;
+    expect(original).toMatchObject({ status: "cancelled", replayed_as: [replayId], payload: { to: "nobody@example.invalid" } });
+  });
+});
+
+describe("search that finds", () => {
+  it("finds a job by the short id the list shows and by field:value, and says in each row what matched", async () => {
+    const marker = `Globex-${Date.now()}`;
+    const customer = await enqueue({ type: "scripted", payload: { sleep_ms: 1, customer: marker } });
+    const supplier = await enqueue({ type: "scripted", payload: { sleep_ms: 1, supplier: marker } });
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs`);
+    const searchBox = page.getByLabel("Search");
+    await searchBox.fill(customer.slice(-8));
+    await searchBox.press("Enter");
+    await page.locator(`tr[data-job-id="${customer}"]`).getByTestId("row-matched").filter({ hasText: "matched short id" }).waitFor();
+    expect(await page.locator("tr[data-job-id]").count()).toBe(1);
+
+    await searchBox.fill(`customer:${marker}`);
+    await searchBox.press("Enter");
+    await page.locator(`tr[data-job-id="${customer}"]`).getByTestId("row-matched").filter({ hasText: "matched payload.customer" }).waitFor();
+    expect(await page.locator(`tr[data-job-id="${supplier}"]`).count()).toBe(0);
+    await checkPage(page, "jobs-search-field");
+    await checkNarrowSettled(page, "jobs-search-field");
+  });
+});

@@ -5,7 +5,7 @@ import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelo
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { checkRedis, connectRedis, createRedis, redisTarget } from "@conveyor/queue";
+import { checkRedis, connectRedis, createRedis, redisKeyPrefix, redisTarget } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     producerRedis,
     subscriberRedis,
     logger,
-    prefix: config.REDIS_PREFIX,
+    prefix: redisKeyPrefix(config.REDIS_PREFIX),
     types: config.WORKER_TYPES,
     concurrency: config.WORKER_CONCURRENCY,
     lockMs: config.WORKER_LOCK_MS,

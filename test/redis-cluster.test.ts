@@ -114,6 +114,40 @@ describe("Redis Cluster", () => {
     }
   }, 60_000);
 
+  it("H47: runs every job posted before, during and after the slot of its keys moves to another master", async () => {
+    const slot = await admin.cluster("KEYSLOT", stack!.prefix);
+    const from = await cluster!.ownerOf(slot);
+    const to = cluster!.ports.find((port) => port !== from)!;
+    const ids: string[] = [];
+    let posting = true;
+    // Jobs posted throughout, each running 20–200 ms, so the dispatcher, BullMQ and the workers all touch the slot
+    // while its keys are migrating.
+    const poster = (async () => {
+      for (let i = 0; posting; i++) {
+        const res = await stack!.post("/jobs", { type: "scripted", payload: { sleep_ms: 20 + (i % 10) * 20 }, max_retries: 2 });
+        expect(res.status).toBe(202);
+        ids.push(res.body.id);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    await waitFor(() => ids.length >= 20 || null, "jobs posted before the move", 20_000, 20);
+    const before = ids.length;
+    await cluster!.moveSlot(slot, to, { batch: 2, pauseMs: 200 });
+    const during = ids.length - before;
+    expect(await cluster!.ownerOf(slot)).toBe(to);
+    const moved = ids.length;
+    await waitFor(() => ids.length >= moved + 20 || null, "jobs posted after the move", 20_000, 20);
+    posting = false;
+    await poster;
+    for (const id of ids) {
+      const job = await stack!.waitForJob(id, final, 60_000);
+      expect({ id, status: job.status }).toEqual({ id, status: "done" });
+    }
+    expect(during).toBeGreaterThan(0);
+    // Everything now lives on the new owner.
+    expect([...(await keysByNode()).keys()]).toEqual([to]);
+  }, 120_000);
+
   it("keeps one leader, and another worker takes the lease over when the leader dies", async () => {
     const leaders = () => stack!.workers.filter((w) => /became the leader/.test(w.output()));
     await waitFor(() => leaders().length === 1 || null, "one leader", 10_000, 100);

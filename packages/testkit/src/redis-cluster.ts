@@ -15,6 +15,14 @@ export type PrivateRedisCluster = {
   nodes: string;
   /** A URL of the first node (credentials only, for REDIS_URL beside REDIS_CLUSTER_NODES). */
   url: string;
+  /** The port of the master that serves `slot`. */
+  ownerOf(slot: number): Promise<number>;
+  /**
+   * Reshards `slot` to the master on `toPort` as `redis-cli --cluster reshard` does — IMPORTING on the target,
+   * MIGRATING on the source, MIGRATE of its keys `batch` at a time with `pauseMs` between (clients meanwhile get ASK
+   * and TRYAGAIN answers), then the slot assigned to the target on every master.
+   */
+  moveSlot(slot: number, toPort: number, options?: { batch?: number; pauseMs?: number }): Promise<void>;
   /** Stops every node and removes their files. */
   stop(): Promise<void>;
 };
@@ -76,5 +84,36 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
     await stop();
     throw error;
   }
-  return { ports, nodes: ports.map((p) => `127.0.0.1:${p}`).join(","), url: `redis://127.0.0.1:${ports[0]}`, stop };
+  const ownerOf = (slot: number) =>
+    askNode(ports[0], async (r) => {
+      const ranges = (await r.call("CLUSTER", "SLOTS")) as [number, number, [string, number, string]][];
+      const range = ranges.find(([from, to]) => from <= slot && slot <= to);
+      if (!range) throw new Error(`slot ${slot} has no owner`);
+      return Number(range[2][1]);
+    });
+  const nodeId = (port: number) => askNode(port, async (r) => (await r.call("CLUSTER", "MYID")) as string);
+  return {
+    ports,
+    nodes: ports.map((p) => `127.0.0.1:${p}`).join(","),
+    url: `redis://127.0.0.1:${ports[0]}`,
+    ownerOf,
+    async moveSlot(slot, toPort, { batch = 10, pauseMs = 0 } = {}) {
+      const fromPort = await ownerOf(slot);
+      if (fromPort === toPort) return;
+      const [fromId, toId] = [await nodeId(fromPort), await nodeId(toPort)];
+      await askNode(toPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId));
+      await askNode(fromPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId));
+      for (;;) {
+        const keys = (await askNode(fromPort, (r) => r.call("CLUSTER", "GETKEYSINSLOT", slot, batch))) as string[];
+        if (keys.length === 0) break;
+        await askNode(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5_000, "KEYS", ...keys));
+        if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+      // The target first, so the slot is never without an owner that knows it.
+      for (const port of [toPort, fromPort, ...ports.filter((p) => p !== toPort && p !== fromPort)]) {
+        await askNode(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
+      }
+    },
+    stop,
+  };
 }

@@ -40,7 +40,13 @@ async function noopWorkerRate(env: BenchEnv, port: number, jobs: number, concurr
   try {
     proc = run(
       "apps/worker/src/main.ts",
-      conveyorEnv(env, { WORKER_TYPES: "bench_noop", WORKER_PLUGINS: NOOP_PLUGIN, WORKER_CONCURRENCY: String(concurrency), WORKER_METRICS_PORT: String(port), ...extra }),
+      conveyorEnv(env, {
+        WORKER_TYPES: "bench_noop",
+        WORKER_PLUGINS: NOOP_PLUGIN,
+        WORKER_CONCURRENCY: String(concurrency),
+        WORKER_METRICS_PORT: String(port),
+        ...extra,
+      }),
     );
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
     await sleep(1000);

@@ -24,9 +24,16 @@ async function main(): Promise<void> {
     throw error;
   });
   // Keep running while Redis is away: jobs are safe in Postgres and the reconciler enqueues them later.
-  redis.on("error", (error) => logger.debug("redis connection error", { error }));
+  redis.on("error", (error: Error) => logger.debug("redis connection error", { error }));
 
-  const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }), clock: systemClock };
+  const deps: AppDeps = {
+    config,
+    logger,
+    db,
+    redis,
+    queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }),
+    clock: systemClock,
+  };
   const app = createApp(deps);
   const server = createServer(app).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));

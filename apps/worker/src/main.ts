@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const subscriberRedis = createRedis(redisTarget(config), "worker");
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
   for (const connection of [redis, producerRedis, subscriberRedis])
-    connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
+    connection.on("error", (error: Error) => logger.debug("redis connection error", { error: error.message }));
 
   const builtIns = config.WORKER_TYPES ? config.WORKER_TYPES.filter(isBuiltInType) : BUILT_IN_TYPES;
   const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);

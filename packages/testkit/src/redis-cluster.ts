@@ -56,7 +56,7 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
   const stop = async () => {
     await Promise.all(
       children.map((child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+        if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
         const exited = new Promise((resolve) => child.once("exit", resolve));
         child.kill("SIGKILL");
         return exited;
@@ -78,7 +78,12 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
     // Every node has learned every slot's owner.
     for (const port of ports) {
-      await waitFor(() => askNode(port, async (r) => /cluster_state:ok/.test((await r.call("CLUSTER", "INFO")) as string)), `node ${port} sees the cluster ok`, 20_000, 100);
+      await waitFor(
+        () => askNode(port, async (r) => /cluster_state:ok/.test((await r.call("CLUSTER", "INFO")) as string)),
+        `node ${port} sees the cluster ok`,
+        20_000,
+        100,
+      );
     }
   } catch (error) {
     await stop();

@@ -62,7 +62,14 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
   redis.on("error", () => {});
   await waitForRedis(redis, 5_000);
   const clock = new TestClock();
-  const deps: AppDeps = { config, logger, db: database.db, redis, queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }), clock };
+  const deps: AppDeps = {
+    config,
+    logger,
+    db: database.db,
+    redis,
+    queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }),
+    clock,
+  };
   const app = createApp(deps);
   const servers: Server[] = [];
   const request = supertest(app);

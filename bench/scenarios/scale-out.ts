@@ -2,9 +2,17 @@
 // - tracing on (every span exported over OTLP/HTTP to a local receiver started here) vs off, for the no-op worker
 //   and for POST /jobs (target ≥ 0.9×);
 // - the no-op worker on a three-master Redis Cluster (private, on ports 7110–7112) vs the machine's single Redis
-//   (target ≥ 0.8×).
+//   (target ≥ 0.8×);
+// - webhook deliveries per second to one HTTPS endpoint through the SSRF guard with keep-alive vs without (today's
+//   one connection and TLS handshake per delivery): the delivery exchange (guardedRequest) in this process.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { createSsrfGuard, guardedRequest } from "@conveyor/net";
 import { startRedisCluster } from "@conveyor/testkit";
 import { load } from "../lib/load";
 import { run, sleep, waitForHttp, type Child } from "../lib/procs";
@@ -141,5 +149,105 @@ export async function redisClusterCost(env: BenchEnv, workerPort: number, jobs: 
     ];
   } finally {
     await cluster.stop();
+  }
+}
+
+/** A self-signed certificate for `name` (openssl), as PEM. */
+function selfSigned(name: string): { key: string; cert: string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-bench-tls-"));
+  try {
+    const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        `/CN=${name}`,
+        "-addext",
+        `subjectAltName=DNS:${name}`,
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ],
+      {
+        stdio: "ignore",
+      },
+    );
+    return { key: readFileSync(key, "utf8"), cert: readFileSync(cert, "utf8") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Webhook deliveries/s to one HTTPS endpoint, `concurrency` in flight, with and without keep-alive. */
+export async function webhookKeepAlive(durationS: number, concurrency: number): Promise<Row[]> {
+  const name = "hooks.example";
+  const tls = selfSigned(name);
+  let connections = 0;
+  const server = createHttpsServer(tls, (req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(204).end());
+  });
+  server.on("secureConnection", () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(`https://${name}:${(server.address() as AddressInfo).port}/hook`);
+  const body = JSON.stringify({ specversion: "1.0", type: "conveyor.job.created", data: { pad: "x".repeat(600) } });
+
+  const measure = async (keepAlive: boolean) => {
+    const guard = createSsrfGuard({
+      policy: { allowHttp: false, allowPrivateNetwork: true },
+      resolve: () => Promise.resolve(["127.0.0.1"]),
+      ca: tls.cert,
+      keepAlive,
+    });
+    connections = 0;
+    let delivered = 0;
+    const until = Date.now() + durationS * 1000;
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (Date.now() < until) {
+          const answer = await guardedRequest(guard, {
+            url,
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body,
+            signal: AbortSignal.timeout(10_000),
+            maxBodyBytes: 64 * 1024,
+            overflow: "truncate",
+          });
+          if (answer.status !== 204) throw new Error(`the receiver answered ${answer.status}`);
+          delivered++;
+        }
+      }),
+    );
+    guard.closePooled();
+    return { perSecond: delivered / ((Date.now() - started) / 1000), connections, delivered };
+  };
+  try {
+    await measure(true); // warm-up (JIT, TLS context)
+    const off = await measure(false);
+    const on = await measure(true);
+    return [
+      {
+        scenario: "Webhook deliveries, one HTTPS endpoint",
+        metric: `deliveries/s through the SSRF guard, ${concurrency} in flight (${on.connections} connections for ${on.delivered}; without: ${off.connections} for ${off.delivered})`,
+        conveyor: on.perSecond,
+        baseline: off.perSecond,
+        baselineName: "no keep-alive (a connection and TLS handshake per delivery)",
+        unit: "/s",
+        target: "> 1.0× without",
+        met: on.perSecond > off.perSecond,
+      },
+    ];
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
   }
 }

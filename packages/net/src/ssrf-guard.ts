@@ -22,6 +22,8 @@ export type SsrfGuardOptions = {
   resolve?: Resolver;
   /** Extra trusted CA certificates (PEM) for https targets. Default: Node's bundled roots only. */
   ca?: string | Buffer;
+  /** Keep connections alive per resolved address set (pooledAgent). Default true; false opens one per request. */
+  keepAlive?: boolean;
 };
 
 /**
@@ -110,6 +112,14 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
     return reason ? new ForbiddenTargetError(reason) : null;
   };
 
+  const agents = (onResolved?: ResolvedListener) => {
+    const common = { keepAlive: false, lookup: lookup(onResolved) };
+    return {
+      httpAgent: new GuardedHttpAgent(literalRefusal, common),
+      httpsAgent: new GuardedHttpsAgent(literalRefusal, { ...common, ...(options.ca ? { ca: options.ca } : {}) }),
+    };
+  };
+
   // Least recently used first (a Map keeps insertion order; a use moves the entry to the end).
   const pooled = new Map<string, http.Agent>();
   const retire = (agent: http.Agent) => {
@@ -125,15 +135,11 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
       return new URL(raw);
     },
     lookup,
-    agents(onResolved) {
-      const common = { keepAlive: false, lookup: lookup(onResolved) };
-      return {
-        httpAgent: new GuardedHttpAgent(literalRefusal, common),
-        httpsAgent: new GuardedHttpsAgent(literalRefusal, { ...common, ...(options.ca ? { ca: options.ca } : {}) }),
-      };
-    },
+    agents,
     async pooledAgent(url, onResolved) {
       const secure = url.protocol === "https:";
+      // Without keep-alive: a fresh agent whose socket resolves and judges at connect time, one per request.
+      if (options.keepAlive === false) return agents(onResolved)[secure ? "httpsAgent" : "httpAgent"];
       const host = url.hostname.replace(/^\[|\]$/g, "");
       const refusal = literalRefusal(host);
       if (refusal) throw refusal;

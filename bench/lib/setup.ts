@@ -3,7 +3,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
-import { redisKeyPrefix } from "@conveyor/queue";
 import { deleteRedisPrefix } from "@conveyor/testkit";
 
 export const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
@@ -62,9 +61,8 @@ export async function prepare(serverUrl = SERVER_URL): Promise<BenchEnv> {
 
 /** Removes every Redis key under `prefix` (between scenarios and at the end): Conveyor's, under the hash tag
  *  `{prefix}`, and a BullMQ baseline's, under the bare prefix. */
-export async function clearPrefix(prefix: string, redisUrl = REDIS_URL): Promise<void> {
-  await deleteRedisPrefix(prefix, redisUrl);
-  await deleteRedisPrefix(redisKeyPrefix(prefix), redisUrl);
+export function clearPrefix(prefix: string): Promise<void> {
+  return deleteRedisPrefix(prefix, REDIS_URL);
 }
 
 /** Empties the job tables between scenarios. */

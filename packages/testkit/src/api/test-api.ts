@@ -97,7 +97,7 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
       await deps.queues.close();
       redis.disconnect();
       await database.drop();
-      await deleteRedisPrefix(redisKeyPrefix(config.REDIS_PREFIX), config.REDIS_URL);
+      await deleteRedisPrefix(config.REDIS_PREFIX, config.REDIS_URL);
     },
   };
 }

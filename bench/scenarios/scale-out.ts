@@ -77,10 +77,14 @@ export async function tracingCost(env: BenchEnv, ports: { api: number; worker: n
   const receiver = await otlpReceiver();
   let api: Child | undefined;
   try {
-    const off = await noopWorkerRate(env, ports.worker, jobs, concurrency, {});
-    const before = receiver.exports();
-    const on = await noopWorkerRate(env, ports.worker, jobs, concurrency, tracingEnv(receiver));
-    if (receiver.exports() === before) throw new Error("the traced worker exported no spans");
+    // Best of 2 each, alternated, so a burst of load from elsewhere on the machine hits both sides alike.
+    let [off, on] = [0, 0];
+    for (let round = 0; round < 2; round++) {
+      off = Math.max(off, await noopWorkerRate(env, ports.worker, jobs, concurrency, {}));
+      const before = receiver.exports();
+      on = Math.max(on, await noopWorkerRate(env, ports.worker, jobs, concurrency, tracingEnv(receiver)));
+      if (receiver.exports() === before) throw new Error("the traced worker exported no spans");
+    }
 
     const body = JSON.stringify({ type: "webhook", payload: { url: "https://example.com/hooks/orders", payload: { order: 42 } } });
     const target = { url: `http://127.0.0.1:${ports.api}/jobs`, method: "POST" as const, body, headers: { "x-api-key": env.apiKey } };
@@ -95,15 +99,18 @@ export async function tracingCost(env: BenchEnv, ports: { api: number; worker: n
       await clearJobs(env.db);
       return result.rps;
     };
-    const postOff = await postRate({});
-    const exportsBefore = receiver.exports();
-    const postOn = await postRate(tracingEnv(receiver));
-    if (receiver.exports() === exportsBefore) throw new Error("the traced API exported no spans");
+    let [postOff, postOn] = [0, 0];
+    for (let round = 0; round < 2; round++) {
+      postOff = Math.max(postOff, await postRate({}));
+      const before = receiver.exports();
+      postOn = Math.max(postOn, await postRate(tracingEnv(receiver)));
+      if (receiver.exports() === before) throw new Error("the traced API exported no spans");
+    }
 
     return [
       {
         scenario: "Tracing (OTLP/HTTP to a local receiver)",
-        metric: `no-op worker queued → done, concurrency ${concurrency}`,
+        metric: `no-op worker queued → done, concurrency ${concurrency}, best of 2`,
         conveyor: on,
         baseline: off,
         baselineName: "tracing off",
@@ -113,7 +120,7 @@ export async function tracingCost(env: BenchEnv, ports: { api: number; worker: n
       },
       {
         scenario: "Tracing (OTLP/HTTP to a local receiver)",
-        metric: "POST /jobs sustained throughput",
+        metric: "POST /jobs sustained throughput, best of 2",
         conveyor: postOn,
         baseline: postOff,
         baselineName: "tracing off",
@@ -131,14 +138,18 @@ export async function tracingCost(env: BenchEnv, ports: { api: number; worker: n
 
 /** The no-op worker on a three-master Redis Cluster vs on the single Redis. */
 export async function redisClusterCost(env: BenchEnv, workerPort: number, jobs: number, concurrency: number): Promise<Row[]> {
-  const single = await noopWorkerRate(env, workerPort, jobs, concurrency, {});
   const cluster = await startRedisCluster(CLUSTER_PORTS);
   try {
-    const clustered = await noopWorkerRate(env, workerPort, jobs, concurrency, { REDIS_URL: cluster.url, REDIS_CLUSTER_NODES: cluster.nodes });
+    // Best of 2 each, alternated.
+    let [single, clustered] = [0, 0];
+    for (let round = 0; round < 2; round++) {
+      single = Math.max(single, await noopWorkerRate(env, workerPort, jobs, concurrency, {}));
+      clustered = Math.max(clustered, await noopWorkerRate(env, workerPort, jobs, concurrency, { REDIS_URL: cluster.url, REDIS_CLUSTER_NODES: cluster.nodes }));
+    }
     return [
       {
         scenario: "Redis Cluster (3 masters, one machine)",
-        metric: `no-op worker queued → done, concurrency ${concurrency}`,
+        metric: `no-op worker queued → done, concurrency ${concurrency}, best of 2`,
         conveyor: clustered,
         baseline: single,
         baselineName: "single Redis",

@@ -70,7 +70,8 @@ async function noopWorkerRate(env: BenchEnv, port: number, jobs: number, concurr
   }
 }
 
-const tracingEnv = (receiver: Receiver) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+// The default protocol (http/protobuf), as a deployment would run it.
+const tracingEnv = (receiver: Receiver) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
 
 /** Tracing on vs off: the no-op worker and POST /jobs. */
 export async function tracingCost(env: BenchEnv, ports: { api: number; worker: number }, jobs: number, concurrency: number, durationS: number): Promise<Row[]> {

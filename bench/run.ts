@@ -9,6 +9,8 @@
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
+// Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
+// vs single Redis; webhook deliveries/s to one HTTPS endpoint with keep-alive vs without
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +28,7 @@ import { list } from "./scenarios/list";
 import { pgCost } from "./scenarios/pg-cost";
 import { postJobs } from "./scenarios/post-jobs";
 import { retention } from "./scenarios/retention";
+import { redisClusterCost, tracingCost, webhookKeepAlive } from "./scenarios/scale-out";
 import { eventWriteCost, sseFanOut } from "./scenarios/events";
 import { dependencies } from "./scenarios/dependencies";
 import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
@@ -38,7 +41,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,failures"
+    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -129,6 +132,9 @@ async function main(): Promise<void> {
     await step("audit", () => auditWriteCost(env, port, { seconds, bulkJobs }));
     await step("deps", () => dependencies(env, { api: port, worker: workerPort }, concurrency));
     await step("failures", () => failures(env, port, Number(args["failures-jobs"] ?? 1_000_000), seconds));
+    await step("tracing", () => tracingCost(env, { api: port, worker: workerPort }, workerJobs, concurrency, seconds));
+    await step("redis-cluster", () => redisClusterCost(env, workerPort, workerJobs, concurrency));
+    await step("webhook-keepalive", () => webhookKeepAlive(seconds, Number(args["webhook-concurrency"] ?? 100)));
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

@@ -59,7 +59,8 @@ export async function prepare(serverUrl = SERVER_URL): Promise<BenchEnv> {
   };
 }
 
-/** Removes every Redis key under `prefix` (between scenarios and at the end). */
+/** Removes every Redis key under `prefix` (between scenarios and at the end): Conveyor's, under the hash tag
+ *  `{prefix}`, and a BullMQ baseline's, under the bare prefix. */
 export function clearPrefix(prefix: string): Promise<void> {
   return deleteRedisPrefix(prefix, REDIS_URL);
 }

@@ -1,7 +1,7 @@
 // What the API needs from the outside world, created once in server.ts (or by a test) and handed to app.ts.
 import type { Logger } from "@conveyor/logger";
 import type { Database } from "@conveyor/db";
-import type { JobQueues, Redis } from "@conveyor/queue";
+import type { JobQueues, RedisClient } from "@conveyor/queue";
 import type { ApiConfig } from "./env";
 
 export type Clock = { now(): Date };
@@ -12,7 +12,7 @@ export type AppDeps = {
   logger: Logger;
   db: Database;
   /** Producer connection: fails fast while Redis is away. */
-  redis: Redis;
+  redis: RedisClient;
   queues: JobQueues;
   clock: Clock;
 };

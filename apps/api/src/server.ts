@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { loadDotEnv, runMain, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, connectRedis, redisTarget } from "@conveyor/queue";
+import { JobQueues, connectRedis, redisKeyPrefix, redisTarget } from "@conveyor/queue";
 import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
 import { loadApiConfig, usesDevelopmentJwtSecret } from "./env";
@@ -24,9 +24,16 @@ async function main(): Promise<void> {
     throw error;
   });
   // Keep running while Redis is away: jobs are safe in Postgres and the reconciler enqueues them later.
-  redis.on("error", (error) => logger.debug("redis connection error", { error }));
+  redis.on("error", (error: Error) => logger.debug("redis connection error", { error }));
 
-  const deps: AppDeps = { config, logger, db, redis, queues: new JobQueues({ connection: redis, prefix: config.REDIS_PREFIX }), clock: systemClock };
+  const deps: AppDeps = {
+    config,
+    logger,
+    db,
+    redis,
+    queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }),
+    clock: systemClock,
+  };
   const app = createApp(deps);
   const server = createServer(app).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import express from "express";
 import supertest from "supertest";
-import { createRedis, waitForRedis, type Redis } from "@conveyor/queue";
+import { createRedis, redisKeyPrefix, waitForRedis, type RedisClient } from "@conveyor/queue";
 import { startPrivateRedis, type PrivateRedis } from "@conveyor/testkit";
 import { createApp } from "../src/app";
 import { createAuthenticator } from "../src/middleware/authenticate";
@@ -30,7 +30,7 @@ function expectLimited(res: supertest.Response, limit: number) {
 
 describe("auth endpoints, per client IP (AUTH_RATE_LIMIT_PER_MIN)", () => {
   let api: TestApi;
-  let secondRedis: Redis;
+  let secondRedis: RedisClient;
   /** A second API instance (another replica) on the same Redis prefix, with its own connection. */
   let replica: ReturnType<typeof supertest>;
   beforeAll(async () => {
@@ -90,7 +90,7 @@ describe("auth endpoints, per client IP (AUTH_RATE_LIMIT_PER_MIN)", () => {
       statuses.push((await app.post("/auth/login").set("X-Forwarded-For", ip).send({ email: uniqueEmail(), password: PASSWORD })).status);
     }
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
-    const keys = await secondRedis.keys(`${api.deps.config.REDIS_PREFIX}:rl:auth:login:*`);
+    const keys = await secondRedis.keys(`${redisKeyPrefix(api.deps.config.REDIS_PREFIX)}:rl:auth:login:*`);
     expect(keys.length).toBeGreaterThan(0);
   });
 

@@ -5,7 +5,7 @@ import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelo
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { checkRedis, connectRedis, createRedis, redisTarget } from "@conveyor/queue";
+import { checkRedis, connectRedis, createRedis, redisKeyPrefix, redisTarget } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
 import { createBuiltInHandlers, createInternalHandlers } from "./handlers";
 import { startHealthServer } from "./runtime/health-server";
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const subscriberRedis = createRedis(redisTarget(config), "worker");
   // Reconnection is automatic; a Redis outage is logged once per reconnect, not per command.
   for (const connection of [redis, producerRedis, subscriberRedis])
-    connection.on("error", (error) => logger.debug("redis connection error", { error: error.message }));
+    connection.on("error", (error: Error) => logger.debug("redis connection error", { error: error.message }));
 
   const builtIns = config.WORKER_TYPES ? config.WORKER_TYPES.filter(isBuiltInType) : BUILT_IN_TYPES;
   const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     producerRedis,
     subscriberRedis,
     logger,
-    prefix: config.REDIS_PREFIX,
+    prefix: redisKeyPrefix(config.REDIS_PREFIX),
     types: config.WORKER_TYPES,
     concurrency: config.WORKER_CONCURRENCY,
     lockMs: config.WORKER_LOCK_MS,

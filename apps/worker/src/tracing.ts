@@ -26,7 +26,8 @@ export function startTracing(serviceName: string): void {
     instrumentations: [
       // The health server's probes and scrapes are not traced.
       new HttpInstrumentation({ ignoreIncomingRequestHook: () => true, requireParentforOutgoingSpans: true }),
-      new PgInstrumentation({ requireParentSpan: true }),
+      // Pool checkouts and connects are not spans: a query span says all a trace needs, at a fraction of the cost.
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation({ requireParentforSpans: true }),
     ],

@@ -3,14 +3,14 @@
 import { Queue } from "bullmq";
 import { createLogger } from "@conveyor/logger";
 import { newId } from "@conveyor/db";
-import { JobQueues, createRedis, waitForRedis, type Redis } from "@conveyor/queue";
+import { JobQueues, createRedis, waitForRedis, type RedisClient } from "@conveyor/queue";
 import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
 import { PassThrough } from "node:stream";
 import { Reconciler } from "../src/runtime/reconciler";
 
 let database: TestDatabase;
 let server: PrivateRedis;
-let redis: Redis;
+let redis: RedisClient;
 let queues: JobQueues;
 const prefix = "reconciler-test";
 const logger = createLogger({ service: "test", stream: new PassThrough() });

@@ -20,6 +20,9 @@ export const sharedEnv = {
   REDIS_SENTINEL_NAME: setting(Joi.string().pattern(/^[A-Za-z0-9_.-]{1,64}$/)).default("mymaster"),
   /** The sentinels' own password, if they require one. */
   REDIS_SENTINEL_PASSWORD: setting(Joi.string()).optional(),
+  /** Redis Cluster: `host:port,host:port` of some of its nodes; REDIS_URL then gives only the credentials (and TLS). */
+  REDIS_CLUSTER_NODES: setting(Joi.string().pattern(/^\s*[^\s,:]+(:\d{1,5})?\s*(,\s*[^\s,:]+(:\d{1,5})?\s*)*$/, "host:port,host:port")).optional(),
+  /** Every key and channel lives under the hash tag `{REDIS_PREFIX}` (see redisKeyPrefix in @conveyor/queue). */
   REDIS_PREFIX: setting(Joi.string().pattern(/^[A-Za-z0-9_.-]{1,64}$/)).default("conveyor"),
   RETRY_BASE_MS: setting(Joi.number().integer().min(1).max(3_600_000)).default(1000),
   /** Where clients reach the API; the API defaults it from its PORT, the worker has no default. */

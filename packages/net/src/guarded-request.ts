@@ -44,17 +44,32 @@ const ERROR_BODY_BYTES = 4 * 1024;
 /** Whether a response status means "look at Location" (callers decide whether to follow). */
 export const isRedirect = (status: number): boolean => [301, 302, 303, 307, 308].includes(status);
 
-export function guardedRequest(guard: SsrfGuard, request: GuardedRequest): Promise<GuardedResponse> {
+/** Rejects with the signal's reason when it aborts (for steps that take no signal themselves). */
+function untilAborted<T>(signal: AbortSignal, work: Promise<T>): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  let onAbort: () => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
+/**
+ * The host is resolved and judged for every request; the connection is one the guard keeps alive for exactly the
+ * addresses judged (SsrfGuard.pooledAgent), so deliveries to one endpoint share a connection (and a TLS session).
+ */
+export async function guardedRequest(guard: SsrfGuard, request: GuardedRequest): Promise<GuardedResponse> {
   const { url, signal } = request;
   const secure = url.protocol === "https:";
   const send = secure ? https.request : http.request;
+  const agent = await untilAborted(signal, guard.pooledAgent(url, request.onResolved));
   return new Promise<GuardedResponse>((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
-    const { httpAgent, httpsAgent } = guard.agents(request.onResolved);
     const req = send(url, {
       method: request.method,
       headers: request.body === undefined ? request.headers : { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
-      agent: secure ? httpsAgent : httpAgent,
+      agent,
       signal,
     });
     // `on`, not `once`: a late error after the answer (a reset while draining) must not go unhandled.

@@ -3,6 +3,9 @@
 // at enqueue, re-applied because a job may predate a policy change). Then the agents' socket `lookup`
 // resolves the host, judges EVERY address and hands the socket only addresses it judged, so the address
 // checked is the address connected to: a second, rebound DNS answer is never consulted.
+// guardedRequest keeps connections alive without giving that up: it resolves and judges the host for every request,
+// then uses the keep-alive agent of exactly the addresses it judged (pooledAgent), so a reused socket is always
+// connected to an address this request's own resolution answered and the guard judged.
 import dns from "node:dns";
 import type http from "node:http";
 import type https from "node:https";
@@ -19,6 +22,8 @@ export type SsrfGuardOptions = {
   resolve?: Resolver;
   /** Extra trusted CA certificates (PEM) for https targets. Default: Node's bundled roots only. */
   ca?: string | Buffer;
+  /** Keep connections alive per resolved address set (pooledAgent). Default true; false opens one per request. */
+  keepAlive?: boolean;
 };
 
 /**
@@ -40,7 +45,20 @@ export type SsrfGuard = {
    * every request opens a fresh socket and is judged again.
    */
   agents(onResolved?: ResolvedListener): { httpAgent: http.Agent; httpsAgent: https.Agent };
+  /**
+   * Resolves and judges `url`'s host for one request, then answers the keep-alive agent of the scheme and the exact
+   * set of addresses judged (created on first use; at most POOLED_AGENTS, the least recently used retired). Its
+   * sockets connect only to those addresses. Rejects like `lookup` (ForbiddenTargetError, ENOTFOUND).
+   */
+  pooledAgent(url: URL, onResolved?: ResolvedListener): Promise<http.Agent>;
+  /** Closes every pooled connection (at shutdown, and in tests). */
+  closePooled(): void;
 };
+
+/** Keep-alive agents one guard keeps (each is one set of resolved addresses); the oldest is retired past this. */
+export const POOLED_AGENTS = 256;
+/** Idle keep-alive sockets close after this: under Node's and most servers' 5 s, so a reuse rarely meets a close. */
+const IDLE_SOCKET_MS = 4_000;
 
 /** A connection the guard refused; handlers turn it into a permanent failure. */
 export class ForbiddenTargetError extends Error {
@@ -55,16 +73,23 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
   const resolve = options.resolve ?? systemResolve;
   const reasonFor = (address: string) => (policy.allowPrivateNetwork ? null : forbiddenAddressReason(address));
 
-  const lookup =
-    (onResolved?: ResolvedListener): net.LookupFunction =>
+  /** The addresses of `hostname`, every one judged; rejects if any is forbidden. */
+  const judged = async (hostname: string): Promise<string[]> => {
+    const addresses = await resolve(hostname);
+    const refused = addresses.map(reasonFor).find((reason) => reason !== null);
+    if (refused) throw new ForbiddenTargetError(`${hostname} resolves to a forbidden address (${refused})`);
+    return addresses;
+  };
+
+  /** A socket `lookup` answering from `answer(hostname)`, filtered to the family the socket asks for. */
+  const lookupFrom =
+    (answer: (hostname: string) => Promise<string[]>, onResolved?: ResolvedListener): net.LookupFunction =>
     (hostname, lookupOptions, callback) => {
       const family = typeof lookupOptions === "number" ? lookupOptions : lookupOptions?.family;
       const wanted = family === "IPv4" ? 4 : family === "IPv6" ? 6 : (family ?? 0);
       const all = typeof lookupOptions === "object" && lookupOptions?.all === true;
-      resolve(hostname).then(
+      answer(hostname).then(
         (addresses) => {
-          const refused = addresses.map(reasonFor).find((reason) => reason !== null);
-          if (refused) return callback(new ForbiddenTargetError(`${hostname} resolves to a forbidden address (${refused})`), "", 0);
           const usable = addresses
             .map((address) => ({ address, family: net.isIP(address) }))
             .filter((entry) => entry.family !== 0 && (wanted === 0 || entry.family === wanted));
@@ -79,11 +104,28 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
         (error: NodeJS.ErrnoException) => callback(error, "", 0),
       );
     };
+  const lookup = (onResolved?: ResolvedListener) => lookupFrom(judged, onResolved);
 
   // A literal IP host never reaches `lookup` (net connects to it directly), so the agents ask this instead.
   const literalRefusal = (host: string): ForbiddenTargetError | null => {
     const reason = net.isIP(host) === 0 ? null : reasonFor(host);
     return reason ? new ForbiddenTargetError(reason) : null;
+  };
+
+  const agents = (onResolved?: ResolvedListener) => {
+    const common = { keepAlive: false, lookup: lookup(onResolved) };
+    return {
+      httpAgent: new GuardedHttpAgent(literalRefusal, common),
+      httpsAgent: new GuardedHttpsAgent(literalRefusal, { ...common, ...(options.ca ? { ca: options.ca } : {}) }),
+    };
+  };
+
+  // Least recently used first (a Map keeps insertion order; a use moves the entry to the end).
+  const pooled = new Map<string, http.Agent>();
+  const retire = (agent: http.Agent) => {
+    // Idle sockets close now; sockets still in a request close when it ends (the agent is no longer used, and its
+    // idle timeout closes whatever it gets back).
+    for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
   };
 
   return {
@@ -93,12 +135,41 @@ export function createSsrfGuard(options: SsrfGuardOptions): SsrfGuard {
       return new URL(raw);
     },
     lookup,
-    agents(onResolved) {
-      const common = { keepAlive: false, lookup: lookup(onResolved) };
-      return {
-        httpAgent: new GuardedHttpAgent(literalRefusal, common),
-        httpsAgent: new GuardedHttpsAgent(literalRefusal, { ...common, ...(options.ca ? { ca: options.ca } : {}) }),
-      };
+    agents,
+    async pooledAgent(url, onResolved) {
+      const secure = url.protocol === "https:";
+      // Without keep-alive: a fresh agent whose socket resolves and judges at connect time, one per request.
+      if (options.keepAlive === false) return agents(onResolved)[secure ? "httpsAgent" : "httpAgent"];
+      const host = url.hostname.replace(/^\[|\]$/g, "");
+      const refusal = literalRefusal(host);
+      if (refusal) throw refusal;
+      const literal = net.isIP(host) !== 0;
+      const addresses = literal ? [host] : (await judged(host)).filter((address) => net.isIP(address) !== 0);
+      if (addresses.length === 0) throw notFound(host);
+      // A literal IP is not resolved, so there is nothing to hear (as with `lookup`, which Node skips for one).
+      if (!literal) onResolved?.(host, addresses);
+      const key = `${secure ? "https" : "http"} ${[...addresses].sort().join(",")}`;
+      let agent = pooled.get(key);
+      if (agent) {
+        pooled.delete(key);
+      } else {
+        // Its sockets resolve to exactly the addresses judged above, whatever DNS says later.
+        const common = { keepAlive: true, scheduling: "lifo" as const, timeout: IDLE_SOCKET_MS, lookup: lookupFrom(() => Promise.resolve(addresses)) };
+        agent = secure
+          ? new GuardedHttpsAgent(literalRefusal, { ...common, ...(options.ca ? { ca: options.ca } : {}) })
+          : new GuardedHttpAgent(literalRefusal, common);
+        if (pooled.size >= POOLED_AGENTS) {
+          const [oldest, retired] = pooled.entries().next().value!;
+          pooled.delete(oldest);
+          retire(retired);
+        }
+      }
+      pooled.set(key, agent);
+      return agent;
+    },
+    closePooled() {
+      for (const agent of pooled.values()) agent.destroy();
+      pooled.clear();
     },
   };
 }

@@ -1,10 +1,10 @@
 // Puts jobs on their type's BullMQ queue. The BullMQ job id is the Postgres job id, so adding a job that
-// is already queued is a no-op, and the job's data stays in Postgres: Redis carries only the id. Only the
+// is already queued is a no-op, and the job's data stays in Postgres: RedisClient carries only the id. Only the
 // dispatcher (and the reconciler, for running jobs Redis lost) adds jobs: which job runs next, when, and how
 // often it is retried are Postgres' decisions, so BullMQ runs each hand-over once, with no delay and no retry.
 import { Queue } from "bullmq";
 import { queueName } from "@conveyor/contracts";
-import type { Redis } from "./redis";
+import type { RedisClient } from "./redis";
 
 /** The Redis key of a queued job's hash (BullMQ's layout): it exists while the job is waiting, delayed or active. */
 export function jobKey(prefix: string, type: string, id: string): string {
@@ -14,7 +14,7 @@ export function jobKey(prefix: string, type: string, id: string): string {
 export type EnqueueRequest = { id: string; type: string };
 
 export type JobQueuesOptions = {
-  connection: Redis;
+  connection: RedisClient;
   /** Key prefix for every queue (REDIS_PREFIX). */
   prefix: string;
 };

@@ -7,6 +7,7 @@ export * from "./redis";
 export * from "./processes";
 export * from "./wait";
 export * from "./redis-server";
+export * from "./redis-cluster";
 export * from "./postgres-server";
 export * from "./metrics";
 export * from "./sse";

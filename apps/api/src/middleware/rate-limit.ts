@@ -1,4 +1,4 @@
-// Rate limits (SPEC §3), counted in Redis under `${REDIS_PREFIX}:rl:` so every API replica shares them:
+// Rate limits (SPEC §3), counted in Redis under `{REDIS_PREFIX}:rl:` so every API replica shares them:
 // - the public auth endpoints: AUTH_RATE_LIMIT_PER_MIN per client IP and endpoint (0 = off);
 // - failed password checks: 10 per account per 15 minutes, whichever IP sends them;
 // - the job endpoints: API_RATE_LIMIT_PER_SEC per organization (0 = off).
@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from "rate-limiter-flexible";
+import { redisKeyPrefix } from "@conveyor/queue";
 import type { AppDeps } from "../context";
 import { AppError } from "../http/errors";
 import type { FailedLoginGuard } from "../services/login-guard";
@@ -61,7 +62,7 @@ const passThrough: RequestHandler = (_req, _res, next) => next();
 const accountKey = (email: string) => createHash("sha256").update(email).digest("hex").slice(0, 32);
 
 export function createRateLimits({ config, redis, logger }: AppDeps): RateLimits {
-  const prefix = `${config.REDIS_PREFIX}:rl`;
+  const prefix = `${redisKeyPrefix(config.REDIS_PREFIX)}:rl`;
   let lastWarning = 0;
   const warnUnavailable = (what: string, error: unknown) => {
     if (Date.now() - lastWarning < WARN_INTERVAL_MS) return;

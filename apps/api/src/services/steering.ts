@@ -24,6 +24,7 @@ import {
   type ReplaySource,
 } from "@conveyor/db";
 import type pg from "pg";
+import { redisKeyPrefix } from "@conveyor/queue";
 import { AppError, notFound, validationFailed } from "../http/errors";
 import { audit } from "./audit";
 import { currentTraceParent } from "../observability/trace-context";
@@ -70,7 +71,7 @@ export async function tellWorkers(
   deps: Pick<ServiceDeps, "queues" | "redis" | "config" | "logger">,
 ): Promise<void> {
   const warn = (error: Error) => deps.logger.warn("could not tell the workers about a cancellation; they will read it from Postgres", { error: error.message });
-  if (running.length) await deps.redis.publish(cancelChannel(deps.config.REDIS_PREFIX), running.join("\n")).catch(warn);
+  if (running.length) await deps.redis.publish(cancelChannel(redisKeyPrefix(deps.config.REDIS_PREFIX)), running.join("\n")).catch(warn);
   await Promise.all(handedOver.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
 }
 

@@ -6,7 +6,7 @@ import { JobCancelledError } from "@conveyor/contracts";
 import type pg from "pg";
 import { cancelRequestedAmong } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import type { Redis } from "@conveyor/queue";
+import type { RedisClient } from "@conveyor/queue";
 
 /** The channel the API publishes cancelled job ids on. */
 export const cancelChannel = (prefix: string) => `${prefix}:cancel`;
@@ -19,7 +19,7 @@ export type CancelWatch = {
 export type CancelWatcherOptions = {
   pool: pg.Pool;
   /** A connection of its own: a subscribed Redis connection can do nothing else. */
-  subscriber: Redis;
+  subscriber: RedisClient;
   prefix: string;
   logger: Logger;
   /** How often Postgres is asked. Default 1 s. */

@@ -1,13 +1,13 @@
 // How many jobs of each type the live worker replicas can run at once. Each worker announces its concurrency per
 // served type in Redis every few seconds; the dispatcher keeps about two rounds of that in flight per type, so
 // BullMQ never holds a long backlog in which priority and fairness would no longer apply.
-import type { Redis } from "@conveyor/queue";
+import type { RedisClient } from "@conveyor/queue";
 
 const ANNOUNCE_MS = 2_000;
 /** An announcement older than this is a worker that went away. */
 const FRESH_MS = 10_000;
 
-export type CapacityOptions = { redis: Redis; prefix: string; workerName: string; types: readonly string[]; concurrency: number };
+export type CapacityOptions = { redis: RedisClient; prefix: string; workerName: string; types: readonly string[]; concurrency: number };
 
 const key = (prefix: string, type: string) => `${prefix}:capacity:${type}`;
 
@@ -38,7 +38,7 @@ export class CapacityAnnouncer {
 }
 
 /** Slots of live workers serving `type`, in all (0 when no worker serves it). */
-export async function capacityOf(redis: Redis, prefix: string, type: string, now = Date.now()): Promise<number> {
+export async function capacityOf(redis: RedisClient, prefix: string, type: string, now = Date.now()): Promise<number> {
   const announced = await redis.hgetall(key(prefix, type));
   let slots = 0;
   const gone: string[] = [];

@@ -23,7 +23,7 @@ import {
   type DueWork,
 } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import type { JobQueues, Redis } from "@conveyor/queue";
+import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { capacityOf } from "./capacity";
 import type { LeaderTask } from "./leadership";
 import { restoreMissing } from "./redis-repair";
@@ -40,7 +40,7 @@ const LOCK_RETRY_MS = 500;
 export type DispatcherOptions = {
   pool: pg.Pool;
   /** Fail-fast connection for reading capacity. */
-  redis: Redis;
+  redis: RedisClient;
   /** Queues on a fail-fast connection: a hand-over Redis refuses is rolled back and tried again. */
   queues: JobQueues;
   prefix: string;

@@ -5,14 +5,14 @@
 // duplicates; the lease only keeps the work in one place.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "@conveyor/logger";
-import type { Redis } from "@conveyor/queue";
+import type { RedisClient } from "@conveyor/queue";
 
 /** A task the leader runs: started when this process becomes leader, stopped when it stops being one. */
 export type LeaderTask = { name: string; start(): Promise<void> | void; stop(): Promise<void> | void };
 
 export type LeadershipOptions = {
   /** A fail-fast connection: a leader that cannot reach Redis must not believe it still leads. */
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger: Logger;
   tasks: LeaderTask[];

@@ -11,12 +11,12 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { deleteExpiredDedupeKeys, deleteExpiredIdempotencyKeys, liveJobsPage, WakeLoop, type LiveJob, type LiveJobCursor } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import type { JobQueues, Redis } from "@conveyor/queue";
+import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { restoreMissing } from "./redis-repair";
 
 export type ReconcilerOptions = {
   pool: pg.Pool;
-  redis: Redis;
+  redis: RedisClient;
   queues: JobQueues;
   prefix: string;
   logger: Logger;
@@ -84,7 +84,7 @@ export class Reconciler {
     }
   }
 
-  /** Every live job, whatever its age: Redis has lost its data. */
+  /** Every live job, whatever its age: RedisClient has lost its data. */
   private async sweepAll(): Promise<{ checked: number; reenqueued: number }> {
     let after: LiveJobCursor | null = null;
     let checked = 0;

@@ -5,12 +5,12 @@
 import type pg from "pg";
 import type { LiveStatus } from "@conveyor/contracts";
 import { returnToLine } from "@conveyor/db";
-import { jobKey, type JobQueues, type Redis } from "@conveyor/queue";
+import { jobKey, type JobQueues, type RedisClient } from "@conveyor/queue";
 
 /** A job Postgres says Redis should hold: handed over (pending), or running (processing). */
 export type HandedOverJob = { id: string; type: string; status: LiveStatus };
 
-export type RedisRepairDeps = { pool: pg.Pool; redis: Redis; queues: JobQueues; prefix: string };
+export type RedisRepairDeps = { pool: pg.Pool; redis: RedisClient; queues: JobQueues; prefix: string };
 
 /**
  * Restores the jobs among `jobs` that Redis does not hold: a pending one goes back in line (the dispatcher hands it

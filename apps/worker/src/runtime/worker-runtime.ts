@@ -15,7 +15,7 @@ import {
 } from "@conveyor/contracts";
 import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import { JobQueues, type Redis } from "@conveyor/queue";
+import { JobQueues, type RedisClient } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
 import { WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
 import { Bookkeeper } from "./bookkeeper";
@@ -28,11 +28,11 @@ import { Reconciler } from "./reconciler";
 export type RuntimeOptions = {
   db: Database;
   /** Blocking-capable connection (maxRetriesPerRequest: null) for the BullMQ workers. */
-  redis: Redis;
+  redis: RedisClient;
   /** Fail-fast connection for the reconciler, the dispatcher and the leader's lease. */
-  producerRedis: Redis;
+  producerRedis: RedisClient;
   /** A connection of its own for cancellation messages (a subscribed connection can do nothing else). */
-  subscriberRedis: Redis;
+  subscriberRedis: RedisClient;
   logger: Logger;
   prefix: string;
   /** WORKER_TYPES, or undefined for every built-in and plugin type. */

@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream";
 import supertest from "supertest";
 import type { Env } from "@conveyor/config";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, createRedis, redisTarget, waitForRedis } from "@conveyor/queue";
+import { JobQueues, createRedis, redisKeyPrefix, redisTarget, waitForRedis } from "@conveyor/queue";
 import { createApp, loadApiConfig, type AppDeps, type Clock } from "@conveyor/api";
 import { createTestDatabase, type TestDatabase } from "../postgres";
 import { deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL } from "../redis";
@@ -62,7 +62,14 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
   redis.on("error", () => {});
   await waitForRedis(redis, 5_000);
   const clock = new TestClock();
-  const deps: AppDeps = { config, logger, db: database.db, redis, queues: new JobQueues({ connection: redis, prefix }), clock };
+  const deps: AppDeps = {
+    config,
+    logger,
+    db: database.db,
+    redis,
+    queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }),
+    clock,
+  };
   const app = createApp(deps);
   const servers: Server[] = [];
   const request = supertest(app);
@@ -90,7 +97,7 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
       await deps.queues.close();
       redis.disconnect();
       await database.drop();
-      await deleteRedisPrefix(prefix, config.REDIS_URL);
+      await deleteRedisPrefix(config.REDIS_PREFIX, config.REDIS_URL);
     },
   };
 }

@@ -3,6 +3,7 @@
 // the org the tests use, the stack holds a second org that every test must leave untouched.
 import path from "node:path";
 import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "../api";
+import { redisKeyPrefix } from "@conveyor/queue";
 import { repoRoot, spawnService, type ServiceProcess } from "../processes";
 import type { TestDatabase } from "../postgres";
 import { waitFor } from "../wait";
@@ -40,6 +41,7 @@ export type Stack = {
   /** A second organization with a finished job of its own; nothing the tests do may change what it sees. */
   otherOrg: SecondOrg;
   redisUrl: string;
+  /** What every Redis key and channel of this stack starts with: its REDIS_PREFIX as a hash tag (`{…}`). */
   prefix: string;
   workers: ServiceProcess[];
   /** Starts a worker process and waits until it serves jobs. */
@@ -69,7 +71,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   await otherOrg.watch(api.get);
   const workers: ServiceProcess[] = [];
   const redisUrl = api.deps.config.REDIS_URL;
-  const prefix = api.deps.config.REDIS_PREFIX;
+  const prefix = redisKeyPrefix(api.deps.config.REDIS_PREFIX);
 
   const stack: Stack = {
     api,
@@ -90,7 +92,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         LOG_LEVEL: "debug",
         DATABASE_URL: api.database.url,
         REDIS_URL: redisUrl,
-        REDIS_PREFIX: prefix,
+        REDIS_PREFIX: api.deps.config.REDIS_PREFIX,
         WORKER_METRICS_PORT: "0",
         WORKER_PLUGINS: `${SCRIPTED_PLUGIN},${EXAMPLE_PLUGIN}`,
         WORKER_CONCURRENCY: "5",

@@ -9,8 +9,10 @@ import {
   RATE_LIMIT_PERIODS,
   ROLES,
   WAITING_REASONS,
+  WEBHOOK_DELIVERY_TRIGGERS,
   WEBHOOK_EVENT_CHOICES,
   WEBHOOK_SECRET_PATTERN,
+  WEBHOOK_TEST_EVENT_TYPE,
 } from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
@@ -306,10 +308,16 @@ export const responseSchemas = {
       .description("The signing secret, shown only in this response (Standard Webhooks form: whsec_ and base64)."),
   }),
   WebhookDelivery: Joi.object({
-    event_id: Joi.number().integer().min(1).required(),
+    id: Joi.number().integer().min(1).required().description("The attempt's id; newer attempts have larger ids."),
+    event_id: Joi.number().integer().min(1).allow(null).required().description("The event delivered (what POST …/redeliver takes); null for a test event."),
     event_type: Joi.string()
-      .valid(...EVENT_TYPES)
+      .valid(...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE)
       .required(),
+    job_id: id().allow(null).required().description("The job the event is about (the CloudEvent's `subject`); null for a test event."),
+    trigger: Joi.string()
+      .valid(...WEBHOOK_DELIVERY_TRIGGERS)
+      .required()
+      .description("What sent it: `event` (the event happened), `redelivery` or `test` (a person asked)."),
     attempt: Joi.number().integer().min(1).required(),
     status_code: Joi.number()
       .integer()
@@ -318,7 +326,20 @@ export const responseSchemas = {
       .description("The receiver's HTTP status, or null when none came (network error, timeout, refused address)."),
     duration_ms: Joi.number().integer().min(0).required(),
     error: Joi.string().allow(null).required().description("Why the attempt failed (the host is named, never the path), or null."),
+    response_body: Joi.string()
+      .allow(null, "")
+      .required()
+      .description("The first KiB of the receiver's answer, as UTF-8 text; null when no answer came."),
+    response_truncated: Joi.boolean().required().description("The answer went on past `response_body`."),
     at: timestamp().required(),
+  }),
+  QueuedWebhookDelivery: Joi.object({
+    endpoint_id: id().required(),
+    event_id: Joi.number().integer().min(1).allow(null).required().description("The event queued; null for a test event."),
+    event_type: Joi.string()
+      .valid(...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE)
+      .required(),
+    trigger: Joi.string().valid("redelivery", "test").required(),
   }),
   ...auditSsoSchemas,
 } satisfies Record<string, Joi.ObjectSchema>;

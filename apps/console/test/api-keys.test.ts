@@ -78,6 +78,26 @@ describe("API keys", () => {
     expect(await useKey(rig.stack.apiKey)).toBe(200);
   });
 
+  it("shows who created each key: the person's e-mail, or You (issue 23 #11)", async () => {
+    const { addMember, createApiKey } = await import("@conveyor/testkit/api");
+    const admin = await addMember(rig.stack.api.database.db, rig.stack.api.deps.config, rig.stack.owner.orgId, "admin");
+    await createApiKey(rig.stack.api.database.db, admin, "reporting-service");
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/api-keys`);
+    const table = page.getByRole("table", { name: "API keys" });
+    await table.getByRole("columnheader", { name: "Created by" }).waitFor();
+    const theirs = table.getByRole("row").filter({ hasText: "reporting-service" });
+    await theirs.getByRole("cell", { name: admin.email }).waitFor();
+    await table.getByRole("row").filter({ hasText: "test key" }).getByRole("cell", { name: "You", exact: true }).waitFor();
+    await checkPage(page, "api-keys-created-by");
+    // At 375 px the e-mail stays whole on its line or breaks at its punctuation, never mid-word.
+    await checkNarrow(page, "api-keys-created-by");
+    await page.setViewportSize({ width: 375, height: 740 });
+    const cell = theirs.getByRole("cell", { name: admin.email });
+    const fits = await cell.evaluate((el) => el.scrollWidth <= el.clientWidth);
+    expect(fits).toBe(true);
+  });
+
   it("shows the empty state in an organization without keys", async () => {
     const { createOrg } = await import("@conveyor/testkit/api");
     const fresh = await createOrg(rig.stack.api.database.db, rig.stack.api.deps.config, "Keyless Ltd");

@@ -2070,9 +2070,14 @@ export interface components {
             prefix: string;
             /**
              * Format: uuid
-             * @description UUID v7.
+             * @description The id of the person who created it.
              */
             created_by: string;
+            /**
+             * Format: email
+             * @description Their e-mail address.
+             */
+            created_by_email: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -4761,6 +4766,7 @@ export interface operations {
                      *         "name": "billing-service",
                      *         "prefix": "cvk_7Hq2",
                      *         "created_by": "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01",
+                     *         "created_by_email": "ada@example.com",
                      *         "created_at": "2026-11-21T09:30:00.000Z",
                      *         "last_used_at": null
                      *       }

@@ -103,7 +103,7 @@ async function refuseTakenUrl(tx: pg.PoolClient, orgId: string, url: string, exc
   if (endpoints.some((e) => e.id !== exceptId && sameUrl(e.url, url))) {
     throw new AppError(
       "webhook_url_taken",
-      "Your organization already has an endpoint with this URL. Edit that endpoint's events instead of adding another, so each event is sent once.",
+      "Your organization already has an endpoint with this URL. One endpoint can receive several event types, so each event is sent to it once.",
       [{ path: "url", message: "is already an endpoint of your organization" }],
     );
   }

@@ -1,4 +1,5 @@
-// API keys (SPEC §3): create one (shown once, with a copy button), see every key with its last use, revoke.
+// API keys (SPEC §3): create one (shown once, with a copy button), see every key with who created it and its last
+// use, revoke.
 import { Button, Group, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
@@ -9,10 +10,12 @@ import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
+import { useSession } from "../session";
 
 type ApiKey = ResponseBody<"/api-keys", "get">[number];
 
 export function ApiKeysPage() {
+  const session = useSession();
   const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
   const [creating, setCreating] = useState(false);
   const revoking = useConfirmedAction<ApiKey>({
@@ -50,6 +53,7 @@ export function ApiKeysPage() {
                   <Table.Th>Name</Table.Th>
                   <Table.Th visibleFrom="sm">Key</Table.Th>
                   <Table.Th visibleFrom="sm">Created</Table.Th>
+                  <Table.Th>Created by</Table.Th>
                   <Table.Th>Last used</Table.Th>
                   <Table.Th>
                     <VisuallyHidden>Actions</VisuallyHidden>
@@ -65,6 +69,10 @@ export function ApiKeysPage() {
                     </Table.Td>
                     <Table.Td visibleFrom="sm">
                       <Time iso={key.created_at} />
+                    </Table.Td>
+                    {/* An address breaks at its @ and dots, never inside a word. */}
+                    <Table.Td style={{ overflowWrap: "anywhere", wordBreak: "normal" }}>
+                      {key.created_by === session.user.id ? "You" : key.created_by_email}
                     </Table.Td>
                     <Table.Td>{key.last_used_at ? <Time iso={key.last_used_at} /> : "Never"}</Table.Td>
                     <Table.Td>

@@ -146,7 +146,7 @@ export function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; o
                           loading={sending === String(delivery.event_id)}
                           disabled={Boolean(endpoint?.disabled_at)}
                           onClick={() => void send(delivery.event_id!)}
-                          aria-label={`Send event ${delivery.event_id} again`}
+                          aria-label={`Send again: event ${delivery.event_id}`}
                         >
                           Send again
                         </Button>

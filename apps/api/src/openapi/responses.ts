@@ -272,10 +272,18 @@ export const responseSchemas = {
       .required()
       .description("failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out."),
     queue: Joi.object({
-      pending: Joi.number().integer().min(0).required().description("Every pending job: waiting, delayed, or handed to a worker and about to start."),
+      pending: Joi.number()
+        .integer()
+        .min(0)
+        .required()
+        .description("Every pending job, as GET /jobs?status=pending lists them; always waiting_due + delayed (one snapshot)."),
       processing: Joi.number().integer().min(0).required(),
-      waiting_due: Joi.number().integer().min(0).required().description("Pending and due, waiting for a worker slot."),
-      delayed: Joi.number().integer().min(0).required().description("Pending until a later time: run_at, or a retry's wait."),
+      waiting_due: Joi.number()
+        .integer()
+        .min(0)
+        .required()
+        .description("Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit."),
+      delayed: Joi.number().integer().min(0).required().description("Pending until a later time: run_at, a retry's wait, a debounce."),
     }).required(),
   }),
   Health: Joi.object({ status: Joi.string().valid("ok").required() }),

@@ -225,7 +225,12 @@ export const responseSchemas = {
     email: email().required(),
     expires_at: timestamp().required(),
   }),
-  InviteInfo: Joi.object({ email: email().required(), org_name: Joi.string().required(), expires_at: timestamp().required() }),
+  InviteInfo: Joi.object({
+    email: email().required(),
+    org_name: Joi.string().required(),
+    role: role().required().description("The role the invite offers."),
+    expires_at: timestamp().required(),
+  }),
   AcceptedInvite: Joi.object({
     token: Joi.string().required(),
     user: userWithRole.required(),

@@ -45,6 +45,10 @@ export const acceptInviteJs = `"use strict";
       invite = r.body;
       $("org-name").textContent = invite.org_name;
       $("invite-email").textContent = invite.email;
+      $("invite-role").textContent = invite.role === "admin" ? "an admin" : "a member";
+      $("role-means").textContent = invite.role === "admin"
+        ? "Admins run jobs, invite members and manage API keys and webhooks."
+        : "Members run and follow jobs and schedules, and make their own API keys.";
       // For password managers: the account the new password belongs to.
       $("username").value = invite.email;
       var expires = new Date(invite.expires_at);

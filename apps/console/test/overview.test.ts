@@ -107,7 +107,8 @@ describe("the overview", () => {
     const byType = page.getByRole("region", { name: "Jobs per minute by type" });
     await byStatus.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
     for (const chart of [byStatus, byType]) {
-      const ticks = await chart.locator(".recharts-yAxis .recharts-cartesian-axis-tick-value").allInnerTexts();
+      // The vertical axis's labels (recharts draws them in a layer of their own, anchored at their end).
+      const ticks = await chart.locator('.recharts-cartesian-axis-tick-value[text-anchor="end"]').allTextContents();
       expect(ticks.length).toBeGreaterThan(1);
       for (const tick of ticks) expect(tick.trim()).toMatch(/^\d+$/);
     }

@@ -15,16 +15,14 @@ import { notify } from "../ui/notify";
 function CronText({ cron, zone }: { cron: string; zone?: string }) {
   const fields = cron.trim().split(/\s+/);
   return (
-    <span data-testid="cron">
-      <span style={{ fontFamily: "var(--mantine-font-family-monospace)" }}>
-        {fields.map((field, i) => (
-          <Fragment key={i}>
-            {i > 0 && " "}
-            <span style={{ whiteSpace: "nowrap" }}>{field}</span>
-          </Fragment>
-        ))}
-      </span>
-      {zone && <> · {zone}</>}
+    <span data-testid="cron" style={{ fontFamily: "var(--mantine-font-family-monospace)" }}>
+      {fields.map((field, i) => (
+        <Fragment key={i}>
+          {i > 0 && " "}
+          <span style={{ whiteSpace: "nowrap" }}>{field}</span>
+        </Fragment>
+      ))}
+      {zone && <span style={{ fontFamily: "var(--mantine-font-family)" }}> · {zone}</span>}
     </span>
   );
 }

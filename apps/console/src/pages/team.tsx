@@ -91,7 +91,7 @@ function Members() {
                   <Table.Th>Role</Table.Th>
                   <Table.Th visibleFrom="sm">Joined</Table.Th>
                   {owner && (
-                    <Table.Th>
+                    <Table.Th visibleFrom="sm">
                       <VisuallyHidden>Actions</VisuallyHidden>
                     </Table.Th>
                   )}
@@ -118,12 +118,26 @@ function Members() {
                         ) : (
                           member.role
                         )}
+                        {/* A phone has no room for a column of buttons: the removal sits under the role. */}
+                        {owner && editable && (
+                          <Button
+                            hiddenFrom="sm"
+                            mt={6}
+                            size="xs"
+                            color="red.9"
+                            variant="outline"
+                            onClick={() => removing.ask(member)}
+                            aria-label={`Remove ${member.email}`}
+                          >
+                            Remove
+                          </Button>
+                        )}
                       </Table.Td>
                       <Table.Td visibleFrom="sm">
                         <Time iso={member.joined_at} />
                       </Table.Td>
                       {owner && (
-                        <Table.Td>
+                        <Table.Td visibleFrom="sm">
                           {editable && (
                             <Button size="xs" color="red.9" variant="outline" onClick={() => removing.ask(member)} aria-label={`Remove ${member.email}`}>
                               Remove

@@ -237,7 +237,11 @@ describe("webhook deliveries", () => {
     receiver.secrets.push(endpoint.secret);
     const marker = `answer-${newId()}`;
     // 3 KiB of answer, with a two-byte character across the 1 KiB cut.
-    receiver.replyNext({ status: 200, headers: { "content-type": "text/plain; charset=utf-8" }, body: `${marker}${"x".repeat(1023 - marker.length)}é${"y".repeat(2048)}` });
+    receiver.replyNext({
+      status: 200,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      body: `${marker}${"x".repeat(1023 - marker.length)}é${"y".repeat(2048)}`,
+    });
     const { body } = await stack.post("/jobs", { type: "word_count", payload: { text: "send me twice" } });
     await waitFor(async () => (await deliveriesOf(endpoint.id)).length >= 1, "the first delivery", 30_000);
     const [first] = (await stack.api.request.get(`/webhook-endpoints/${endpoint.id}/deliveries`).set(auth)).body;
@@ -256,7 +260,12 @@ describe("webhook deliveries", () => {
     expect(test.status).toBe(202);
     const testRequest = await waitFor(() => receiver.requests.find((r) => String(r.headers["webhook-id"]).startsWith("test_")), "the test event", 30_000);
     const testEvent = JSON.parse(testRequest.body) as Record<string, unknown>;
-    expect(testEvent).toMatchObject({ specversion: "1.0", type: "conveyor.webhook.test", source: `/orgs/${stack.owner.orgId}`, data: { endpoint_id: endpoint.id } });
+    expect(testEvent).toMatchObject({
+      specversion: "1.0",
+      type: "conveyor.webhook.test",
+      source: `/orgs/${stack.owner.orgId}`,
+      data: { endpoint_id: endpoint.id },
+    });
     expect(testEvent).not.toHaveProperty("subject");
     expect(() => new Webhook(endpoint.secret).verify(testRequest.body, headersOf(testRequest))).not.toThrow();
 

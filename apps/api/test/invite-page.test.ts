@@ -192,7 +192,9 @@ describe("GET /accept-invite", () => {
     await page.evaluate(readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"));
     const serious = async () =>
       (
-        (await page.evaluate(async () => (await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } }).axe.run()).violations)) as {
+        (await page.evaluate(
+          async () => (await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } }).axe.run()).violations,
+        )) as {
           id: string;
           impact: string;
         }[]

@@ -169,7 +169,14 @@ describe("the other endpoints", () => {
   it("is 404 for another org's endpoint, an unknown id and a malformed one — on every endpoint", async () => {
     const theirs = (await create(other)).body;
     for (const id of [theirs.id, newId(), "nope"]) {
-      expectError(await api.request.patch(`/webhook-endpoints/${id}`).set(as(owner)).send({ events: ["*"] }), 404, "not_found");
+      expectError(
+        await api.request
+          .patch(`/webhook-endpoints/${id}`)
+          .set(as(owner))
+          .send({ events: ["*"] }),
+        404,
+        "not_found",
+      );
       expectError(await api.request.post(`/webhook-endpoints/${id}/redeliver`).set(as(owner)).send({ event_id: 1 }), 404, "not_found");
       expectError(await api.request.post(`/webhook-endpoints/${id}/test`).set(as(owner)), 404, "not_found");
       expectError(await api.request.delete(`/webhook-endpoints/${id}`).set(as(owner)), 404, "not_found");
@@ -303,7 +310,14 @@ describe("webhook tooling (issue 23 #11)", () => {
 
     expectError(await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ url: taken }), 409, "webhook_url_taken");
     // Its own URL is not "taken".
-    expect((await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ url: moved, events: ["*"] })).status).toBe(200);
+    expect(
+      (
+        await api.request
+          .patch(`/webhook-endpoints/${body.id}`)
+          .set(as(owner))
+          .send({ url: moved, events: ["*"] })
+      ).status,
+    ).toBe(200);
     for (const [patch, path] of [
       [{ url: "https://10.0.0.1/x" }, "url"],
       [{ url: "http://hooks.example.com/x" }, "url"],
@@ -327,9 +341,10 @@ describe("webhook tooling (issue 23 #11)", () => {
     expect(off.status).toBe(200);
     expect(off.body.disabled_at).not.toBeNull();
     expect(off.body.disabled_reason).toBe("Turned off by an owner or an admin.");
-    await api.database.db.pool.query("UPDATE webhook_endpoints SET failing_since = now() - interval '4 days', disabled_reason = 'Disabled: every delivery failed' WHERE id = $1", [
-      body.id,
-    ]);
+    await api.database.db.pool.query(
+      "UPDATE webhook_endpoints SET failing_since = now() - interval '4 days', disabled_reason = 'Disabled: every delivery failed' WHERE id = $1",
+      [body.id],
+    );
     const on = await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ enabled: true });
     expect(on.status).toBe(200);
     expect(on.body).toMatchObject({ disabled_at: null, disabled_reason: null, failing_since: null });
@@ -342,8 +357,14 @@ describe("webhook tooling (issue 23 #11)", () => {
 
   it("queues a redelivery of one of the org's events (202, one attempt) and a test event, audited; refuses a disabled endpoint and others' events", async () => {
     const { body } = await create(owner, { url: freshUrl(), events: ["job.failed"] });
-    const job = await api.request.post("/jobs").set(as(owner)).send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
-    const theirJob = await api.request.post("/jobs").set(as(other)).send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
+    const job = await api.request
+      .post("/jobs")
+      .set(as(owner))
+      .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
+    const theirJob = await api.request
+      .post("/jobs")
+      .set(as(other))
+      .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
     const eventOf = async (jobId: string) =>
       Number((await api.database.db.pool.query<{ id: string }>("SELECT id::text FROM events WHERE job_id = $1 ORDER BY id LIMIT 1", [jobId])).rows[0]!.id);
     const [ours, theirs] = [await eventOf(job.body.id), await eventOf(theirJob.body.id)];
@@ -405,7 +426,19 @@ describe("webhook tooling (issue 23 #11)", () => {
           responseTruncated: true,
           delivered: false,
         },
-        { endpointId: body.id, eventId: null, eventType: "webhook.test", jobId, trigger: "test", attempt: 1, statusCode: 204, durationMs: 3, error: null, responseBody: "", delivered: true },
+        {
+          endpointId: body.id,
+          eventId: null,
+          eventType: "webhook.test",
+          jobId,
+          trigger: "test",
+          attempt: 1,
+          statusCode: 204,
+          durationMs: 3,
+          error: null,
+          responseBody: "",
+          delivered: true,
+        },
       ],
       3 * 24 * 3600_000,
     );
@@ -413,7 +446,15 @@ describe("webhook tooling (issue 23 #11)", () => {
     expect(res.status).toBe(200);
     for (const item of res.body) expect(responseSchemas.WebhookDelivery.validate(item).error).toBeUndefined();
     const [test, redelivery] = res.body;
-    expect(test).toMatchObject({ event_id: null, event_type: "webhook.test", job_id: null, trigger: "test", status_code: 204, response_body: "", response_truncated: false });
+    expect(test).toMatchObject({
+      event_id: null,
+      event_type: "webhook.test",
+      job_id: null,
+      trigger: "test",
+      status_code: 204,
+      response_body: "",
+      response_truncated: false,
+    });
     expect(redelivery).toMatchObject({ event_id: 1048579, job_id: subject, trigger: "redelivery", response_body: "é".repeat(512), response_truncated: true });
     expect(redelivery.id).toBeLessThan(test.id);
     expect(JSON.stringify(res.body)).not.toContain(jobId);

@@ -97,7 +97,9 @@ describe("API keys", () => {
     const lines = await textLines(theirs.locator(`[data-email="${admin.email}"]`).filter({ visible: true }));
     expect(lines.join("")).toBe(admin.email);
     // Where a line may end: before "@" or a dot, or after a hyphen (never inside a run of letters and digits).
-    lines.slice(1).forEach((line, i) => expect({ line, breaksWell: ["@", "."].includes(line[0]!) || lines[i]!.endsWith("-") }).toMatchObject({ breaksWell: true }));
+    lines
+      .slice(1)
+      .forEach((line, i) => expect({ line, breaksWell: ["@", "."].includes(line[0]!) || lines[i]!.endsWith("-") }).toMatchObject({ breaksWell: true }));
   });
 
   it("shows the empty state in an organization without keys", async () => {

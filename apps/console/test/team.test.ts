@@ -79,7 +79,10 @@ describe("the team page", () => {
   it("at 375 px keeps each role whole and wraps e-mails only before @ or a dot (issue 23 #13)", async () => {
     const { db } = rig.stack.api.database;
     const longer = await addMember(db, rig.stack.api.deps.config, rig.stack.owner.orgId, "member");
-    await db.pool.query("UPDATE users SET email = $2 WHERE id = $1", [longer.userId, `quartermaster.logistics.${longer.userId.slice(-6)}@example-freight.test`]);
+    await db.pool.query("UPDATE users SET email = $2 WHERE id = $1", [
+      longer.userId,
+      `quartermaster.logistics.${longer.userId.slice(-6)}@example-freight.test`,
+    ]);
     const email = `quartermaster.logistics.${longer.userId.slice(-6)}@example-freight.test`;
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 375, height: 740 } });
     await page.goto(`${rig.base}/team`);
@@ -110,7 +113,9 @@ describe("the team page", () => {
     await row.getByRole("button", { name: `Remove ${email}` }).waitFor();
     const lines = await textLines(row.locator(`[data-email="${email}"]`));
     expect(lines.join("")).toBe(email);
-    lines.slice(1).forEach((line, i) => expect({ line, breaksWell: ["@", "."].includes(line[0]!) || lines[i]!.endsWith("-") }).toMatchObject({ breaksWell: true }));
+    lines
+      .slice(1)
+      .forEach((line, i) => expect({ line, breaksWell: ["@", "."].includes(line[0]!) || lines[i]!.endsWith("-") }).toMatchObject({ breaksWell: true }));
     await checkPage(page, "team-narrow-roles");
     await db.pool.query("DELETE FROM memberships WHERE user_id = $1", [longer.userId]);
   });

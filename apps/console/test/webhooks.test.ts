@@ -116,7 +116,14 @@ describe("webhook tooling (issue 23 #11)", () => {
       [url, "Orders"],
       [taken, "Taken"],
     ]) {
-      expect((await rig.stack.api.request.post("/webhook-endpoints").set({ Authorization: `Bearer ${rig.stack.owner.token}` }).send({ url: u, events: ["job.succeeded"], description })).status).toBe(201);
+      expect(
+        (
+          await rig.stack.api.request
+            .post("/webhook-endpoints")
+            .set({ Authorization: `Bearer ${rig.stack.owner.token}` })
+            .send({ url: u, events: ["job.succeeded"], description })
+        ).status,
+      ).toBe(201);
     }
     await page.goto(`${rig.base}/webhooks`);
     const row = page.locator(`tr[data-endpoint="${url}"]`);
@@ -155,7 +162,10 @@ describe("webhook tooling (issue 23 #11)", () => {
     const jobLink = drawer.getByRole("link", { name: `Job …${job.body.id.slice(-8)}` }).first();
     expect(await jobLink.getAttribute("href")).toBe(`/jobs/${job.body.id}`);
 
-    await rows.first().getByRole("button", { name: /^Send again/ }).click();
+    await rows
+      .first()
+      .getByRole("button", { name: /^Send again/ })
+      .click();
     await drawer.getByRole("button", { name: "Send test event" }).click();
     await waitFor(async () => (await rows.count()) >= 3, "the redelivery and the test event listed", 30_000, 250);
     const texts = await rows.allInnerTexts();

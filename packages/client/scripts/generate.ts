@@ -24,10 +24,23 @@ function builtInTypes(document: { components: { schemas: Record<string, SchemaOb
   });
 }
 
-type JsonSchemaNode = { type?: string | string[]; required?: string[]; properties?: Record<string, JsonSchemaNode>; items?: JsonSchemaNode; enum?: unknown[]; default?: unknown; $ref?: string; oneOf?: JsonSchemaNode[]; anyOf?: JsonSchemaNode[] };
+type JsonSchemaNode = {
+  type?: string | string[];
+  required?: string[];
+  properties?: Record<string, JsonSchemaNode>;
+  items?: JsonSchemaNode;
+  enum?: unknown[];
+  default?: unknown;
+  $ref?: string;
+  oneOf?: JsonSchemaNode[];
+  anyOf?: JsonSchemaNode[];
+};
 type DocumentWithExamples = {
   components: { schemas: Record<string, JsonSchemaNode> };
-  paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { examples?: Record<string, { value?: { type?: string; payload?: unknown } }> }> } }>>;
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content?: Record<string, { examples?: Record<string, { value?: { type?: string; payload?: unknown } }> }> } }>
+  >;
 };
 
 /**
@@ -38,7 +51,11 @@ type DocumentWithExamples = {
 function payloadTemplates(document: DocumentWithExamples, types: string[]): Record<string, unknown> {
   const { schemas } = document.components;
   const resolve = (node: JsonSchemaNode | undefined): JsonSchemaNode | undefined =>
-    node?.$ref ? resolve(schemas[node.$ref.replace("#/components/schemas/", "")]) : (node?.oneOf?.[0] ?? node?.anyOf?.[0] ? resolve(node.oneOf?.[0] ?? node.anyOf?.[0]) : node);
+    node?.$ref
+      ? resolve(schemas[node.$ref.replace("#/components/schemas/", "")])
+      : (node?.oneOf?.[0] ?? node?.anyOf?.[0])
+        ? resolve(node.oneOf?.[0] ?? node.anyOf?.[0])
+        : node;
   const fill = (node: JsonSchemaNode | undefined, example: unknown): unknown => {
     const schema = resolve(node);
     if (example !== undefined) return example;

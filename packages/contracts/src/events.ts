@@ -20,8 +20,7 @@ export const WEBHOOK_TEST_EVENT_TYPE = "webhook.test";
  * (absent: the relay). A test delivery names no event: it carries its own id and time.
  */
 export type WebhookDeliveryPayload =
-  | { endpoint_id: string; event_id: number; trigger?: "event" | "redelivery" }
-  | { endpoint_id: string; trigger: "test"; test: { id: string; time: string } };
+  { endpoint_id: string; event_id: number; trigger?: "event" | "redelivery" } | { endpoint_id: string; trigger: "test"; test: { id: string; time: string } };
 
 /** Bytes of a receiver's answer kept with a delivery attempt (shown to the endpoint's owners, never logged). */
 export const WEBHOOK_RESPONSE_EXCERPT_BYTES = 1024;

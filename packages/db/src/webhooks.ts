@@ -141,9 +141,7 @@ export async function queueWebhookDelivery(
       createdAt: new Date(),
     },
   ]);
-  return "eventId" in options
-    ? { endpoint, eventId: options.eventId, eventType: eventType! }
-    : { endpoint, eventId: null, eventType: WEBHOOK_TEST_EVENT_TYPE };
+  return "eventId" in options ? { endpoint, eventId: options.eventId, eventType: eventType! } : { endpoint, eventId: null, eventType: WEBHOOK_TEST_EVENT_TYPE };
 }
 
 /** The org's endpoints, oldest first. */
@@ -246,7 +244,10 @@ export type DeliveryTarget = {
  * The endpoint and the event of a delivery (the event only if it is the endpoint's org's; none for a test delivery);
  * null when the endpoint is gone.
  */
-export async function findDeliveryTarget(db: pg.Pool | pg.PoolClient, payload: { endpoint_id: string; event_id: number | null }): Promise<DeliveryTarget | null> {
+export async function findDeliveryTarget(
+  db: pg.Pool | pg.PoolClient,
+  payload: { endpoint_id: string; event_id: number | null },
+): Promise<DeliveryTarget | null> {
   const { rows } = await db.query<{
     org_id: string;
     url: string;

@@ -160,7 +160,7 @@ export const webhookEndpointEndpoints = [
     summary: "Send an event to a webhook endpoint again",
     description:
       "Queues one more delivery of the event, with the same `webhook-id` (receivers that deduplicate on it see it once), whatever the " +
-      "endpoint subscribes to now. It is attempted once, without retries, and listed among the deliveries with `trigger` \"redelivery\". " +
+      'endpoint subscribes to now. It is attempted once, without retries, and listed among the deliveries with `trigger` "redelivery". ' +
       "409 `webhook_endpoint_disabled` while the endpoint is disabled; 410 `event_expired` once the event is no longer retained.",
     access: "user",
     roles: ["owner", "admin"],
@@ -183,7 +183,7 @@ export const webhookEndpointEndpoints = [
     description:
       "Queues a CloudEvent of type `conveyor.webhook.test` (its `id` starts with `test_`; `data` says which endpoint it is for), signed " +
       "like every delivery, so a receiver can be checked before real events arrive. It is attempted once, without retries, and listed " +
-      "among the deliveries with `trigger` \"test\" and `event_id` null. Nothing is written to the event log. 409 " +
+      'among the deliveries with `trigger` "test" and `event_id` null. Nothing is written to the event log. 409 ' +
       "`webhook_endpoint_disabled` while the endpoint is disabled.",
     access: "user",
     roles: ["owner", "admin"],

@@ -287,7 +287,9 @@ export const responseSchemas = {
         .integer()
         .min(0)
         .required()
-        .description("Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit."),
+        .description(
+          "Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit.",
+        ),
       delayed: Joi.number().integer().min(0).required().description("Pending until a later time: run_at, a retry's wait, a debounce."),
     }).required(),
   }),
@@ -340,10 +342,7 @@ export const responseSchemas = {
       .description("The receiver's HTTP status, or null when none came (network error, timeout, refused address)."),
     duration_ms: Joi.number().integer().min(0).required(),
     error: Joi.string().allow(null).required().description("Why the attempt failed (the host is named, never the path), or null."),
-    response_body: Joi.string()
-      .allow(null, "")
-      .required()
-      .description("The first KiB of the receiver's answer, as UTF-8 text; null when no answer came."),
+    response_body: Joi.string().allow(null, "").required().description("The first KiB of the receiver's answer, as UTF-8 text; null when no answer came."),
     response_truncated: Joi.boolean().required().description("The answer went on past `response_body`."),
     at: timestamp().required(),
   }),

@@ -194,7 +194,10 @@ export async function redeliverWebhookEvent(
  * Sends a test event (CloudEvents type conveyor.webhook.test, signed like any delivery) to the endpoint: one attempt,
  * recorded among its deliveries with trigger "test". Nothing is written to the event log.
  */
-export async function sendWebhookTestEvent(options: { caller: Caller; id: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<QueuedWebhookDelivery> {
+export async function sendWebhookTestEvent(
+  options: { caller: Caller; id: string },
+  { db, clock }: Pick<ServiceDeps, "db" | "clock">,
+): Promise<QueuedWebhookDelivery> {
   const { caller, id } = options;
   if (!isUuid(id)) throw notFound("Webhook endpoint");
   const test = { id: `test_${newId()}`, time: clock.now().toISOString() };

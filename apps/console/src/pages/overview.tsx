@@ -71,7 +71,16 @@ export function OverviewPage() {
 /** A figure that opens the jobs it counts: the whole card is one link, named by its label and value. */
 function Figure({ label, value, hint, search }: { label: string; value: string; hint?: string; search: JobFilter }) {
   return (
-    <RouterAnchor to="/jobs" search={search} underline="never" c="inherit" display="block" miw={0} data-figure={label} title={`Show these jobs (${label.toLowerCase()})`}>
+    <RouterAnchor
+      to="/jobs"
+      search={search}
+      underline="never"
+      c="inherit"
+      display="block"
+      miw={0}
+      data-figure={label}
+      title={`Show these jobs (${label.toLowerCase()})`}
+    >
       <Paper withBorder p="md" h="100%" className="overview-figure">
         <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
           {label}

@@ -99,7 +99,9 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
             <Switch
               label="Send deliveries"
               description={
-                endpoint.disabled_at ? "Turned off now. Turning it on starts deliveries again, from the next event." : "Turn off to pause deliveries to this endpoint."
+                endpoint.disabled_at
+                  ? "Turned off now. Turning it on starts deliveries again, from the next event."
+                  : "Turn off to pause deliveries to this endpoint."
               }
               checked={values.enabled}
               onChange={(e) => setValues({ ...values, enabled: e.currentTarget.checked })}

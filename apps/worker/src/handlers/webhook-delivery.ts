@@ -150,7 +150,7 @@ function responseHead(body: Buffer | null, truncated: boolean): { responseBody: 
   if (body === null) return { responseBody: null, responseTruncated: false };
   const head = body.subarray(0, WEBHOOK_RESPONSE_EXCERPT_BYTES);
   // stream: true holds back a character cut in two at the end instead of decoding it as U+FFFD.
-  const text = new TextDecoder("utf-8").decode(head, { stream: true }).replace(/\u0000/g, "\uFFFD");
+  const text = new TextDecoder("utf-8").decode(head, { stream: true }).replaceAll("\u0000", "\uFFFD");
   return { responseBody: text, responseTruncated: truncated || body.length > head.length };
 }
 

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // The invite page (SPEC §4, §11, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
 // invite, accepts it, logs the person in to a console session and opens the console, and shows each refusal;
 // strict CSP, no referrer, no caching, no token in the logs.
@@ -166,7 +167,7 @@ describe("GET /accept-invite", () => {
     await page.getByRole("button", { name: "Log in" }).waitFor();
     const look = (card: string, button: string, heading: string) =>
       page.evaluate(
-        ([card, button, heading]) => {
+        ({ card, button, heading }) => {
           const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
           return {
             font: getComputedStyle(document.body).fontFamily,
@@ -179,7 +180,7 @@ describe("GET /accept-invite", () => {
             heading: style(heading).fontSize,
           };
         },
-        [card, button, heading],
+        { card, button, heading },
       );
     const consoleLook = await look("main .mantine-Paper-root", "main button[type=submit]", "main h1");
     await page.goto(`${baseUrl}/accept-invite?token=${token}`);
@@ -202,6 +203,27 @@ describe("GET /accept-invite", () => {
     expect(await serious()).toEqual([]);
     await page.setViewportSize({ width: 375, height: 740 });
     await page.screenshot({ path: path.join(artifacts, "console", "invite-page-375.png"), fullPage: true });
+    // The address wraps only before its "@" or a dot, or after a hyphen.
+    const starts = await page.locator("#invite-email").evaluate((el) => {
+      const found: { char: string; after: string }[] = [];
+      let lastTop: number | null = null;
+      let previous = "";
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent ?? "";
+        for (let i = 0; i < text.length; i++) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const top = Math.round(range.getBoundingClientRect().top);
+          if (lastTop !== null && top > lastTop + 2) found.push({ char: text[i]!, after: previous });
+          lastTop = top;
+          previous = text[i]!;
+        }
+      }
+      return found;
+    });
+    for (const start of starts) expect(["@", "."].includes(start.char) || start.after === "-").toBe(true);
     expect(await serious()).toEqual([]);
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
     await context.close();

@@ -12,6 +12,7 @@ body { margin: 0; min-height: 100vh; display: flex; align-items: center; justify
 h1 { font-size: 1.625rem; line-height: 1.35; font-weight: 700; margin: 0 0 1rem; overflow-wrap: anywhere; }
 p { margin: 0 0 .75rem; overflow-wrap: anywhere; }
 .muted { color: var(--muted); font-size: .875rem; }
+#invite-email { overflow-wrap: break-word; }
 label { display: block; font-size: .875rem; font-weight: 500; margin: 1rem 0 .25rem; }
 label.inline { display: flex; gap: .5rem; align-items: center; margin: .25rem 0 1rem; }
 input[type=password], input[type=text] { width: 100%; font: inherit; font-size: .875rem; height: 2.25rem; padding: 0 .75rem;

@@ -2140,6 +2140,11 @@ export interface components {
             email: string;
             org_name: string;
             /**
+             * @description The role the invite offers.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
              */
@@ -2264,12 +2269,12 @@ export interface components {
             /** @description failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out. */
             failure_rate: number | null;
             queue: {
-                /** @description Every pending job: waiting, delayed, or handed to a worker and about to start. */
+                /** @description Every pending job, as GET /jobs?status=pending lists them; always waiting_due + delayed (one snapshot). */
                 pending: number;
                 processing: number;
-                /** @description Pending and due, waiting for a worker slot. */
+                /** @description Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit. */
                 waiting_due: number;
-                /** @description Pending until a later time: run_at, or a retry's wait. */
+                /** @description Pending until a later time: run_at, a retry's wait, a debounce. */
                 delayed: number;
             };
         };
@@ -2728,7 +2733,7 @@ export interface operations {
                      *       ],
                      *       "failure_rate": 0.0513,
                      *       "queue": {
-                     *         "pending": 12,
+                     *         "pending": 10,
                      *         "processing": 4,
                      *         "waiting_due": 3,
                      *         "delayed": 7
@@ -5120,6 +5125,7 @@ export interface operations {
                      * @example {
                      *       "email": "grace@example.com",
                      *       "org_name": "Acme",
+                     *       "role": "admin",
                      *       "expires_at": "2026-11-24T09:30:00.000Z"
                      *     }
                      */

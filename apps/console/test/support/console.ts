@@ -212,12 +212,12 @@ export async function textLines(element: Locator): Promise<string[]> {
         const rect = range.getBoundingClientRect();
         // A space at the end of a line may be laid out on it with no height: it belongs to the line it ends.
         if (rect.height === 0 && lines.length) {
-          lines[lines.length - 1] += text[i];
+          lines.push(`${lines.pop()}${text[i]}`);
           continue;
         }
         const top = Math.round(rect.top);
         if (lastTop === null || top > lastTop + 2) lines.push("");
-        lines[lines.length - 1] += text[i];
+        lines.push(`${lines.pop()}${text[i]}`);
         lastTop = top;
       }
     }

@@ -231,6 +231,78 @@ describe("webhook deliveries", () => {
     expect(receiver.requests).toHaveLength(1);
   });
 
+  it("sends an event again and a test event on request, records the first KiB of each answer (never logged), and follows an edited URL (issue 23 #11)", async () => {
+    const receiver = await newReceiver();
+    const endpoint = await addEndpoint(["job.succeeded"], receiver.url);
+    receiver.secrets.push(endpoint.secret);
+    const marker = `answer-${newId()}`;
+    // 3 KiB of answer, with a two-byte character across the 1 KiB cut.
+    receiver.replyNext({
+      status: 200,
+      headers: { "content-type": "text/plain; charset=utf-8" },
+      body: `${marker}${"x".repeat(1023 - marker.length)}é${"y".repeat(2048)}`,
+    });
+    const { body } = await stack.post("/jobs", { type: "word_count", payload: { text: "send me twice" } });
+    await waitFor(async () => (await deliveriesOf(endpoint.id)).length >= 1, "the first delivery", 30_000);
+    const [first] = (await stack.api.request.get(`/webhook-endpoints/${endpoint.id}/deliveries`).set(auth)).body;
+    expect(first).toMatchObject({ event_type: "job.succeeded", job_id: body.id, trigger: "event", status_code: 200, response_truncated: true });
+    expect(first.response_body).toBe(`${marker}${"x".repeat(1023 - marker.length)}`);
+
+    // Again, by hand: the same event, the same webhook-id, verified with the endpoint's secret.
+    const again = await stack.api.request.post(`/webhook-endpoints/${endpoint.id}/redeliver`).set(auth).send({ event_id: first.event_id });
+    expect(again.status).toBe(202);
+    await waitFor(() => receiver.requests.filter((r) => r.headers["webhook-id"] === String(first.event_id)).length >= 2, "the redelivery", 30_000);
+    expect(ofJob(receiver, body.id).map((e) => e.id)).toEqual([String(first.event_id)]);
+
+    // A test event: its own type and id, about no job, signed like the others.
+    receiver.replyNext({ status: 418, body: { error: "not a teapot" } });
+    const test = await stack.api.request.post(`/webhook-endpoints/${endpoint.id}/test`).set(auth);
+    expect(test.status).toBe(202);
+    const testRequest = await waitFor(() => receiver.requests.find((r) => String(r.headers["webhook-id"]).startsWith("test_")), "the test event", 30_000);
+    const testEvent = JSON.parse(testRequest.body) as Record<string, unknown>;
+    expect(testEvent).toMatchObject({
+      specversion: "1.0",
+      type: "conveyor.webhook.test",
+      source: `/orgs/${stack.owner.orgId}`,
+      data: { endpoint_id: endpoint.id },
+    });
+    expect(testEvent).not.toHaveProperty("subject");
+    expect(() => new Webhook(endpoint.secret).verify(testRequest.body, headersOf(testRequest))).not.toThrow();
+
+    const recorded = await waitFor(
+      async () => {
+        const list = (await stack.api.request.get(`/webhook-endpoints/${endpoint.id}/deliveries`).set(auth)).body as Record<string, unknown>[];
+        return list.length >= 3 ? list : null;
+      },
+      "both attempts recorded",
+      30_000,
+    );
+    expect(recorded.map((d) => [d.trigger, d.event_id, d.job_id, d.status_code, d.attempt])).toEqual([
+      ["test", null, null, 418, 1],
+      ["redelivery", first.event_id, body.id, 204, 1],
+      ["event", first.event_id, body.id, 200, 1],
+    ]);
+    expect(recorded[0]!.response_body).toBe('{"error":"not a teapot"}');
+    // A person's deliveries are tried once: the 418 is not retried.
+    const tests = await stack.api.database.db.pool.query<{ status: string; max_retries: number }>(
+      "SELECT status, max_retries FROM jobs WHERE type = '_webhook_delivery' AND payload->>'trigger' = 'test' AND payload->>'endpoint_id' = $1",
+      [endpoint.id],
+    );
+    expect(tests.rows).toEqual([{ status: "failed", max_retries: 0 }]);
+
+    // An edited URL: the next event goes to the new receiver, signed with the same secret.
+    const moved = await newReceiver();
+    moved.secrets.push(endpoint.secret);
+    expect((await stack.api.request.patch(`/webhook-endpoints/${endpoint.id}`).set(auth).send({ url: moved.url })).status).toBe(200);
+    const next = await stack.post("/jobs", { type: "word_count", payload: { text: "to the new address" } });
+    await waitFor(() => ofJob(moved, next.body.id).length >= 1, "the delivery to the new URL", 30_000);
+    expect(ofJob(receiver, next.body.id)).toEqual([]);
+
+    // The answers are kept for the endpoint's owners, not written to any log.
+    const output = [stack.api.logs(), ...stack.workers.map((w) => w.output())].join("\n");
+    expect(output).not.toContain(marker);
+  }, 90_000);
+
   it("never delivers the first org's events to the second org's endpoint", async () => {
     // Every job of the first org above was relayed (their deliveries exist); the second org wrote no events.
     const { rows } = await stack.api.database.db.pool.query<{ n: string }>(

@@ -107,6 +107,7 @@ describe("GET /api-keys", () => {
       name: k.name,
       prefix: k.prefix,
       created_by: by.userId,
+      created_by_email: by.email,
       created_at: expect.any(String),
       last_used_at: null,
     });

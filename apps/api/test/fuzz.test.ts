@@ -60,7 +60,19 @@ beforeAll(async () => {
         ).body.id as string,
     ),
   );
-  ids.push(own!, foreign!, fodder.userId, fodderKey.id, owner.userId, other.userId, "00000000-0000-7000-8000-000000000000");
+  // A webhook endpoint of each organization: PATCH, redeliver and test reach a real one, and never the other's.
+  const endpoints = await Promise.all(
+    [owner, other].map(
+      async (m, i) =>
+        (
+          await api.request
+            .post("/webhook-endpoints")
+            .set("Authorization", `Bearer ${m.token}`)
+            .send({ url: `https://hooks.example.com/fuzz/${i}`, events: ["*"] })
+        ).body.id as string,
+    ),
+  );
+  ids.push(own!, foreign!, fodder.userId, fodderKey.id, owner.userId, other.userId, ...endpoints, "00000000-0000-7000-8000-000000000000");
 
   server = createServer(createApp(api.deps)).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));

@@ -1,10 +1,12 @@
+/// <reference lib="dom" />
 // The invite page (SPEC §4, §11, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
 // invite, accepts it, logs the person in to a console session and opens the console, and shows each refusal;
 // strict CSP, no referrer, no caching, no token in the logs.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
+import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { repoRoot } from "@conveyor/testkit";
 import { createApp } from "../src/app";
 import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
@@ -18,7 +20,7 @@ let baseUrl: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  mkdirSync(artifacts, { recursive: true });
+  mkdirSync(path.join(artifacts, "console"), { recursive: true });
   api = await startTestApi({ AUTH_RATE_LIMIT_PER_MIN: "0" });
   server = createApp(api.deps).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
@@ -152,6 +154,79 @@ describe("GET /accept-invite", () => {
     } finally {
       api.clock.advance(-72 * 3600 * 1000);
     }
+  });
+
+  it("looks like the console's own login and shows the role offered, at 1440 and 375 px, with no serious axe finding (issue 23 #12)", async () => {
+    ensureConsoleBuilt();
+    const owner = await createOrg(api.database.db, api.deps.config, "Harbour Freight");
+    const token = await invite(owner, `role-${Date.now()}@example.test`, "admin");
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await context.newPage();
+    // The console's login card, as the reference.
+    await page.goto(`${baseUrl}/login`);
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    const look = (card: string, button: string, heading: string) =>
+      page.evaluate(
+        ({ card, button, heading }) => {
+          const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
+          return {
+            font: getComputedStyle(document.body).fontFamily,
+            page: getComputedStyle(document.body).backgroundColor,
+            cardBorder: style(card).borderTopColor,
+            cardRadius: style(card).borderTopLeftRadius,
+            cardWidth: style(card).maxWidth,
+            button: style(button).backgroundColor,
+            buttonText: style(button).color,
+            heading: style(heading).fontSize,
+          };
+        },
+        { card, button, heading },
+      );
+    const consoleLook = await look("main .mantine-Paper-root", "main button[type=submit]", "main h1");
+    await page.goto(`${baseUrl}/accept-invite?token=${token}`);
+    await page.getByRole("heading", { name: "Join Harbour Freight" }).waitFor();
+    expect(await look("main.card", "#submit", "#invite h1")).toEqual(consoleLook);
+
+    // The role it offers, in words.
+    expect(await page.locator("#invite").innerText()).toContain("is invited to join as an admin");
+    await page.screenshot({ path: path.join(artifacts, "console", "invite-page-1440.png"), fullPage: true });
+    await page.evaluate(readFileSync(require.resolve("axe-core/axe.min.js"), "utf8"));
+    const serious = async () =>
+      (
+        (await page.evaluate(
+          async () => (await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } }).axe.run()).violations,
+        )) as {
+          id: string;
+          impact: string;
+        }[]
+      ).filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(await serious()).toEqual([]);
+    await page.setViewportSize({ width: 375, height: 740 });
+    await page.screenshot({ path: path.join(artifacts, "console", "invite-page-375.png"), fullPage: true });
+    // The address wraps only before its "@" or a dot, or after a hyphen.
+    const starts = await page.locator("#invite-email").evaluate((el) => {
+      const found: { char: string; after: string }[] = [];
+      let lastTop: number | null = null;
+      let previous = "";
+      const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent ?? "";
+        for (let i = 0; i < text.length; i++) {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          const top = Math.round(range.getBoundingClientRect().top);
+          if (lastTop !== null && top > lastTop + 2) found.push({ char: text[i]!, after: previous });
+          lastTop = top;
+          previous = text[i]!;
+        }
+      }
+      return found;
+    });
+    for (const start of starts) expect(["@", "."].includes(start.char) || start.after === "-").toBe(true);
+    expect(await serious()).toEqual([]);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+    await context.close();
   });
 
   it("shows 'Invalid invite link' for an unknown link and explains a link without a token", async () => {

@@ -34,7 +34,7 @@ describe("GET /invite", () => {
     const created = await invite(owner);
     const res = await api.request.get("/invite").query({ token: created.token });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ email: created.email, org_name: "Invite Org", expires_at: created.expires_at });
+    expect(res.body).toEqual({ email: created.email, org_name: "Invite Org", role: "member", expires_at: created.expires_at });
     expect(res.headers["cache-control"]).toBe("no-store");
   });
 

@@ -82,7 +82,8 @@ function expected(jobs: Seeded[], orgId: string, now: number, window: Window) {
   }
   const done = series.reduce((n, b) => n + b.done, 0);
   const failed = series.reduce((n, b) => n + b.failed, 0);
-  const live = mine.filter((j) => j.queue);
+  const live = mine.filter((j) => j.status === "pending" || j.status === "processing");
+  const delayed = live.filter((j) => j.status === "pending" && j.queue && !j.queue.dispatched && j.queue.dueAt > now).length;
   return {
     window,
     bucket_seconds: bucketMs / 1000,
@@ -91,8 +92,9 @@ function expected(jobs: Seeded[], orgId: string, now: number, window: Window) {
     queue: {
       pending: live.filter((j) => j.status === "pending").length,
       processing: live.filter((j) => j.status === "processing").length,
-      waiting_due: live.filter((j) => j.status === "pending" && !j.queue!.dispatched && j.queue!.dueAt <= now).length,
-      delayed: live.filter((j) => j.status === "pending" && !j.queue!.dispatched && j.queue!.dueAt > now).length,
+      // Every pending job not delayed: due, handed over and about to start, or waiting for other jobs (no queue row).
+      waiting_due: live.filter((j) => j.status === "pending").length - delayed,
+      delayed,
     },
   };
 }
@@ -123,6 +125,8 @@ function dataSet(a: string, b: string, now: number): Seeded[] {
     { orgId: a, type: "send_email", status: "pending", createdAt: now - 2 * MINUTE, queue: { dueAt: now - 2 * MINUTE, dispatched: false } },
     { orgId: a, type: "webhook", status: "processing", createdAt: now - 90_000, queue: { dueAt: now - 90_000, dispatched: true } },
     { orgId: a, type: "webhook", status: "pending", createdAt: now - MINUTE, queue: { dueAt: now - MINUTE, dispatched: true } },
+    // Waiting for another job: pending, with no queue row yet (issue 23 #10: Pending = Due now + Delayed).
+    { orgId: a, type: "send_email", status: "pending", createdAt: now - MINUTE },
     // Internal jobs never count, in the charts or the queue.
     { orgId: a, type: "_webhook_delivery", status: "done", createdAt: hourStart + 30_000, finishedAt: hourStart + 40_000 },
     { orgId: a, type: "_webhook_delivery", status: "pending", createdAt: now - MINUTE, queue: { dueAt: now - MINUTE, dispatched: false } },
@@ -170,9 +174,9 @@ describe("GET /jobs/stats", () => {
       by_type: { send_email: { created: 1, done: 0, failed: 0, cancelled: 0 }, webhook: { created: 1, done: 0, failed: 0, cancelled: 1 } },
     });
     expect(body.buckets[12]).toMatchObject({ failed: 1, by_type: { send_email: { failed: 1 } } });
-    expect(body.buckets.reduce((n: number, x: Counts) => n + x.created, 0)).toBe(8);
+    expect(body.buckets.reduce((n: number, x: Counts) => n + x.created, 0)).toBe(9);
     expect(body.failure_rate).toBe(0.25);
-    expect(body.queue).toEqual({ pending: 3, processing: 1, waiting_due: 1, delayed: 1 });
+    expect(body.queue).toEqual({ pending: 4, processing: 1, waiting_due: 3, delayed: 1 });
     expect(JSON.stringify(body)).not.toContain("_webhook_delivery");
   });
 
@@ -182,7 +186,7 @@ describe("GET /jobs/stats", () => {
     expect(body.buckets).toHaveLength(96);
     expect(body.bucket_seconds).toBe(900);
     expect(body.failure_rate).toBe(0.2);
-    expect(body.buckets.reduce((n: number, x: Counts) => n + x.created, 0)).toBe(10);
+    expect(body.buckets.reduce((n: number, x: Counts) => n + x.created, 0)).toBe(11);
   });
 
   it("keeps every number right as time passes and minutes are counted once into job_stats", async () => {

@@ -29,8 +29,11 @@ afterAll(async () => {
 
 const as = (m: TestMember) => ({ Authorization: `Bearer ${m.token}` });
 const URL_OK = "https://hooks.example.com/conveyor?token=abc";
+let made = 0;
+/** A URL no endpoint of the org has yet (an org has one endpoint per URL). */
+const freshUrl = () => `https://hooks.example.com/conveyor/${++made}?token=abc`;
 
-async function create(by: TestMember, body: object = { url: URL_OK, events: ["job.succeeded"] }) {
+async function create(by: TestMember, body: object = { url: freshUrl(), events: ["job.succeeded"] }) {
   const res = await api.request.post("/webhook-endpoints").set(as(by)).send(body);
   if (res.status === 201) secrets.push(res.body.secret);
   return res;
@@ -39,12 +42,13 @@ async function create(by: TestMember, body: object = { url: URL_OK, events: ["jo
 describe("POST /webhook-endpoints", () => {
   it("creates an endpoint for an owner or an admin and shows its secret once, in the documented shape", async () => {
     for (const by of [owner, admin]) {
-      const res = await create(by, { url: URL_OK, events: ["job.succeeded", "job.failed"], description: "Billing" });
+      const url = freshUrl();
+      const res = await create(by, { url, events: ["job.succeeded", "job.failed"], description: "Billing" });
       expect(res.status).toBe(201);
       expect(res.headers["cache-control"]).toBe("no-store");
       expect(responseSchemas.CreatedWebhookEndpoint.validate(res.body).error).toBeUndefined();
       expect(res.body).toMatchObject({
-        url: URL_OK,
+        url,
         events: ["job.succeeded", "job.failed"],
         description: "Billing",
         failing_since: null,
@@ -83,6 +87,9 @@ describe("POST /webhook-endpoints", () => {
       ["delete", `/webhook-endpoints/${newId()}`],
       ["post", `/webhook-endpoints/${newId()}/rotate-secret`],
       ["get", `/webhook-endpoints/${newId()}/deliveries`],
+      ["patch", `/webhook-endpoints/${newId()}`],
+      ["post", `/webhook-endpoints/${newId()}/redeliver`],
+      ["post", `/webhook-endpoints/${newId()}/test`],
     ] as const) {
       expectError(
         await api.request[method](path)
@@ -162,13 +169,23 @@ describe("the other endpoints", () => {
   it("is 404 for another org's endpoint, an unknown id and a malformed one — on every endpoint", async () => {
     const theirs = (await create(other)).body;
     for (const id of [theirs.id, newId(), "nope"]) {
+      expectError(
+        await api.request
+          .patch(`/webhook-endpoints/${id}`)
+          .set(as(owner))
+          .send({ events: ["*"] }),
+        404,
+        "not_found",
+      );
+      expectError(await api.request.post(`/webhook-endpoints/${id}/redeliver`).set(as(owner)).send({ event_id: 1 }), 404, "not_found");
+      expectError(await api.request.post(`/webhook-endpoints/${id}/test`).set(as(owner)), 404, "not_found");
       expectError(await api.request.delete(`/webhook-endpoints/${id}`).set(as(owner)), 404, "not_found");
       expectError(await api.request.post(`/webhook-endpoints/${id}/rotate-secret`).set(as(owner)), 404, "not_found");
       expectError(await api.request.get(`/webhook-endpoints/${id}/deliveries`).set(as(owner)), 404, "not_found");
     }
-    // Untouched: the other org still has it, with its secret.
-    const list = (await api.request.get("/webhook-endpoints").set(as(other))).body as { id: string }[];
-    expect(list.map((e) => e.id)).toContain(theirs.id);
+    // Untouched: the other org still has it, as it was, with its secret.
+    const list = (await api.request.get("/webhook-endpoints").set(as(other))).body as { id: string; events: string[] }[];
+    expect(list.find((e) => e.id === theirs.id)?.events).toEqual(["job.succeeded"]);
   });
 
   it("deletes an endpoint (204), after which it is gone", async () => {
@@ -232,5 +249,214 @@ describe("the other endpoints", () => {
     expectError(await api.request.get(`/webhook-endpoints/${body.id}/deliveries?limit=0`).set(as(owner)), 400, "validation_failed");
     // The other org cannot read them.
     expectError(await api.request.get(`/webhook-endpoints/${body.id}/deliveries`).set(as(other)), 404, "not_found");
+  });
+});
+
+describe("webhook tooling (issue 23 #11)", () => {
+  const auditOf = async (targetId: string) =>
+    (
+      await api.database.db.pool.query<{ action: string; changes: unknown; details: unknown; org_id: string }>(
+        "SELECT action, changes, details, org_id FROM audit_log WHERE target_id = $1 ORDER BY time, id",
+        [targetId],
+      )
+    ).rows;
+  const deliveryJobs = async (endpointId: string) =>
+    (
+      await api.database.db.pool.query<{ payload: Record<string, unknown>; max_retries: number; org_id: string }>(
+        "SELECT payload, max_retries, org_id FROM jobs WHERE type = '_webhook_delivery' AND payload->>'endpoint_id' = $1 ORDER BY id",
+        [endpointId],
+      )
+    ).rows;
+
+  it("refuses a second endpoint with the same URL in the org (409 webhook_url_taken, at the url), written another way too", async () => {
+    const url = freshUrl();
+    expect((await create(owner, { url, events: ["*"] })).status).toBe(201);
+    for (const again of [url, url.replace("https://hooks.example.com", "HTTPS://Hooks.Example.COM:443")]) {
+      const res = await create(admin, { url: again, events: ["job.failed"] });
+      expectError(res, 409, "webhook_url_taken");
+      expect(res.body.error.details).toEqual([{ path: "url", message: "is already an endpoint of your organization" }]);
+    }
+    // Another organization may use the same receiver.
+    expect((await create(other, { url, events: ["*"] })).status).toBe(201);
+  });
+
+  it("edits an endpoint's URL, events and description (200), audited without the URL, and refuses a taken or unsafe URL", async () => {
+    const { body } = await create(owner, { url: freshUrl(), events: ["job.succeeded"], description: "Billing" });
+    const taken = freshUrl();
+    expect((await create(owner, { url: taken, events: ["*"] })).status).toBe(201);
+    const moved = `https://receiver.example.org/hooks/${newId()}?token=secret-path`;
+    const res = await api.request
+      .patch(`/webhook-endpoints/${body.id}`)
+      .set(as(admin))
+      .send({ url: moved, events: ["job.failed", "job.cancelled"], description: "" });
+    expect(res.status).toBe(200);
+    expect(responseSchemas.WebhookEndpoint.validate(res.body).error).toBeUndefined();
+    expect(res.body).toMatchObject({ id: body.id, url: moved, events: ["job.failed", "job.cancelled"], description: null });
+    const listed = ((await api.request.get("/webhook-endpoints").set(as(owner))).body as { id: string; url: string }[]).find((e) => e.id === body.id);
+    expect(listed?.url).toBe(moved);
+
+    const [, updated] = await auditOf(body.id);
+    expect(updated).toMatchObject({
+      action: "webhook_endpoint.update",
+      org_id: owner.orgId,
+      changes: {
+        host: { before: "hooks.example.com", after: "receiver.example.org" },
+        events: { before: ["job.succeeded"], after: ["job.failed", "job.cancelled"] },
+        description: { before: "Billing", after: null },
+      },
+      details: { url_changed: true },
+    });
+    expect(JSON.stringify(updated)).not.toContain("secret-path");
+
+    expectError(await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ url: taken }), 409, "webhook_url_taken");
+    // Its own URL is not "taken".
+    expect(
+      (
+        await api.request
+          .patch(`/webhook-endpoints/${body.id}`)
+          .set(as(owner))
+          .send({ url: moved, events: ["*"] })
+      ).status,
+    ).toBe(200);
+    for (const [patch, path] of [
+      [{ url: "https://10.0.0.1/x" }, "url"],
+      [{ url: "http://hooks.example.com/x" }, "url"],
+      [{ url: "https://169.254.169.254/latest" }, "url"],
+      [{ events: [] }, "events"],
+      [{ events: ["job.done"] }, "events.0"],
+      [{ secret: "whsec_mine" }, "secret"],
+      [{ enabled: "yes" }, "enabled"],
+      [{}, ""],
+    ] as const) {
+      const refused = await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send(patch);
+      expectError(refused, 400, "validation_failed");
+      if (path) expect(refused.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+    }
+    expect(((await api.request.get("/webhook-endpoints").set(as(owner))).body as { id: string; url: string }[]).find((e) => e.id === body.id)?.url).toBe(moved);
+  });
+
+  it("turns an endpoint off and on again: on ends a disabling for failures and its run of failures", async () => {
+    const { body } = await create(owner);
+    const off = await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ enabled: false });
+    expect(off.status).toBe(200);
+    expect(off.body.disabled_at).not.toBeNull();
+    expect(off.body.disabled_reason).toBe("Turned off by an owner or an admin.");
+    await api.database.db.pool.query(
+      "UPDATE webhook_endpoints SET failing_since = now() - interval '4 days', disabled_reason = 'Disabled: every delivery failed' WHERE id = $1",
+      [body.id],
+    );
+    const on = await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ enabled: true });
+    expect(on.status).toBe(200);
+    expect(on.body).toMatchObject({ disabled_at: null, disabled_reason: null, failing_since: null });
+    const actions = (await auditOf(body.id)).map((e) => [e.action, (e.changes as Record<string, unknown> | null)?.enabled]);
+    expect(actions.slice(1)).toEqual([
+      ["webhook_endpoint.update", { before: true, after: false }],
+      ["webhook_endpoint.update", { before: false, after: true }],
+    ]);
+  });
+
+  it("queues a redelivery of one of the org's events (202, one attempt) and a test event, audited; refuses a disabled endpoint and others' events", async () => {
+    const { body } = await create(owner, { url: freshUrl(), events: ["job.failed"] });
+    const job = await api.request
+      .post("/jobs")
+      .set(as(owner))
+      .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
+    const theirJob = await api.request
+      .post("/jobs")
+      .set(as(other))
+      .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
+    const eventOf = async (jobId: string) =>
+      Number((await api.database.db.pool.query<{ id: string }>("SELECT id::text FROM events WHERE job_id = $1 ORDER BY id LIMIT 1", [jobId])).rows[0]!.id);
+    const [ours, theirs] = [await eventOf(job.body.id), await eventOf(theirJob.body.id)];
+
+    // job.created, although the endpoint receives job.failed only: a person asked for it.
+    const res = await api.request.post(`/webhook-endpoints/${body.id}/redeliver`).set(as(admin)).send({ event_id: ours });
+    expect(res.status).toBe(202);
+    expect(responseSchemas.QueuedWebhookDelivery.validate(res.body).error).toBeUndefined();
+    expect(res.body).toEqual({ endpoint_id: body.id, event_id: ours, event_type: "job.created", trigger: "redelivery" });
+    const test = await api.request.post(`/webhook-endpoints/${body.id}/test`).set(as(owner));
+    expect(test.status).toBe(202);
+    expect(test.body).toEqual({ endpoint_id: body.id, event_id: null, event_type: "webhook.test", trigger: "test" });
+
+    const jobs = await deliveryJobs(body.id);
+    expect(jobs).toHaveLength(2);
+    expect(jobs[0]).toMatchObject({ org_id: owner.orgId, max_retries: 0, payload: { endpoint_id: body.id, event_id: ours, trigger: "redelivery" } });
+    expect(jobs[1]).toMatchObject({ org_id: owner.orgId, max_retries: 0, payload: { endpoint_id: body.id, trigger: "test" } });
+    expect(String((jobs[1]!.payload.test as { id: string }).id)).toMatch(/^test_/);
+    expect((await auditOf(body.id)).map((e) => [e.action, e.details])).toEqual([
+      ["webhook_endpoint.create", null],
+      ["webhook_endpoint.redeliver", { event_id: ours, event_type: "job.created" }],
+      ["webhook_endpoint.test", null],
+    ]);
+
+    // Another org's event, an unknown one, and bad bodies.
+    expectError(await api.request.post(`/webhook-endpoints/${body.id}/redeliver`).set(as(owner)).send({ event_id: theirs }), 410, "event_expired");
+    expectError(await api.request.post(`/webhook-endpoints/${body.id}/redeliver`).set(as(owner)).send({ event_id: 1 }), 410, "event_expired");
+    for (const bad of [{}, { event_id: "x" }, { event_id: 0 }, { event_id: 1.5 }, { event_id: 1, more: true }]) {
+      expectError(await api.request.post(`/webhook-endpoints/${body.id}/redeliver`).set(as(owner)).send(bad), 400, "validation_failed");
+    }
+    // Disabled: nothing is queued until it is enabled again.
+    await api.request.patch(`/webhook-endpoints/${body.id}`).set(as(owner)).send({ enabled: false });
+    expectError(await api.request.post(`/webhook-endpoints/${body.id}/redeliver`).set(as(owner)).send({ event_id: ours }), 409, "webhook_endpoint_disabled");
+    expectError(await api.request.post(`/webhook-endpoints/${body.id}/test`).set(as(owner)), 409, "webhook_endpoint_disabled");
+    expect(await deliveryJobs(body.id)).toHaveLength(2);
+    // The other org's endpoint cannot be reached through ours, nor ours through theirs.
+    expectError(await api.request.post(`/webhook-endpoints/${body.id}/test`).set(as(other)), 404, "not_found");
+  });
+
+  it("lists each attempt with its id, trigger, the job it is about and the start of the receiver's answer", async () => {
+    const { body } = await create(owner);
+    const subject = newId();
+    const jobId = newId();
+    await recordDeliveryAttempts(
+      api.database.db.pool,
+      [
+        {
+          endpointId: body.id,
+          eventId: 1048579,
+          eventType: "job.failed",
+          jobId,
+          subjectJobId: subject,
+          trigger: "redelivery",
+          attempt: 1,
+          statusCode: 500,
+          durationMs: 9,
+          error: "x answered 500",
+          responseBody: "é".repeat(512),
+          responseTruncated: true,
+          delivered: false,
+        },
+        {
+          endpointId: body.id,
+          eventId: null,
+          eventType: "webhook.test",
+          jobId,
+          trigger: "test",
+          attempt: 1,
+          statusCode: 204,
+          durationMs: 3,
+          error: null,
+          responseBody: "",
+          delivered: true,
+        },
+      ],
+      3 * 24 * 3600_000,
+    );
+    const res = await api.request.get(`/webhook-endpoints/${body.id}/deliveries`).set(as(owner));
+    expect(res.status).toBe(200);
+    for (const item of res.body) expect(responseSchemas.WebhookDelivery.validate(item).error).toBeUndefined();
+    const [test, redelivery] = res.body;
+    expect(test).toMatchObject({
+      event_id: null,
+      event_type: "webhook.test",
+      job_id: null,
+      trigger: "test",
+      status_code: 204,
+      response_body: "",
+      response_truncated: false,
+    });
+    expect(redelivery).toMatchObject({ event_id: 1048579, job_id: subject, trigger: "redelivery", response_body: "é".repeat(512), response_truncated: true });
+    expect(redelivery.id).toBeLessThan(test.id);
+    expect(JSON.stringify(res.body)).not.toContain(jobId);
   });
 });

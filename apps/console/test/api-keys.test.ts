@@ -2,7 +2,7 @@
 // key's last use (after the key is used over HTTP), and a revoked key refused over HTTP. A second organization's
 // keys never show.
 import { waitFor } from "@conveyor/testkit";
-import { checkNarrow, checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, dismissNotifications, field, startRig, textLines, type Rig } from "./support/console";
 
 let rig: Rig;
 beforeAll(async () => {
@@ -76,6 +76,30 @@ describe("API keys", () => {
     await waitFor(async () => (await useKey(key)) === 401, "the revoked key refused", 6_000, 100);
     // The stack's own key still works.
     expect(await useKey(rig.stack.apiKey)).toBe(200);
+  });
+
+  it("shows who created each key: the person's e-mail, or You (issue 23 #11)", async () => {
+    const { addMember, createApiKey } = await import("@conveyor/testkit/api");
+    const admin = await addMember(rig.stack.api.database.db, rig.stack.api.deps.config, rig.stack.owner.orgId, "admin");
+    await createApiKey(rig.stack.api.database.db, admin, "reporting-service");
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/api-keys`);
+    const table = page.getByRole("table", { name: "API keys" });
+    await table.getByRole("columnheader", { name: "Created by" }).waitFor();
+    const theirs = table.getByRole("row").filter({ hasText: "reporting-service" });
+    await theirs.getByRole("cell", { name: admin.email }).waitFor();
+    await table.getByRole("row").filter({ hasText: "test key" }).getByRole("cell", { name: "You", exact: true }).waitFor();
+    await checkPage(page, "api-keys-created-by");
+    // At 375 px it shows under the key's name, and the e-mail wraps only before its "@" or a dot (issue 23 #13).
+    await checkNarrow(page, "api-keys-created-by");
+    await page.setViewportSize({ width: 375, height: 740 });
+    await theirs.getByText(`by ${admin.email}`).waitFor();
+    const lines = await textLines(theirs.locator(`[data-email="${admin.email}"]`).filter({ visible: true }));
+    expect(lines.join("")).toBe(admin.email);
+    // Where a line may end: before "@" or a dot, or after a hyphen (never inside a run of letters and digits).
+    lines
+      .slice(1)
+      .forEach((line, i) => expect({ line, breaksWell: ["@", "."].includes(line[0]!) || lines[i]!.endsWith("-") }).toMatchObject({ breaksWell: true }));
   });
 
   it("shows the empty state in an organization without keys", async () => {

@@ -106,6 +106,28 @@ describe("the session", () => {
     await checkPage(page, "session-returned");
   });
 
+  it("says nothing about where you were on a first visit, and names the page a link asked for (issue 23 #12)", async () => {
+    const context = await rig.context({ width: 1440, height: 900 });
+    const page = await context.newPage();
+    await page.goto(`${rig.base}/`);
+    await page.waitForURL(/\/login/);
+    await page.getByRole("button", { name: "Log in" }).waitFor();
+    const text = await page.locator("main").innerText();
+    expect(text).not.toMatch(/where you were|continue/i);
+    expect(await page.getByTestId("login-next").count()).toBe(0);
+    await checkPage(page, "login-first-visit");
+    await checkNarrow(page, "login-first-visit");
+
+    // A link to a page behind login: the login says where it goes on to, and goes there.
+    await page.goto(`${rig.base}/jobs?status=failed`);
+    await page.waitForURL(/\/login\?redirect=/);
+    await page.getByTestId("login-next").getByText("/jobs?status=failed").waitFor();
+    await field(page, "Email").fill(rig.stack.owner.email);
+    await field(page, "Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Log in" }).click();
+    await page.waitForURL((url) => url.pathname === "/jobs" && url.searchParams.get("status") === "failed");
+  });
+
   it("changes the password, which ends the person's other sessions but not this one", async () => {
     const member = await createOrg(rig.stack.api.database.db, rig.stack.api.deps.config, "Password Org");
     const here = await rig.loggedIn(member.email);

@@ -2,7 +2,7 @@
 // waiting for later) show up as jobs per minute by status and by type, the failure rate and the queue's depth, for
 // the last hour and the last day — the same figures GET /jobs/stats gives. A fresh organization sees the empty
 // state; the second organization's job (a `webhook` created a minute ago) is never counted.
-import { createOrg } from "@conveyor/testkit/api";
+import { createApiKey, createOrg } from "@conveyor/testkit/api";
 import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
 
 let rig: Rig;
@@ -87,5 +87,64 @@ describe("the overview", () => {
     expect(await page.getByTestId("figure-failure-rate").innerText()).toBe("33.3 %");
     await page.getByRole("region", { name: "Jobs per 15 minutes by type" }).getByText("word_count", { exact: true }).first().waitFor();
     await checkPage(page, "overview-day");
+  });
+
+  it("counts whole jobs on its axes, adds Pending up, and opens the matching jobs list from every figure and bar (issue 23 #10)", async () => {
+    // A quiet organization: one job done, one failed, one due in an hour — at this volume the axes used to read 0.25.
+    const quiet = await createOrg(rig.stack.api.database.db, rig.stack.api.deps.config, "Quiet Co");
+    const { key } = await createApiKey(rig.stack.api.database.db, quiet);
+    const post = async (body: object) => (await rig.stack.api.request.post("/jobs").set("X-API-Key", key).send(body)).body.id as string;
+    const done = await post({ type: "word_count", payload: { text: "one quiet job" } });
+    const failed = await post({ type: "scripted", payload: { permanent: true } });
+    await post({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const job = async (id: string) => (await rig.stack.api.request.get(`/jobs/${id}`).set("X-API-Key", key)).body as { status: string };
+    const { waitFor } = await import("@conveyor/testkit");
+    await waitFor(async () => (await job(done)).status === "done" && (await job(failed)).status === "failed", "both jobs finished", 30_000, 200);
+
+    const page = await rig.loggedIn(quiet.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/overview`);
+    const byStatus = page.getByRole("region", { name: "Jobs per minute by status" });
+    const byType = page.getByRole("region", { name: "Jobs per minute by type" });
+    await byStatus.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
+    for (const chart of [byStatus, byType]) {
+      // The vertical axis's labels (recharts draws them in a layer of their own, anchored at their end).
+      const ticks = await chart.locator('.recharts-cartesian-axis-tick-value[text-anchor="end"]').allTextContents();
+      expect(ticks.length).toBeGreaterThan(1);
+      for (const tick of ticks) expect(tick.trim()).toMatch(/^\d+$/);
+    }
+    // One snapshot: the pending figure is the sum of its parts.
+    const figure = async (name: string) => Number((await page.getByTestId(`figure-${name}`).innerText()).replace(/\D/g, ""));
+    expect(await figure("pending")).toBe(1);
+    expect((await figure("due-now")) + (await figure("delayed"))).toBe(await figure("pending"));
+    await checkPage(page, "overview-quiet");
+    await checkNarrow(page, "overview-quiet");
+
+    const search = () => Object.fromEntries(new URL(page.url()).searchParams);
+    // Each figure opens the jobs list filtered to what it counts.
+    for (const [label, status] of [
+      ["Pending", "pending"],
+      ["Processing", "processing"],
+      ["Failure rate", "failed"],
+    ] as const) {
+      await page.locator(`a[data-figure="${label}"]`).click();
+      await page.waitForURL(/\/jobs\?/);
+      expect(search()).toMatchObject({ status });
+      await page.goBack();
+      await byStatus.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
+    }
+    // A bar of the status chart: that outcome, created in that minute; the failed job is in the list it opens.
+    await byStatus.locator(".recharts-bar-rectangle path[fill*='red']").first().click();
+    await page.waitForURL(/\/jobs\?/);
+    const bar = search();
+    expect(bar.status).toBe("failed");
+    expect(Date.parse(bar.created_before!) - Date.parse(bar.created_after!)).toBe(60_000);
+    await page.locator(`[data-job-id="${failed}"], a[href="/jobs/${failed}"]`).first().waitFor();
+    await page.goBack();
+    // A bar of the type chart: that type, created in that minute.
+    await byType.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
+    await byType.locator(".recharts-bar-rectangle").filter({ visible: true }).first().click();
+    await page.waitForURL(/\/jobs\?/);
+    expect(["word_count", "scripted"]).toContain(search().type);
+    expect(search().created_after).toBeTruthy();
   });
 });

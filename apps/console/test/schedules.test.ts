@@ -1,7 +1,8 @@
 // Schedules in a real browser against the real API: the empty list, a new schedule whose cron helper lists the
 // next five runs (the first one is the API's own next_run_at), a bad cron refused by the API with its message
 // at the cron field, pausing, editing and deleting — and a second organization's schedule never shown.
-import { checkNarrow, checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
+import { BUILT_IN_PAYLOAD_TEMPLATES } from "@conveyor/client";
+import { checkNarrow, checkPage, dismissNotifications, field, startRig, textLines, type Rig } from "./support/console";
 
 let rig: Rig;
 let theirSchedule: { id: string; name: string };
@@ -133,5 +134,82 @@ describe("schedules", () => {
     expect((await schedule(theirSchedule.id)).status).toBe(404);
     const theirs = await rig.stack.api.request.get(`/schedules/${theirSchedule.id}`).set("X-API-Key", rig.stack.otherOrg.apiKey);
     expect(theirs.body).toMatchObject({ name: theirSchedule.name, paused: true });
+  });
+
+  it("shows a schedule's runs in its own zone with the zone's name, and wraps its cron only between fields (issue 23 #5)", async () => {
+    const res = await rig.stack.post("/schedules", {
+      name: "Nairobi morning report",
+      cron: "0,15,30,45 8-17 1,8,15,22 1-12 MON-FRI",
+      timezone: "Africa/Nairobi",
+      job: { type: "send_email", payload: EMAIL },
+    });
+    expect(res.status).toBe(201);
+    const nextRun = res.body.next_run_at as string;
+    // What the clock in Nairobi reads at the next run (the browser runs in UTC: three hours behind).
+    const inNairobi = new Intl.DateTimeFormat("en-US", { timeZone: "Africa/Nairobi", hour: "numeric", minute: "2-digit" }).format(new Date(nextRun));
+    const inUtc = new Intl.DateTimeFormat("en-US", { timeZone: "UTC", hour: "numeric", minute: "2-digit" }).format(new Date(nextRun));
+    expect(inNairobi).not.toBe(inUtc);
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/schedules`);
+    const row = page.locator('tr[data-schedule="Nairobi morning report"]');
+    const next = row.locator(`time[datetime="${nextRun}"]`).filter({ visible: true });
+    await next.waitFor();
+    const shown = await next.innerText();
+    expect(shown).toContain(inNairobi);
+    expect(shown).toContain("Africa/Nairobi");
+    expect(shown).not.toContain(inUtc);
+    await checkPage(page, "schedules-zone");
+    await checkNarrow(page, "schedules-zone");
+
+    // At 375 px the cron wraps between its five fields, never inside one.
+    await page.setViewportSize({ width: 375, height: 740 });
+    const cron = row.getByTestId("cron").filter({ visible: true });
+    const lines = await textLines(cron);
+    expect(lines.length).toBeGreaterThan(1);
+    const fields = [..."0,15,30,45 8-17 1,8,15,22 1-12 MON-FRI".split(" "), "·", "Africa/Nairobi"];
+    for (const line of lines) for (const token of line.split(" ")) expect(fields).toContain(token);
+    const nextNarrow = row.locator(`time[datetime="${nextRun}"]`).filter({ visible: true });
+    expect(await nextNarrow.innerText()).toContain("Africa/Nairobi");
+    await rig.stack.api.request.delete(`/schedules/${res.body.id}`).set("X-API-Key", rig.stack.apiKey);
+  });
+
+  it("starts a built-in type's payload from its template and shows every refusal at its field, in words (issue 23 #6, #13)", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/schedules`);
+    await page.getByRole("button", { name: "New schedule" }).click();
+    const dialog = page.getByRole("dialog", { name: "New schedule" });
+    await dialog.waitFor();
+    // The default type's template, then another type's when the type changes.
+    expect(JSON.parse(await field(page, "Payload").inputValue())).toEqual(BUILT_IN_PAYLOAD_TEMPLATES.send_email);
+    await field(page, "Job type").fill("send_sms");
+    expect(JSON.parse(await field(page, "Payload").inputValue())).toEqual(BUILT_IN_PAYLOAD_TEMPLATES.send_sms);
+    expect(Object.keys(BUILT_IN_PAYLOAD_TEMPLATES.send_sms).sort()).toEqual(["message", "to"]);
+
+    // Two problems in the payload: both shown at the payload field, in words.
+    const bad = { to: "0712", message: "" };
+    const refusal = await rig.stack.api.request
+      .post("/schedules")
+      .set("X-API-Key", rig.stack.apiKey)
+      .send({ name: "x", cron: "0 8 * * *", job: { type: "send_sms", payload: bad } });
+    expect(refusal.status).toBe(400);
+    const details = refusal.body.error.details as { path: string; message: string }[];
+    expect(details.map((d) => d.path).sort()).toEqual(["job.payload.message", "job.payload.to"]);
+    await field(page, "Name").fill("SMS reminder");
+    await field(page, "Payload").fill(JSON.stringify(bad));
+    await dialog.getByRole("button", { name: "Create schedule" }).click();
+    for (const d of details.filter((d) => d.path.startsWith("job.payload."))) {
+      await dialog.getByText(`“${d.path.slice("job.payload.".length)}” ${d.message}`).waitFor();
+    }
+    expect(await dialog.innerText()).not.toContain("job.payload");
+    expect(await field(page, "Payload").getAttribute("aria-invalid")).toBe("true");
+    await checkPage(page, "schedules-form-errors");
+    await checkNarrow(page, "schedules-form-errors");
+
+    // At 375 px the type field shows the whole type (it was cut to "send_e" beside two number fields).
+    await page.setViewportSize({ width: 375, height: 740 });
+    await field(page, "Job type").fill("mobile_money_stk");
+    const typeInput = field(page, "Job type");
+    expect(await typeInput.evaluate((el: HTMLInputElement) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    expect((await ourSchedules()).map((s) => s.name)).not.toContain("SMS reminder");
   });
 });

@@ -4,7 +4,7 @@
 // person, a member, who has no Team in the navigation and is told so at /team. A second organization's members
 // and invites never show.
 import { addMember, uniqueEmail, type TestMember } from "@conveyor/testkit/api";
-import { checkNarrow, checkPage, dismissNotifications, field, PASSWORD, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, dismissNotifications, field, PASSWORD, startRig, textLines, type Rig } from "./support/console";
 
 let rig: Rig;
 let admin: TestMember;
@@ -74,6 +74,50 @@ describe("the team page", () => {
     expect((await members()).map((m) => m.email)).not.toContain(admin.email);
     // Removed means refused at once.
     expect((await rig.stack.api.request.get("/me").set("Authorization", `Bearer ${admin.token}`)).status).toBe(401);
+  });
+
+  it("at 375 px keeps each role whole and wraps e-mails only before @ or a dot (issue 23 #13)", async () => {
+    const { db } = rig.stack.api.database;
+    const longer = await addMember(db, rig.stack.api.deps.config, rig.stack.owner.orgId, "member");
+    await db.pool.query("UPDATE users SET email = $2 WHERE id = $1", [
+      longer.userId,
+      `quartermaster.logistics.${longer.userId.slice(-6)}@example-freight.test`,
+    ]);
+    const email = `quartermaster.logistics.${longer.userId.slice(-6)}@example-freight.test`;
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 375, height: 740 } });
+    await page.goto(`${rig.base}/team`);
+    const row = page.locator(`tr[data-member="${email}"]`);
+    await row.waitFor();
+    // The whole role is shown inside the select, and the select inside the page.
+    const role = page.getByRole("combobox", { name: `Role of ${email}` });
+    const fit = await role.evaluate((select: HTMLSelectElement) => {
+      const style = getComputedStyle(select);
+      const probe = document.createElement("span");
+      probe.style.font = style.font;
+      probe.style.position = "absolute";
+      probe.style.visibility = "hidden";
+      probe.textContent = select.options[select.selectedIndex]!.text;
+      document.body.append(probe);
+      const text = probe.getBoundingClientRect().width;
+      probe.remove();
+      const box = select.getBoundingClientRect();
+      const room = box.width - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      // Inside the table's scroll box, not cut off by it.
+      const scroller = select.closest(".mantine-ScrollArea-viewport") ?? document.documentElement;
+      return { whole: text <= room, shown: box.right <= scroller.getBoundingClientRect().right + 0.5 };
+    });
+    expect(fit).toEqual({ whole: true, shown: true });
+    // Nothing of the members' table is cut off: it needs no scrolling sideways, and removing is still offered.
+    const table = page.getByRole("table", { name: "Members" });
+    expect(await table.evaluate((el) => el.scrollWidth <= el.closest(".mantine-ScrollArea-viewport")!.clientWidth)).toBe(true);
+    await row.getByRole("button", { name: `Remove ${email}` }).waitFor();
+    const lines = await textLines(row.locator(`[data-email="${email}"]`));
+    expect(lines.join("")).toBe(email);
+    lines
+      .slice(1)
+      .forEach((line, i) => expect({ line, breaksWell: ["@", "."].includes(line[0]!) || lines[i]!.endsWith("-") }).toMatchObject({ breaksWell: true }));
+    await checkPage(page, "team-narrow-roles");
+    await db.pool.query("DELETE FROM memberships WHERE user_id = $1", [longer.userId]);
   });
 
   it("creates an invite with a link to copy, and revokes a pending one so its link stops working", async () => {

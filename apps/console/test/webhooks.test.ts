@@ -106,3 +106,80 @@ describe("webhook endpoints", () => {
     expect(theirReceiver.requests.filter((r) => r.body.includes(job.body.id))).toEqual([]);
   });
 });
+
+describe("webhook tooling (issue 23 #11)", () => {
+  it("edits an endpoint, refuses a URL the org has, sends a test event and an event again, and shows each answer and the job it is about", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    const url = `${receiver.url}/hooks/tooling`;
+    const taken = `${receiver.url}/hooks/taken`;
+    for (const [u, description] of [
+      [url, "Orders"],
+      [taken, "Taken"],
+    ]) {
+      expect(
+        (
+          await rig.stack.api.request
+            .post("/webhook-endpoints")
+            .set({ Authorization: `Bearer ${rig.stack.owner.token}` })
+            .send({ url: u, events: ["job.succeeded"], description })
+        ).status,
+      ).toBe(201);
+    }
+    await page.goto(`${rig.base}/webhooks`);
+    const row = page.locator(`tr[data-endpoint="${url}"]`);
+    await row.getByText("Orders").waitFor();
+
+    // The same URL again: refused at the URL field, in words.
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    const adding = page.getByRole("dialog", { name: "Add a webhook endpoint" });
+    await field(page, "URL").fill(url);
+    await adding.getByRole("button", { name: "Add endpoint" }).click();
+    await adding.getByText("already has an endpoint with this URL").waitFor();
+    await adding.getByRole("button", { name: "Close dialog" }).click();
+    await adding.waitFor({ state: "detached" });
+
+    // Edit: a taken URL is refused at its field; a new description and events are saved.
+    await row.getByRole("button", { name: "Edit" }).click();
+    const editing = page.getByRole("dialog", { name: "Edit webhook endpoint" });
+    await field(page, "URL").fill(taken);
+    await editing.getByRole("button", { name: "Save changes" }).click();
+    await editing.getByText("already has an endpoint with this URL").waitFor();
+    await checkPage(page, "webhooks-edit");
+    await checkNarrow(page, "webhooks-edit");
+    await field(page, "URL").fill(url);
+    await field(page, "Description").fill("Orders service");
+    await editing.getByRole("button", { name: "Save changes" }).click();
+    await editing.waitFor({ state: "detached" });
+    await row.getByText("Orders service").waitFor();
+
+    // A job's event, then the deliveries: the job linked, the answer readable, the event sent again, a test event.
+    const job = await rig.stack.post("/jobs", { type: "word_count", payload: { text: "tooling in the console" } });
+    await rig.stack.waitForJob(job.body.id, (j) => j.status === "done");
+    await row.getByRole("button", { name: "Deliveries" }).click();
+    const drawer = page.getByRole("dialog", { name: "Recent deliveries" });
+    const rows = drawer.getByRole("table", { name: "Deliveries" }).locator("tbody tr");
+    await waitFor(async () => (await rows.count()) >= 1, "the job's delivery listed", 30_000, 250);
+    const jobLink = drawer.getByRole("link", { name: `Job …${job.body.id.slice(-8)}` }).first();
+    expect(await jobLink.getAttribute("href")).toBe(`/jobs/${job.body.id}`);
+
+    await rows
+      .first()
+      .getByRole("button", { name: /^Send again/ })
+      .click();
+    await drawer.getByRole("button", { name: "Send test event" }).click();
+    await waitFor(async () => (await rows.count()) >= 3, "the redelivery and the test event listed", 30_000, 250);
+    const texts = await rows.allInnerTexts();
+    expect(texts.some((t) => t.includes("webhook.test") && t.includes("test event") && t.includes("200"))).toBe(true);
+    expect(texts.some((t) => t.includes("job.succeeded") && t.includes("sent again") && t.includes("200"))).toBe(true);
+    await rows.first().getByText("Response body").click();
+    expect(await rows.first().getByTestId("response-body").innerText()).toBe('{"received":true}');
+    await dismissNotifications(page);
+    await checkPage(page, "webhooks-tooling-deliveries");
+    await checkNarrow(page, "webhooks-tooling-deliveries");
+
+    // The job link opens the job's page.
+    await jobLink.click();
+    await page.waitForURL(`${rig.base}/jobs/${job.body.id}`);
+    await page.getByText(job.body.id).first().waitFor();
+  });
+});

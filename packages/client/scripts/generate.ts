@@ -24,6 +24,64 @@ function builtInTypes(document: { components: { schemas: Record<string, SchemaOb
   });
 }
 
+type JsonSchemaNode = {
+  type?: string | string[];
+  required?: string[];
+  properties?: Record<string, JsonSchemaNode>;
+  items?: JsonSchemaNode;
+  enum?: unknown[];
+  default?: unknown;
+  $ref?: string;
+  oneOf?: JsonSchemaNode[];
+  anyOf?: JsonSchemaNode[];
+};
+type DocumentWithExamples = {
+  components: { schemas: Record<string, JsonSchemaNode> };
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content?: Record<string, { examples?: Record<string, { value?: { type?: string; payload?: unknown } }> }> } }>
+  >;
+};
+
+/**
+ * A payload to start from for each built-in type: the required fields of its payload schema (the catalog's, as the
+ * document has it), each with the value of the documented POST /jobs example where it has one, else its default, its
+ * first allowed value, or an empty value of its type.
+ */
+function payloadTemplates(document: DocumentWithExamples, types: string[]): Record<string, unknown> {
+  const { schemas } = document.components;
+  const resolve = (node: JsonSchemaNode | undefined): JsonSchemaNode | undefined =>
+    node?.$ref
+      ? resolve(schemas[node.$ref.replace("#/components/schemas/", "")])
+      : (node?.oneOf?.[0] ?? node?.anyOf?.[0])
+        ? resolve(node.oneOf?.[0] ?? node.anyOf?.[0])
+        : node;
+  const fill = (node: JsonSchemaNode | undefined, example: unknown): unknown => {
+    const schema = resolve(node);
+    if (example !== undefined) return example;
+    if (!schema) return "";
+    if (schema.default !== undefined) return schema.default;
+    if (schema.enum?.length) return schema.enum[0];
+    const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== "null") : schema.type;
+    if (type === "object" || schema.properties) {
+      return Object.fromEntries((schema.required ?? []).map((key) => [key, fill(schema.properties?.[key], undefined)]));
+    }
+    if (type === "array") return [];
+    if (type === "integer" || type === "number") return 0;
+    if (type === "boolean") return false;
+    return "";
+  };
+  const examples = document.paths["/jobs"]?.post?.requestBody?.content?.["application/json"]?.examples ?? {};
+  return Object.fromEntries(
+    types.map((type) => {
+      const example = Object.values(examples).find((e) => e.value?.type === type)?.value?.payload as Record<string, unknown> | undefined;
+      const schema = resolve(schemas[`${type.replace(/(^|_)([a-z0-9])/g, (_m, _sep, c: string) => c.toUpperCase())}Payload`]);
+      const required = schema?.required ?? [];
+      return [type, Object.fromEntries(required.map((key) => [key, fill(schema?.properties?.[key], example?.[key])]))];
+    }),
+  );
+}
+
 /** Laid out as the repository's Prettier settings want (schema.d.ts is left as openapi-typescript writes it). */
 async function prettier(file: string, source: string): Promise<string> {
   const { format, resolveConfig } = await import("prettier");
@@ -43,7 +101,9 @@ async function generate(): Promise<Record<string, string>> {
       `/** The built-in job types (NewJob's variants other than PluginJob), in the document's order. */\n` +
       `export const BUILT_IN_JOB_TYPES = [${types.map((name) => JSON.stringify(name)).join(", ")}] as const;\n\n` +
       `/** The name of a built-in job type. */\n` +
-      `export type BuiltInJobType = (typeof BUILT_IN_JOB_TYPES)[number];\n`,
+      `export type BuiltInJobType = (typeof BUILT_IN_JOB_TYPES)[number];\n\n` +
+      `/** A payload to start from, per built-in type: its required fields, with the documented example's values. */\n` +
+      `export const BUILT_IN_PAYLOAD_TEMPLATES: Record<BuiltInJobType, Record<string, unknown>> = ${JSON.stringify(payloadTemplates(document as unknown as DocumentWithExamples, types))};\n`,
   );
   return { "src/schema.d.ts": HEADER + astToString(ast), "src/job-types.ts": jobTypes };
 }

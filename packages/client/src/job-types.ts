@@ -15,3 +15,18 @@ export const BUILT_IN_JOB_TYPES = [
 
 /** The name of a built-in job type. */
 export type BuiltInJobType = (typeof BUILT_IN_JOB_TYPES)[number];
+
+/** A payload to start from, per built-in type: its required fields, with the documented example's values. */
+export const BUILT_IN_PAYLOAD_TEMPLATES: Record<BuiltInJobType, Record<string, unknown>> = {
+  send_email: { to: "ada@example.com", subject: "Your receipt", body: "Thank you for your order." },
+  send_sms: { to: "+254712345678", message: "Your code is 482913." },
+  webhook: { url: "https://example.com/hooks/orders", payload: { order_id: "A-1001", status: "paid" } },
+  generate_pdf: {
+    template: "invoice",
+    data: { number: "INV-1001", customer: "Acme Ltd", items: [{ description: "Widget", quantity: 2, unit_price: 9.5 }], currency: "USD" },
+  },
+  compress_image: { url: "https://example.com/photo.jpg", width: 800 },
+  ai_summarize: { text: "Conveyor is a multi-tenant background-job service. Services enqueue jobs over HTTP; workers run them." },
+  mobile_money_stk: { phone: "254712345678", amount: 100, ref: "INV1001" },
+  chat_notify: { channel: "#ops", text: "Deploy finished." },
+};

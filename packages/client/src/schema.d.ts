@@ -323,6 +323,50 @@ export interface paths {
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
+        /**
+         * Edit a webhook endpoint
+         * @description Changes its URL (the same rules as at creation; an organization has one endpoint per URL: 409 `webhook_url_taken`), the event types it receives, its description, or whether it is enabled. Re-enabling an endpoint disabled after days of failures ends its run of failures. Each delivery reads the endpoint when it is attempted, so retries already planned go to the new URL. The secret is unchanged.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event to a webhook endpoint again
+         * @description Queues one more delivery of the event, with the same `webhook-id` (receivers that deduplicate on it see it once), whatever the endpoint subscribes to now. It is attempted once, without retries, and listed among the deliveries with `trigger` "redelivery". 409 `webhook_endpoint_disabled` while the endpoint is disabled; 410 `event_expired` once the event is no longer retained.
+         */
+        post: operations["redeliverWebhookEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event to a webhook endpoint
+         * @description Queues a CloudEvent of type `conveyor.webhook.test` (its `id` starts with `test_`; `data` says which endpoint it is for), signed like every delivery, so a receiver can be checked before real events arrive. It is attempted once, without retries, and listed among the deliveries with `trigger` "test" and `event_id` null. Nothing is written to the event log. 409 `webhook_endpoint_disabled` while the endpoint is disabled.
+         */
+        post: operations["sendWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -355,7 +399,7 @@ export interface paths {
         };
         /**
          * Recent delivery attempts of a webhook endpoint
-         * @description Newest first: each attempt's event, the receiver's status code (null when none came), how long it took, and why it failed.
+         * @description Newest first: each attempt's event and the job it is about (`job_id`), what sent it (`trigger`: the event itself, a redelivery or a test), the receiver's status code (null when none came) and the first KiB of its answer (`response_body`; `response_truncated` when it went on), how long it took, and why it failed.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1630,7 +1674,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "invite_expired" | "invite_used" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -2141,9 +2185,14 @@ export interface components {
             prefix: string;
             /**
              * Format: uuid
-             * @description UUID v7.
+             * @description The id of the person who created it.
              */
             created_by: string;
+            /**
+             * Format: email
+             * @description Their e-mail address.
+             */
+            created_by_email: string;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2205,6 +2254,11 @@ export interface components {
             /** Format: email */
             email: string;
             org_name: string;
+            /**
+             * @description The role the invite offers.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2330,12 +2384,12 @@ export interface components {
             /** @description failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out. */
             failure_rate: number | null;
             queue: {
-                /** @description Every pending job: waiting, delayed, or handed to a worker and about to start. */
+                /** @description Every pending job, as GET /jobs?status=pending lists them; always waiting_due + delayed (one snapshot). */
                 pending: number;
                 processing: number;
-                /** @description Pending and due, waiting for a worker slot. */
+                /** @description Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit. */
                 waiting_due: number;
-                /** @description Pending until a later time: run_at, or a retry's wait. */
+                /** @description Pending until a later time: run_at, a retry's wait, a debounce. */
                 delayed: number;
             };
         };
@@ -2447,20 +2501,50 @@ export interface components {
             secret: string;
         };
         WebhookDelivery: {
-            event_id: number;
+            /** @description The attempt's id; newer attempts have larger ids. */
+            id: number;
+            /** @description The event delivered (what POST …/redeliver takes); null for a test event. */
+            event_id: number | null;
             /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated";
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "webhook.test";
+            /**
+             * Format: uuid
+             * @description The job the event is about (the CloudEvent's `subject`); null for a test event.
+             */
+            job_id: string | null;
+            /**
+             * @description What sent it: `event` (the event happened), `redelivery` or `test` (a person asked).
+             * @enum {string}
+             */
+            trigger: "event" | "redelivery" | "test";
             attempt: number;
             /** @description The receiver's HTTP status, or null when none came (network error, timeout, refused address). */
             status_code: number | null;
             duration_ms: number;
             /** @description Why the attempt failed (the host is named, never the path), or null. */
             error: string | null;
+            /** @description The first KiB of the receiver's answer, as UTF-8 text; null when no answer came. */
+            response_body: string | null;
+            /** @description The answer went on past `response_body`. */
+            response_truncated: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
              */
             at: string;
+        };
+        QueuedWebhookDelivery: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            endpoint_id: string;
+            /** @description The event queued; null for a test event. */
+            event_id: number | null;
+            /** @enum {string} */
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "webhook.test";
+            /** @enum {string} */
+            trigger: "redelivery" | "test";
         };
         AuditEntry: {
             /**
@@ -2488,7 +2572,7 @@ export interface components {
                 type: "user" | "api_key" | "system";
             } & (unknown | unknown | unknown);
             /** @enum {string} */
-            action: "job.cancel" | "job.replay" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";
+            action: "job.cancel" | "job.replay" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";
             /** @description What it was done to (a member, an invite, a key, a job…); null for a bulk action. */
             target: ({
                 type: string;
@@ -2605,7 +2689,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit`. */
+        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2615,7 +2699,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `invite_expired` or `invite_used`. */
+        /** @description Refused with `error.code` `invite_expired` or `invite_used` or `event_expired`. */
         Gone: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2764,7 +2848,7 @@ export interface operations {
                      *       ],
                      *       "failure_rate": 0.0513,
                      *       "queue": {
-                     *         "pending": 12,
+                     *         "pending": 10,
                      *         "processing": 4,
                      *         "waiting_due": 3,
                      *         "delayed": 7
@@ -3691,6 +3775,164 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A new address, under the same rules as at creation. */
+                    url?: string;
+                    /** @description The event types it receives from now on. */
+                    events?: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
+                    /** @description An empty string removes it. */
+                    description?: string;
+                    /** @description false stops deliveries; true starts them again (also after a disabling for failures). */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "url": "https://hooks.example.com/conveyor",
+                     *       "description": "Billing service",
+                     *       "events": [
+                     *         "job.succeeded",
+                     *         "job.failed"
+                     *       ],
+                     *       "created_at": "2026-11-21T09:30:00.000Z",
+                     *       "previous_secret_expires_at": null,
+                     *       "failing_since": null,
+                     *       "disabled_at": null,
+                     *       "disabled_reason": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    redeliverWebhookEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The event to send again (a delivery's `event_id`). */
+                    event_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint_id": "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "event_id": 251658241,
+                     *       "event_type": "job.succeeded",
+                     *       "trigger": "redelivery"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QueuedWebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    sendWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "endpoint_id": "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "event_id": null,
+                     *       "event_type": "webhook.test",
+                     *       "trigger": "test"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QueuedWebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     rotateWebhookSecret: {
         parameters: {
             query?: never;
@@ -3765,21 +4007,31 @@ export interface operations {
                     /**
                      * @example [
                      *       {
+                     *         "id": 4021,
                      *         "event_id": 251658241,
                      *         "event_type": "job.succeeded",
+                     *         "job_id": "0193a5c4-1f2e-7a6b-8c9d-0e1f2a3b4c5d",
+                     *         "trigger": "event",
                      *         "attempt": 2,
                      *         "status_code": 200,
                      *         "duration_ms": 84,
                      *         "error": null,
+                     *         "response_body": "{\"received\":true}",
+                     *         "response_truncated": false,
                      *         "at": "2026-11-21T09:30:06.400Z"
                      *       },
                      *       {
+                     *         "id": 4017,
                      *         "event_id": 251658241,
                      *         "event_type": "job.succeeded",
+                     *         "job_id": "0193a5c4-1f2e-7a6b-8c9d-0e1f2a3b4c5d",
+                     *         "trigger": "event",
                      *         "attempt": 1,
                      *         "status_code": 503,
                      *         "duration_ms": 31,
                      *         "error": "hooks.example.com answered 503",
+                     *         "response_body": "Service Unavailable",
+                     *         "response_truncated": false,
                      *         "at": "2026-11-21T09:30:01.300Z"
                      *       }
                      *     ]
@@ -4759,6 +5011,7 @@ export interface operations {
                      *         "name": "billing-service",
                      *         "prefix": "cvk_7Hq2",
                      *         "created_by": "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01",
+                     *         "created_by_email": "ada@example.com",
                      *         "created_at": "2026-11-21T09:30:00.000Z",
                      *         "last_used_at": null
                      *       }
@@ -5112,6 +5365,7 @@ export interface operations {
                      * @example {
                      *       "email": "grace@example.com",
                      *       "org_name": "Acme",
+                     *       "role": "admin",
                      *       "expires_at": "2026-11-24T09:30:00.000Z"
                      *     }
                      */

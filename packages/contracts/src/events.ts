@@ -8,8 +8,22 @@ export const EVENT_ID_MAX = Number.MAX_SAFE_INTEGER;
 /** The internal job type that delivers one event to one endpoint (internal types start with `_`). */
 export const WEBHOOK_DELIVERY_TYPE = "_webhook_delivery";
 
-/** What a delivery job carries: which endpoint, which event. Both are read again at each attempt. */
-export type WebhookDeliveryPayload = { endpoint_id: string; event_id: number };
+/** Why a delivery was sent: the relay matched an event, a person asked for it again, or a person sent a test event. */
+export const WEBHOOK_DELIVERY_TRIGGERS = ["event", "redelivery", "test"] as const;
+export type WebhookDeliveryTrigger = (typeof WEBHOOK_DELIVERY_TRIGGERS)[number];
+
+/** The event type of a test delivery (never in the event log; CloudEvents type conveyor.webhook.test). */
+export const WEBHOOK_TEST_EVENT_TYPE = "webhook.test";
+
+/**
+ * What a delivery job carries: which endpoint, which event (both read again at each attempt), and what asked for it
+ * (absent: the relay). A test delivery names no event: it carries its own id and time.
+ */
+export type WebhookDeliveryPayload =
+  { endpoint_id: string; event_id: number; trigger?: "event" | "redelivery" } | { endpoint_id: string; trigger: "test"; test: { id: string; time: string } };
+
+/** Bytes of a receiver's answer kept with a delivery attempt (shown to the endpoint's owners, never logged). */
+export const WEBHOOK_RESPONSE_EXCERPT_BYTES = 1024;
 
 /** What an endpoint subscribes to: event types, or "*" for all of them. */
 export const WEBHOOK_EVENT_CHOICES = ["*", ...EVENT_TYPES] as const;

@@ -23,13 +23,17 @@ export async function insertApiKey(db: Db, key: NewApiKey): Promise<ApiKeyView> 
   });
 }
 
+/** A listed key, with the e-mail of the person who created it. */
+export type ListedApiKey = ApiKeyView & { createdByEmail: string };
+
 /** Live keys of `orgId`, oldest first; only those created by `createdBy` when it is given. */
-export async function listApiKeys(db: Db, filter: { orgId: string; createdBy?: string }): Promise<ApiKeyView[]> {
-  return db.apiKey.findMany({
+export async function listApiKeys(db: Db, filter: { orgId: string; createdBy?: string }): Promise<ListedApiKey[]> {
+  const keys = await db.apiKey.findMany({
     where: { orgId: filter.orgId, revokedAt: null, ...(filter.createdBy ? { createdBy: filter.createdBy } : {}) },
     orderBy: { id: "asc" },
-    select: viewFields,
+    select: { ...viewFields, creator: { select: { email: true } } },
   });
+  return keys.map(({ creator, ...key }) => ({ ...key, createdByEmail: creator.email }));
 }
 
 /** A live key of `orgId`, or null (absent, revoked, or another organization's). */

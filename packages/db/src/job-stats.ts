@@ -109,25 +109,20 @@ export async function countJobsByBucket(
 export type QueueCounts = { pending: number; processing: number; waiting_due: number; delayed: number };
 
 /**
- * The organization's live jobs at `now`, from the dispatcher's queue (one row per pending or processing job):
- * pending ones waiting in Postgres and due, pending ones due later (run_at or a retry's wait), and those handed to
- * the workers, which are processing or about to start.
+ * The organization's live jobs at `now`, in one statement (one snapshot), so the parts add up: `pending` and
+ * `processing` as the jobs list counts them (their status); of the pending ones, `delayed` are due later (run_at or a
+ * retry's wait) and `waiting_due` are all the others — due and waiting for a worker, handed over and about to start,
+ * or waiting for other jobs or a limit. pending = waiting_due + delayed, always.
  */
 export async function countQueue(pool: pg.Pool, query: { orgId: string; now: Date }): Promise<QueueCounts> {
-  const { rows } = await pool.query<{ waiting_due: number; delayed: number; dispatched: number; processing: number }>(
-    `SELECT count(*) FILTER (WHERE q.dispatched_at IS NULL AND q.due_at <= $2)::int AS waiting_due,
-            count(*) FILTER (WHERE q.dispatched_at IS NULL AND q.due_at > $2)::int AS delayed,
-            count(*) FILTER (WHERE q.dispatched_at IS NOT NULL)::int AS dispatched,
-            (SELECT count(*) FROM job_queue d JOIN jobs j ON j.id = d.job_id
-              WHERE d.org_id = $1 AND d.dispatched_at IS NOT NULL AND j.status = 'processing' AND ${TENANT_JOB("d")})::int AS processing
-       FROM job_queue q WHERE q.org_id = $1 AND ${TENANT_JOB("q")}`,
+  const { rows } = await pool.query<{ pending: number; processing: number; delayed: number }>(
+    `SELECT count(*) FILTER (WHERE j.status = 'pending')::int AS pending,
+            count(*) FILTER (WHERE j.status = 'processing')::int AS processing,
+            count(*) FILTER (WHERE j.status = 'pending' AND q.dispatched_at IS NULL AND q.due_at > $2)::int AS delayed
+       FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
+      WHERE j.org_id = $1 AND j.status IN ('pending', 'processing') AND ${TENANT_JOB("j")}`,
     [query.orgId, query.now],
   );
-  const row = rows[0] ?? { waiting_due: 0, delayed: 0, dispatched: 0, processing: 0 };
-  return {
-    pending: row.waiting_due + row.delayed + row.dispatched - row.processing,
-    processing: row.processing,
-    waiting_due: row.waiting_due,
-    delayed: row.delayed,
-  };
+  const row = rows[0] ?? { pending: 0, processing: 0, delayed: 0 };
+  return { pending: row.pending, processing: row.processing, waiting_due: row.pending - row.delayed, delayed: row.delayed };
 }

@@ -2,7 +2,7 @@
 // workers' leader relays events to delivery jobs, and each delivery job reads its endpoint and event and records
 // its attempt. Secrets are stored sealed (secret-box.ts) and never read by the API after they are written.
 import type pg from "pg";
-import { WEBHOOK_DELIVERY_TYPE, type WebhookDeliveryPayload } from "@conveyor/contracts";
+import { WEBHOOK_DELIVERY_TYPE, WEBHOOK_TEST_EVENT_TYPE, type WebhookDeliveryPayload, type WebhookDeliveryTrigger } from "@conveyor/contracts";
 import { newId } from "./ids";
 import { iso } from "./job-sql";
 import { insertJobs } from "./job-machine";
@@ -47,13 +47,101 @@ export async function insertWebhookEndpoint(db: pg.Pool | pg.PoolClient, endpoin
 }
 
 /**
- * The org's endpoints now, counted after taking the org's endpoint lock for the rest of the transaction: of concurrent
- * creations, each counts what the ones before it committed, so a cap holds however many arrive at once.
+ * The org's endpoints now (id and URL), read after taking the org's endpoint lock for the rest of the transaction: of
+ * concurrent creations and edits, each sees what the ones before it committed, so a cap and "one endpoint per URL"
+ * hold however many arrive at once.
  */
-export async function countWebhookEndpointsLocked(tx: pg.PoolClient, orgId: string): Promise<number> {
+export async function webhookEndpointUrlsLocked(tx: pg.PoolClient, orgId: string): Promise<{ id: string; url: string }[]> {
   await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`webhook-endpoints:${orgId}`]);
-  const { rows } = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoints WHERE org_id = $1", [orgId]);
-  return rows[0]!.n;
+  const { rows } = await tx.query<{ id: string; url: string }>("SELECT id, url FROM webhook_endpoints WHERE org_id = $1", [orgId]);
+  return rows;
+}
+
+/** What an edit may change; absent fields stay. `enabled: true` clears a disabling and the run of failures. */
+export type WebhookEndpointChanges = {
+  url?: string;
+  events?: readonly string[];
+  description?: string | null;
+  enabled?: boolean;
+  /** Why, when `enabled` is false. */
+  disabledReason?: string;
+};
+
+/** Edits the org's endpoint; answers it before and after, or null when the org has no such endpoint. */
+export async function updateWebhookEndpoint(
+  tx: pg.PoolClient,
+  options: { orgId: string; id: string; changes: WebhookEndpointChanges },
+): Promise<{ before: WebhookEndpointView; after: WebhookEndpointView } | null> {
+  const { orgId, id, changes } = options;
+  const found = await tx.query<WebhookEndpointView>(`SELECT ${VIEW} FROM webhook_endpoints w WHERE w.id = $1 AND w.org_id = $2 FOR UPDATE`, [id, orgId]);
+  const before = found.rows[0];
+  if (!before) return null;
+  const { rows } = await tx.query<WebhookEndpointView>(
+    `UPDATE webhook_endpoints w
+        SET url = COALESCE($3, w.url),
+            events = COALESCE($4::text[], w.events),
+            description = CASE WHEN $5::boolean THEN $6 ELSE w.description END,
+            disabled_at = CASE WHEN $7::boolean IS NULL THEN w.disabled_at WHEN $7 THEN NULL ELSE COALESCE(w.disabled_at, now()) END,
+            disabled_reason = CASE WHEN $7::boolean IS NULL THEN w.disabled_reason WHEN $7 THEN NULL
+                                   WHEN w.disabled_at IS NULL THEN $8 ELSE w.disabled_reason END,
+            failing_since = CASE WHEN $7::boolean THEN NULL ELSE w.failing_since END
+      WHERE w.id = $1 AND w.org_id = $2
+      RETURNING ${VIEW}`,
+    [
+      id,
+      orgId,
+      changes.url ?? null,
+      changes.events ?? null,
+      "description" in changes,
+      changes.description ?? null,
+      changes.enabled ?? null,
+      changes.disabledReason ?? "Turned off by an owner or an admin.",
+    ],
+  );
+  return { before, after: rows[0]! };
+}
+
+export type QueuedDelivery = { endpoint: WebhookEndpointView; eventId: number | null; eventType: string };
+
+/**
+ * Queues one delivery a person asked for: the event again (`eventId`) or a test event (`test`), to the org's endpoint
+ * whatever it subscribes to, as a delivery job with `maxRetries` (through insertJobs, like the relay's). Answers what
+ * was queued, or why nothing was: no such endpoint in the org, the endpoint is disabled, or the event is not the
+ * org's or no longer retained.
+ */
+export async function queueWebhookDelivery(
+  tx: pg.PoolClient,
+  options: { orgId: string; endpointId: string; maxRetries: number } & ({ eventId: number } | { test: { id: string; time: string } }),
+): Promise<QueuedDelivery | "no_endpoint" | "disabled" | "no_event"> {
+  const { rows } = await tx.query<WebhookEndpointView & { event_type: string | null }>(
+    `SELECT ${VIEW}, e.type AS event_type
+       FROM webhook_endpoints w
+       LEFT JOIN events e ON e.id = $3::bigint AND e.org_id = w.org_id
+      WHERE w.id = $1 AND w.org_id = $2`,
+    [options.endpointId, options.orgId, "eventId" in options ? String(options.eventId) : null],
+  );
+  const row = rows[0];
+  if (!row) return "no_endpoint";
+  const { event_type: eventType, ...endpoint } = row;
+  if (endpoint.disabled_at) return "disabled";
+  let payload: WebhookDeliveryPayload;
+  if ("eventId" in options) {
+    if (eventType === null) return "no_event";
+    payload = { endpoint_id: options.endpointId, event_id: options.eventId, trigger: "redelivery" };
+  } else {
+    payload = { endpoint_id: options.endpointId, trigger: "test", test: options.test };
+  }
+  await insertJobs(tx, [
+    {
+      id: newId(),
+      orgId: options.orgId,
+      type: WEBHOOK_DELIVERY_TYPE,
+      payloadJson: JSON.stringify(payload),
+      maxRetries: options.maxRetries,
+      createdAt: new Date(),
+    },
+  ]);
+  return "eventId" in options ? { endpoint, eventId: options.eventId, eventType: eventType! } : { endpoint, eventId: null, eventType: WEBHOOK_TEST_EVENT_TYPE };
 }
 
 /** The org's endpoints, oldest first. */
@@ -87,12 +175,20 @@ export async function rotateWebhookSecret(
 }
 
 export type WebhookDeliveryView = {
-  event_id: number;
+  id: number;
+  /** Null for a test event. */
+  event_id: number | null;
   event_type: string;
+  /** The job the event is about; null for a test event. */
+  job_id: string | null;
+  trigger: WebhookDeliveryTrigger;
   attempt: number;
   status_code: number | null;
   duration_ms: number;
   error: string | null;
+  /** The first KiB of the receiver's answer; null when none came. */
+  response_body: string | null;
+  response_truncated: boolean;
   at: string;
 };
 
@@ -101,8 +197,9 @@ export async function listWebhookDeliveries(
   db: pg.Pool | pg.PoolClient,
   options: { orgId: string; endpointId: string; limit: number },
 ): Promise<WebhookDeliveryView[] | null> {
-  const { rows } = await db.query<WebhookDeliveryView & { found: boolean; event_id: string | null }>(
-    `SELECT true AS found, d.event_id::text AS event_id, d.event_type, d.attempt, d.status_code, d.duration_ms, d.error, ${iso("d.at")} AS at
+  const { rows } = await db.query<Omit<WebhookDeliveryView, "id" | "event_id"> & { id: string | null; event_id: string | null }>(
+    `SELECT d.id::text AS id, d.event_id::text AS event_id, d.event_type, d.subject_job_id AS job_id, d.trigger, d.attempt, d.status_code,
+            d.duration_ms, d.error, d.response_body, d.response_truncated, ${iso("d.at")} AS at
        FROM webhook_endpoints w
        LEFT JOIN LATERAL (SELECT * FROM webhook_deliveries d WHERE d.endpoint_id = w.id ORDER BY d.id DESC LIMIT $3) d ON true
       WHERE w.id = $1 AND w.org_id = $2`,
@@ -110,14 +207,19 @@ export async function listWebhookDeliveries(
   );
   if (rows.length === 0) return null;
   return rows
-    .filter((r) => r.event_id !== null)
+    .filter((r) => r.id !== null)
     .map((r) => ({
-      event_id: Number(r.event_id),
+      id: Number(r.id),
+      event_id: r.event_id === null ? null : Number(r.event_id),
       event_type: r.event_type,
+      job_id: r.job_id,
+      trigger: r.trigger,
       attempt: r.attempt,
       status_code: r.status_code,
       duration_ms: r.duration_ms,
       error: r.error,
+      response_body: r.response_body,
+      response_truncated: r.response_truncated,
       at: r.at,
     }));
 }
@@ -138,8 +240,14 @@ export type DeliveryTarget = {
   event: { id: number; type: string; time: string; jobId: string; dataJson: string } | null;
 };
 
-/** The endpoint and the event of a delivery (the event only if it is the endpoint's org's); null when the endpoint is gone. */
-export async function findDeliveryTarget(db: pg.Pool | pg.PoolClient, payload: WebhookDeliveryPayload): Promise<DeliveryTarget | null> {
+/**
+ * The endpoint and the event of a delivery (the event only if it is the endpoint's org's; none for a test delivery);
+ * null when the endpoint is gone.
+ */
+export async function findDeliveryTarget(
+  db: pg.Pool | pg.PoolClient,
+  payload: { endpoint_id: string; event_id: number | null },
+): Promise<DeliveryTarget | null> {
   const { rows } = await db.query<{
     org_id: string;
     url: string;
@@ -159,7 +267,7 @@ export async function findDeliveryTarget(db: pg.Pool | pg.PoolClient, payload: W
              FROM webhook_endpoints w
              LEFT JOIN events e ON e.id = $2::bigint AND e.org_id = w.org_id
             WHERE w.id = $1`,
-    values: [payload.endpoint_id, String(payload.event_id)],
+    values: [payload.endpoint_id, payload.event_id === null ? null : String(payload.event_id)],
   });
   const row = rows[0];
   if (!row) return null;
@@ -179,16 +287,24 @@ export async function findDeliveryTarget(db: pg.Pool | pg.PoolClient, payload: W
 /** One delivery attempt, as recorded (never the secret, the body or the URL). */
 export type DeliveryAttempt = {
   endpointId: string;
-  eventId: number;
+  /** Null for a test event. */
+  eventId: number | null;
   eventType: string;
   /** The internal job that made the attempt. */
   jobId: string;
+  /** The job the event is about; null for a test event. */
+  subjectJobId?: string | null;
+  /** What sent it; default "event" (the relay). */
+  trigger?: WebhookDeliveryTrigger;
   attempt: number;
   /** The receiver's status, or null when none came (network error, timeout, refused address). */
   statusCode: number | null;
   durationMs: number;
   /** Why it failed (host only, never the path), or null for a 2xx. */
   error: string | null;
+  /** The start of the receiver's answer (WEBHOOK_RESPONSE_EXCERPT_BYTES at most), or null when none came. */
+  responseBody?: string | null;
+  responseTruncated?: boolean;
   delivered: boolean;
 };
 
@@ -204,13 +320,17 @@ export async function recordDeliveryAttempts(db: pg.Pool | pg.PoolClient, attemp
   const { rows } = await db.query<{ id: string }>({
     name: "conveyor-record-delivery-attempts",
     text: `WITH input AS (
-       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::int[], $6::int[], $7::int[], $8::text[], $9::boolean[])
-         WITH ORDINALITY AS t(endpoint_id, event_id, event_type, job_id, attempt, status_code, duration_ms, error, delivered, n)
+       SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::uuid[], $5::int[], $6::int[], $7::int[], $8::text[], $9::boolean[],
+                            $11::uuid[], $12::text[], $13::text[], $14::boolean[])
+         WITH ORDINALITY AS t(endpoint_id, event_id, event_type, job_id, attempt, status_code, duration_ms, error, delivered,
+                              subject_job_id, trigger, response_body, response_truncated, n)
      ), recorded AS (
        -- Not locked here: a row lock would skip the endpoints this statement updates below. An endpoint deleted in
        -- the meantime fails the statement's foreign key instead (the caller tries again without it).
-       INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, attempt, status_code, duration_ms, error)
-       SELECT i.endpoint_id, i.event_id, i.event_type, i.job_id, i.attempt, i.status_code, i.duration_ms, i.error
+       INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, job_id, attempt, status_code, duration_ms, error,
+                                       subject_job_id, trigger, response_body, response_truncated)
+       SELECT i.endpoint_id, i.event_id, i.event_type, i.job_id, i.attempt, i.status_code, i.duration_ms, i.error,
+              i.subject_job_id, i.trigger, i.response_body, i.response_truncated
          FROM input i JOIN webhook_endpoints w ON w.id = i.endpoint_id
         ORDER BY i.n
      ), health AS (
@@ -235,7 +355,7 @@ export async function recordDeliveryAttempts(db: pg.Pool | pg.PoolClient, attemp
      SELECT id FROM failing WHERE disabled_at IS NOT NULL`,
     values: [
       attempts.map((a) => a.endpointId),
-      attempts.map((a) => String(a.eventId)),
+      attempts.map((a) => (a.eventId === null ? null : String(a.eventId))),
       attempts.map((a) => a.eventType),
       attempts.map((a) => a.jobId),
       attempts.map((a) => a.attempt),
@@ -244,6 +364,10 @@ export async function recordDeliveryAttempts(db: pg.Pool | pg.PoolClient, attemp
       attempts.map((a) => a.error),
       attempts.map((a) => a.delivered),
       disableAfterMs,
+      attempts.map((a) => a.subjectJobId ?? null),
+      attempts.map((a) => a.trigger ?? "event"),
+      attempts.map((a) => a.responseBody ?? null),
+      attempts.map((a) => a.responseTruncated ?? false),
     ],
   });
   return rows.map((r) => r.id);

@@ -49,7 +49,17 @@ export const apiKeyEndpoints = [
         json: {
           component: "ApiKey",
           array: true,
-          example: [{ id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", created_by: USER_ID, created_at: AT, last_used_at: null }],
+          example: [
+            {
+              id: KEY_ID,
+              name: "billing-service",
+              prefix: "cvk_7Hq2",
+              created_by: USER_ID,
+              created_by_email: "ada@example.com",
+              created_at: AT,
+              last_used_at: null,
+            },
+          ],
         },
       },
     },

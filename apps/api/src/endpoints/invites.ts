@@ -36,7 +36,10 @@ export const inviteEndpoints = [
     query: inspectQuery,
     queryDescriptions: { token: "The token from the invite URL." },
     responses: {
-      200: { description: "The invite.", json: { component: "InviteInfo", example: { email: "grace@example.com", org_name: "Acme", expires_at: EXPIRES } } },
+      200: {
+        description: "The invite.",
+        json: { component: "InviteInfo", example: { email: "grace@example.com", org_name: "Acme", role: "admin", expires_at: EXPIRES } },
+      },
     },
     errors: [400, 404, 410, 429, 500, 503],
     async handle({ query }, deps) {

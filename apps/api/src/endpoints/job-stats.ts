@@ -44,7 +44,7 @@ export const jobStatsEndpoints = [
               },
             ],
             failure_rate: 0.0513,
-            queue: { pending: 12, processing: 4, waiting_due: 3, delayed: 7 },
+            queue: { pending: 10, processing: 4, waiting_due: 3, delayed: 7 },
           },
         },
       },

@@ -9,8 +9,10 @@ import {
   RATE_LIMIT_PERIODS,
   ROLES,
   WAITING_REASONS,
+  WEBHOOK_DELIVERY_TRIGGERS,
   WEBHOOK_EVENT_CHOICES,
   WEBHOOK_SECRET_PATTERN,
+  WEBHOOK_TEST_EVENT_TYPE,
 } from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
@@ -260,7 +262,8 @@ export const responseSchemas = {
     id: id().required(),
     name: Joi.string().required(),
     prefix: Joi.string().required().description("The key's first 8 characters, to recognise it."),
-    created_by: id().required(),
+    created_by: id().required().description("The id of the person who created it."),
+    created_by_email: email().required().description("Their e-mail address."),
     created_at: timestamp().required(),
     last_used_at: timestamp().allow(null).required(),
   }),
@@ -280,7 +283,12 @@ export const responseSchemas = {
     email: email().required(),
     expires_at: timestamp().required(),
   }),
-  InviteInfo: Joi.object({ email: email().required(), org_name: Joi.string().required(), expires_at: timestamp().required() }),
+  InviteInfo: Joi.object({
+    email: email().required(),
+    org_name: Joi.string().required(),
+    role: role().required().description("The role the invite offers."),
+    expires_at: timestamp().required(),
+  }),
   AcceptedInvite: Joi.object({
     token: Joi.string().required(),
     user: userWithRole.required(),
@@ -327,10 +335,20 @@ export const responseSchemas = {
       .required()
       .description("failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out."),
     queue: Joi.object({
-      pending: Joi.number().integer().min(0).required().description("Every pending job: waiting, delayed, or handed to a worker and about to start."),
+      pending: Joi.number()
+        .integer()
+        .min(0)
+        .required()
+        .description("Every pending job, as GET /jobs?status=pending lists them; always waiting_due + delayed (one snapshot)."),
       processing: Joi.number().integer().min(0).required(),
-      waiting_due: Joi.number().integer().min(0).required().description("Pending and due, waiting for a worker slot."),
-      delayed: Joi.number().integer().min(0).required().description("Pending until a later time: run_at, or a retry's wait."),
+      waiting_due: Joi.number()
+        .integer()
+        .min(0)
+        .required()
+        .description(
+          "Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit.",
+        ),
+      delayed: Joi.number().integer().min(0).required().description("Pending until a later time: run_at, a retry's wait, a debounce."),
     }).required(),
   }),
   Health: Joi.object({ status: Joi.string().valid("ok").required() }),
@@ -364,10 +382,16 @@ export const responseSchemas = {
       .description("The signing secret, shown only in this response (Standard Webhooks form: whsec_ and base64)."),
   }),
   WebhookDelivery: Joi.object({
-    event_id: Joi.number().integer().min(1).required(),
+    id: Joi.number().integer().min(1).required().description("The attempt's id; newer attempts have larger ids."),
+    event_id: Joi.number().integer().min(1).allow(null).required().description("The event delivered (what POST …/redeliver takes); null for a test event."),
     event_type: Joi.string()
-      .valid(...EVENT_TYPES)
+      .valid(...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE)
       .required(),
+    job_id: id().allow(null).required().description("The job the event is about (the CloudEvent's `subject`); null for a test event."),
+    trigger: Joi.string()
+      .valid(...WEBHOOK_DELIVERY_TRIGGERS)
+      .required()
+      .description("What sent it: `event` (the event happened), `redelivery` or `test` (a person asked)."),
     attempt: Joi.number().integer().min(1).required(),
     status_code: Joi.number()
       .integer()
@@ -376,7 +400,17 @@ export const responseSchemas = {
       .description("The receiver's HTTP status, or null when none came (network error, timeout, refused address)."),
     duration_ms: Joi.number().integer().min(0).required(),
     error: Joi.string().allow(null).required().description("Why the attempt failed (the host is named, never the path), or null."),
+    response_body: Joi.string().allow(null, "").required().description("The first KiB of the receiver's answer, as UTF-8 text; null when no answer came."),
+    response_truncated: Joi.boolean().required().description("The answer went on past `response_body`."),
     at: timestamp().required(),
+  }),
+  QueuedWebhookDelivery: Joi.object({
+    endpoint_id: id().required(),
+    event_id: Joi.number().integer().min(1).allow(null).required().description("The event queued; null for a test event."),
+    event_type: Joi.string()
+      .valid(...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE)
+      .required(),
+    trigger: Joi.string().valid("redelivery", "test").required(),
   }),
   ...auditSsoSchemas,
 } satisfies Record<string, Joi.ObjectSchema>;

@@ -1,23 +1,32 @@
 // API keys (SPEC §3): any role creates keys and revokes its own; owners and admins see and revoke all of
 // the organization's keys, members only their own. The key itself is returned once, at creation.
-import { findApiKey, insertApiKey, isSsoEnforced, isUuid, listApiKeys as listKeys, newId, revokeApiKey as revokeKey, type ApiKeyView } from "@conveyor/db";
+import { findApiKey, insertApiKey, isSsoEnforced, isUuid, listApiKeys as listKeys, newId, revokeApiKey as revokeKey, type ListedApiKey } from "@conveyor/db";
 import { forbidden, notFound } from "../http/errors";
 import { ssoRequired } from "../middleware/authenticate";
 import { generateApiKey } from "./api-key-secrets";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
-export type ApiKeyJson = { id: string; name: string; prefix: string; created_by: string; created_at: string; last_used_at: string | null };
+export type ApiKeyJson = {
+  id: string;
+  name: string;
+  prefix: string;
+  created_by: string;
+  created_by_email: string;
+  created_at: string;
+  last_used_at: string | null;
+};
 export type CreatedApiKeyJson = { id: string; name: string; prefix: string; key: string; created_at: string };
 
 const seesAllKeys = (caller: Caller) => caller.role === "owner" || caller.role === "admin";
 
-function toJson(key: ApiKeyView): ApiKeyJson {
+function toJson(key: ListedApiKey): ApiKeyJson {
   return {
     id: key.id,
     name: key.name,
     prefix: key.prefix,
     created_by: key.createdBy,
+    created_by_email: key.createdByEmail,
     created_at: key.createdAt.toISOString(),
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
   };

@@ -74,11 +74,11 @@ async function usableInvite(token: string, { db, clock }: Pick<ServiceDeps, "db"
   return invite!;
 }
 
-export type InviteInfoJson = { email: string; org_name: string; expires_at: string };
+export type InviteInfoJson = { email: string; org_name: string; role: Role; expires_at: string };
 
 export async function inspectInvite(input: { token: string }, deps: Pick<ServiceDeps, "db" | "clock">): Promise<InviteInfoJson> {
   const invite = await usableInvite(input.token, deps);
-  return { email: invite.email, org_name: invite.orgName, expires_at: invite.expiresAt.toISOString() };
+  return { email: invite.email, org_name: invite.orgName, role: invite.role, expires_at: invite.expiresAt.toISOString() };
 }
 
 export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role }; org: { id: string; name: string } };

@@ -5,7 +5,6 @@ import { randomBytes } from "node:crypto";
 import { urlPolicy, webhookSecretsKey } from "@conveyor/config";
 import { urlRefusal, WEBHOOK_PREVIOUS_SECRET_TTL_MS, type WebhookEventChoice } from "@conveyor/contracts";
 import {
-  countWebhookEndpointsLocked,
   deleteWebhookEndpoint as deleteEndpoint,
   inTransaction,
   insertWebhookEndpoint,
@@ -13,16 +12,23 @@ import {
   listWebhookDeliveries as listDeliveries,
   listWebhookEndpoints as listEndpoints,
   newId,
+  queueWebhookDelivery,
   rotateWebhookSecret as rotateSecret,
   sealSecret,
+  updateWebhookEndpoint as updateEndpoint,
+  webhookEndpointUrlsLocked,
   type WebhookDeliveryView,
   type WebhookEndpointView,
 } from "@conveyor/db";
+import type pg from "pg";
 import { AppError, notFound, validationFailed } from "../http/errors";
-import { audit } from "./audit";
+import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type WebhookEndpointInput = { url: string; events: WebhookEventChoice[]; description?: string };
+export type WebhookEndpointPatch = { url?: string; events?: WebhookEventChoice[]; description?: string; enabled?: boolean };
+/** A delivery a person asked for, as queued (it runs once, without retries; its attempt shows among the deliveries). */
+export type QueuedWebhookDelivery = { endpoint_id: string; event_id: number | null; event_type: string; trigger: "redelivery" | "test" };
 export type WebhookEndpointJson = WebhookEndpointView;
 export type WebhookEndpointWithSecret = WebhookEndpointView & { secret: string };
 
@@ -49,7 +55,8 @@ export async function createWebhookEndpoint(
   const secret = newSecret();
   const endpoint = await inTransaction(db.pool, async (tx) => {
     const cap = config.WEBHOOK_ENDPOINTS_PER_ORG;
-    if (cap > 0 && (await countWebhookEndpointsLocked(tx, caller.orgId)) >= cap) {
+    const existing = await refuseTakenUrl(tx, caller.orgId, input.url, null);
+    if (cap > 0 && existing >= cap) {
       throw new AppError(
         "webhook_endpoint_limit",
         `Your organization has ${cap} webhook endpoints, the most it may (WEBHOOK_ENDPOINTS_PER_ORG). Delete one first, or send several event types to one endpoint.`,
@@ -76,6 +83,135 @@ export async function createWebhookEndpoint(
     return endpoint;
   });
   return { ...endpoint, secret };
+}
+
+/** The same address written the same way: scheme and host in lower case, default port and an empty path dropped. */
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return a === b;
+  }
+}
+
+/**
+ * Takes the org's endpoint lock and refuses `url` when another endpoint of the org (not `exceptId`) has it: one
+ * receiver would get every event twice. Answers how many endpoints the org has.
+ */
+async function refuseTakenUrl(tx: pg.PoolClient, orgId: string, url: string, exceptId: string | null): Promise<number> {
+  const endpoints = await webhookEndpointUrlsLocked(tx, orgId);
+  if (endpoints.some((e) => e.id !== exceptId && sameUrl(e.url, url))) {
+    throw new AppError(
+      "webhook_url_taken",
+      "Your organization already has an endpoint with this URL. One endpoint can receive several event types, so each event is sent to it once.",
+      [{ path: "url", message: "is already an endpoint of your organization" }],
+    );
+  }
+  return endpoints.length;
+}
+
+/**
+ * Edits an endpoint: its URL (checked as at creation, and unique in the org), events, description, or whether it is
+ * enabled (re-enabling one disabled after days of failures ends its run of failures). Deliveries read the endpoint at
+ * each attempt, so retries already planned go to the new URL.
+ */
+export async function updateWebhookEndpoint(
+  options: { caller: Caller; id: string; patch: WebhookEndpointPatch },
+  { db, config, clock }: Deps,
+): Promise<WebhookEndpointJson> {
+  const { caller, id, patch } = options;
+  if (patch.url !== undefined) {
+    const refusal = urlRefusal(patch.url, urlPolicy(config));
+    if (refusal) throw validationFailed([{ path: "url", message: refusal }]);
+  }
+  const updated =
+    isUuid(id) &&
+    (await inTransaction(db.pool, async (tx) => {
+      if (patch.url !== undefined) await refuseTakenUrl(tx, caller.orgId, patch.url, id);
+      const updated = await updateEndpoint(tx, {
+        orgId: caller.orgId,
+        id,
+        changes: {
+          ...(patch.url !== undefined ? { url: patch.url } : {}),
+          ...(patch.events !== undefined ? { events: patch.events } : {}),
+          ...(patch.description !== undefined ? { description: patch.description || null } : {}),
+          ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+        },
+      });
+      if (!updated) return null;
+      const { before, after } = updated;
+      // The host, never the whole URL (its path or query is often the receiver's secret): whether it changed is a detail.
+      const view = (e: WebhookEndpointView) => ({ host: new URL(e.url).host, events: e.events, description: e.description, enabled: e.disabled_at === null });
+      await audit(tx, caller, clock, {
+        action: "webhook_endpoint.update",
+        target: { type: "webhook_endpoint", id, label: endpointLabel(after) },
+        changes: changedFields(view(before), view(after)),
+        ...(before.url !== after.url ? { details: { url_changed: true } } : {}),
+      });
+      return after;
+    }));
+  if (!updated) throw notFound("Webhook endpoint");
+  return updated;
+}
+
+/** Why a person's delivery could not be queued, as the API says it. */
+function refusedDelivery(outcome: "no_endpoint" | "disabled" | "no_event"): AppError {
+  if (outcome === "no_endpoint") return notFound("Webhook endpoint");
+  if (outcome === "disabled") {
+    return new AppError("webhook_endpoint_disabled", "This endpoint is disabled. Enable it (PATCH with enabled: true) before sending to it again.");
+  }
+  return new AppError(
+    "event_expired",
+    "That event is not in your organization's event log any more (events are kept for a limited time), so it cannot be sent again.",
+  );
+}
+
+/**
+ * Sends one event to the endpoint again, whatever the endpoint subscribes to now: one attempt, recorded among its
+ * deliveries with trigger "redelivery" (a person who wants another presses again).
+ */
+export async function redeliverWebhookEvent(
+  options: { caller: Caller; id: string; eventId: number },
+  { db, clock }: Pick<ServiceDeps, "db" | "clock">,
+): Promise<QueuedWebhookDelivery> {
+  const { caller, id, eventId } = options;
+  if (!isUuid(id)) throw notFound("Webhook endpoint");
+  const outcome = await inTransaction(db.pool, async (tx) => {
+    const queued = await queueWebhookDelivery(tx, { orgId: caller.orgId, endpointId: id, eventId, maxRetries: 0 });
+    if (typeof queued === "string") return queued;
+    await audit(tx, caller, clock, {
+      action: "webhook_endpoint.redeliver",
+      target: { type: "webhook_endpoint", id, label: endpointLabel(queued.endpoint) },
+      details: { event_id: eventId, event_type: queued.eventType },
+    });
+    return queued;
+  });
+  if (typeof outcome === "string") throw refusedDelivery(outcome);
+  return { endpoint_id: id, event_id: eventId, event_type: outcome.eventType, trigger: "redelivery" };
+}
+
+/**
+ * Sends a test event (CloudEvents type conveyor.webhook.test, signed like any delivery) to the endpoint: one attempt,
+ * recorded among its deliveries with trigger "test". Nothing is written to the event log.
+ */
+export async function sendWebhookTestEvent(
+  options: { caller: Caller; id: string },
+  { db, clock }: Pick<ServiceDeps, "db" | "clock">,
+): Promise<QueuedWebhookDelivery> {
+  const { caller, id } = options;
+  if (!isUuid(id)) throw notFound("Webhook endpoint");
+  const test = { id: `test_${newId()}`, time: clock.now().toISOString() };
+  const outcome = await inTransaction(db.pool, async (tx) => {
+    const queued = await queueWebhookDelivery(tx, { orgId: caller.orgId, endpointId: id, test, maxRetries: 0 });
+    if (typeof queued === "string") return queued;
+    await audit(tx, caller, clock, {
+      action: "webhook_endpoint.test",
+      target: { type: "webhook_endpoint", id, label: endpointLabel(queued.endpoint) },
+    });
+    return queued;
+  });
+  if (typeof outcome === "string") throw refusedDelivery(outcome);
+  return { endpoint_id: id, event_id: null, event_type: outcome.eventType, trigger: "test" };
 }
 
 export async function listWebhookEndpoints(options: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<WebhookEndpointJson[]> {

@@ -1,4 +1,5 @@
-// API keys (SPEC §3): create one (shown once, with a copy button), see every key with its last use, revoke.
+// API keys (SPEC §3): create one (shown once, with a copy button), see every key with who created it and its last
+// use, revoke.
 import { Button, Group, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
@@ -6,13 +7,16 @@ import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
-import { Time } from "../ui/format";
+import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
+import { useSession } from "../session";
 
 type ApiKey = ResponseBody<"/api-keys", "get">[number];
 
 export function ApiKeysPage() {
+  const session = useSession();
+  const createdBy = (key: ApiKey, you: string) => (key.created_by === session.user.id ? you : <Email address={key.created_by_email} />);
   const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
   const [creating, setCreating] = useState(false);
   const revoking = useConfirmedAction<ApiKey>({
@@ -50,6 +54,7 @@ export function ApiKeysPage() {
                   <Table.Th>Name</Table.Th>
                   <Table.Th visibleFrom="sm">Key</Table.Th>
                   <Table.Th visibleFrom="sm">Created</Table.Th>
+                  <Table.Th visibleFrom="sm">Created by</Table.Th>
                   <Table.Th>Last used</Table.Th>
                   <Table.Th>
                     <VisuallyHidden>Actions</VisuallyHidden>
@@ -59,13 +64,20 @@ export function ApiKeysPage() {
               <Table.Tbody>
                 {keys.data.map((key) => (
                   <Table.Tr key={key.id}>
-                    <Table.Td style={{ wordBreak: "break-word" }}>{key.name}</Table.Td>
+                    <Table.Td style={{ overflowWrap: "break-word" }}>
+                      {key.name}
+                      {/* A phone shows who made it under the name instead of in a column of its own. */}
+                      <Text size="xs" c="dimmed" hiddenFrom="sm">
+                        by {createdBy(key, "you")}
+                      </Text>
+                    </Table.Td>
                     <Table.Td ff="monospace" visibleFrom="sm">
                       {key.prefix}…
                     </Table.Td>
                     <Table.Td visibleFrom="sm">
                       <Time iso={key.created_at} />
                     </Table.Td>
+                    <Table.Td visibleFrom="sm">{createdBy(key, "You")}</Table.Td>
                     <Table.Td>{key.last_used_at ? <Time iso={key.last_used_at} /> : "Never"}</Table.Td>
                     <Table.Td>
                       <Button size="xs" color="red.9" variant="outline" onClick={() => revoking.ask(key)} aria-label={`Revoke ${key.name}`}>

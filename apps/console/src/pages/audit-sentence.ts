@@ -81,6 +81,12 @@ export function auditSentence(entry: AuditEntry): string {
       return `${who} deleted ${what}`;
     case "webhook_endpoint.rotate_secret":
       return `${who} rotated the signing secret of ${what}`;
+    case "webhook_endpoint.update":
+      return `${who} changed ${what}: ${[changeList(changes), details.url_changed ? "a new URL" : ""].filter(Boolean).join("; ")}`;
+    case "webhook_endpoint.redeliver":
+      return `${who} sent event ${show(details.event_id)} (${show(details.event_type)}) to ${what} again`;
+    case "webhook_endpoint.test":
+      return `${who} sent a test event to ${what}`;
     case "schedule.create":
       return `${who} created ${what} (${after("cron")}, ${after("timezone")}, makes ${after("job_type")} jobs)`;
     case "schedule.update": {

@@ -1,7 +1,7 @@
 // Log in and sign up. Both end with a session cookie (HttpOnly, SameSite=Strict) that no script can read; signup
 // creates the account with POST /auth/signup, then opens a session with the same credentials (the token signup
 // returns is for API clients and is dropped unread).
-import { Alert, Button, Center, Divider, Paper, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Alert, Button, Center, Code, Divider, Paper, PasswordInput, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useState, type FormEvent, type ReactNode } from "react";
@@ -28,6 +28,14 @@ function AuthFrame({ title, children }: { title: string; children: ReactNode }) 
       </Paper>
     </Center>
   );
+}
+
+/** The page a login goes on to, when it is not the home page. */
+function nextPage(redirect: string | undefined): string | null {
+  if (!redirect) return null;
+  const target = safeRedirect(redirect);
+  const path = target.split(/[?#]/)[0]!;
+  return path === "/" || path === "/overview" ? null : target;
 }
 
 export function LoginPage() {
@@ -57,9 +65,11 @@ export function LoginPage() {
 
   return (
     <AuthFrame title="Log in">
-      {search.redirect && !errors.form && (
-        <Text size="sm" c="dimmed">
-          Log in to continue where you were.
+      {/* Only when a page other than the home page was asked for (a link, an expired session): a first visit to the
+          console was nowhere before, so "continue where you were" would not be true. */}
+      {nextPage(search.redirect) && !errors.form && (
+        <Text size="sm" c="dimmed" data-testid="login-next">
+          After logging in you go on to <Code>{nextPage(search.redirect)}</Code>.
         </Text>
       )}
       <form onSubmit={(event) => void submit(event)} noValidate>

@@ -1,14 +1,18 @@
 // The overview (SPEC §11): jobs per minute by status and by type, the failure rate and the queue's depth, over
-// the last hour or day (GET /jobs/stats). Its charts (Mantine charts on recharts) load with this page only.
+// the last hour or day (GET /jobs/stats). Its charts (Mantine charts on recharts) load with this page only. Every
+// figure and every bar opens the jobs list filtered to what it counts (as near as the list's filters go: status,
+// type and creation time), and the axes count whole jobs.
 import "@mantine/charts/styles.css";
 import { BarChart, CompositeChart, type CompositeChartSeries } from "@mantine/charts";
 import { Anchor, Group, Paper, SegmentedControl, SimpleGrid, Stack, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
+import { useNavigate } from "@tanstack/react-router";
+import { useRef, useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { RouterAnchor } from "../ui/link";
+import type { JobFilter } from "./job-search";
 
 type Stats = ResponseBody<"/jobs/stats", "get">;
 type Window = "hour" | "day";
@@ -64,26 +68,67 @@ export function OverviewPage() {
   );
 }
 
-function Figure({ label, value, hint }: { label: string; value: string; hint?: string }) {
+/** A figure that opens the jobs it counts: the whole card is one link, named by its label and value. */
+function Figure({ label, value, hint, search }: { label: string; value: string; hint?: string; search: JobFilter }) {
   return (
-    <Paper withBorder p="md">
-      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
-        {label}
-      </Text>
-      <Text size="xl" fw={700} data-testid={`figure-${label.toLowerCase().replace(/\W+/g, "-")}`}>
-        {value}
-      </Text>
-      {hint && (
-        <Text size="xs" c="dimmed">
-          {hint}
+    <RouterAnchor
+      to="/jobs"
+      search={search}
+      underline="never"
+      c="inherit"
+      display="block"
+      miw={0}
+      data-figure={label}
+      title={`Show these jobs (${label.toLowerCase()})`}
+    >
+      <Paper withBorder p="md" h="100%" className="overview-figure">
+        <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+          {label}
         </Text>
-      )}
-    </Paper>
+        <Text size="xl" fw={700} data-testid={`figure-${label.toLowerCase().replace(/\W+/g, "-")}`}>
+          {value}
+        </Text>
+        {hint && (
+          <Text size="xs" c="dimmed">
+            {hint}
+          </Text>
+        )}
+      </Paper>
+    </RouterAnchor>
   );
 }
 
+/** The jobs list's filter for a bucket of the chart: created in it, and of the status or type the segment shows. */
+function bucketSearch(start: string, seconds: number, extra: JobFilter): JobFilter {
+  return { ...extra, created_after: start, created_before: new Date(Date.parse(start) + seconds * 1000).toISOString() };
+}
+
 function Charts({ stats, window }: { stats: Stats; window: Window }) {
+  const navigate = useNavigate();
   const perMinute = stats.bucket_seconds / 60;
+  const windowStart = stats.buckets[0]?.start;
+  const open = (index: number, extra: JobFilter) => {
+    const bucket = stats.buckets[index];
+    if (bucket) void navigate({ to: "/jobs", search: bucketSearch(bucket.start, stats.bucket_seconds, extra) });
+  };
+  // recharts calls a bar's onClick with the bar's data and index; then the chart's own, which opens the jobs created
+  // in the minute clicked (the line) unless a bar took the click.
+  const barTookClick = useRef(false);
+  const onSegment = (extra: JobFilter) => ({
+    onClick: (_data: unknown, index: number) => {
+      barTookClick.current = true;
+      open(index, extra);
+    },
+    cursor: "pointer",
+  });
+  const onChart = (state: { activeTooltipIndex?: number | string | null } | null) => {
+    if (barTookClick.current) {
+      barTookClick.current = false;
+      return;
+    }
+    const index = Number(state?.activeTooltipIndex);
+    if (Number.isInteger(index)) open(index, {});
+  };
   const unit = perMinute === 1 ? "per minute" : `per ${perMinute} minutes`;
   const types = [...new Set(stats.buckets.flatMap((bucket) => Object.keys(bucket.by_type ?? {})))].sort();
   const byStatus = stats.buckets.map((bucket) => ({
@@ -108,11 +153,13 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
           label="Failure rate"
           value={stats.failure_rate === null ? "—" : `${(stats.failure_rate * 100).toFixed(1)} %`}
           hint={stats.failure_rate === null ? "nothing finished yet" : "failed ÷ finished"}
+          search={{ status: "failed", ...(windowStart ? { created_after: windowStart } : {}) }}
         />
-        <Figure label="Pending" value={stats.queue.pending.toLocaleString()} hint="waiting to start" />
-        <Figure label="Processing" value={stats.queue.processing.toLocaleString()} />
-        <Figure label="Due now" value={stats.queue.waiting_due.toLocaleString()} hint="waiting for a worker" />
-        <Figure label="Delayed" value={stats.queue.delayed.toLocaleString()} hint="run_at or retry later" />
+        <Figure label="Pending" value={stats.queue.pending.toLocaleString()} hint="due now + delayed" search={{ status: "pending" }} />
+        <Figure label="Processing" value={stats.queue.processing.toLocaleString()} search={{ status: "processing" }} />
+        {/* The list has no due-time filter: both open the pending jobs, whose rows say when each is due. */}
+        <Figure label="Due now" value={stats.queue.waiting_due.toLocaleString()} hint="waiting to start" search={{ status: "pending" }} />
+        <Figure label="Delayed" value={stats.queue.delayed.toLocaleString()} hint="run_at or retry later" search={{ status: "pending" }} />
       </SimpleGrid>
       <Paper withBorder p="md" component="section" aria-label={`Jobs ${unit} by status`}>
         <Title order={2} size="h4">
@@ -140,9 +187,15 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
               data={byStatus}
               dataKey="time"
               series={STATUS_SERIES}
-              barProps={{ stackId: "finished" }}
+              barProps={(series) => ({ stackId: "finished", ...onSegment({ status: series.name }) })}
+              yAxisProps={{ allowDecimals: false }}
               // The chart is keyboard-explorable (arrow keys move through the minutes); it needs a name to be announced.
-              composedChartProps={{ title: `Jobs ${unit} by status`, desc: "Finished jobs by outcome as stacked bars, created jobs as a line." }}
+              composedChartProps={{
+                title: `Jobs ${unit} by status`,
+                desc: "Finished jobs by outcome as stacked bars, created jobs as a line. A bar opens its jobs; elsewhere in a minute, the jobs created in it.",
+                onClick: onChart,
+                style: { cursor: "pointer" },
+              }}
               maxBarWidth={24}
               curveType="linear"
               withDots={false}
@@ -167,6 +220,8 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
             type="stacked"
             barChartProps={{ title: `Jobs created ${unit} by type`, desc: "Created jobs by type as stacked bars." }}
             series={types.map((name, i) => ({ name, color: TYPE_COLORS[i % TYPE_COLORS.length]! }))}
+            barProps={(series) => onSegment({ type: series.name })}
+            yAxisProps={{ allowDecimals: false }}
             maxBarWidth={24}
             tickLine="y"
             withLegend

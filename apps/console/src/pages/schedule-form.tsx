@@ -1,12 +1,14 @@
 // Create or edit a schedule. The cron helper reads the expression as the API does (five fields, croner, the
-// schedule's IANA zone) and lists the next five runs while you type; the API's refusals land at their fields.
-import { Alert, Button, Group, JsonInput, List, Modal, NumberInput, Select, Stack, Switch, Text, TextInput } from "@mantine/core";
+// schedule's IANA zone) and lists the next five runs while you type; every one of the API's refusals lands at its
+// field, in words (schedule-errors.ts). A built-in type's payload starts from its template (the typed client's).
+import { Alert, Button, Group, JsonInput, List, Modal, NumberInput, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { useQueryClient } from "@tanstack/react-query";
 import { Cron } from "croner";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
-import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
+import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { formErrors, problems, type FormErrors } from "../ui/form";
+import { problems, type FormErrors } from "../ui/form";
+import { scheduleErrors } from "./schedule-errors";
 import { notify } from "../ui/notify";
 
 export type Schedule = ResponseBody<"/schedules", "get">[number];
@@ -23,10 +25,25 @@ type Draft = {
 };
 
 const FIELDS = ["name", "cron", "timezone", "job.type", "job.payload", "job.max_retries", "job.priority", "paused"] as const;
-const EMPTY: Draft = { name: "", cron: "0 8 * * 1", timezone: "UTC", type: "send_email", payload: "{\n  \n}", max_retries: 0, priority: 5, paused: false };
+/** The payload template of a built-in type, as the form shows it; null for another type. */
+export function payloadTemplate(type: string): string | null {
+  const template = (BUILT_IN_PAYLOAD_TEMPLATES as Record<string, Record<string, unknown> | undefined>)[type];
+  return template ? JSON.stringify(template, null, 2) : null;
+}
+const BLANK_PAYLOAD = "{\n  \n}";
+const EMPTY: Draft = {
+  name: "",
+  cron: "0 8 * * 1",
+  timezone: "UTC",
+  type: "send_email",
+  payload: payloadTemplate("send_email") ?? BLANK_PAYLOAD,
+  max_retries: 0,
+  priority: 5,
+  paused: false,
+};
 
 /** Monospace for what the person types (cron, JSON), not for the field's label and description. */
-const MONOSPACE_INPUT = { input: { fontFamily: "var(--mantine-font-family-monospace)" } };
+const MONOSPACE_INPUT = { input: { fontFamily: "var(--mantine-font-family-monospace)" }, error: { whiteSpace: "pre-line" } };
 
 const zones = (() => {
   const supported = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
@@ -80,7 +97,14 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
   }, [schedule]);
   const upcoming = useMemo(() => upcomingRuns(draft.cron, draft.timezone), [draft.cron, draft.timezone]);
   const set = <K extends keyof Draft>(key: K, value: Draft[K]) => {
-    setDraft({ ...draft, [key]: value });
+    const next = { ...draft, [key]: value };
+    // A new type brings its template, unless the person has written a payload of their own.
+    if (key === "type") {
+      const untouched = [BLANK_PAYLOAD, "", "{}", payloadTemplate(draft.type)].includes(draft.payload.trim() === "" ? "" : draft.payload);
+      const template = payloadTemplate(String(value).trim());
+      if (untouched && template) next.payload = template;
+    }
+    setDraft(next);
     // A refusal of the cron is about the expression it was given: a new one starts without it.
     if (key === "cron" && errors.fields.cron)
       setErrors({ ...errors, fields: Object.fromEntries(Object.entries(errors.fields).filter(([field]) => field !== "cron")) });
@@ -119,7 +143,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
       await queryClient.invalidateQueries({ queryKey: ["schedules"] });
       onClose();
     } catch (error) {
-      setErrors(formErrors(error, FIELDS));
+      setErrors(scheduleErrors(error, FIELDS));
     } finally {
       setBusy(false);
     }
@@ -135,7 +159,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             </Alert>
           )}
           <TextInput label="Name" value={draft.name} onChange={(e) => set("name", e.currentTarget.value)} error={errors.fields.name} required data-autofocus />
-          <Group grow align="flex-start">
+          <SimpleGrid cols={{ base: 1, xs: 2 }} verticalSpacing="sm">
             <TextInput
               label="Cron"
               description="minute hour day-of-month month day-of-week"
@@ -156,7 +180,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
               error={errors.fields.timezone}
               comboboxProps={{ withinPortal: true }}
             />
-          </Group>
+          </SimpleGrid>
           <div aria-live="polite" data-testid="cron-helper">
             {"runs" in upcoming ? (
               <>
@@ -178,15 +202,18 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
               </Text>
             )}
           </div>
-          <Group grow align="flex-start">
-            <TextInput
-              label="Job type"
-              list="schedule-job-types"
-              value={draft.type}
-              onChange={(e) => set("type", e.currentTarget.value)}
-              error={errors.fields["job.type"]}
-              required
-            />
+          {/* The type on a line of its own: on a phone, three fields side by side cut it to "send_e". */}
+          <TextInput
+            label="Job type"
+            description="A built-in type (suggested as you type) or one your workers' plugins add."
+            inputWrapperOrder={["label", "input", "description", "error"]}
+            list="schedule-job-types"
+            value={draft.type}
+            onChange={(e) => set("type", e.currentTarget.value)}
+            error={errors.fields["job.type"]}
+            required
+          />
+          <SimpleGrid cols={2} verticalSpacing="sm">
             <NumberInput
               label="Retries"
               min={0}
@@ -203,15 +230,22 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
               onChange={(value) => set("priority", value)}
               error={errors.fields["job.priority"]}
             />
-          </Group>
+          </SimpleGrid>
           <datalist id="schedule-job-types">
             {BUILT_IN_JOB_TYPES.map((type) => (
               <option key={type} value={type} />
             ))}
           </datalist>
+          {payloadTemplate(draft.type.trim()) && draft.payload !== payloadTemplate(draft.type.trim()) && (
+            <Group justify="flex-end" mb={-8}>
+              <Button size="compact-xs" variant="subtle" onClick={() => setDraft({ ...draft, payload: payloadTemplate(draft.type.trim())! })}>
+                Start again from the {draft.type.trim()} template
+              </Button>
+            </Group>
+          )}
           <JsonInput
             label="Payload"
-            description="The job's payload, checked against its type when you save."
+            description="The job's payload, checked against its type when you save. A built-in type starts from its template."
             autosize
             minRows={4}
             maxRows={14}

@@ -2,14 +2,30 @@
 // the schedule's time zone (croner, read as the API reads it: five fields), pause and resume, delete.
 import { Box, Button, Flex, Group, Paper, ScrollArea, Switch, Table, Text, Title, Stack, VisuallyHidden } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import { api, call } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
-import { formatTime, Time } from "../ui/format";
+import { ZonedTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { ScheduleForm, type Schedule } from "./schedule-form";
 import { notify } from "../ui/notify";
+
+/** A cron expression that wraps only between its five fields, never inside one ("*\/1" and "5" on two lines). */
+function CronText({ cron, zone }: { cron: string; zone?: string }) {
+  const fields = cron.trim().split(/\s+/);
+  return (
+    <span data-testid="cron" style={{ fontFamily: "var(--mantine-font-family-monospace)" }}>
+      {fields.map((field, i) => (
+        <Fragment key={i}>
+          {i > 0 && " "}
+          <span style={{ whiteSpace: "nowrap" }}>{field}</span>
+        </Fragment>
+      ))}
+      {zone && <span style={{ fontFamily: "var(--mantine-font-family)" }}> · {zone}</span>}
+    </span>
+  );
+}
 
 export function SchedulesPage() {
   const queryClient = useQueryClient();
@@ -73,17 +89,23 @@ export function SchedulesPage() {
                       {schedule.name}
                       {/* A phone shows when it runs under its name instead of in columns of their own. */}
                       <Box hiddenFrom="sm">
-                        <Text ff="monospace" size="xs">
-                          {schedule.cron} · {schedule.timezone}
+                        <Text size="xs">
+                          <CronText cron={schedule.cron} zone={schedule.timezone} />
                         </Text>
                         <Text size="xs" c="dimmed">
-                          {schedule.paused ? "Paused" : <>Next: {formatTime(schedule.next_run_at)}</>}
+                          {schedule.paused ? (
+                            "Paused"
+                          ) : (
+                            <>
+                              Next: <ZonedTime iso={schedule.next_run_at} timeZone={schedule.timezone} />
+                            </>
+                          )}
                         </Text>
                       </Box>
                     </Table.Td>
                     <Table.Td visibleFrom="sm">
-                      <Text ff="monospace" size="sm">
-                        {schedule.cron}
+                      <Text size="sm">
+                        <CronText cron={schedule.cron} />
                       </Text>
                       <Text size="xs" c="dimmed">
                         {schedule.timezone}
@@ -94,9 +116,9 @@ export function SchedulesPage() {
                         {schedule.job.type}
                       </RouterAnchor>
                     </Table.Td>
-                    <Table.Td visibleFrom="sm">{schedule.paused ? "Paused" : <Time iso={schedule.next_run_at} />}</Table.Td>
+                    <Table.Td visibleFrom="sm">{schedule.paused ? "Paused" : <ZonedTime iso={schedule.next_run_at} timeZone={schedule.timezone} />}</Table.Td>
                     <Table.Td visibleFrom="sm">
-                      <Time iso={schedule.last_run_at} />
+                      <ZonedTime iso={schedule.last_run_at} timeZone={schedule.timezone} />
                     </Table.Td>
                     <Table.Td>
                       <Switch

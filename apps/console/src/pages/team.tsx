@@ -8,7 +8,7 @@ import type { ResponseBody } from "@conveyor/client";
 import { api, call, callPage } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { emailProblem, formErrors, problems, type FormErrors } from "../ui/form";
-import { Time } from "../ui/format";
+import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
@@ -91,7 +91,7 @@ function Members() {
                   <Table.Th>Role</Table.Th>
                   <Table.Th visibleFrom="sm">Joined</Table.Th>
                   {owner && (
-                    <Table.Th>
+                    <Table.Th visibleFrom="sm">
                       <VisuallyHidden>Actions</VisuallyHidden>
                     </Table.Th>
                   )}
@@ -102,7 +102,9 @@ function Members() {
                   const editable = owner && member.role !== "owner" && member.id !== session.user.id;
                   return (
                     <Table.Tr key={member.id} data-member={member.email}>
-                      <Table.Td style={{ wordBreak: "break-all" }}>{member.email}</Table.Td>
+                      <Table.Td>
+                        <Email address={member.email} />
+                      </Table.Td>
                       <Table.Td>
                         {editable ? (
                           <NativeSelect
@@ -116,12 +118,26 @@ function Members() {
                         ) : (
                           member.role
                         )}
+                        {/* A phone has no room for a column of buttons: the removal sits under the role. */}
+                        {owner && editable && (
+                          <Button
+                            hiddenFrom="sm"
+                            mt={6}
+                            size="xs"
+                            color="red.9"
+                            variant="outline"
+                            onClick={() => removing.ask(member)}
+                            aria-label={`Remove ${member.email}`}
+                          >
+                            Remove
+                          </Button>
+                        )}
                       </Table.Td>
                       <Table.Td visibleFrom="sm">
                         <Time iso={member.joined_at} />
                       </Table.Td>
                       {owner && (
-                        <Table.Td>
+                        <Table.Td visibleFrom="sm">
                           {editable && (
                             <Button size="xs" color="red.9" variant="outline" onClick={() => removing.ask(member)} aria-label={`Remove ${member.email}`}>
                               Remove
@@ -202,7 +218,9 @@ function Invites() {
               <Table.Tbody>
                 {invites.data.map((invite) => (
                   <Table.Tr key={invite.id} data-invite={invite.email}>
-                    <Table.Td style={{ wordBreak: "break-all" }}>{invite.email}</Table.Td>
+                    <Table.Td>
+                      <Email address={invite.email} />
+                    </Table.Td>
                     <Table.Td>{invite.role}</Table.Td>
                     <Table.Td visibleFrom="sm">
                       <Time iso={invite.expires_at} />

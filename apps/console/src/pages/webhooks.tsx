@@ -1,26 +1,10 @@
-// Webhook endpoints (SPEC §10, owners and admins): create one (its signing secret shown once), rotate the secret,
-// delete, and read each endpoint's recent deliveries. URLs are shown as text, never as links.
-import {
-  Alert,
-  Badge,
-  Button,
-  Drawer,
-  Flex,
-  Group,
-  Modal,
-  MultiSelect,
-  Paper,
-  ScrollArea,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-  VisuallyHidden,
-} from "@mantine/core";
+// Webhook endpoints (SPEC §10, owners and admins): create one (its signing secret shown once), edit it, rotate the
+// secret, delete, and read each endpoint's recent deliveries (webhook-deliveries.tsx), where an event can be sent
+// again and a test event sent. URLs are shown as text, never as links.
+import { Alert, Badge, Button, Flex, Group, Modal, MultiSelect, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import type { RequestBody, ResponseBody } from "@conveyor/client";
+import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
@@ -29,9 +13,10 @@ import { ShownOnce, ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
 import { notify } from "../ui/notify";
+import { Deliveries } from "./webhook-deliveries";
+import { EditEndpoint, urlProblem, type EventType } from "./webhook-edit";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
-type EventType = RequestBody<"/webhook-endpoints", "post">["events"][number];
 
 // Every event type the API offers, in this order: `satisfies` makes a type added to the API a compile error here
 // until it is listed (job.updated was missing: an endpoint for M-Pesa callbacks could not be made in the console).
@@ -85,6 +70,7 @@ export function WebhooksPage() {
   const [rotating, setRotating] = useState<Endpoint | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const [deliveries, setDeliveries] = useState<Endpoint | null>(null);
+  const [editing, setEditing] = useState<Endpoint | null>(null);
   const [busy, setBusy] = useState(false);
 
   if (!allowed) {
@@ -180,6 +166,9 @@ export function WebhooksPage() {
                         <Button size="xs" variant="light" onClick={() => setDeliveries(endpoint)}>
                           Deliveries
                         </Button>
+                        <Button size="xs" variant="default" onClick={() => setEditing(endpoint)}>
+                          Edit
+                        </Button>
                         <Button size="xs" variant="default" onClick={() => setRotating(endpoint)}>
                           Rotate secret
                         </Button>
@@ -196,7 +185,9 @@ export function WebhooksPage() {
         </Paper>
       )}
       <CreateEndpoint opened={creating} onClose={() => setCreating(false)} />
-      <Deliveries endpoint={deliveries} onClose={() => setDeliveries(null)} />
+      {/* The open endpoint as the list has it now (an edit shows at once). */}
+      <Deliveries endpoint={endpoints.data?.find((e) => e.id === deliveries?.id) ?? deliveries} onClose={() => setDeliveries(null)} />
+      <EditEndpoint endpoint={editing} eventTypes={EVENT_TYPES} onClose={() => setEditing(null)} />
       <Confirm
         opened={deleting.target !== null}
         title="Delete this endpoint?"
@@ -241,7 +232,7 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
     event.preventDefault();
     const url = values.url.trim();
     const local = problems({
-      url: !url ? "is required" : /^https?:\/\/[^\s]+$/i.test(url) ? undefined : "must be an http(s) URL",
+      url: urlProblem(url),
       events: values.events.length ? undefined : "needs at least one event type",
     });
     setErrors({ fields: local });
@@ -253,7 +244,7 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
       setSecret(created.secret);
       await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
     } catch (error) {
-      setErrors(formErrors(error, ["url", "events", "description"]));
+      setErrors(formErrors(error, ["url", "events", "description"], { webhook_url_taken: "url" }));
     } finally {
       setBusy(false);
     }
@@ -297,73 +288,5 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
         error={errors.fields.description}
       />
     </ShownOnceModal>
-  );
-}
-
-function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; onClose(): void }) {
-  const deliveries = useQuery({
-    queryKey: ["webhook-endpoints", endpoint?.id, "deliveries"],
-    queryFn: () => call(api.GET("/webhook-endpoints/{id}/deliveries", { params: { path: { id: endpoint!.id } } })),
-    enabled: endpoint !== null,
-    refetchInterval: 5000,
-  });
-  return (
-    <Drawer opened={endpoint !== null} onClose={onClose} title="Recent deliveries" position="right" size="lg">
-      {endpoint && (
-        <Text size="xs" c="dimmed" ff="monospace" mb="sm" style={{ wordBreak: "break-all" }}>
-          {endpoint.url}
-        </Text>
-      )}
-      {deliveries.isPending ? (
-        <Loading label="Loading deliveries…" />
-      ) : deliveries.isError ? (
-        <ErrorState error={deliveries.error} retry={() => void deliveries.refetch()} />
-      ) : deliveries.data.length === 0 ? (
-        <Empty title="No deliveries yet">Deliveries appear here as matching events happen.</Empty>
-      ) : (
-        <ScrollArea type="auto">
-          <Table aria-label="Deliveries" miw={{ base: 0, sm: 460 }}>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Event</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>Time</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {deliveries.data.map((delivery) => {
-                const ok = delivery.status_code !== null && delivery.status_code >= 200 && delivery.status_code < 300;
-                return (
-                  <Table.Tr key={`${delivery.event_id}-${delivery.attempt}`}>
-                    <Table.Td>
-                      <Text size="sm">{delivery.event_type}</Text>
-                      <Text size="xs" c="dimmed">
-                        attempt {delivery.attempt}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Badge color={ok ? "green" : "red"} variant="dot" miw="max-content">
-                        {delivery.status_code ?? "no answer"}
-                      </Badge>
-                      {delivery.error && (
-                        <Text size="xs" c="dimmed" style={{ wordBreak: "break-word" }}>
-                          {delivery.error}
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td>
-                      <Time iso={delivery.at} />
-                      <Text size="xs" c="dimmed">
-                        {delivery.duration_ms} ms
-                      </Text>
-                    </Table.Td>
-                  </Table.Tr>
-                );
-              })}
-            </Table.Tbody>
-          </Table>
-        </ScrollArea>
-      )}
-    </Drawer>
   );
 }

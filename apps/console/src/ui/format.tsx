@@ -1,6 +1,7 @@
 // Small renderers: timestamps, statuses, JSON. Everything user-supplied is rendered as text by React (never as
 // HTML), so a payload or an e-mail holding markup or a `javascript:` URL shows as the characters it is.
 import { Badge, Code, ScrollArea } from "@mantine/core";
+import { Fragment } from "react";
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
 
@@ -15,6 +16,48 @@ export function Time({ iso }: { iso: string | null | undefined }) {
   return (
     <time dateTime={iso} title={iso}>
       {formatTime(iso)}
+    </time>
+  );
+}
+
+/**
+ * An e-mail address that wraps only before its "@" or a dot when it does not fit (never inside a word, as
+ * word-break: break-all did: "ad6411eb / 7b@exam / ple.test"); a part longer than the whole line still breaks.
+ */
+export function Email({ address }: { address: string }) {
+  const parts = address.split(/(?=[@.])/);
+  return (
+    <span style={{ wordBreak: "normal", overflowWrap: "break-word" }} data-email={address}>
+      {parts.map((part, i) => (
+        <Fragment key={i}>
+          {i > 0 && <wbr />}
+          {part}
+        </Fragment>
+      ))}
+    </span>
+  );
+}
+
+/** A time as the clock reads in `timeZone` (an IANA zone), or null when the zone is unknown to this browser. */
+export function formatInZone(iso: string, timeZone: string): string | null {
+  try {
+    return new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short", timeZone }).format(new Date(iso));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A time in a given zone, with the zone's name (a schedule's runs read as its zone's clock: 08:00 in Nairobi is
+ * "8:00 AM Africa/Nairobi", not 5:00 AM in the browser's UTC); the viewer's own clock in the tooltip.
+ */
+export function ZonedTime({ iso, timeZone }: { iso: string | null | undefined; timeZone: string }) {
+  if (!iso) return <span>—</span>;
+  const inZone = formatInZone(iso, timeZone);
+  if (!inZone) return <Time iso={iso} />;
+  return (
+    <time dateTime={iso} title={`${formatTime(iso)} your time`}>
+      {inZone} <span style={{ whiteSpace: "nowrap" }}>{timeZone}</span>
     </time>
   );
 }

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { createApp } from "@conveyor/api";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { TEST_PASSWORD } from "@conveyor/testkit/api";
@@ -192,4 +192,35 @@ export async function dismissNotifications(page: Page): Promise<void> {
       .catch(() => undefined);
     await page.waitForTimeout(50);
   }
+}
+
+/**
+ * The lines an element's text is laid out on, as the reader sees them (where the browser wrapped it): to check that
+ * something wraps only where it should (an e-mail before its "@" or a dot, a cron expression between its fields).
+ */
+export async function textLines(element: Locator): Promise<string[]> {
+  return element.evaluate((el) => {
+    const lines: string[] = [];
+    let lastTop: number | null = null;
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent ?? "";
+      for (let i = 0; i < text.length; i++) {
+        const range = document.createRange();
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const rect = range.getBoundingClientRect();
+        // A space at the end of a line may be laid out on it with no height: it belongs to the line it ends.
+        if (rect.height === 0 && lines.length) {
+          lines.push(`${lines.pop()}${text[i]}`);
+          continue;
+        }
+        const top = Math.round(rect.top);
+        if (lastTop === null || top > lastTop + 2) lines.push("");
+        lines.push(`${lines.pop()}${text[i]}`);
+        lastTop = top;
+      }
+    }
+    return lines.map((line) => line.trim());
+  });
 }

@@ -8,6 +8,8 @@ import {
   cloudEventType,
   PermanentJobError,
   RetryableJobError,
+  WEBHOOK_RESPONSE_EXCERPT_BYTES,
+  WEBHOOK_TEST_EVENT_TYPE,
   webhookRetryDelayMs,
   type JobContext,
   type JobResult,
@@ -39,21 +41,27 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps, net: NetOption
 
   return async (payloadJson, ctx) => {
     const payload = parsePayload(payloadJson);
-    const target = await findDeliveryTarget(deps.pool, payload);
+    const test = payload.trigger === "test" ? payload.test : null;
+    const target = await findDeliveryTarget(deps.pool, { endpoint_id: payload.endpoint_id, event_id: "event_id" in payload ? payload.event_id : null });
     // Nothing to deliver any more: the job is done, without an attempt to record.
     if (!target) return { skipped: "the endpoint was deleted" };
     if (target.endpoint.disabled) return { skipped: "the endpoint is disabled" };
-    const event = target.event;
+    const event: DeliveredEvent | null = test ? testEvent(target, test) : target.event;
     if (!event) return { skipped: "the event is no longer retained" };
 
-    const record = (attempt: { statusCode: number | null; durationMs: number; error: string | null }) =>
+    const record = (attempt: { statusCode: number | null; durationMs: number; error: string | null; body?: Buffer | null; truncated?: boolean }) =>
       recorder.record({
         endpointId: target.endpoint.id,
-        eventId: event.id,
+        eventId: typeof event.id === "number" ? event.id : null,
         eventType: event.type,
         jobId: ctx.jobId,
+        subjectJobId: event.jobId,
+        trigger: payload.trigger ?? "event",
         attempt: ctx.attempt,
-        ...attempt,
+        statusCode: attempt.statusCode,
+        durationMs: attempt.durationMs,
+        error: attempt.error,
+        ...responseHead(attempt.body ?? null, attempt.truncated ?? false),
         delivered: attempt.error === null,
       });
 
@@ -84,7 +92,13 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps, net: NetOption
       signal: ctx.signal,
       timeoutMs: deps.settings.WEBHOOK_TIMEOUT_MS,
     });
-    const disabled = await record({ statusCode: answer.status, durationMs: answer.durationMs, error: answer.failure?.message ?? null });
+    const disabled = await record({
+      statusCode: answer.status,
+      durationMs: answer.durationMs,
+      error: answer.failure?.message ?? null,
+      body: answer.body,
+      truncated: answer.truncated,
+    });
 
     if (!answer.failure) return { status: answer.status, event_id: event.id, duration_ms: answer.durationMs };
     if (disabled) {
@@ -99,12 +113,45 @@ export function webhookDeliveryHandler(deps: WebhookDeliveryDeps, net: NetOption
   };
 }
 
+/** The event a delivery sends: one of the event log, or a test event (its id a string, about no job). */
+type DeliveredEvent = { id: number | string; type: string; time: string; jobId: string | null; dataJson: string };
+
 function parsePayload(text: string): WebhookDeliveryPayload {
-  const value = JSON.parse(text) as Partial<WebhookDeliveryPayload>;
-  if (typeof value.endpoint_id !== "string" || !isUuid(value.endpoint_id) || !Number.isSafeInteger(value.event_id)) {
+  const value = JSON.parse(text) as { endpoint_id?: unknown; event_id?: unknown; trigger?: unknown; test?: { id?: unknown; time?: unknown } };
+  if (typeof value.endpoint_id !== "string" || !isUuid(value.endpoint_id)) {
+    throw new PermanentJobError("The payload is not a webhook delivery: it needs endpoint_id (a UUID).");
+  }
+  if (value.trigger === "test") {
+    if (typeof value.test?.id !== "string" || typeof value.test.time !== "string") {
+      throw new PermanentJobError("The payload is not a test delivery: it needs test.id and test.time.");
+    }
+    return { endpoint_id: value.endpoint_id, trigger: "test", test: { id: value.test.id, time: value.test.time } };
+  }
+  if (!Number.isSafeInteger(value.event_id)) {
     throw new PermanentJobError("The payload is not a webhook delivery: it needs endpoint_id (a UUID) and event_id (an integer).");
   }
-  return { endpoint_id: value.endpoint_id, event_id: value.event_id! };
+  return { endpoint_id: value.endpoint_id, event_id: value.event_id as number, ...(value.trigger === "redelivery" ? { trigger: "redelivery" as const } : {}) };
+}
+
+/** A test event: about no job, saying which endpoint it was sent to. */
+function testEvent(target: DeliveryTarget, test: { id: string; time: string }): DeliveredEvent {
+  const data = {
+    message: "A test event from Conveyor. Your endpoint received it; check that it verifies the webhook-signature header.",
+    endpoint_id: target.endpoint.id,
+  };
+  return { id: test.id, type: WEBHOOK_TEST_EVENT_TYPE, time: test.time, jobId: null, dataJson: JSON.stringify(data) };
+}
+
+/**
+ * The first WEBHOOK_RESPONSE_EXCERPT_BYTES of the receiver's answer as text, for its owners to read beside the
+ * attempt (never logged): cut at a character boundary, NUL bytes replaced (Postgres text cannot hold them).
+ */
+function responseHead(body: Buffer | null, truncated: boolean): { responseBody: string | null; responseTruncated: boolean } {
+  if (body === null) return { responseBody: null, responseTruncated: false };
+  const head = body.subarray(0, WEBHOOK_RESPONSE_EXCERPT_BYTES);
+  // stream: true holds back a character cut in two at the end instead of decoding it as U+FFFD.
+  const text = new TextDecoder("utf-8").decode(head, { stream: true }).replaceAll("\u0000", "\uFFFD");
+  return { responseBody: text, responseTruncated: truncated || body.length > head.length };
 }
 
 /** The current secret, and the previous one while it still signs. */
@@ -120,13 +167,13 @@ function signingSecrets(key: Buffer, target: DeliveryTarget): string[] {
 }
 
 /** CloudEvents 1.0, structured JSON mode. `data` is Postgres' JSON text of the job, put in as it is. */
-function cloudEvent(target: DeliveryTarget, event: NonNullable<DeliveryTarget["event"]>): string {
+function cloudEvent(target: DeliveryTarget, event: DeliveredEvent): string {
   const envelope = JSON.stringify({
     specversion: "1.0",
     id: String(event.id),
     source: `/orgs/${target.endpoint.orgId}`,
     type: cloudEventType(event.type),
-    subject: event.jobId,
+    ...(event.jobId ? { subject: event.jobId } : {}),
     time: event.time,
     datacontenttype: "application/json",
   });

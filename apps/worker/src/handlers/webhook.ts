@@ -66,6 +66,8 @@ export type WebhookExchange = {
   durationMs: number;
   /** A short single-line excerpt of the answer's body. */
   excerpt: string;
+  /** The answer's body as read (at most 64 KiB), or null when no answer came. */
+  body: Buffer | null;
   truncated: boolean;
   /** The job error to throw (retryable or permanent), or null for a 2xx. */
   failure: Error | null;
@@ -96,11 +98,18 @@ export async function postWebhook(guard: SsrfGuard, post: WebhookPost): Promise<
   } catch (error) {
     const failure = exchangeFailure(error, target, time);
     if (!(failure instanceof PermanentJobError || failure instanceof RetryableJobError)) throw failure;
-    return { status: null, durationMs: elapsed(), excerpt: "", truncated: false, failure };
+    return { status: null, durationMs: elapsed(), excerpt: "", body: null, truncated: false, failure };
   }
   const durationMs = elapsed();
   const excerpt = bodyExcerpt(response.body, EXCERPT_CHARS);
-  return { status: response.status, durationMs, excerpt, truncated: response.truncated, failure: statusFailure(post.url, response, excerpt) };
+  return {
+    status: response.status,
+    durationMs,
+    excerpt,
+    body: response.body,
+    truncated: response.truncated,
+    failure: statusFailure(post.url, response, excerpt),
+  };
 }
 
 /** PROVIDERS.md §8, "Webhook delivery": null for 2xx, else the job error for the status. */

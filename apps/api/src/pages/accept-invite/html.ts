@@ -22,7 +22,8 @@ export const acceptInviteHtml = `<!doctype html>
 
     <section id="invite" hidden>
       <h1>Join <span id="org-name"></span></h1>
-      <p>You were invited as <strong id="invite-email"></strong>.</p>
+      <p><strong id="invite-email"></strong> is invited to join as <strong id="invite-role"></strong>.</p>
+      <p id="role-means" class="muted"></p>
       <p class="muted">This link works once and expires on <time id="expires-at"></time>.</p>
       <form id="accept-form" novalidate>
         <input id="username" name="username" type="email" autocomplete="username" hidden readonly>

@@ -44,7 +44,15 @@ export const acceptInviteJs = `"use strict";
       if (!r.ok) { var e = errorOf(r.body); return fail(e.code, e.message); }
       invite = r.body;
       $("org-name").textContent = invite.org_name;
-      $("invite-email").textContent = invite.email;
+      // Wrapping only before its "@" or a dot (never inside a word), as the console shows addresses.
+      invite.email.split(/(?=[@.])/).forEach(function (part, i) {
+        if (i > 0) $("invite-email").appendChild(document.createElement("wbr"));
+        $("invite-email").appendChild(document.createTextNode(part));
+      });
+      $("invite-role").textContent = invite.role === "admin" ? "an admin" : "a member";
+      $("role-means").textContent = invite.role === "admin"
+        ? "Admins run jobs, invite members and manage API keys and webhooks."
+        : "Members run and follow jobs and schedules, and make their own API keys.";
       // For password managers: the account the new password belongs to.
       $("username").value = invite.email;
       var expires = new Date(invite.expires_at);

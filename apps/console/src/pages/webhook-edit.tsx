@@ -1,0 +1,123 @@
+// Editing a webhook endpoint (owners and admins): its URL, events, description, and whether deliveries are sent.
+// Only what changed is sent; the API's refusals (a URL the org already has, an address it will not call) show at
+// their field, in words.
+import { Button, Group, Modal, MultiSelect, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState, type FormEvent } from "react";
+import type { RequestBody, ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { formErrors, problems, type FormErrors } from "../ui/form";
+import { notify } from "../ui/notify";
+
+type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
+export type EventType = RequestBody<"/webhook-endpoints", "post">["events"][number];
+type Patch = RequestBody<"/webhook-endpoints/{id}", "patch">;
+
+export const urlProblem = (url: string) => (!url ? "is required" : /^https?:\/\/[^\s]+$/i.test(url) ? undefined : "must be an http(s) URL");
+
+type Values = { url: string; events: EventType[]; description: string; enabled: boolean };
+const valuesOf = (endpoint: Endpoint): Values => ({
+  url: endpoint.url,
+  events: endpoint.events as EventType[],
+  description: endpoint.description ?? "",
+  enabled: endpoint.disabled_at === null,
+});
+
+export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endpoint | null; eventTypes: EventType[]; onClose(): void }) {
+  const queryClient = useQueryClient();
+  const [values, setValues] = useState<Values | null>(null);
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setValues(endpoint ? valuesOf(endpoint) : null);
+    setErrors({ fields: {} });
+  }, [endpoint]);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!endpoint || !values) return;
+    const url = values.url.trim();
+    const local = problems({ url: urlProblem(url), events: values.events.length ? undefined : "needs at least one event type" });
+    setErrors({ fields: local });
+    if (Object.keys(local).length) return;
+    const was = valuesOf(endpoint);
+    const patch: Patch = {
+      ...(url !== was.url ? { url } : {}),
+      ...(JSON.stringify([...values.events].sort()) !== JSON.stringify([...was.events].sort()) ? { events: values.events } : {}),
+      ...(values.description.trim() !== was.description ? { description: values.description.trim() } : {}),
+      ...(values.enabled !== was.enabled ? { enabled: values.enabled } : {}),
+    };
+    if (Object.keys(patch).length === 0) {
+      onClose();
+      return;
+    }
+    setBusy(true);
+    try {
+      await call(api.PATCH("/webhook-endpoints/{id}", { params: { path: { id: endpoint.id } }, body: patch }));
+      await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+      notify({ color: "green", title: "Endpoint saved", message: "Deliveries use the new settings from now on." });
+      onClose();
+    } catch (error) {
+      setErrors(formErrors(error, ["url", "events", "description", "enabled"], { webhook_url_taken: "url" }));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Modal opened={endpoint !== null} onClose={onClose} title="Edit webhook endpoint" centered>
+      {values && endpoint && (
+        <form onSubmit={(event) => void submit(event)} noValidate>
+          <Stack>
+            {errors.form && (
+              <Text c="red.9" size="sm" role="alert">
+                {errors.form}
+              </Text>
+            )}
+            <TextInput
+              label="URL"
+              value={values.url}
+              onChange={(e) => setValues({ ...values, url: e.currentTarget.value })}
+              error={errors.fields.url}
+              data-autofocus
+              required
+            />
+            <MultiSelect
+              label="Events"
+              data={eventTypes}
+              value={values.events}
+              onChange={(events) => setValues({ ...values, events: events.filter((e): e is EventType => eventTypes.includes(e as EventType)) })}
+              error={errors.fields.events}
+              comboboxProps={{ withinPortal: true }}
+            />
+            <TextInput
+              label="Description"
+              value={values.description}
+              onChange={(e) => setValues({ ...values, description: e.currentTarget.value })}
+              error={errors.fields.description}
+            />
+            <Switch
+              label="Send deliveries"
+              description={
+                endpoint.disabled_at
+                  ? "Turned off now. Turning it on starts deliveries again, from the next event."
+                  : "Turn off to pause deliveries to this endpoint."
+              }
+              checked={values.enabled}
+              onChange={(e) => setValues({ ...values, enabled: e.currentTarget.checked })}
+              error={errors.fields.enabled}
+            />
+            <Group justify="flex-end">
+              <Button variant="default" onClick={onClose}>
+                Cancel
+              </Button>
+              <Button type="submit" loading={busy}>
+                Save changes
+              </Button>
+            </Group>
+          </Stack>
+        </form>
+      )}
+    </Modal>
+  );
+}

@@ -130,8 +130,15 @@ const finished = (id: string) =>
     30_000,
     100,
   );
-const attemptOf = (jobId: string) =>
-  waitFor(async () => otlp.spans.find((s) => s.attributes["conveyor.job.id"] === jobId) ?? null, `the attempt span of ${jobId}`, 15_000, 100);
+/** The span of `jobId` whose name starts with `kind` ("attempt", "hand over"). */
+const spanOf = (kind: string, jobId: string) =>
+  waitFor(
+    async () => otlp.spans.find((s) => s.attributes["conveyor.job.id"] === jobId && s.name.startsWith(`${kind} `)) ?? null,
+    `the ${kind} span of ${jobId}`,
+    15_000,
+    100,
+  );
+const attemptOf = (jobId: string) => spanOf("attempt", jobId);
 
 describe("tracing with an OTLP endpoint set", () => {
   it("runs a job's attempt in the trace of the request that created it, and carries the trace to the webhook it sends", async () => {
@@ -174,6 +181,10 @@ describe("tracing with an OTLP endpoint set", () => {
     expect(server.kind).toBe(2); // SERVER
     expect(attempt.parentSpanId).toBe(stored.rows[0]!.trace_parent.split("-")[2]);
     expect(apiSpans.map((s) => s.spanId)).toContain(attempt.parentSpanId);
+    // The dispatcher's hand-over to BullMQ is a span of the same trace, under the same request span, before the attempt.
+    const handOver = await spanOf("hand over", created.body.id);
+    expect(handOver).toMatchObject({ service: "conveyor-worker", traceId, name: "hand over webhook", kind: 4, parentSpanId: attempt.parentSpanId });
+    expect(handOver.attributes).toMatchObject({ "conveyor.job.type": "webhook", "conveyor.org.id": org.orgId });
     // Postgres calls of the request are spans of the same trace.
     expect(apiSpans.some((s) => s.attributes["db.system.name"] === "postgresql" || s.attributes["db.system"] === "postgresql")).toBe(true);
 

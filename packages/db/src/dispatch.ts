@@ -14,7 +14,8 @@ import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
 import type { DispatchLimits } from "./flow-control";
 import { dueCandidates, handOver, type Candidate } from "./job-machine/hand-over";
 
-export type DispatchCandidate = { jobId: string; orgId: string; type: string };
+/** A job handed over; `traceParent` is its creating request's trace context, read only when the plan asks for it. */
+export type DispatchCandidate = { jobId: string; orgId: string; type: string; traceParent?: string | null };
 
 /** Types that have due jobs waiting, in name order. */
 export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<string[]> {
@@ -87,6 +88,8 @@ export type DispatchPlan = {
   limits: DispatchLimits;
   /** Round-robin position: organizations after this id are served first. */
   after: string | null;
+  /** Read each job's trace context with it (tracing on: the dispatcher makes the hand-over a span of the job's trace). */
+  traceParents?: boolean;
 };
 
 /**
@@ -167,8 +170,9 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
   const marked = await handOver(
     db,
     chosen.map((c) => c.jobId),
+    plan.traceParents,
   );
-  for (const row of chosen) if (marked.has(row.jobId)) taken.push({ jobId: row.jobId, orgId: row.orgId, type: plan.type });
+  for (const row of chosen) if (marked.has(row.jobId)) taken.push({ jobId: row.jobId, orgId: row.orgId, type: plan.type, traceParent: marked.get(row.jobId) });
   return taken;
 }
 

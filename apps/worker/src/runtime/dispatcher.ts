@@ -25,6 +25,7 @@ import {
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { capacityOf } from "./capacity";
+import { HAND_OVER_SPANS, startHandOverSpans } from "./hand-over-span";
 import type { LeaderTask } from "./leadership";
 import { restoreMissing } from "./redis-repair";
 
@@ -205,9 +206,10 @@ export class Dispatcher implements LeaderTask {
         }
         if (limits.nextFreeAt) wakeAt = Math.min(wakeAt, limits.nextFreeAt.getTime());
         const inFlightByOrg = limits.orgCaps.size > 0 ? await jobsInFlight(marker, type) : new Map<string, number>();
-        const taken = await takeDueJobs(marker, { type, work, room, inFlightByOrg, limits, after });
+        const takenAt = Date.now();
+        const taken = await takeDueJobs(marker, { type, work, room, inFlightByOrg, limits, after, traceParents: HAND_OVER_SPANS });
         // Handing over (Redis) overlaps with taking the next batch (Postgres).
-        if (taken.length) this.startHandOver(type, taken);
+        if (taken.length) this.startHandOver(type, taken, takenAt);
         // Fewer than there was room for: nothing more is due for this type (or the rest is capped) until woken.
         if (taken.length === 0 || (taken.length < room && work.length === 0)) this.backlog.delete(type);
       }
@@ -232,11 +234,14 @@ export class Dispatcher implements LeaderTask {
     return slots;
   }
 
-  private startHandOver(type: string, taken: DispatchCandidate[]): void {
+  private startHandOver(type: string, taken: DispatchCandidate[], takenAt: number): void {
     const handing = this.handing.get(type) ?? { jobs: 0, batches: 0 };
     this.handing.set(type, { jobs: handing.jobs + taken.length, batches: handing.batches + 1 });
+    const endSpans = startHandOverSpans(taken, takenAt);
     const done = this.handOver(type, taken)
+      .then(() => endSpans?.())
       .catch((error: Error) => {
+        endSpans?.(error);
         if (Date.now() - this.lastHandOverFailure > 30_000)
           this.options.logger.warn(`dispatcher could not hand jobs to BullMQ; they wait for the next round: ${error.message}`);
         this.lastHandOverFailure = Date.now();

@@ -95,16 +95,18 @@ export async function dueCandidates(
 
 /**
  * Marks the chosen jobs handed over — those still waiting and due (a cancel, or a debounce pushing one back, may have
- * come first) — freeing their debounce keys. `db` should be the `handOverConnection`. Answers the ids marked.
+ * come first) — freeing their debounce keys. `db` should be the `handOverConnection`. Answers the ids marked, each
+ * with the trace context its job was created in when `traceParents` is asked for (tracing on: the hand-over is a span
+ * of the job's trace), else null.
  */
-export async function handOver(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<Set<string>> {
-  const { rows } = await db.query<{ job_id: string }>(
+export async function handOver(db: pg.Pool | pg.PoolClient, jobIds: readonly string[], traceParents = false): Promise<Map<string, string | null>> {
+  const { rows } = await db.query<{ job_id: string; trace_parent: string | null }>(
     `UPDATE job_queue SET dispatched_at = now(), debounce_key = NULL
       WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NULL AND due_at <= now()
-     RETURNING job_id`,
+     RETURNING job_id, ${traceParents ? "(SELECT j.trace_parent FROM jobs j WHERE j.id = job_queue.job_id)" : "NULL::text"} AS trace_parent`,
     [jobIds],
   );
-  return new Set(rows.map((r) => r.job_id));
+  return new Map(rows.map((r) => [r.job_id, r.trace_parent]));
 }
 
 /**

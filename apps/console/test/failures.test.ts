@@ -126,6 +126,32 @@ describe("replay with an edited payload", () => {
     const original = (await rig.stack.api.request.get(`/jobs/${id}`).set("Authorization", `Bearer ${rig.stack.owner.token}`)).body;
     expect(original).toMatchObject({ status: "cancelled", replayed_as: [replayId], payload: { to: "nobody@example.invalid" } });
   });
+
+  it("replays from the job's page with an edited payload, and each job's page links to the other", async () => {
+    const marker = `page-${Date.now()}`;
+    const id = await enqueue({
+      type: "send_email",
+      payload: { to: "old@example.com", subject: marker, body: "b" },
+      run_at: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    await rig.stack.api.request.post(`/jobs/${id}/cancel`).set("Authorization", `Bearer ${rig.stack.owner.token}`).expect(200);
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs/${id}`);
+    await page.getByRole("button", { name: "Replay with changes…" }).click();
+    await page.waitForFunction(() => (document.querySelector("textarea") as HTMLTextAreaElement | null)?.value.includes("old@example.com"));
+    await page.getByLabel("Payload (JSON)").fill(JSON.stringify({ to: "new@example.com", subject: marker, body: "b" }));
+    await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(id));
+    const replayId = page.url().split("/jobs/")[1]!.split("?")[0]!;
+    await page.getByText('"new@example.com"').first().waitFor();
+    // The replay names its original, and the original lists its replay: each a link to the other's page.
+    await page.getByRole("link", { name: id.slice(-8) }).click();
+    await page.waitForURL((url) => url.pathname.endsWith(id));
+    await page.getByText("Replayed as").waitFor();
+    await checkPage(page, "job-replayed-as");
+    await page.getByRole("link", { name: replayId.slice(-8) }).click();
+    await page.waitForURL((url) => url.pathname.endsWith(replayId));
+  });
 });
 
 describe("search that finds", () => {

@@ -14,6 +14,7 @@ import { FINAL_STATUSES, JsonBlock, shortId, StatusBadge, Time } from "../ui/for
 import { CopyValue } from "../ui/secret";
 import { ErrorState, Loading } from "../ui/states";
 import { Artifact } from "./job-artifact";
+import { ReplayDialog } from "./replay-dialog";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
 import { WaitingReason } from "../ui/waiting";
@@ -113,6 +114,17 @@ export function JobPage() {
               <RouterAnchor to="/jobs/$id" params={{ id: data.replay_of }} ff="monospace">
                 {shortId(data.replay_of)}
               </RouterAnchor>
+            </Field>
+          )}
+          {data.replayed_as.length > 0 && (
+            <Field label={data.replayed_as.length === 1 ? "Replayed as" : `Replayed as (${data.replayed_as.length})`}>
+              <Group gap="xs">
+                {data.replayed_as.map((id) => (
+                  <RouterAnchor key={id} to="/jobs/$id" params={{ id }} ff="monospace">
+                    {shortId(id)}
+                  </RouterAnchor>
+                ))}
+              </Group>
             </Field>
           )}
           {data.schedule_id && (
@@ -466,6 +478,7 @@ function JobActions({ job }: { job: Job }) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
+  const [editing, setEditing] = useState(false);
   const [busy, setBusy] = useState(false);
   const final = FINAL_STATUSES.includes(job.status);
 
@@ -487,6 +500,7 @@ function JobActions({ job }: { job: Job }) {
     setBusy(true);
     try {
       const created = await call(api.POST("/jobs/{id}/replay", { params: { path: { id: job.id } } }));
+      void queryClient.invalidateQueries({ queryKey: ["job", job.id] });
       void queryClient.invalidateQueries({ queryKey: ["jobs"] });
       notify({ color: "green", message: `Replayed as job ${shortId(created.id)}.` });
       await navigate({ to: "/jobs/$id", params: { id: created.id } });
@@ -505,10 +519,16 @@ function JobActions({ job }: { job: Job }) {
         </Button>
       )}
       {final && (
-        <Button onClick={() => void replay()} loading={busy}>
-          Replay
-        </Button>
+        <>
+          <Button variant="default" onClick={() => setEditing(true)} disabled={busy}>
+            Replay with changes…
+          </Button>
+          <Button onClick={() => void replay()} loading={busy}>
+            Replay
+          </Button>
+        </>
       )}
+      <ReplayDialog jobId={editing ? job.id : null} onClose={() => setEditing(false)} />
       <Confirm
         opened={confirming}
         title="Cancel this job?"

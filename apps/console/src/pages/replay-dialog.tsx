@@ -2,7 +2,7 @@
 // `payload`, which the API checks as POST /jobs checks a payload; its refusals are shown by path beside the box.
 // Opens on the new job once it is created.
 import { Alert, Button, Group, List, Modal, Stack, Text, Textarea } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { ApiError, api, call, type FieldError } from "../api";
@@ -11,6 +11,7 @@ import { notify } from "../ui/notify";
 export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   const { jobId } = props;
   const navigate = useNavigate();
+  const queryClient = useQueryClient();
   const job = useQuery({
     queryKey: ["job", jobId],
     queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id: jobId! } } })),
@@ -37,6 +38,9 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
     setBusy(true);
     try {
       const replay = await call(api.POST("/jobs/{id}/replay", { params: { path: { id: jobId } }, body: { payload } }));
+      // The original now lists its replay (replayed_as), and the lists have a new job.
+      void queryClient.invalidateQueries({ queryKey: ["job", jobId] });
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
       notify({ color: "green", title: "Replayed with the edited payload", message: `The new job is ${replay.status}.` });
       props.onClose();
       void navigate({ to: "/jobs/$id", params: { id: replay.id } });

@@ -2,7 +2,7 @@
 // each type across the deployment (type_state). The decision that uses them is the dispatcher's (dispatch.ts); the
 // windows are written by the claims that start jobs (job-machine/start.ts).
 import type pg from "pg";
-import type { JobStatus } from "@conveyor/contracts";
+import { TRANSITION_EVENTS, type JobStatus } from "@conveyor/contracts";
 import { RATE_LIMIT_LEAD_MS } from "./job-machine/start";
 
 /**
@@ -189,9 +189,9 @@ async function startStats(db: pg.Pool | pg.PoolClient, orgId: string): Promise<M
             count(*) FILTER (WHERE e.time > now() - interval '1 minute')::int AS started_last_minute,
             round(percentile_cont(0.95) WITHIN GROUP (ORDER BY greatest(0, extract(epoch FROM e.time - coalesce((e.data->>'run_at')::timestamptz, (e.data->>'created_at')::timestamptz)) * 1000)))::int AS p95_wait_ms
        FROM (SELECT type, time, data FROM events WHERE org_id = $1 ORDER BY id DESC LIMIT $2) AS e
-      WHERE e.type = 'job.started' AND e.time > now() - interval '15 minutes'
+      WHERE e.type = $3 AND e.time > now() - interval '15 minutes'
       GROUP BY 1`,
-    [orgId, START_STATS_EVENTS],
+    [orgId, START_STATS_EVENTS, TRANSITION_EVENTS.started],
   );
   return new Map(rows.map((r) => [r.type, { started_last_minute: r.started_last_minute, p95_wait_ms: r.p95_wait_ms }]));
 }

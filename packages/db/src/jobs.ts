@@ -3,7 +3,7 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import type { JobFilter, JobStatus } from "@conveyor/contracts";
+import { EVENT_TYPES, type JobFilter, type JobStatus } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
 import { iso, TENANT_JOB } from "./job-sql";
 import { JOB_LOG_ORDER, jobLogSql } from "./job-machine/lines";
@@ -255,10 +255,10 @@ export async function findJobAttempts(pool: pg.Pool, orgId: string, jobId: strin
             e.data->>'status' AS status, e.data->>'error' AS error,
             (SELECT ${iso("max(d.finished_at)")} FROM job_dependencies jd JOIN jobs d ON d.id = jd.depends_on_id WHERE jd.job_id = j.id) AS deps_done
        FROM jobs j LEFT JOIN events e ON e.job_id = j.id
-        AND e.type IN ('job.created', 'job.updated', 'job.started', 'job.retrying', 'job.succeeded', 'job.failed', 'job.cancelled')
+        AND e.type = ANY($3::text[])
       WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
       ORDER BY e.id`,
-    [jobId, orgId],
+    [jobId, orgId, EVENT_TYPES],
   );
   if (rows.length === 0) return null;
   return attemptsOf(rows.filter((row) => row.type !== null));

@@ -13,7 +13,51 @@ type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 export type EventType = RequestBody<"/webhook-endpoints", "post">["events"][number];
 type Patch = RequestBody<"/webhook-endpoints/{id}", "patch">;
 
-export const urlProblem = (url: string) => (!url ? "is required" : /^https?:\/\/[^\s]+$/i.test(url) ? undefined : "must be an http(s) URL");
+const urlProblem = (url: string) => (!url ? "is required" : /^https?:\/\/[^\s]+$/i.test(url) ? undefined : "must be an http(s) URL");
+
+/** What an endpoint's form is refused for before it is sent: a URL that is no http(s) URL, no event type. */
+export const endpointProblems = (values: { url: string; events: EventType[] }) =>
+  problems({ url: urlProblem(values.url.trim()), events: values.events.length ? undefined : "needs at least one event type" });
+
+type FieldValues = { url: string; events: EventType[]; description: string };
+
+/** The URL, events and description fields, shared by the add and the edit dialogs. */
+export function EndpointFields<V extends FieldValues>(props: {
+  values: V;
+  onChange(values: V): void;
+  errors: FormErrors["fields"];
+  eventTypes: EventType[];
+  urlPlaceholder?: string;
+}) {
+  const { values, onChange, errors, eventTypes } = props;
+  return (
+    <>
+      <TextInput
+        label="URL"
+        placeholder={props.urlPlaceholder}
+        value={values.url}
+        onChange={(e) => onChange({ ...values, url: e.currentTarget.value })}
+        error={errors.url}
+        data-autofocus
+        required
+      />
+      <MultiSelect
+        label="Events"
+        data={eventTypes}
+        value={values.events}
+        onChange={(events) => onChange({ ...values, events: events.filter((e): e is EventType => eventTypes.includes(e as EventType)) })}
+        error={errors.events}
+        comboboxProps={{ withinPortal: true }}
+      />
+      <TextInput
+        label="Description"
+        value={values.description}
+        onChange={(e) => onChange({ ...values, description: e.currentTarget.value })}
+        error={errors.description}
+      />
+    </>
+  );
+}
 
 type Values = { url: string; events: EventType[]; description: string; enabled: boolean };
 const valuesOf = (endpoint: Endpoint): Values => ({
@@ -37,7 +81,7 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
     event.preventDefault();
     if (!endpoint || !values) return;
     const url = values.url.trim();
-    const local = problems({ url: urlProblem(url), events: values.events.length ? undefined : "needs at least one event type" });
+    const local = endpointProblems(values);
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
     const was = valuesOf(endpoint);
@@ -74,28 +118,7 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
                 {errors.form}
               </Text>
             )}
-            <TextInput
-              label="URL"
-              value={values.url}
-              onChange={(e) => setValues({ ...values, url: e.currentTarget.value })}
-              error={errors.fields.url}
-              data-autofocus
-              required
-            />
-            <MultiSelect
-              label="Events"
-              data={eventTypes}
-              value={values.events}
-              onChange={(events) => setValues({ ...values, events: events.filter((e): e is EventType => eventTypes.includes(e as EventType)) })}
-              error={errors.fields.events}
-              comboboxProps={{ withinPortal: true }}
-            />
-            <TextInput
-              label="Description"
-              value={values.description}
-              onChange={(e) => setValues({ ...values, description: e.currentTarget.value })}
-              error={errors.fields.description}
-            />
+            <EndpointFields values={values} onChange={(next) => setValues(next)} errors={errors.fields} eventTypes={eventTypes} />
             <Switch
               label="Send deliveries"
               description={

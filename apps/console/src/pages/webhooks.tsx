@@ -1,20 +1,20 @@
 // Webhook endpoints (SPEC §10, owners and admins): create one (its signing secret shown once), edit it, rotate the
 // secret, delete, and read each endpoint's recent deliveries (webhook-deliveries.tsx), where an event can be sent
 // again and a test event sent. URLs are shown as text, never as links.
-import { Alert, Badge, Button, Flex, Group, Modal, MultiSelect, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Alert, Badge, Button, Flex, Group, Modal, Paper, ScrollArea, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
-import { formErrors, problems, type FormErrors } from "../ui/form";
+import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
 import { ShownOnce, ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
 import { notify } from "../ui/notify";
 import { Deliveries } from "./webhook-deliveries";
-import { EditEndpoint, urlProblem, type EventType } from "./webhook-edit";
+import { EditEndpoint, EndpointFields, endpointProblems, type EventType } from "./webhook-edit";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 
@@ -231,10 +231,7 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const url = values.url.trim();
-    const local = problems({
-      url: urlProblem(url),
-      events: values.events.length ? undefined : "needs at least one event type",
-    });
+    const local = endpointProblems(values);
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
     setBusy(true);
@@ -264,28 +261,12 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
       submitLabel="Add endpoint"
       onSubmit={submit}
     >
-      <TextInput
-        label="URL"
-        placeholder="https://example.com/hooks/conveyor"
-        value={values.url}
-        onChange={(e) => setValues({ ...values, url: e.currentTarget.value })}
-        error={errors.fields.url}
-        data-autofocus
-        required
-      />
-      <MultiSelect
-        label="Events"
-        data={EVENT_TYPES}
-        value={values.events}
-        onChange={(events) => setValues({ ...values, events: events.filter((e): e is EventType => EVENT_TYPES.includes(e as EventType)) })}
-        error={errors.fields.events}
-        comboboxProps={{ withinPortal: true }}
-      />
-      <TextInput
-        label="Description"
-        value={values.description}
-        onChange={(e) => setValues({ ...values, description: e.currentTarget.value })}
-        error={errors.fields.description}
+      <EndpointFields
+        values={values}
+        onChange={setValues}
+        errors={errors.fields}
+        eventTypes={EVENT_TYPES}
+        urlPlaceholder="https://example.com/hooks/conveyor"
       />
     </ShownOnceModal>
   );

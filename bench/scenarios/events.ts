@@ -15,7 +15,7 @@ import { insertJobs, newId } from "@conveyor/db";
 import { run, rssMb, rssSampler, sleep, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
-import { NOOP_PLUGIN, queueNoopJobs, waitUntilAllDone } from "./worker";
+import { drainNoopJobs, NOOP_PLUGIN } from "./worker";
 
 const percentile = (values: number[], p: number) =>
   values.length ? [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]! : NaN;
@@ -42,11 +42,7 @@ async function workerRun(env: BenchEnv, port: number, jobs: number, concurrency:
     );
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
     await sleep(1_500);
-    const { rows: start } = await env.db.pool.query<{ at: Date }>("SELECT clock_timestamp() AS at");
-    await queueNoopJobs(env, jobs);
-    await waitUntilAllDone(env, jobs);
-    const { rows: end } = await env.db.pool.query<{ at: Date }>("SELECT max(updated_at) AS at FROM jobs");
-    return jobs / ((end[0]!.at.getTime() - start[0]!.at.getTime()) / 1000);
+    return await drainNoopJobs(env, jobs);
   } finally {
     await proc?.stop();
     await clearJobs(env.db);

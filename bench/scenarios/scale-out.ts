@@ -18,7 +18,7 @@ import { load } from "../lib/load";
 import { run, sleep, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
-import { NOOP_PLUGIN, queueNoopJobs, waitUntilAllDone } from "./worker";
+import { drainNoopJobs, NOOP_PLUGIN } from "./worker";
 
 const CLUSTER_PORTS: [number, number, number] = [7110, 7111, 7112];
 
@@ -58,11 +58,7 @@ async function noopWorkerRate(env: BenchEnv, port: number, jobs: number, concurr
     );
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
     await sleep(1000);
-    const { rows: start } = await env.db.pool.query<{ at: Date }>("SELECT clock_timestamp() AS at");
-    await queueNoopJobs(env, jobs);
-    await waitUntilAllDone(env, jobs);
-    const { rows: end } = await env.db.pool.query<{ at: Date }>("SELECT max(updated_at) AS at FROM jobs");
-    return jobs / ((end[0]!.at.getTime() - start[0]!.at.getTime()) / 1000);
+    return await drainNoopJobs(env, jobs);
   } finally {
     await proc?.stop();
     await clearJobs(env.db);

@@ -45,6 +45,18 @@ export async function waitUntilAllDone(env: BenchEnv, jobs: number, pollMs = 100
   if (Number(rows[0]!.n) !== jobs) throw new Error(`expected ${jobs} jobs done, found ${rows[0]!.n}`);
 }
 
+/**
+ * Queues `jobs` no-op jobs and waits until all are done: jobs per second, timed in Postgres from before the first
+ * insert to the last job's done (its updated_at), so the poll can be light and infrequent without blurring the figure.
+ */
+export async function drainNoopJobs(env: BenchEnv, jobs: number): Promise<number> {
+  const { rows: start } = await env.db.pool.query<{ at: Date }>("SELECT clock_timestamp() AS at");
+  await queueNoopJobs(env, jobs);
+  await waitUntilAllDone(env, jobs);
+  const { rows: end } = await env.db.pool.query<{ at: Date }>("SELECT max(updated_at) AS at FROM jobs");
+  return jobs / ((end[0]!.at.getTime() - start[0]!.at.getTime()) / 1000);
+}
+
 /** The peers' jobs/s: each a child program that prints `RESULT {"per_second": …}`, run one after the other. */
 async function peers(env: BenchEnv, jobs: number, concurrency: number): Promise<{ graphile: number; pgBoss: number }> {
   const common = { SERVER_URL: withDatabaseName(env.databaseUrl, "postgres"), JOBS: String(jobs), CONCURRENCY: String(concurrency) };
@@ -77,13 +89,7 @@ export async function worker(env: BenchEnv, port: number, jobs: number, concurre
     await sleep(1000);
     const idle = rssMb(proc.pid);
     const sampler = rssSampler(proc.pid);
-    // Timed in Postgres, from before the first insert to the last job's done (its updated_at), so the poll
-    // below can be light and infrequent without blurring the figure.
-    const { rows: start } = await env.db.pool.query<{ at: Date }>("SELECT clock_timestamp() AS at");
-    await queueNoopJobs(env, jobs);
-    await waitUntilAllDone(env, jobs);
-    const { rows: end } = await env.db.pool.query<{ at: Date }>("SELECT max(updated_at) AS at FROM jobs");
-    const perSecond = jobs / ((end[0]!.at.getTime() - start[0]!.at.getTime()) / 1000);
+    const perSecond = await drainNoopJobs(env, jobs);
     const peak = sampler.stop();
     const aheadOf = (name: string, peerPerSecond: number): Row => ({
       scenario: "Worker (no-op plugin)",

@@ -18,19 +18,6 @@ const enqueue = async (body: object) => {
 };
 const db = () => rig.stack.api.database.db.pool;
 
-/**
- * checkNarrow, once the page has taken its narrow layout: on a loaded machine React's re-render after the resize (the
- * media query switching the tables to their narrow columns) can take longer than checkNarrow's own pause.
- */
-async function checkNarrowSettled(page: Page, name: string): Promise<void> {
-  const before = page.viewportSize();
-  await page.setViewportSize({ width: 375, height: 740 });
-  await page.waitForFunction(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth, undefined, { timeout: 10_000 });
-  // Already 375 px wide: checkNarrow's resize changes nothing, and its checks see the settled page.
-  await checkNarrow(page, name);
-  if (before) await page.setViewportSize(before);
-}
-
 describe("failures by error", () => {
   let permanent: string[];
   let retried: string[];
@@ -57,7 +44,7 @@ describe("failures by error", () => {
     // Nothing of these waits to retry: no cancel is offered (it would cancel none).
     expect(await page.getByRole("button", { name: "Cancel retries…" }).count()).toBe(0);
     await checkPage(page, "jobs-failures");
-    await checkNarrowSettled(page, "jobs-failures");
+    await checkNarrow(page, "jobs-failures");
 
     await permanentRow.getByRole("button", { name: /^Replay the 3 failed jobs/ }).click();
     await page.getByTestId("group-action-count").filter({ hasText: "3 failed jobs of type scripted" }).waitFor();
@@ -76,7 +63,7 @@ describe("failures by error", () => {
     expect(await page.locator("tr[data-job-id]").count()).toBe(2);
     expect(await page.locator(`tr[data-job-id="${retried[0]}"]`).getByTestId("row-error").innerText()).toMatch(/^scripted failure on attempt 1/);
     await checkPage(page, "jobs-failure-group");
-    await checkNarrowSettled(page, "jobs-failure-group");
+    await checkNarrow(page, "jobs-failure-group");
   });
 });
 
@@ -115,7 +102,7 @@ describe("replay with an edited payload", () => {
     await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
     await page.getByTestId("replay-problems").filter({ hasText: "payload.to" }).waitFor();
     await checkPage(page, "jobs-replay-edited-refused");
-    await checkNarrowSettled(page, "jobs-replay-edited-refused");
+    await checkNarrow(page, "jobs-replay-edited-refused");
 
     await box.fill(JSON.stringify({ to: "ada@example.com", subject: marker, body: "b" }));
     await page.getByRole("dialog").getByRole("button", { name: "Replay", exact: true }).click();
@@ -172,6 +159,6 @@ describe("search that finds", () => {
     await page.locator(`tr[data-job-id="${customer}"]`).getByTestId("row-matched").filter({ hasText: "matched payload.customer" }).waitFor();
     expect(await page.locator(`tr[data-job-id="${supplier}"]`).count()).toBe(0);
     await checkPage(page, "jobs-search-field");
-    await checkNarrowSettled(page, "jobs-search-field");
+    await checkNarrow(page, "jobs-search-field");
   });
 });

@@ -158,8 +158,14 @@ export async function expectAccessible(page: Page): Promise<void> {
   expect(serious).toEqual([]);
 }
 
-/** At 375 px the page scrolls up and down only (tables scroll inside their own box). */
+/**
+ * At 375 px the page scrolls up and down only (tables scroll inside their own box). Waits up to 10 s for the page to
+ * settle first: after a resize, React's re-render (media queries switching tables to narrow columns, charts measuring
+ * their new box) can take seconds on a loaded machine; a page that never fits still fails, with its widths.
+ */
 export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const fits = () => document.documentElement.scrollWidth <= document.documentElement.clientWidth;
+  await page.waitForFunction(fits, undefined, { timeout: 10_000 }).catch(() => undefined);
   const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
   expect(widths.scroll).toBeLessThanOrEqual(widths.client);
 }
@@ -175,7 +181,6 @@ export async function checkPage(page: Page, name: string): Promise<void> {
 export async function checkNarrow(page: Page, name: string): Promise<void> {
   const before = page.viewportSize();
   await page.setViewportSize({ width: 375, height: 740 });
-  await page.waitForTimeout(200);
   await expectNoSidewaysScroll(page);
   await screenshot(page, `${name}-375`);
   await expectAccessible(page);

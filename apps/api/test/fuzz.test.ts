@@ -146,6 +146,7 @@ const jsonValue = fc.letrec((tie) => ({
         "attachments",
         "filter",
         "failure_group",
+        "due",
       ),
     ),
     tie("value"),

@@ -158,6 +158,47 @@ describe("each filter alone", () => {
   });
 });
 
+describe("due: pending jobs due now or later, as the overview counts them", () => {
+  it("splits the pending jobs in two, agrees with GET /jobs/stats, and bulk-cancels only the delayed", async () => {
+    const carol = await createOrg(api.database.db, api.deps.config);
+    const asCarol = { Authorization: `Bearer ${carol.token}` };
+    const post = async (body: object) => {
+      const res = await api.request.post("/jobs").set(asCarol).send(body);
+      expect(res.status).toBe(202);
+      return res.body.id as string;
+    };
+    const later = new Date(Date.now() + 24 * hour).toISOString();
+    const dueNow = await post({ type: "echo_test", payload: { n: 1 } });
+    const delayed = await post({ type: "echo_test", payload: { n: 2 }, run_at: later });
+    // Handed over to a worker ahead of its time is due now (about to start), not delayed.
+    const handedOver = await post({ type: "echo_test", payload: { n: 3 }, run_at: later });
+    await api.database.db.pool.query("UPDATE job_queue SET dispatched_at = now() WHERE job_id = $1", [handedOver]);
+    const running = await post({ type: "echo_test", payload: { n: 4 } });
+    await api.database.db.pool.query("UPDATE jobs SET status = 'processing' WHERE id = $1", [running]);
+
+    expect(await listed("due=now", asCarol)).toEqual([handedOver, dueNow]);
+    expect(await listed("due=later", asCarol)).toEqual([delayed]);
+    expect(await listed("due=later&status=processing", asCarol)).toEqual([]);
+    // Alice's one pending job, in pages whose Links keep the filter; none of Carol's.
+    const alices = await paged("due=now", 1);
+    expect(alices.ids).toEqual([jobs.needle]);
+    const stats = await api.request.get("/jobs/stats").set(asCarol);
+    expect(stats.body.queue).toMatchObject({ pending: 3, waiting_due: 2, delayed: 1 });
+
+    const bulk = await api.request
+      .post("/jobs/bulk")
+      .set(asCarol)
+      .send({ action: "cancel", filter: { due: "later" } });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toMatchObject({ matched: 1 });
+    expect(await listed("status=cancelled", asCarol)).toEqual([delayed]);
+
+    const bad = await api.request.get("/jobs?due=soon").set(asCarol);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toEqual([expect.objectContaining({ path: "query.due", message: expect.stringContaining("now, later") })]);
+  });
+});
+
 describe("filters combined", () => {
   it("must all hold", async () => {
     expect(await listed("status=done,cancelled&q=A-1")).toEqual([jobs.order, jobs.done]);

@@ -2882,6 +2882,7 @@ export interface operations {
                 q?: string;
                 /** @description Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error. */
                 failure_group?: string;
+                due?: "now" | "later";
                 /** @description Page size; without it the whole list is streamed. */
                 limit?: number;
                 /** @description Opaque; taken from the previous page's Link header, with the same filters (another filter is a 400). */
@@ -3533,6 +3534,11 @@ export interface operations {
                         q?: string;
                         /** @description A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error. */
                         failure_group?: string;
+                        /**
+                         * @description Pending jobs by when they are due (the overview's Due now and Delayed): `now` — due and waiting to start (for a worker, other jobs or a limit); `later` — run_at or a retry's wait still ahead. Together they are every pending job.
+                         * @enum {string}
+                         */
+                        due?: "now" | "later";
                     };
                 } | {
                     /**

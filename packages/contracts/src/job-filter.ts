@@ -27,6 +27,8 @@ export type JobFilterInput = {
   q?: string;
   /** A failure group of GET /jobs/failures: jobs whose last error is of that kind. */
   failure_group?: string;
+  /** Pending jobs by when they are due: `now` (waiting to start) or `later` (run_at or a retry's wait ahead). */
+  due?: string;
 };
 
 /** The filters as queries use them. Every field narrows the list; none set matches every job. */
@@ -38,7 +40,12 @@ export type JobFilter = {
   scheduleId?: string;
   q?: string;
   failureGroup?: string;
+  due?: JobDue;
 };
+
+/** When pending jobs are due, as the overview counts them: `now` (Due now) and `later` (Delayed) split the pending. */
+export const JOB_DUE = ["now", "later"] as const;
+export type JobDue = (typeof JOB_DUE)[number];
 
 export const JOB_FILTER_NAMES = [
   "status",
@@ -48,6 +55,7 @@ export const JOB_FILTER_NAMES = [
   "schedule_id",
   "q",
   "failure_group",
+  "due",
 ] as const satisfies readonly (keyof JobFilterInput)[];
 
 const STATUS_MESSAGE = `must be one of ${JOB_STATUSES.join(", ")} (several comma-separated)`;
@@ -101,6 +109,11 @@ export const jobFilterFields = {
     .description(
       "A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error.",
     ),
+  due: Joi.string()
+    .valid(...JOB_DUE)
+    .description(
+      "Pending jobs by when they are due (the overview's Due now and Delayed): `now` — due and waiting to start (for a worker, other jobs or a limit); `later` — run_at or a retry's wait still ahead. Together they are every pending job.",
+    ),
 };
 
 /** The filters alone (POST /jobs/bulk's `filter`); unknown names are refused. */
@@ -116,6 +129,7 @@ export function toJobFilter(input: JobFilterInput): JobFilter {
   if (input.schedule_id) filter.scheduleId = input.schedule_id.toLowerCase();
   if (input.q !== undefined) filter.q = input.q;
   if (input.failure_group) filter.failureGroup = input.failure_group.toLowerCase();
+  if (input.due) filter.due = input.due as JobDue;
   return filter;
 }
 
@@ -129,5 +143,6 @@ export function jobFilterParams(filter: JobFilter): [string, string][] {
   if (filter.scheduleId) params.push(["schedule_id", filter.scheduleId]);
   if (filter.q !== undefined) params.push(["q", filter.q]);
   if (filter.failureGroup) params.push(["failure_group", filter.failureGroup]);
+  if (filter.due) params.push(["due", filter.due]);
   return params;
 }

@@ -4,7 +4,7 @@
 import type pg from "pg";
 import { FINAL_STATUSES, type JobFilter, type JobStatus } from "@conveyor/contracts";
 import { isUuid } from "./ids";
-import { TENANT_JOB } from "./job-sql";
+import { DUE_LATER, TENANT_JOB } from "./job-sql";
 
 /**
  * What a search `q` looks for (issue 23): the value as given (a payload value, or a job's 8-character short id, which
@@ -49,6 +49,11 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
   if (filter?.scheduleId) where.push(`${alias}.schedule_id = ${param(filter.scheduleId)}::uuid`);
   // Through jobs_failure_group_idx (partial: only jobs with an error).
   if (filter?.failureGroup) where.push(`${alias}.failure_group IS NOT NULL AND ${alias}.failure_group = ${param(filter.failureGroup)}`);
+  // Due later or now as the overview counts them (countQueue), by the database's clock, as the dispatcher decides.
+  if (filter?.due) {
+    const later = `EXISTS (SELECT 1 FROM job_queue q WHERE q.job_id = ${alias}.id AND ${DUE_LATER("q", "now()")})`;
+    where.push(`${alias}.status = 'pending' AND ${filter.due === "later" ? later : `NOT ${later}`}`);
+  }
   if (filter?.q !== undefined) {
     const terms = searchTerms(filter.q);
     // `@>` and `&&` are what the GIN index job_search_values_idx answers (`= ANY(search_values)` would read every row).

@@ -9,6 +9,12 @@ export const iso = (column: string) => `conveyor_iso(${column})`;
  */
 export const TENANT_JOB = (alias: string) => `left(${alias}.type, 1) <> '_'`;
 
+/**
+ * A pending job's queue row `queue` that is due later than `now` (run_at or a retry's wait ahead, not handed over):
+ * the overview's Delayed, and the list's `due=later`; every other pending job is due now.
+ */
+export const DUE_LATER = (queue: string, now: string) => `${queue}.dispatched_at IS NULL AND ${queue}.due_at > ${now}`;
+
 /** NOTIFY channel that wakes the dispatcher: new jobs, and slots freed by finished attempts. */
 export const DISPATCH_CHANNEL = "conveyor_dispatch";
 

@@ -4,7 +4,7 @@
 // from `jobs`: created ones through the time-ordered ids (jobs_org_id_id_idx), finished ones through
 // jobs_org_id_finished_at_idx. Internal jobs (types starting with `_`) are never counted.
 import type pg from "pg";
-import { TENANT_JOB } from "./job-sql";
+import { DUE_LATER, TENANT_JOB } from "./job-sql";
 
 export type JobCounts = { created: number; done: number; failed: number; cancelled: number };
 
@@ -118,7 +118,7 @@ export async function countQueue(pool: pg.Pool, query: { orgId: string; now: Dat
   const { rows } = await pool.query<{ pending: number; processing: number; delayed: number }>(
     `SELECT count(*) FILTER (WHERE j.status = 'pending')::int AS pending,
             count(*) FILTER (WHERE j.status = 'processing')::int AS processing,
-            count(*) FILTER (WHERE j.status = 'pending' AND q.dispatched_at IS NULL AND q.due_at > $2)::int AS delayed
+            count(*) FILTER (WHERE j.status = 'pending' AND ${DUE_LATER("q", "$2")})::int AS delayed
        FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
       WHERE j.org_id = $1 AND j.status IN ('pending', 'processing') AND ${TENANT_JOB("j")}`,
     [query.orgId, query.now],

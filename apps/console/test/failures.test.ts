@@ -1,7 +1,6 @@
 // The jobs list's failures grouped by error (issue 23), in a real browser against the real API and a real worker:
 // jobs fail in the worker, the grouped view shows one row per kind of error with its count, replays a group and
 // opens its jobs, whose failed rows show their error; and the jobs table at 375 px keeps the status in view (#13).
-import type { Page } from "playwright-core";
 import { checkNarrow, checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
 
 let rig: Rig;
@@ -58,12 +57,30 @@ describe("failures by error", () => {
     await retriedRow.getByRole("button", { name: "Show jobs" }).click();
     await page.waitForURL(/failure_group=[0-9a-f]{16}/);
     expect(page.url()).not.toContain("view=failures");
-    await page.getByTestId("failure-group-filter").waitFor();
+    // The group is named by one of its jobs' type and error, not by its hex id.
+    await page
+      .getByTestId("failure-group-filter")
+      .filter({ hasText: /Jobs failing like this scripted job: \W?scripted failure on attempt \d/ })
+      .waitFor();
     for (const id of retried) await page.locator(`tr[data-job-id="${id}"]`).waitFor();
     expect(await page.locator("tr[data-job-id]").count()).toBe(2);
     expect(await page.locator(`tr[data-job-id="${retried[0]}"]`).getByTestId("row-error").innerText()).toMatch(/^scripted failure on attempt 1/);
     await checkPage(page, "jobs-failure-group");
     await checkNarrow(page, "jobs-failure-group");
+  });
+});
+
+describe("grouped failures and the list's own filters", () => {
+  it("says which filters set apply to the list only, instead of ignoring them silently", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs?view=failures&q=nothing-holds-this&status=failed`);
+    const note = page.getByTestId("failure-groups-list-only");
+    await note.filter({ hasText: "the search and the status filter apply to the list of all jobs only" }).waitFor();
+    // The groups are still those of every failed job (the search would have matched none).
+    await page.getByTestId("failure-groups").locator("tr", { hasText: "scripted permanent failure" }).waitFor();
+    await page.getByText("All jobs", { exact: true }).click();
+    await page.getByText("No job matches these filters").waitFor();
+    expect(await note.count()).toBe(0);
   });
 });
 

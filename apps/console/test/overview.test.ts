@@ -96,7 +96,7 @@ describe("the overview", () => {
     const post = async (body: object) => (await rig.stack.api.request.post("/jobs").set("X-API-Key", key).send(body)).body.id as string;
     const done = await post({ type: "word_count", payload: { text: "one quiet job" } });
     const failed = await post({ type: "scripted", payload: { permanent: true } });
-    await post({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const delayed = await post({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
     const job = async (id: string) => (await rig.stack.api.request.get(`/jobs/${id}`).set("X-API-Key", key)).body as { status: string };
     const { waitFor } = await import("@conveyor/testkit");
     await waitFor(async () => (await job(done)).status === "done" && (await job(failed)).status === "failed", "both jobs finished", 30_000, 200);
@@ -132,6 +132,37 @@ describe("the overview", () => {
       await page.goBack();
       await byStatus.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
     }
+    // Due now and Delayed open the pending jobs due now and later: the delayed job in the one, not in the other.
+    for (const [label, due, listed] of [
+      ["Due now", "now", false],
+      ["Delayed", "later", true],
+    ] as const) {
+      await page.locator(`a[data-figure="${label}"]`).click();
+      await page.waitForURL(/\/jobs\?/);
+      expect(search()).toEqual({ due });
+      await page.getByTestId("due-filter").waitFor();
+      if (listed) await page.locator(`tr[data-job-id="${delayed}"]`).waitFor();
+      else await page.getByText("No job matches these filters").waitFor();
+      expect(await page.locator(`tr[data-job-id="${done}"], tr[data-job-id="${failed}"]`).count()).toBe(0);
+      if (listed) await checkPage(page, "jobs-due-later");
+      await page.goBack();
+      await byStatus.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
+    }
+    // By keyboard: the chart's figures as a table, each count a link to its jobs (the bars take mouse clicks only).
+    const showTable = byStatus.getByRole("button", { name: "Show the figures as a table" });
+    await showTable.focus();
+    await page.keyboard.press("Enter");
+    const failedLink = byStatus.getByRole("table").getByRole("link", { name: /^1 failed from / });
+    await failedLink.waitFor();
+    await checkPage(page, "overview-figures-table");
+    await failedLink.focus();
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/jobs\?/);
+    expect(search().status).toBe("failed");
+    expect(Date.parse(search().created_before!) - Date.parse(search().created_after!)).toBe(60_000);
+    await page.locator(`tr[data-job-id="${failed}"]`).waitFor();
+    await page.goBack();
+    await byStatus.locator(".recharts-bar-rectangle").filter({ visible: true }).first().waitFor();
     // A bar of the status chart: that outcome, created in that minute; the failed job is in the list it opens.
     await byStatus.locator(".recharts-bar-rectangle path[fill*='red']").first().click();
     await page.waitForURL(/\/jobs\?/);

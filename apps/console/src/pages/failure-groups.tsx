@@ -21,7 +21,10 @@ type Action = { kind: "replay" | "cancel"; group: FailureGroup };
 /** Calls of one bulk action before the console stops (each handles up to 10,000 jobs). */
 const MAX_ROUNDS = 100;
 
-/** The filters GET /jobs/failures takes (a status or a search does not apply to grouped failures). */
+/** The list's filters that grouped failures do not take, as the page names them when they are set. */
+const LIST_ONLY = { q: "the search", status: "the status filter", due: "the due filter" } as const;
+
+/** The filters GET /jobs/failures takes (a status or a search does not apply to grouped failures: see LIST_ONLY). */
 const groupFilter = (filter: JobFilter) => ({
   type: filter.type,
   created_after: filter.created_after,
@@ -68,13 +71,17 @@ export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: stri
   if (groups.isError) return <ErrorState error={groups.error} retry={() => void groups.refetch()} />;
   if (groups.data.groups.length === 0)
     return (
-      <Empty title="No failed jobs">
-        {Object.values(groupFilter(props.filter)).some(Boolean) ? "None matches these filters." : "Failed jobs show up here grouped by their error."}
-      </Empty>
+      <Stack gap="xs">
+        <ListOnlyNote filter={props.filter} />
+        <Empty title="No failed jobs">
+          {Object.values(groupFilter(props.filter)).some(Boolean) ? "None matches these filters." : "Failed jobs show up here grouped by their error."}
+        </Empty>
+      </Stack>
     );
 
   return (
     <Stack gap="xs">
+      <ListOnlyNote filter={props.filter} />
       <Paper withBorder>
         <ScrollArea type="auto">
           <Table striped aria-label="Failures grouped by error" data-testid="failure-groups" layout="fixed" miw={narrow ? undefined : 900}>
@@ -190,5 +197,18 @@ function GroupActions(props: { group: FailureGroup; onAction(action: Action): vo
         </Button>
       )}
     </Group>
+  );
+}
+
+/** Says which of the filters set apply to the list only, so grouped counts are never read as filtered by them. */
+function ListOnlyNote({ filter }: { filter: JobFilter }) {
+  const ignored = (Object.keys(LIST_ONLY) as (keyof typeof LIST_ONLY)[]).filter((key) => filter[key]).map((key) => LIST_ONLY[key]);
+  if (ignored.length === 0) return null;
+  const names = ignored.length === 1 ? ignored[0] : `${ignored.slice(0, -1).join(", ")} and ${ignored.at(-1)}`;
+  return (
+    <Text size="sm" c="dimmed" data-testid="failure-groups-list-only">
+      Failures by error groups the failed jobs of the type, creation time and schedule chosen; {names} {ignored.length === 1 ? "applies" : "apply"} to the list
+      of all jobs only.
+    </Text>
   );
 }

@@ -9,6 +9,8 @@ export type JobSearch = {
   q?: string;
   /** A failure group of GET /jobs/failures: the group's jobs. */
   failure_group?: string;
+  /** Pending jobs due `now` or `later` (the overview's Due now and Delayed). */
+  due?: "now" | "later";
   cursor?: string;
   /** `failures`: the failed jobs grouped by error instead of the list. */
   view?: "failures";

@@ -35,7 +35,13 @@ export type JobRow = ResponseBody<"/jobs", "get">[number];
 
 export type { JobFilter, JobSearch };
 
-const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q", "failure_group"] as const;
+const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q", "failure_group", "due"] as const;
+
+/** What a `due` filter shows, in words (the overview's Due now and Delayed open these). */
+const DUE_WORDS: Record<NonNullable<JobSearch["due"]>, string> = {
+  now: "Pending jobs due now: waiting to start (for a worker, other jobs or a limit)",
+  later: "Pending jobs due later: run_at or a retry's wait still ahead",
+};
 const PAGE_SIZE = 50;
 
 /** The URL's search, kept to the known filters with string values (anything else in the address is dropped). */
@@ -43,6 +49,10 @@ export function parseJobSearch(search: Record<string, unknown>): JobSearch {
   const result: JobSearch = {};
   for (const key of [...FILTER_KEYS, "cursor"] as const) {
     const value = search[key];
+    if (key === "due") {
+      if (value === "now" || value === "later") result.due = value;
+      continue;
+    }
     if (typeof value === "string" && value.trim()) result[key] = value.trim();
     else if (typeof value === "number") result[key] = String(value);
   }
@@ -97,7 +107,12 @@ export function JobsPage() {
       <Title order={1} size="h2">
         Jobs
       </Title>
-      <Filters search={search} onChange={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : filter)} />
+      <Filters
+        search={search}
+        // A failure group is named by one of its jobs' type and error when the page holds one (its id otherwise).
+        failureExample={search.failure_group ? rows.find((row) => row.error) : undefined}
+        onChange={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : filter)}
+      />
       <SegmentedControl
         aria-label="Show"
         data={[
@@ -238,7 +253,7 @@ export function JobsPage() {
   }
 }
 
-function Filters({ search, onChange }: { search: JobSearch; onChange(filter: JobFilter): void }) {
+function Filters({ search, failureExample, onChange }: { search: JobSearch; failureExample?: JobRow; onChange(filter: JobFilter): void }) {
   const [draft, setDraft] = useState<JobFilter>(filterOf(search));
   useEffect(() => setDraft(filterOf(search)), [search]);
   // Text fields apply on Enter (the form's submit) or when they lose focus; the others at once.
@@ -265,11 +280,25 @@ function Filters({ search, onChange }: { search: JobSearch; onChange(filter: Job
       <Stack gap="xs">
         <TextInput label="Search" placeholder="A job id or short id, a payload value, or field:value like customer:Globex (exact)" {...text("q")} />
         {search.failure_group && (
-          <Group gap={4} data-testid="failure-group-filter">
-            <Text size="sm">
-              Jobs whose last error is of failure group <code>{search.failure_group}</code>
+          <Group gap={4} wrap="nowrap" data-testid="failure-group-filter">
+            <Text size="sm" miw={0} lineClamp={2}>
+              {failureExample?.error ? (
+                <>
+                  Jobs failing like this <code>{failureExample.type}</code> job: <q>{failureExample.error}</q>
+                </>
+              ) : (
+                <>
+                  Jobs whose last error is of failure group <code>{search.failure_group}</code>
+                </>
+              )}
             </Text>
             <CloseButton size="sm" aria-label="Show jobs of every error" onClick={() => apply({ ...draft, failure_group: undefined })} />
+          </Group>
+        )}
+        {search.due && (
+          <Group gap={4} wrap="nowrap" data-testid="due-filter">
+            <Text size="sm">{DUE_WORDS[search.due]}</Text>
+            <CloseButton size="sm" aria-label="Show jobs whenever due" onClick={() => apply({ ...draft, due: undefined })} />
           </Group>
         )}
         <SimpleGrid cols={{ base: 1, xs: 2, lg: 5 }} spacing="xs" verticalSpacing={8} id="more-job-filters" display={showOthers ? undefined : "none"}>

@@ -1,13 +1,13 @@
 // The overview (SPEC §11): jobs per minute by status and by type, the failure rate and the queue's depth, over
 // the last hour or day (GET /jobs/stats). Its charts (Mantine charts on recharts) load with this page only. Every
-// figure and every bar opens the jobs list filtered to what it counts (as near as the list's filters go: status,
-// type and creation time), and the axes count whole jobs.
+// figure and every bar opens the jobs list filtered to what it counts (status, due now or later, type and creation
+// time), and the axes count whole jobs.
 import "@mantine/charts/styles.css";
 import { BarChart, CompositeChart, type CompositeChartSeries } from "@mantine/charts";
-import { Anchor, Group, Paper, SegmentedControl, SimpleGrid, Stack, Text, Title } from "@mantine/core";
+import { Anchor, Button, Group, Paper, ScrollArea, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
-import { useRef, useState } from "react";
+import { useId, useRef, useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -15,6 +15,7 @@ import { RouterAnchor } from "../ui/link";
 import type { JobFilter } from "./job-search";
 
 type Stats = ResponseBody<"/jobs/stats", "get">;
+type Bucket = Stats["buckets"][number];
 type Window = "hour" | "day";
 
 // Created jobs as a line over the finished ones stacked as bars: a job counts once as created and once as finished,
@@ -157,9 +158,8 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
         />
         <Figure label="Pending" value={stats.queue.pending.toLocaleString()} hint="due now + delayed" search={{ status: "pending" }} />
         <Figure label="Processing" value={stats.queue.processing.toLocaleString()} search={{ status: "processing" }} />
-        {/* The list has no due-time filter: both open the pending jobs, whose rows say when each is due. */}
-        <Figure label="Due now" value={stats.queue.waiting_due.toLocaleString()} hint="waiting to start" search={{ status: "pending" }} />
-        <Figure label="Delayed" value={stats.queue.delayed.toLocaleString()} hint="run_at or retry later" search={{ status: "pending" }} />
+        <Figure label="Due now" value={stats.queue.waiting_due.toLocaleString()} hint="waiting to start" search={{ due: "now" }} />
+        <Figure label="Delayed" value={stats.queue.delayed.toLocaleString()} hint="run_at or retry later" search={{ due: "later" }} />
       </SimpleGrid>
       <Paper withBorder p="md" component="section" aria-label={`Jobs ${unit} by status`}>
         <Title order={2} size="h4">
@@ -203,6 +203,19 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
               withLegend
               legendProps={{ verticalAlign: "bottom" }}
             />
+            <FiguresTable
+              caption={`Jobs ${unit} by status`}
+              stats={stats}
+              window={window}
+              columns={[
+                { label: "Created", count: (b) => b.created, search: {} },
+                ...(["done", "failed", "cancelled"] as const).map((status) => ({
+                  label: status[0]!.toUpperCase() + status.slice(1),
+                  count: (b: Bucket) => b[status],
+                  search: { status },
+                })),
+              ]}
+            />
           </>
         )}
       </Paper>
@@ -213,22 +226,97 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
         {types.length === 0 ? (
           <Empty title="No jobs in this window">Each type a service enqueues gets its own colour here.</Empty>
         ) : (
-          <BarChart
-            h={240}
-            data={byType}
-            dataKey="time"
-            type="stacked"
-            barChartProps={{ title: `Jobs created ${unit} by type`, desc: "Created jobs by type as stacked bars." }}
-            series={types.map((name, i) => ({ name, color: TYPE_COLORS[i % TYPE_COLORS.length]! }))}
-            barProps={(series) => onSegment({ type: series.name })}
-            yAxisProps={{ allowDecimals: false }}
-            maxBarWidth={24}
-            tickLine="y"
-            withLegend
-            legendProps={{ verticalAlign: "bottom" }}
-          />
+          <>
+            <BarChart
+              h={240}
+              data={byType}
+              dataKey="time"
+              type="stacked"
+              barChartProps={{ title: `Jobs created ${unit} by type`, desc: "Created jobs by type as stacked bars." }}
+              series={types.map((name, i) => ({ name, color: TYPE_COLORS[i % TYPE_COLORS.length]! }))}
+              barProps={(series) => onSegment({ type: series.name })}
+              yAxisProps={{ allowDecimals: false }}
+              maxBarWidth={24}
+              tickLine="y"
+              withLegend
+              legendProps={{ verticalAlign: "bottom" }}
+            />
+            <FiguresTable
+              caption={`Jobs created ${unit} by type`}
+              stats={stats}
+              window={window}
+              columns={types.map((type) => ({ label: type, count: (b: Bucket) => b.by_type?.[type]?.created ?? 0, search: { type } }))}
+            />
+          </>
         )}
       </Paper>
+    </Stack>
+  );
+}
+
+/**
+ * A chart's figures as a table, behind a button: what a keyboard or a screen reader uses to open a bar's jobs (the
+ * bars themselves take mouse clicks only). Each count links to the jobs it counts; periods with none are left out.
+ */
+function FiguresTable(props: {
+  caption: string;
+  stats: Stats;
+  window: Window;
+  columns: { label: string; count(bucket: Bucket): number; search: JobFilter }[];
+}) {
+  const [open, setOpen] = useState(false);
+  const id = useId();
+  const { stats, columns } = props;
+  const rows = stats.buckets.filter((bucket) => columns.some((column) => column.count(bucket) > 0));
+  return (
+    <Stack gap="xs" mt="xs" align="flex-start">
+      <Button variant="subtle" size="compact-sm" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
+        {open ? "Hide the figures" : "Show the figures as a table"}
+      </Button>
+      {open && (
+        <ScrollArea type="auto" w="100%" id={id}>
+          <Table striped withTableBorder stickyHeader>
+            <Table.Caption>{props.caption}, periods with jobs only</Table.Caption>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th scope="col">Period from</Table.Th>
+                {columns.map((column) => (
+                  <Table.Th scope="col" key={column.label}>
+                    {column.label}
+                  </Table.Th>
+                ))}
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {rows.map((bucket) => (
+                <Table.Tr key={bucket.start}>
+                  <Table.Th scope="row" fw={400}>
+                    {clock(bucket.start, props.window)}
+                  </Table.Th>
+                  {columns.map((column) => {
+                    const count = column.count(bucket);
+                    return (
+                      <Table.Td key={column.label}>
+                        {count > 0 ? (
+                          <RouterAnchor
+                            to="/jobs"
+                            search={bucketSearch(bucket.start, stats.bucket_seconds, column.search)}
+                            aria-label={`${count} ${column.label.toLowerCase()} from ${clock(bucket.start, props.window)}`}
+                          >
+                            {count.toLocaleString()}
+                          </RouterAnchor>
+                        ) : (
+                          0
+                        )}
+                      </Table.Td>
+                    );
+                  })}
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </ScrollArea>
+      )}
     </Stack>
   );
 }

@@ -24,14 +24,19 @@ const CLUSTER_PORTS: [number, number, number] = [7110, 7111, 7112];
 
 type Receiver = { endpoint: string; exports(): number; close(): Promise<void> };
 
-/** An OTLP/HTTP receiver that takes every export (any encoding) and counts them. */
+/**
+ * An OTLP/HTTP receiver that takes every export and counts them, answering in the export's own encoding as a
+ * collector does: an empty ExportTraceServiceResponse, which is no bytes in protobuf and `{}` in JSON (a JSON answer
+ * to a protobuf export makes the exporter log a stack trace per export, which the traced side would pay for).
+ */
 async function otlpReceiver(): Promise<Receiver> {
   let exports = 0;
   const server = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
       if (req.url === "/v1/traces") exports++;
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      if (String(req.headers["content-type"]).startsWith("application/x-protobuf")) res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+      else res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

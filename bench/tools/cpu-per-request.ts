@@ -2,11 +2,14 @@
 // for the checkout at ROOT (default this one) — CPU time, not wall time, so it compares two versions fairly even
 // on a loaded machine. A private Postgres (with pg_stat_statements) serves each run.
 //
-// CPU_PROF=dir writes the API's V8 CPU profile there.
+// CPU_PROF=dir writes the API's V8 CPU profile there. TRACING=1 turns tracing on, exporting to a receiver started here
+// (one that takes every export and answers 200, so what is measured is the API's side of it).
 //   npx tsx --conditions=conveyor-source bench/tools/cpu-per-request.ts [ROOT] [requests]
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
@@ -26,7 +29,17 @@ const cpuOf = (pid: number) => {
 };
 const body = JSON.stringify({ type: "webhook", payload: { url: "https://example.com/hooks/orders", payload: { order: 42, total: "19.90" } } });
 
+/** An OTLP/HTTP receiver that drops every export; its endpoint. */
+async function otlpSink(): Promise<string> {
+  // An empty ExportTraceServiceResponse in protobuf (the default protocol) is no bytes.
+  const sink = createServer((req, res) => req.resume().on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end()));
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  sink.unref();
+  return `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
+}
+
 async function main() {
+  const tracing = process.env.TRACING ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink() } : {};
   const server = await startPrivatePostgres();
   const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href;
   const node = (entry: string, env: Record<string, string>) =>
@@ -82,6 +95,7 @@ async function main() {
       WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
       API_RATE_LIMIT_PER_SEC: "0",
       AUTH_RATE_LIMIT_PER_MIN: "0",
+      ...tracing,
     });
     try {
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
@@ -101,7 +115,7 @@ async function main() {
       const [apiUs, pgUs] = [(cpuOf(api.pid!) - apiBefore) / requests, (server.cpuMicros() - pgBefore) / requests];
       if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx, ${result.errors} errors`);
       console.log(
-        `${root}: API ${apiUs.toFixed(0)} µs/request, Postgres ${pgUs.toFixed(0)} µs/request (${requests} requests, ${result.requests.average} req/s)`,
+        `${root}${process.env.TRACING ? " (tracing on)" : ""}: API ${apiUs.toFixed(0)} µs/request, Postgres ${pgUs.toFixed(0)} µs/request (${requests} requests, ${result.requests.average} req/s)`,
       );
       for (const s of await server.statements(8))
         console.log(`  ${((s.totalMs * 1000) / requests).toFixed(1)} µs/req ${s.calls} calls: ${s.query.slice(0, 140)}`);

@@ -29,17 +29,34 @@ const cpuOf = (pid: number) => {
 };
 const body = JSON.stringify({ type: "webhook", payload: { url: "https://example.com/hooks/orders", payload: { order: 42, total: "19.90" } } });
 
+/** Spans received by name, when the exporter speaks JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json). */
+const spanNames = new Map<string, number>();
+
 /** An OTLP/HTTP receiver that drops every export; its endpoint. */
 async function otlpSink(): Promise<string> {
   // An empty ExportTraceServiceResponse in protobuf (the default protocol) is no bytes.
-  const sink = createServer((req, res) => req.resume().on("end", () => res.writeHead(200, { "content-type": "application/x-protobuf" }).end()));
+  const sink = createServer((req, res) => {
+    const json = String(req.headers["content-type"]).startsWith("application/json");
+    let body = "";
+    if (json) req.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+    else req.resume();
+    req.on("end", () => {
+      if (json) for (const match of body.matchAll(/"name":"([^"]*)","kind"/g)) spanNames.set(match[1]!, (spanNames.get(match[1]!) ?? 0) + 1);
+      if (json) res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      else res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+    });
+  });
   await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
   sink.unref();
   return `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
 }
 
 async function main() {
-  const tracing = process.env.TRACING ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink() } : {};
+  // OTEL_TRACES_SAMPLER passes through: always_off separates the instrumentations' own cost from the spans'.
+  const sampler = Object.fromEntries(
+    ["OTEL_TRACES_SAMPLER", "OTEL_EXPORTER_OTLP_PROTOCOL"].flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])),
+  );
+  const tracing = process.env.TRACING ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink(), ...sampler } : {};
   const server = await startPrivatePostgres();
   const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href;
   const node = (entry: string, env: Record<string, string>) =>
@@ -117,6 +134,7 @@ async function main() {
       console.log(
         `${root}${process.env.TRACING ? " (tracing on)" : ""}: API ${apiUs.toFixed(0)} µs/request, Postgres ${pgUs.toFixed(0)} µs/request (${requests} requests, ${result.requests.average} req/s)`,
       );
+      if (spanNames.size) console.log(`  spans per request: ${[...spanNames].map(([name, n]) => `${name} ${(n / requests).toFixed(2)}`).join(", ")}`);
       for (const s of await server.statements(8))
         console.log(`  ${((s.totalMs * 1000) / requests).toFixed(1)} µs/req ${s.calls} calls: ${s.query.slice(0, 140)}`);
     } finally {

@@ -117,6 +117,12 @@ const nasty = fc.constantFrom(
   "../..",
   "<script>alert(1)</script>",
   "' OR 1=1 --",
+  // Search prefixes and tsquery syntax (issue 23): q=…* is read as a prefix, quoted as a tsquery lexeme.
+  "INV-20*",
+  "it's*",
+  "a\\b'':*",
+  "x:'&|!()<->*",
+  "customer:Glo*",
   "x".repeat(5_000),
   "completed",
   "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",

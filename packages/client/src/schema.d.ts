@@ -2878,7 +2878,7 @@ export interface operations {
                 created_before?: string;
                 /** @description Only jobs made by this schedule. */
                 schedule_id?: string;
-                /** @description A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: `42`, `19.9`), or `field:value`: that value under a key named `field` or at that dotted path (`customer:Globex`); each matched exactly, at most 256 characters. Each item then says what matched in `matched`. */
+                /** @description A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: `42`, `19.9`), or `field:value`: that value under a key named `field` or at that dotted path (`customer:Globex`); each matched exactly (case too), at most 256 characters. A value ending in `*` after at least 3 characters is also a prefix: `INV-20*` finds every value starting with `INV-20`, `customer:Glo*` those under `customer` (a shorter one, `IN*`, is only the literal value). Each item then says what matched in `matched`. */
                 q?: string;
                 /** @description Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error. */
                 failure_group?: string;
@@ -3530,7 +3530,7 @@ export interface operations {
                          * @description Jobs made by this schedule.
                          */
                         schedule_id?: string;
-                        /** @description A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly; a job matching any reading is found. At most 256 characters. */
+                        /** @description A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly, case too; a value ending in * after at least 3 characters is also a prefix (INV-20* finds INV-2024-001; customer:Glo* finds Globex under customer; IN* is only the literal value); a job matching any reading is found. At most 256 characters. */
                         q?: string;
                         /** @description A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error. */
                         failure_group?: string;

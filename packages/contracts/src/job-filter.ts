@@ -101,7 +101,7 @@ export const jobFilterFields = {
     // Postgres cannot hold a NUL in text; no payload value contains one either.
     .pattern(/^[^\0]*$/, "text without NUL characters")
     .description(
-      `A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly; a job matching any reading is found. At most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
+      `A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly, case too; a value ending in * after at least 3 characters is also a prefix (INV-20* finds INV-2024-001; customer:Glo* finds Globex under customer; IN* is only the literal value); a job matching any reading is found. At most ${SEARCH_VALUE_MAX_LENGTH} characters.`,
     ),
 
   failure_group: Joi.string()

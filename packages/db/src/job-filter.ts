@@ -8,22 +8,46 @@ import { DUE_LATER, TENANT_JOB } from "./job-sql";
 
 /**
  * What a search `q` looks for (issue 23): the value as given (a payload value, or a job's 8-character short id, which
- * is among its search values); a job id; and, written `field:value`, that value under a key named `field` (or at that
- * dotted path) in the payload. Every reading is tried; a job matching any of them is found.
+ * is among its search values); a job id; written `field:value`, that value under a key named `field` (or at that
+ * dotted path) in the payload; and, ending in `*` after at least PREFIX_MIN_LENGTH characters, any value starting
+ * with what comes before the `*` (`prefix`; in a field-scoped search, `field.prefix`). Every reading is tried; a job
+ * matching any of them is found (a value that is literally `INV-20*` starts with `INV-20`, so it is found too).
  */
-export type SearchTerms = { values: string[]; jobId?: string; field?: { name: string; value: string } };
+export type SearchTerms = { values: string[]; prefix?: string; jobId?: string; field?: { name: string; value: string; prefix?: string } };
 
 const FIELD_SCOPED = /^([A-Za-z_][A-Za-z0-9_.-]{0,99}):(.+)$/s;
 const SHORT_ID = /^[0-9A-Fa-f]{8}$/;
+/**
+ * The shortest prefix searched as one: a GIN partial match reads every index entry starting with it, and 1 or 2
+ * characters (`I*`, `12*`) start a large part of all values, so the search would read much of the index to list a
+ * page. Shorter ones are only the literal value (`I*`).
+ */
+export const PREFIX_MIN_LENGTH = 3;
+
+function prefixOf(text: string): string | undefined {
+  if (!text.endsWith("*")) return undefined;
+  const prefix = text.slice(0, -1);
+  return [...prefix].length >= PREFIX_MIN_LENGTH ? prefix : undefined;
+}
 
 export function searchTerms(q: string): SearchTerms {
   const values = [q];
   // Short ids are stored as the console shows them, in lower case.
   if (SHORT_ID.test(q) && q.toLowerCase() !== q) values.push(q.toLowerCase());
   const scoped = FIELD_SCOPED.exec(q);
-  const field = scoped ? { name: scoped[1]!, value: scoped[2]! } : undefined;
+  const field = scoped ? { name: scoped[1]!, value: scoped[2]!, prefix: prefixOf(scoped[2]!) } : undefined;
   if (field) values.push(field.value);
-  return { values, jobId: isUuid(q) ? q : undefined, field };
+  return { values, prefix: prefixOf(q), jobId: isUuid(q) ? q : undefined, field };
+}
+
+/**
+ * A tsquery finding any of `values` whole, or any value starting with one of `prefixes`, in the index
+ * job_search_vector_idx (conveyor_search_vector: each value one lexeme, verbatim). Each is quoted as a lexeme (`'`
+ * doubled, `\` escaped), so no character of a value is read as a tsquery operator.
+ */
+export function searchTsquery(values: readonly string[], prefixes: readonly (string | undefined)[] = []): string {
+  const lexeme = (value: string) => `'${value.replace(/\\/g, "\\\\").replace(/'/g, "''")}'`;
+  return [...values.map(lexeme), ...prefixes.filter((p) => p !== undefined).map((p) => `${lexeme(p)}:*`)].join(" | ");
 }
 
 /** A filter, and possibly the ids of the only jobs that can match its `q` (see withSearchHits). */
@@ -56,15 +80,18 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
   }
   if (filter?.q !== undefined) {
     const terms = searchTerms(filter.q);
-    // `@>` and `&&` are what the GIN index job_search_values_idx answers (`= ANY(search_values)` would read every row).
-    const holding = (values: string[]) =>
-      `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND s.search_values ${values.length === 1 ? "@>" : "&&"} ${param(values)}::text[])`;
-    const readings = [holding(terms.values.filter((v) => v !== terms.field?.value))];
+    // `@@` on conveyor_search_vector(search_values) is what the GIN index job_search_vector_idx answers.
+    const holding = (tsquery: string) =>
+      `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND conveyor_search_vector(s.search_values) @@ ${param(tsquery)}::tsquery)`;
+    const readings = [holding(searchTsquery(terms.values.filter((v) => v !== terms.field?.value), [terms.prefix]))];
     if (terms.jobId) readings.push(`${alias}.id = ${param(terms.jobId)}::uuid`);
     if (terms.field) {
-      readings.push(
-        `(${holding([terms.field.value])} AND conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text) IS NOT NULL)`,
-      );
+      // A prefix's path check covers the literal value too (`Glo*` starts with `Glo`).
+      const { name, value, prefix } = terms.field;
+      const path = prefix
+        ? `conveyor_value_path(${alias}.payload, ${param(prefix)}::text, ${param(name)}::text, true)`
+        : `conveyor_value_path(${alias}.payload, ${param(value)}::text, ${param(name)}::text)`;
+      readings.push(`(${holding(searchTsquery([value], [prefix]))} AND ${path} IS NOT NULL)`);
     }
     where.push(`(${readings.join(" OR ")})`);
   }
@@ -91,17 +118,17 @@ export async function withSearchHits(db: pg.Pool | pg.PoolClient, orgId: string,
   const byId = terms.jobId ? `UNION SELECT j.id FROM jobs j WHERE j.id = $3::uuid AND j.org_id = $1 AND ${TENANT_JOB("j")}` : "";
   const { rows } = await db.query<{ id: string }>(
     `WITH hits AS MATERIALIZED (
-       SELECT s.job_id AS id FROM job_search s WHERE s.search_values && $2::text[] AND s.org_id = $1 ${byId}
+       SELECT s.job_id AS id FROM job_search s WHERE conveyor_search_vector(s.search_values) @@ $2::tsquery AND s.org_id = $1 ${byId}
      )
      SELECT id FROM hits LIMIT ${SEARCH_HITS_LIMIT + 1}`,
-    terms.jobId ? [orgId, terms.values, terms.jobId] : [orgId, terms.values],
+    [orgId, searchTsquery(terms.values, [terms.prefix, terms.field?.prefix]), ...(terms.jobId ? [terms.jobId] : [])],
   );
   return rows.length > SEARCH_HITS_LIMIT ? filter : { ...filter, among: rows.map((r) => r.id) };
 }
 
 /**
  * What a search matched in a job, as a list item's `matched` says it: `id`, `short_id`, or `payload.` and the path of
- * the value (a field-scoped search's when it matched; SQL, evaluated for the rows listed only).
+ * the value (a field-scoped search's when it matched, then the value as given, then a prefix's; SQL, evaluated for the rows listed only).
  */
 function matchedField(alias: string, q: string, params: unknown[]): string {
   const param = (value: unknown) => {
@@ -112,8 +139,18 @@ function matchedField(alias: string, q: string, params: unknown[]): string {
   const cases: string[] = [];
   if (terms.jobId) cases.push(`WHEN ${alias}.id = ${param(terms.jobId)}::uuid THEN 'id'`);
   if (SHORT_ID.test(q)) cases.push(`WHEN right(${alias}.id::text, 8) = ${param(q.toLowerCase())}::text THEN 'short_id'`);
-  const scoped = terms.field ? `conveyor_value_path(${alias}.payload, ${param(terms.field.value)}::text, ${param(terms.field.name)}::text)` : "NULL::text";
-  const inPayload = `'payload.' || coalesce(${scoped}, conveyor_value_path(${alias}.payload, ${param(q)}::text))`;
+  const paths: string[] = [];
+  const { field, prefix } = terms;
+  if (field) {
+    paths.push(
+      field.prefix
+        ? `conveyor_value_path(${alias}.payload, ${param(field.prefix)}::text, ${param(field.name)}::text, true)`
+        : `conveyor_value_path(${alias}.payload, ${param(field.value)}::text, ${param(field.name)}::text)`,
+    );
+  }
+  paths.push(`conveyor_value_path(${alias}.payload, ${param(q)}::text)`);
+  if (prefix) paths.push(`conveyor_value_path(${alias}.payload, ${param(prefix)}::text, NULL, true)`);
+  const inPayload = `'payload.' || coalesce(${paths.join(", ")})`;
   return cases.length ? `CASE ${cases.join(" ")} ELSE ${inPayload} END` : inPayload;
 }
 

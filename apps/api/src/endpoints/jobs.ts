@@ -188,7 +188,7 @@ export const jobEndpoints = [
       schedule_id: "Only jobs made by this schedule.",
       failure_group:
         "Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error.",
-      q: `A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: \`42\`, \`19.9\`), or \`field:value\`: that value under a key named \`field\` or at that dotted path (\`customer:Globex\`); each matched exactly, at most ${SEARCH_VALUE_MAX_LENGTH} characters. Each item then says what matched in \`matched\`.`,
+      q: `A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: \`42\`, \`19.9\`), or \`field:value\`: that value under a key named \`field\` or at that dotted path (\`customer:Globex\`); each matched exactly (case too), at most ${SEARCH_VALUE_MAX_LENGTH} characters. A value ending in \`*\` after at least 3 characters is also a prefix: \`INV-20*\` finds every value starting with \`INV-20\`, \`customer:Glo*\` those under \`customer\` (a shorter one, \`IN*\`, is only the literal value). Each item then says what matched in \`matched\`.`,
       limit: "Page size; without it the whole list is streamed.",
       include: "`error`: each item also carries `error`, the job's last error message (its first 300 characters; null when none).",
       cursor: "Opaque; taken from the previous page's Link header, with the same filters (another filter is a 400).",

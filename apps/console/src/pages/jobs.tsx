@@ -278,7 +278,11 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
   return (
     <form onSubmit={submit} role="search" aria-label="Filter jobs">
       <Stack gap="xs">
-        <TextInput label="Search" placeholder="A job id or short id, a payload value, or field:value like customer:Globex (exact)" {...text("q")} />
+        <TextInput
+          label="Search"
+          placeholder="A job id or short id, a payload value, field:value like customer:Globex, or a prefix like INV-20*"
+          {...text("q")}
+        />
         {search.failure_group && (
           <Group gap={4} wrap="nowrap" data-testid="failure-group-filter">
             <Text size="sm" miw={0} lineClamp={2}>

@@ -353,6 +353,11 @@ describe("time filters over whole and partial days", () => {
     expect(groups.length).toBeGreaterThan(0);
   });
 
+  it("counts nothing in an empty range", async () => {
+    expect((await failures(carol, `?${queryOf(at(2, 0), at(1, 0))}`)).body.groups).toEqual([]);
+    expect((await failures(carol, `?${queryOf(at(1, 5), at(1, 5))}`)).body.groups).toEqual([]);
+  });
+
   it("narrows to a type, and another org's failures of the same kinds on the same days are never counted", async () => {
     const groups = await expectAgrees(at(0, 21), at(3, 7), { type: "other_test", exact: true });
     expect(groups).toEqual([expect.objectContaining({ count: 3 })]);

@@ -52,18 +52,21 @@ const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * A time range [after, before) cut into the whole UTC days inside it, [from, to) (null: unbounded on that side), and
- * the parts before and after them, which are less than a day each. Null when no whole day fits (a range within a
- * day or two): it is read from the jobs alone.
+ * A time range [after, before) cut into the whole UTC days inside it, [from, to) (null: unbounded on that side;
+ * from = to: none), and the parts of it outside them, each within one UTC day (at most two, less than a day each).
  */
-export function wholeDays(
-  after: Date | undefined,
-  before: Date | undefined,
-): { from: number | null; to: number | null; edges: [Date | undefined, Date | undefined][] } | null {
+export function byDay(after: Date | undefined, before: Date | undefined): { from: number | null; to: number | null; edges: [Date, Date][] } {
+  const floor = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
   const from = after ? Math.ceil(after.getTime() / DAY_MS) * DAY_MS : null;
-  const to = before ? Math.floor(before.getTime() / DAY_MS) * DAY_MS : null;
-  if (from !== null && to !== null && from >= to) return null;
-  const edges: [Date | undefined, Date | undefined][] = [];
+  const to = before ? floor(before.getTime()) : null;
+  const edges: [Date, Date][] = [];
+  if (after && before && from !== null && to !== null && from >= to) {
+    // No whole day inside: the range is within one day, or across one midnight.
+    const midnight = floor(after.getTime()) + DAY_MS;
+    if (after < before) edges.push(before.getTime() <= midnight ? [after, before] : [after, new Date(midnight)]);
+    if (before.getTime() > midnight) edges.push([new Date(midnight), before]);
+    return { from, to: from, edges };
+  }
   if (after && from !== null && after.getTime() < from) edges.push([after, new Date(from)]);
   if (before && to !== null && to < before.getTime()) edges.push([new Date(to), before]);
   return { from, to, edges };
@@ -71,13 +74,13 @@ export function wholeDays(
 
 /**
  * The groups of the failed jobs created in the filter's time range (limit + 1 of them): the whole days' counts from
- * failure_counts_daily, and the failed jobs of the partial days at either end (jobs_failed_type_created_idx with a
- * type, jobs_failure_group_idx without), merged.
+ * failure_counts_daily, and the failed jobs of the partial days at either end (jobs_failed_type_created_idx), merged.
+ * So the cost is that of the failures created in at most two partial days, whatever the range; a group's first seen
+ * can be earlier than its oldest failure left after retention (a day's row keeps it), its count never is off.
  */
 async function fromDays(db: pg.Pool | pg.PoolClient, options: { orgId: string; filter: JobFilter; limit: number }): Promise<FailureGroup[]> {
   const { filter } = options;
-  const range = wholeDays(filter.createdAfter, filter.createdBefore);
-  if (!range) return fromJobs(db, options);
+  const range = byDay(filter.createdAfter, filter.createdBefore);
   const params: unknown[] = [
     options.orgId,
     range.from === null ? "-infinity" : dayOf(range.from),
@@ -86,9 +89,16 @@ async function fromDays(db: pg.Pool | pg.PoolClient, options: { orgId: string; f
   ];
   const edges = range.edges.map(([createdAfter, createdBefore]) => {
     const where = jobsMatching("j", options.orgId, { type: filter.type, createdAfter, createdBefore, statuses: ["failed"] }, params);
+    // Without a type, the types that failed that day (its rows here) lead jobs_failed_type_created_idx to the day's
+    // failures of each: otherwise its scan would go through every failure of the org for the few in range.
+    let types = "";
+    if (!filter.type) {
+      params.push(dayOf(Math.floor(createdAfter.getTime() / DAY_MS) * DAY_MS));
+      types = `AND j.type = ANY(ARRAY(SELECT DISTINCT t.type FROM failure_counts_daily t WHERE t.org_id = $1 AND t.day = $${params.length}::date AND t.failed > 0))`;
+    }
     return `UNION ALL
        SELECT j.failure_group, min(j.type), count(*)::int, min(j.finished_at), max(j.finished_at), (array_agg(j.id ORDER BY j.finished_at DESC, j.id DESC))[1]
-         FROM jobs j WHERE ${where} AND j.failure_group IS NOT NULL
+         FROM jobs j WHERE ${where} AND j.failure_group IS NOT NULL ${types}
         GROUP BY j.failure_group`;
   });
   params.push(options.limit + 1);

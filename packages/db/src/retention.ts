@@ -63,8 +63,15 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
 async function trimFailureDays(db: pg.Pool | pg.PoolClient, days: { org_id: string; day: string; failure_group: string }[]): Promise<void> {
   await db.query(
     `DELETE FROM failure_counts_daily d
-      USING unnest($1::uuid[], $2::date[], $3::text[]) AS t(org_id, day, failure_group)
-      WHERE d.org_id = t.org_id AND d.day = t.day AND d.failure_group = t.failure_group AND d.failed <= 0`,
+      WHERE (d.org_id, d.day, d.failure_group) IN (
+              -- Locked in key order, as the transitions lock them (job-machine/sql.ts): never a wait in a cycle.
+              SELECT x.org_id, x.day, x.failure_group FROM failure_counts_daily x
+                JOIN unnest($1::uuid[], $2::date[], $3::text[]) AS t(org_id, day, failure_group)
+                  ON x.org_id = t.org_id AND x.day = t.day AND x.failure_group = t.failure_group
+               WHERE x.failed <= 0
+               ORDER BY x.org_id, x.day, x.failure_group
+                 FOR UPDATE OF x)
+        AND d.failed <= 0`,
     [days.map((d) => d.org_id), days.map((d) => d.day), days.map((d) => d.failure_group)],
   );
 }

@@ -1,6 +1,8 @@
 // Failures grouped by error (issue 23): the org's failed jobs by failure group — the job's type and its last error
 // normalised (conveyor_normalise_error, in the migration 20261126050000_failure_groups) — with counts, first and last
-// seen, and a sample. Read from jobs_failure_group_idx alone, grouped in its order.
+// seen, and a sample. Counted as the job machine fails jobs (failure_counts, and failure_counts_daily by the UTC day
+// the jobs were created); a schedule filter, and the partial first and last day of a time filter, are read from the
+// jobs themselves.
 import type pg from "pg";
 import type { JobFilter } from "@conveyor/contracts";
 import { jobsMatching } from "./job-filter";
@@ -27,17 +29,101 @@ const SAMPLE_ERROR_MAX = 1000;
 /**
  * The org's failed jobs matching `filter` (its status ignored: always failed), grouped by failure group, most
  * recently seen first, at most `limit` groups; `more` when others remain. Without a time or schedule filter the
- * counts are failure_counts' (one row per group, whatever the number of failures); with one, the failed jobs in
- * range are read from jobs_failure_group_idx.
+ * counts are failure_counts' (one row per group, whatever the number of failures); with a time filter, the whole UTC
+ * days in range are failure_counts_daily's and only the partial days at either end are read from the failed jobs;
+ * with a schedule filter, every failed job in range is read (jobs_failure_group_idx).
  */
 export async function findFailureGroups(
   db: pg.Pool | pg.PoolClient,
   options: { orgId: string; filter: JobFilter; limit: number },
 ): Promise<{ groups: FailureGroup[]; more: boolean }> {
   const { filter } = options;
-  const found = filter.createdAfter || filter.createdBefore || filter.scheduleId ? await fromJobs(db, options) : await fromCounts(db, options);
+  const found = filter.scheduleId
+    ? await fromJobs(db, options)
+    : filter.createdAfter || filter.createdBefore
+      ? await fromDays(db, options)
+      : await fromCounts(db, options);
   const groups = found.slice(0, options.limit);
   return { groups: await withRetrying(db, options, groups), more: found.length > options.limit };
+}
+
+const DAY_MS = 86_400_000;
+/** A day of failure_counts_daily as Postgres reads a date: YYYY-MM-DD (UTC). */
+const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * A time range [after, before) cut into the whole UTC days inside it, [from, to) (null: unbounded on that side;
+ * from = to: none), and the parts of it outside them, each within one UTC day (at most two, less than a day each).
+ */
+export function byDay(after: Date | undefined, before: Date | undefined): { from: number | null; to: number | null; edges: [Date, Date][] } {
+  const floor = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
+  const from = after ? Math.ceil(after.getTime() / DAY_MS) * DAY_MS : null;
+  const to = before ? floor(before.getTime()) : null;
+  const edges: [Date, Date][] = [];
+  if (after && before && from !== null && to !== null && from >= to) {
+    // No whole day inside: the range is within one day, or across one midnight.
+    const midnight = floor(after.getTime()) + DAY_MS;
+    if (after < before) edges.push(before.getTime() <= midnight ? [after, before] : [after, new Date(midnight)]);
+    if (before.getTime() > midnight) edges.push([new Date(midnight), before]);
+    return { from, to: from, edges };
+  }
+  if (after && from !== null && after.getTime() < from) edges.push([after, new Date(from)]);
+  if (before && to !== null && to < before.getTime()) edges.push([new Date(to), before]);
+  return { from, to, edges };
+}
+
+/**
+ * The groups of the failed jobs created in the filter's time range (limit + 1 of them): the whole days' counts from
+ * failure_counts_daily, and the failed jobs of the partial days at either end (jobs_failed_type_created_idx), merged.
+ * So the cost is that of the failures created in at most two partial days, whatever the range; a group's first seen
+ * can be earlier than its oldest failure left after retention (a day's row keeps it), its count never is off.
+ */
+async function fromDays(db: pg.Pool | pg.PoolClient, options: { orgId: string; filter: JobFilter; limit: number }): Promise<FailureGroup[]> {
+  const { filter } = options;
+  const range = byDay(filter.createdAfter, filter.createdBefore);
+  const params: unknown[] = [
+    options.orgId,
+    range.from === null ? "-infinity" : dayOf(range.from),
+    range.to === null ? "infinity" : dayOf(range.to),
+    filter.type ?? null,
+  ];
+  const edges = range.edges.map(([createdAfter, createdBefore]) => {
+    const where = jobsMatching("j", options.orgId, { type: filter.type, createdAfter, createdBefore, statuses: ["failed"] }, params);
+    // Without a type, the types that failed that day (its rows here) lead jobs_failed_type_created_idx to the day's
+    // failures of each: otherwise its scan would go through every failure of the org for the few in range.
+    let types = "";
+    if (!filter.type) {
+      params.push(dayOf(Math.floor(createdAfter.getTime() / DAY_MS) * DAY_MS));
+      types = `AND j.type = ANY(ARRAY(SELECT DISTINCT t.type FROM failure_counts_daily t WHERE t.org_id = $1 AND t.day = $${params.length}::date AND t.failed > 0))`;
+    }
+    return `UNION ALL
+       SELECT j.failure_group, min(j.type), count(*)::int, min(j.finished_at), max(j.finished_at), (array_agg(j.id ORDER BY j.finished_at DESC, j.id DESC))[1]
+         FROM jobs j WHERE ${where} AND j.failure_group IS NOT NULL ${types}
+        GROUP BY j.failure_group`;
+  });
+  params.push(options.limit + 1);
+  const { rows } = await db.query<FailureGroup>(
+    `WITH parts (failure_group, type, count, first_seen, last_seen, sample_job_id) AS (
+       SELECT d.failure_group, d.type, d.failed, d.first_seen, d.last_seen, d.sample_job_id
+         FROM failure_counts_daily d
+        WHERE d.org_id = $1 AND d.day >= $2::date AND d.day < $3::date AND d.failed > 0 AND ($4::text IS NULL OR d.type = $4)
+       ${edges.join("\n       ")}
+     ), grouped AS (
+       SELECT p.failure_group, min(p.type) AS type, sum(p.count)::int AS count, min(p.first_seen) AS first_seen, max(p.last_seen) AS last_seen,
+              (array_agg(p.sample_job_id ORDER BY p.last_seen DESC, p.sample_job_id DESC))[1] AS sample_job_id
+         FROM parts p
+        GROUP BY p.failure_group
+        ORDER BY last_seen DESC, p.failure_group
+        LIMIT $${params.length}
+     )
+     SELECT g.failure_group, g.type, coalesce(conveyor_normalise_error(s.error), '') AS message, g.count, 0 AS retrying,
+            ${iso("g.first_seen")} AS first_seen_at, ${iso("g.last_seen")} AS last_seen_at,
+            g.sample_job_id, coalesce(left(s.error, ${SAMPLE_ERROR_MAX}), '') AS sample_error
+       FROM grouped g LEFT JOIN jobs s ON s.id = g.sample_job_id
+      ORDER BY g.last_seen DESC, g.failure_group`,
+    params,
+  );
+  return rows;
 }
 
 /** The groups as failure_counts holds them, and the sample job's error (limit + 1 of them). */

@@ -3,6 +3,9 @@
 /** A timestamptz column as the API writes timestamps: ISO 8601 UTC with milliseconds. */
 export const iso = (column: string) => `conveyor_iso(${column})`;
 
+/** The UTC day of a timestamptz expression: failure_counts_daily's day, the day its failed jobs were created. */
+export const utcDay = (at: string) => `(${at} AT TIME ZONE 'UTC')::date`;
+
 /**
  * Jobs an organization sees: every job but the internal ones (webhook deliveries, type `_…`), which user type
  * names cannot be (they start with a letter). Internal jobs announce no events either.

@@ -1,6 +1,7 @@
 // Failures grouped by error (issue 23): conveyor_normalise_error, the one normaliser (an immutable SQL function, since
-// Postgres computes jobs.failure_group itself), table-driven; and a job failed through the job machine gets its group.
-import { deleteFinishedJobs, insertJobs, newId, writeOutcomes } from "@conveyor/db";
+// Postgres computes jobs.failure_group itself), table-driven; a job failed through the job machine gets its group; and
+// both transitions that fail a job count it by group and by the UTC day it was created, which retention takes back.
+import { claimJobs, deleteFinishedJobs, insertJobs, newId, writeOutcomes } from "@conveyor/db";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 
 let database: TestDatabase;
@@ -108,4 +109,43 @@ it("counts each failure in failure_counts as the job machine records it, and ret
 
   expect(await deleteFinishedJobs(database.db.pool, { before: new Date(Date.now() + 60_000), limit: 100 })).toBeGreaterThanOrEqual(3);
   expect(await counts()).toEqual([{ failed: 0, sample_job_id: retrying }]);
+});
+
+it("counts a failure on the UTC day its job was created, from a worker's outcome and from a take-over giving up, and retention drops the days it empties", async () => {
+  const org = newId();
+  await database.db.prisma.organization.create({ data: { id: org, name: "Days" } });
+  const days = async () =>
+    (
+      await database.db.pool.query<{ day: string; failed: number }>(
+        "SELECT to_char(day, 'YYYY-MM-DD') AS day, failed FROM failure_counts_daily WHERE org_id = $1 ORDER BY day",
+        [org],
+      )
+    ).rows;
+  // Created just before midnight UTC three days ago, and at noon two days ago; both fail now.
+  const midnight = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 2 * 86_400_000;
+  const [late, noon] = [newId(), newId()];
+  await insertJobs(database.db.pool, [
+    { id: late, orgId: org, type: "webhook", payloadJson: "{}", maxRetries: 0, createdAt: new Date(midnight - 1) },
+    { id: noon, orgId: org, type: "webhook", payloadJson: "{}", maxRetries: 0, createdAt: new Date(midnight + 12 * 3_600_000) },
+  ]);
+  const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  // A worker's outcome.
+  await database.db.pool.query("UPDATE jobs SET status = 'processing', fence = 'f1' WHERE id = $1", [late]);
+  await writeOutcomes(
+    database.db.pool,
+    [],
+    [{ id: late, fence: "f1", status: "failed", retries: 0, result: null, error: "Receiver answered 500", runAt: null }],
+  );
+  expect(await days()).toEqual([{ day: dayOf(midnight - 1), failed: 1 }]);
+  // A take-over giving up on an attempt lost three times.
+  for (const fence of ["A", "B", "C", "D"]) await claimJobs(database.db.pool, [{ id: noon, fence }]);
+  expect((await database.db.pool.query("SELECT status FROM jobs WHERE id = $1", [noon])).rows[0].status).toBe("failed");
+  expect(await days()).toEqual([
+    { day: dayOf(midnight - 1), failed: 1 },
+    { day: dayOf(midnight), failed: 1 },
+  ]);
+  // Retention: the first job finished long ago (as if), so it goes, and its day with it; the other's day stays.
+  await database.db.pool.query("UPDATE jobs SET finished_at = $2 WHERE id = $1", [late, new Date(midnight)]);
+  expect(await deleteFinishedJobs(database.db.pool, { before: new Date(midnight + 1), limit: 100 })).toBe(1);
+  expect(await days()).toEqual([{ day: dayOf(midnight), failed: 1 }]);
 });

@@ -102,9 +102,7 @@ async function applyOutcomes(
          FROM applied a WHERE q.job_id = a.id AND a.status = 'pending'
      ), announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}
-     ), counted AS (
-       ${countFailures("applied")}
-     ), logged AS (
+     ), ${countFailures("applied")}, logged AS (
        -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (lines.ts).
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT t.job_id, t.attempt, t.level::log_level, t.message, t.ts

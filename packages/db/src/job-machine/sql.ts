@@ -1,7 +1,7 @@
 // SQL pieces the transitions share: how an event is written, which event a status announces, and the rule that a
 // cancellation request wins over running again. Only the transitions (this folder) use them.
 import { EVENT_OF_STATUS, TRANSITION_EVENTS } from "@conveyor/contracts";
-import { TENANT_JOB } from "../job-sql";
+import { TENANT_JOB, utcDay } from "../job-sql";
 
 /** A transition's event as an SQL string literal. */
 export const eventOf = (transition: keyof typeof TRANSITION_EVENTS): string => `'${TRANSITION_EVENTS[transition]}'`;
@@ -33,20 +33,34 @@ export function announce(options: { from: string; event: string; time?: string; 
 }
 
 /**
- * An INSERT counting the failures among the rows of `from` (columns `id`, `org_id`, `type`, `status`, `failure_group`,
- * `finished_at`, as a job is after the change) in failure_counts, which GET /jobs/failures reads (failure-groups.ts):
- * for use as a CTE body. One row per organization and failure group, taken in that order, so concurrent transitions
- * lock the rows they share in the same order and never wait for each other in a cycle.
+ * Two CTEs, `counted` and `counted_by_day`, counting the failures among the rows of `from` (columns `id`, `org_id`,
+ * `type`, `status`, `failure_group`, `finished_at`, `created_at`, as a job is after the change) in failure_counts and
+ * failure_counts_daily (by the UTC day the job was created), which GET /jobs/failures reads (failure-groups.ts): for
+ * use after other CTEs. One row per organization and failure group (and day), taken in key order, so concurrent
+ * transitions lock the rows they share in the same order and never wait for each other in a cycle. Nothing is written
+ * when no row of `from` failed.
  */
 export function countFailures(from: string): string {
-  return `INSERT INTO failure_counts AS c (org_id, failure_group, type, failed, first_seen, last_seen, sample_job_id)
+  const failed = `${from} f WHERE f.status = 'failed' AND f.failure_group IS NOT NULL`;
+  const merge = (table: string) => `SET failed = ${table}.failed + EXCLUDED.failed,
+              first_seen = least(${table}.first_seen, EXCLUDED.first_seen),
+              sample_job_id = CASE WHEN EXCLUDED.last_seen >= ${table}.last_seen THEN EXCLUDED.sample_job_id ELSE ${table}.sample_job_id END,
+              last_seen = greatest(${table}.last_seen, EXCLUDED.last_seen)`;
+  return `counted AS (
+       INSERT INTO failure_counts AS c (org_id, failure_group, type, failed, first_seen, last_seen, sample_job_id)
        SELECT f.org_id, f.failure_group, min(f.type), count(*), min(f.finished_at), max(f.finished_at),
               (array_agg(f.id ORDER BY f.finished_at DESC, f.id DESC))[1]
-         FROM ${from} f WHERE f.status = 'failed' AND f.failure_group IS NOT NULL
+         FROM ${failed}
         GROUP BY f.org_id, f.failure_group ORDER BY f.org_id, f.failure_group
        ON CONFLICT (org_id, failure_group) DO UPDATE
-          SET failed = c.failed + EXCLUDED.failed,
-              first_seen = least(c.first_seen, EXCLUDED.first_seen),
-              sample_job_id = CASE WHEN EXCLUDED.last_seen >= c.last_seen THEN EXCLUDED.sample_job_id ELSE c.sample_job_id END,
-              last_seen = greatest(c.last_seen, EXCLUDED.last_seen)`;
+          ${merge("c")}
+     ), counted_by_day AS (
+       INSERT INTO failure_counts_daily AS d (org_id, day, failure_group, type, failed, first_seen, last_seen, sample_job_id)
+       SELECT f.org_id, ${utcDay("f.created_at")}, f.failure_group, min(f.type), count(*), min(f.finished_at), max(f.finished_at),
+              (array_agg(f.id ORDER BY f.finished_at DESC, f.id DESC))[1]
+         FROM ${failed}
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (org_id, day, failure_group) DO UPDATE
+          ${merge("d")}
+     )`;
 }

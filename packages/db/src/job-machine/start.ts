@@ -193,9 +193,9 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
        DELETE FROM job_queue q USING taken_over t WHERE q.job_id = t.id AND t.status <> 'processing'
      ), announced AS (
        ${announce({ from: "changed", event: eventOfStatus("x.status") })}
-     ), counted AS (
-       ${countFailures("(SELECT t.id, t.org_id, t.type, t.status, (t.job).failure_group AS failure_group, (t.job).finished_at AS finished_at FROM taken_over t)")}
-     ), logged AS (
+     ), ${countFailures(
+       "(SELECT t.id, t.org_id, t.type, t.status, (t.job).failure_group AS failure_group, (t.job).finished_at AS finished_at, (t.job).created_at AS created_at FROM taken_over t)",
+     )}, logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT id, retries + 1,
               CASE status WHEN 'cancelled' THEN 'warn' ELSE 'error' END::log_level,

@@ -83,7 +83,14 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
     // `@@` on conveyor_search_vector(search_values) is what the GIN index job_search_vector_idx answers.
     const holding = (tsquery: string) =>
       `EXISTS (SELECT 1 FROM job_search s WHERE s.job_id = ${alias}.id AND conveyor_search_vector(s.search_values) @@ ${param(tsquery)}::tsquery)`;
-    const readings = [holding(searchTsquery(terms.values.filter((v) => v !== terms.field?.value), [terms.prefix]))];
+    const readings = [
+      holding(
+        searchTsquery(
+          terms.values.filter((v) => v !== terms.field?.value),
+          [terms.prefix],
+        ),
+      ),
+    ];
     if (terms.jobId) readings.push(`${alias}.id = ${param(terms.jobId)}::uuid`);
     if (terms.field) {
       // A prefix's path check covers the literal value too (`Glo*` starts with `Glo`).

@@ -29,6 +29,9 @@ describe("job lifecycle", () => {
       error: null,
     });
     expect(Date.parse(job.updated_at)).toBeGreaterThanOrEqual(Date.parse(job.created_at));
+    // When its attempt started and when it finished (what the console's Duration column reads), in order.
+    expect(Date.parse(job.started_at!)).toBeGreaterThanOrEqual(Date.parse(job.created_at));
+    expect(Date.parse(job.finished_at!)).toBeGreaterThanOrEqual(Date.parse(job.started_at!));
 
     const logs = await stack.logs(job.id);
     expect(logs.map((l) => l.attempt)).toEqual(logs.map(() => 1));

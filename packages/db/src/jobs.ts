@@ -12,14 +12,16 @@ export type JobListQuery = {
   orgId: string;
   /** GET /jobs's filters (SPEC §8); none: every job of the org. */
   filter?: JobFilter;
-  /** Only jobs older than this id (keyset pagination, newest first). */
-  before?: string;
+  /** Only jobs past this id in the list's order: the previous page's last (keyset pagination). */
+  past?: string;
+  /** Oldest first (by creation: ids are time-ordered) instead of newest first. */
+  oldestFirst?: boolean;
   limit: number;
   /** Each item also carries `error` (its first 300 characters). */
   withError?: boolean;
 };
 
-/** One page of the list as JSON texts, newest first; `more` tells whether older jobs remain. */
+/** One page of the list as JSON texts, in its order; `more` tells whether jobs remain past it. */
 export async function listJobsPage(pool: pg.Pool, query: JobListQuery): Promise<{ items: string[]; more: boolean }> {
   const { sql, params } = jobListSql({ ...query, filter: await withSearchHits(pool, query.orgId, query.filter) });
   const { rows } = await pool.query<{ item: string }>(`${sql} LIMIT ${query.limit + 1}`, params);
@@ -33,7 +35,7 @@ export async function listJobsPage(pool: pg.Pool, query: JobListQuery): Promise<
  */
 export async function streamJobs(
   pool: pg.Pool,
-  query: Omit<JobListQuery, "limit" | "before">,
+  query: Omit<JobListQuery, "limit" | "past">,
 ): Promise<{ rows: AsyncIterable<{ item: string }>; release(): void }> {
   const filter = await withSearchHits(pool, query.orgId, query.filter);
   const client = await pool.connect();
@@ -77,6 +79,9 @@ export type JobDetail = {
   dedupe_key: string | null;
   debounce_key: string | null;
   waiting_for: string | null;
+  /** When its last attempt started, and when it finished (null: not yet, or not recorded). */
+  started_at: string | null;
+  finished_at: string | null;
   /** Dependencies (SPEC §15): the jobs it waits for, the jobs waiting for it, and what a failed one does to it. */
   depends_on: string[];
   dependents: string[];
@@ -125,6 +130,8 @@ const DETAIL_ORDER = [
   "dedupe_key",
   "debounce_key",
   "waiting_for",
+  "started_at",
+  "finished_at",
   "depends_on",
   "dependents",
   "on_dependency_failure",

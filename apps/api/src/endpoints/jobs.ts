@@ -49,6 +49,8 @@ const listItem = {
   dedupe_key: null,
   debounce_key: null,
   waiting_for: null,
+  started_at: "2026-11-21T09:30:00.410Z",
+  finished_at: "2026-11-21T09:30:01.250Z",
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */

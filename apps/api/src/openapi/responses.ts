@@ -50,6 +50,11 @@ const jobListItem = Joi.object({
     .description(
       "Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).",
     ),
+  started_at: timestamp()
+    .allow(null)
+    .required()
+    .description("When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts)."),
+  finished_at: timestamp().allow(null).required().description("When it reached done, failed or cancelled; null while it is live."),
   matched: Joi.string().description(
     "With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told.",
   ),

@@ -169,7 +169,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
           AND (p.paused OR p.id IN (SELECT id FROM refused_until WHERE frees_at > now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'))
        RETURNING q.job_id
      ), started AS (
-       UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now()
+       UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now(), started_at = now()
          FROM pending p
         WHERE j.id = p.id AND j.status = 'pending' AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'pending'::text AS previous_status, j AS job
@@ -180,6 +180,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
                             ELSE 'processing' END::job_status,
               fence = CASE WHEN j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS} THEN i.fence END,
               finished_at = CASE WHEN j.cancel_requested_at IS NOT NULL OR j.interruptions >= ${MAX_INTERRUPTIONS} THEN now() END,
+              started_at = CASE WHEN j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS} THEN now() ELSE j.started_at END,
               interruptions = j.interruptions + (j.cancel_requested_at IS NULL)::int,
               error = CASE WHEN j.cancel_requested_at IS NULL AND j.interruptions >= ${MAX_INTERRUPTIONS} THEN ${GIVING_UP("j")} ELSE j.error END,
               updated_at = now()

@@ -22,6 +22,8 @@ export type JobView = {
   error: string | null;
   created_at: string;
   updated_at: string;
+  started_at: string | null;
+  finished_at: string | null;
 };
 export type LogView = { attempt: number; message: string; level: string; timestamp: string };
 

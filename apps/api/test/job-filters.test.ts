@@ -230,6 +230,25 @@ describe("pages and streams with filters", () => {
     }
   });
 
+  it("order=oldest lists oldest first, in pages whose Links keep the order, and a newest-first cursor is refused there", async () => {
+    for (const query of ["", "status=done,failed,cancelled", "q=A-1", "type=echo_test"]) {
+      const newest = await listed(query);
+      expect({ query, ids: await listed(`${query}&order=oldest`) }).toEqual({ query, ids: [...newest].reverse() });
+      expect({ query, ids: await listed(`${query}&order=newest`) }).toEqual({ query, ids: newest });
+      const { ids, links } = await paged(`${query}&order=oldest`, 2);
+      expect({ query, ids }).toEqual({ query, ids: [...newest].reverse() });
+      for (const link of links) expect(link).toContain("order=oldest");
+    }
+    const first = await api.request.get("/jobs?limit=1").set(asAlice());
+    const cursor = new URL(/<([^>]+)>/.exec(String(first.headers.link))![1]!).searchParams.get("cursor")!;
+    const mixed = await api.request.get(`/jobs?limit=1&order=oldest&cursor=${cursor}`).set(asAlice());
+    expect(mixed.status).toBe(400);
+    expect(mixed.body.error.details[0].path).toBe("query.cursor");
+    const bad = await api.request.get("/jobs?order=random").set(asAlice());
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0]).toMatchObject({ path: "query.order" });
+  });
+
   it("refuses a cursor sent with other filters than the page that gave it, or with none", async () => {
     const first = await api.request.get("/jobs?type=echo_test&limit=1").set(asAlice());
     const cursor = new URL(/<([^>]+)>/.exec(String(first.headers.link))![1]!).searchParams.get("cursor")!;

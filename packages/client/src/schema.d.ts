@@ -1819,6 +1819,16 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /**
+             * Format: date-time
+             * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it reached done, failed or cancelled; null while it is live.
+             */
+            finished_at: string | null;
             /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
             matched?: string;
             /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
@@ -1920,6 +1930,16 @@ export interface components {
                  * @enum {string|null}
                  */
                 waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+                /**
+                 * Format: date-time
+                 * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
+                 */
+                started_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it reached done, failed or cancelled; null while it is live.
+                 */
+                finished_at: string | null;
                 /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
                 matched?: string;
                 /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
@@ -2001,6 +2021,16 @@ export interface components {
              * @enum {string|null}
              */
             waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            /**
+             * Format: date-time
+             * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it reached done, failed or cancelled; null while it is live.
+             */
+            finished_at: string | null;
             /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
             matched?: string;
             /** @description The jobs this one waits for (SPEC §15); empty when none. */
@@ -2889,6 +2919,7 @@ export interface operations {
                 cursor?: string;
                 /** @description `error`: each item also carries `error`, the job's last error message (its first 300 characters; null when none). */
                 include?: "error";
+                order?: "newest" | "oldest";
             };
             header?: never;
             path?: never;
@@ -2926,7 +2957,9 @@ export interface operations {
                      *         "timeout_ms": null,
                      *         "dedupe_key": null,
                      *         "debounce_key": null,
-                     *         "waiting_for": null
+                     *         "waiting_for": null,
+                     *         "started_at": "2026-11-21T09:30:00.410Z",
+                     *         "finished_at": "2026-11-21T09:30:01.250Z"
                      *       }
                      *     ]
                      */
@@ -3147,6 +3180,8 @@ export interface operations {
                      *       "dedupe_key": null,
                      *       "debounce_key": null,
                      *       "waiting_for": null,
+                     *       "started_at": "2026-11-21T09:30:00.410Z",
+                     *       "finished_at": "2026-11-21T09:30:01.250Z",
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
@@ -3213,7 +3248,9 @@ export interface operations {
                      *           "timeout_ms": null,
                      *           "dedupe_key": null,
                      *           "debounce_key": null,
-                     *           "waiting_for": "dependencies"
+                     *           "waiting_for": "dependencies",
+                     *           "started_at": "2026-11-21T09:30:00.410Z",
+                     *           "finished_at": "2026-11-21T09:30:01.250Z"
                      *         },
                      *         {
                      *           "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
@@ -3234,7 +3271,9 @@ export interface operations {
                      *           "timeout_ms": null,
                      *           "dedupe_key": null,
                      *           "debounce_key": null,
-                     *           "waiting_for": null
+                     *           "waiting_for": null,
+                     *           "started_at": "2026-11-21T09:30:00.410Z",
+                     *           "finished_at": "2026-11-21T09:30:01.250Z"
                      *         }
                      *       ],
                      *       "edges": [
@@ -3423,6 +3462,8 @@ export interface operations {
                      *       "dedupe_key": null,
                      *       "debounce_key": null,
                      *       "waiting_for": null,
+                     *       "started_at": "2026-11-21T09:30:00.410Z",
+                     *       "finished_at": "2026-11-21T09:30:01.250Z",
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",

@@ -164,13 +164,16 @@ function matchedField(alias: string, q: string, params: unknown[]): string {
 /** Characters of a job's error a list item carries with `include=error`. */
 export const LIST_ERROR_MAX = 300;
 
-/** The SQL that lists the org's matching jobs newest first, as JSON texts; `before` is the keyset cursor. */
-export function jobListSql(query: { orgId: string; filter?: JobSelection; before?: string; withError?: boolean }): { sql: string; params: unknown[] } {
+/** The SQL that lists the org's matching jobs newest (or oldest) first, as JSON texts; `past` is the keyset cursor. */
+export function jobListSql(query: { orgId: string; filter?: JobSelection; past?: string; oldestFirst?: boolean; withError?: boolean }): {
+  sql: string;
+  params: unknown[];
+} {
   const params: unknown[] = [];
   let where = jobsMatching("j", query.orgId, query.filter, params);
-  if (query.before) {
-    params.push(query.before);
-    where += ` AND j.id < $${params.length}::uuid`;
+  if (query.past) {
+    params.push(query.past);
+    where += ` AND j.id ${query.oldestFirst ? ">" : "<"} $${params.length}::uuid`;
   }
   // Added fields join the item's JSON text at its end (conveyor_job_item's object always ends with "}").
   const added: string[] = [];
@@ -178,7 +181,7 @@ export function jobListSql(query: { orgId: string; filter?: JobSelection; before
   // "payload" alone when the value's path cannot be told (a number Postgres writes otherwise than JavaScript: 1e+21).
   if (query.filter?.q !== undefined) added.push(`',"matched":' || to_json(coalesce(${matchedField("j", query.filter.q, params)}, 'payload'))::text`);
   const item = added.length ? `left(conveyor_job_item(j)::text, -1) || ${added.join(" || ")} || '}'` : "conveyor_job_item(j)::text";
-  return { sql: `SELECT ${item} AS item FROM jobs j WHERE ${where} ORDER BY j.id DESC`, params };
+  return { sql: `SELECT ${item} AS item FROM jobs j WHERE ${where} ORDER BY j.id ${query.oldestFirst ? "ASC" : "DESC"}`, params };
 }
 
 export type BulkAction = "cancel" | "replay";

@@ -131,6 +131,9 @@ export const listQuery = Joi.object<JobListQuery>({
   limit: Joi.number().integer().min(1).max(1000),
   cursor: Joi.string().max(128),
   include: Joi.string().valid("error").messages({ "any.only": "must be error (the only field a list item can add)" }),
+  order: Joi.string()
+    .valid("newest", "oldest")
+    .description("newest (the default): newest first; oldest: oldest first, by creation. Pages keep the order in their Link."),
 });
 
 /** GET /jobs/failures: the list's filters that make sense for failed jobs, and how many groups at most. */

@@ -388,14 +388,20 @@ async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<Servic
 }
 
 /** `include=error`: each item also carries its last error (its first 300 characters), for a list that shows why jobs failed. */
-export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string; include?: "error" };
+export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string; include?: "error"; order?: "newest" | "oldest" };
 
 /** Items are JSON texts rendered by Postgres; a page says where the next one starts. */
 export type JobList = { kind: "page"; items: string[]; next: URLSearchParams | null } | { kind: "stream"; items: AsyncIterable<string>; release(): void };
 
-/** A short digest of a filter (empty for none), carried in its pages' cursors. */
-function filterFingerprint(filter: JobFilter): string {
-  const params = jobFilterParams(filter);
+/** What a list is besides its page: the filters, and its order when not the default (newest first). */
+const listParams = (filter: JobFilter, oldestFirst: boolean): [string, string][] => [
+  ...jobFilterParams(filter),
+  ...(oldestFirst ? [["order", "oldest"] as [string, string]] : []),
+];
+
+/** A short digest of a list's filters and order (empty for none), carried in its pages' cursors. */
+function filterFingerprint(filter: JobFilter, oldestFirst: boolean): string {
+  const params = listParams(filter, oldestFirst);
   return params.length ? createHash("sha256").update(JSON.stringify(params)).digest().subarray(0, 9).toString("base64url") : "";
 }
 
@@ -404,21 +410,21 @@ function filterFingerprint(filter: JobFilter): string {
  * filters, base64url-encoded (an unfiltered list's cursor is the id alone, as it always was). The next page's
  * Link repeats the filters; a cursor sent with other filters than its own is refused rather than mixing lists.
  */
-const encodeCursor = (id: string, filter: JobFilter) => {
-  const fingerprint = filterFingerprint(filter);
+const encodeCursor = (id: string, filter: JobFilter, oldestFirst: boolean) => {
+  const fingerprint = filterFingerprint(filter, oldestFirst);
   return Buffer.from(fingerprint ? `${id}.${fingerprint}` : id, "utf8").toString("base64url");
 };
-function decodeCursor(cursor: string, filter: JobFilter): string {
+function decodeCursor(cursor: string, filter: JobFilter, oldestFirst: boolean): string {
   const [id = "", fingerprint = "", ...rest] = Buffer.from(cursor, "base64url").toString("utf8").split(".");
   if (!isUuid(id) || rest.length) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
-  if (fingerprint !== filterFingerprint(filter)) {
+  if (fingerprint !== filterFingerprint(filter, oldestFirst)) {
     throw validationFailed([{ path: "query.cursor", message: "belongs to a list with other filters: send it with the filters of the Link that gave it" }]);
   }
   return id;
 }
 
 /**
- * The org's jobs matching the query's filters, newest first: one page with `limit` (and the query of the next
+ * The org's jobs matching the query's filters, newest first (or oldest first): one page with `limit` (and the query of the next
  * one while more remain), or every one, streamed from a database cursor so memory stays flat whatever the count.
  */
 export async function listJobs(options: { caller: Caller; query: JobListQuery }, deps: Pick<ServiceDeps, "db">): Promise<JobList> {
@@ -426,26 +432,28 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
   const orgId = options.caller.orgId;
   const filter = toJobFilter(query);
   const withError = query.include === "error";
+  const oldestFirst = query.order === "oldest";
   if (query.limit === undefined) {
     if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
-    const stream = await streamJobs(deps.db.pool, { orgId, filter, withError });
+    const stream = await streamJobs(deps.db.pool, { orgId, filter, withError, oldestFirst });
     return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
   }
   const page = await listJobsPage(deps.db.pool, {
     orgId,
     filter,
     limit: query.limit,
-    before: query.cursor ? decodeCursor(query.cursor, filter) : undefined,
+    past: query.cursor ? decodeCursor(query.cursor, filter, oldestFirst) : undefined,
+    oldestFirst,
     withError,
   });
   const last = page.items[page.items.length - 1];
   const next =
     page.more && last
       ? new URLSearchParams([
-          ...jobFilterParams(filter),
+          ...listParams(filter, oldestFirst),
           ["limit", String(query.limit)],
           ...(withError ? [["include", "error"] as [string, string]] : []),
-          ["cursor", encodeCursor((JSON.parse(last) as { id: string }).id, filter)],
+          ["cursor", encodeCursor((JSON.parse(last) as { id: string }).id, filter, oldestFirst)],
         ])
       : null;
   return { kind: "page", items: page.items, next };

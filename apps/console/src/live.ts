@@ -9,6 +9,21 @@ import { api, reportUnauthorized } from "./api";
 export type JobPage<Row> = { items: Row[]; next: string | null };
 
 const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at", "priority", "cancel_requested_at"] as const;
+const FINAL_EVENTS = new Set(["job.succeeded", "job.failed", "job.cancelled"]);
+
+/**
+ * What an event changes in a row of a list or a graph: the fields its data carries; when an attempt started or the
+ * job finished (the event's time, written with the change); and no `waiting_for` after a change of status (events do
+ * not carry it: it is a reading of the present), rather than a stale one, until the list is read again.
+ */
+function rowPatch(event: ConveyorEvent): Record<string, unknown> {
+  const data = event.data;
+  const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
+  if ("status" in data) patch.waiting_for = null;
+  if (event.type === "job.started") patch.started_at = event.time;
+  if (FINAL_EVENTS.has(event.type)) patch.finished_at = event.time;
+  return patch;
+}
 
 function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists: () => void): void {
   const data = event.data;
@@ -20,10 +35,7 @@ function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists
       queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, { ...page, items: page.items.filter((row) => row.id !== event.job_id) });
       continue;
     }
-    const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
-    // Events do not carry `waiting_for` (a reading of the present): after a change of status the row shows no reason
-    // rather than a stale one, until the list is read again.
-    if ("status" in data) patch.waiting_for = null;
+    const patch = rowPatch(event);
     queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, {
       ...page,
       items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)),
@@ -35,8 +47,7 @@ function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists
     predicate: (query) => query.queryKey[2] === "graph",
   })) {
     if (!graph?.nodes.some((node) => node.id === event.job_id)) continue;
-    const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
-    if ("status" in data) patch.waiting_for = null;
+    const patch = rowPatch(event);
     queryClient.setQueryData(key, { ...graph, nodes: graph.nodes.map((node) => (node.id === event.job_id ? { ...node, ...patch } : node)) });
   }
   void queryClient.invalidateQueries({ queryKey: ["job", event.job_id] });

@@ -28,10 +28,42 @@ describe("the jobs list", () => {
     const row = page.locator(`tr[data-job-id="${id}"]`);
     await row.waitFor({ timeout: 15_000 });
     await page.locator(`tr[data-job-id="${id}"][data-status="done"]`).waitFor({ timeout: 30_000 });
+    // How long its attempt took (it sleeps 1.5 s), from the live events' times, as the API's started_at and finished_at say.
+    const shown = await row.getByTestId("row-duration").innerText();
+    expect(shown).toMatch(/^\d+\.\d s$/);
+    const job = await rig.stack.waitForJob(id, (j) => j.status === "done");
+    const took = Date.parse(job.finished_at!) - Date.parse(job.started_at!);
+    expect(took).toBeGreaterThanOrEqual(1500);
+    expect(shown).toBe(`${(took / 1000).toFixed(1)} s`);
     // The same document all along: no reload happened.
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42);
     await checkPage(page, "jobs");
     await checkNarrow(page, "jobs");
+  });
+
+  it("sorts by creation time both ways from the Created column's header, keeping the filters", async () => {
+    const older = await enqueue({ type: "scripted", payload: { sort: 1 }, run_at: inAnHour() });
+    const newer = await enqueue({ type: "scripted", payload: { sort: 2 }, run_at: inAnHour() });
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs?status=pending&type=scripted`);
+    const order = async () => {
+      const ids = await page.locator("tr[data-job-id]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-job-id")));
+      return ids.filter((id) => id === older || id === newer);
+    };
+    await page.locator(`tr[data-job-id="${newer}"]`).waitFor();
+    expect(await order()).toEqual([newer, older]);
+    const header = page.getByRole("columnheader", { name: /Created/ });
+    expect(await header.getAttribute("aria-sort")).toBe("descending");
+    await header.getByRole("button").click();
+    await page.waitForURL((url) => url.searchParams.get("order") === "oldest" && url.searchParams.get("status") === "pending");
+    await page.waitForFunction(() => document.querySelector("th[aria-sort]")?.getAttribute("aria-sort") === "ascending");
+    await page.locator(`tr[data-job-id="${older}"]`).waitFor();
+    expect(await order()).toEqual([older, newer]);
+    await checkPage(page, "jobs-oldest-first");
+    await header.getByRole("button").click();
+    await page.waitForURL((url) => !url.searchParams.has("order"));
+    await page.waitForFunction(() => document.querySelector("th[aria-sort]")?.getAttribute("aria-sort") === "descending");
+    expect(await order()).toEqual([newer, older]);
   });
 
   it("keeps every filter and the search in the URL, and pages with the API's cursor", async () => {

@@ -11,6 +11,8 @@ export type JobSearch = {
   failure_group?: string;
   /** Pending jobs due `now` or `later` (the overview's Due now and Delayed). */
   due?: "now" | "later";
+  /** `oldest`: the list oldest first (newest first without it). Not a filter: bulk actions ignore it. */
+  order?: "oldest";
   cursor?: string;
   /** `failures`: the failed jobs grouped by error instead of the list. */
   view?: "failures";

@@ -10,7 +10,7 @@ import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { startSession, useSession } from "../session";
 import { Confirm } from "../ui/confirm";
-import { FINAL_STATUSES, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
+import { FINAL_STATUSES, formatDuration, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
 import { CopyValue } from "../ui/secret";
 import { ErrorState, Loading } from "../ui/states";
 import { Artifact } from "./job-artifact";
@@ -328,13 +328,6 @@ const cssColor = (color: string) => {
   const [name, shade] = color.split(".");
   return `var(--mantine-color-${name}-${shade ?? 6})`;
 };
-
-/** 850 → "850 ms", 3 200 → "3.2 s", 125 000 → "2 min 5 s". */
-function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
 
 const at = (iso: string) => new Date(iso).getTime();
 

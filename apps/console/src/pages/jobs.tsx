@@ -16,6 +16,7 @@ import {
   Text,
   TextInput,
   Title,
+  UnstyledButton,
 } from "@mantine/core";
 import { useMediaQuery } from "@mantine/hooks";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
@@ -27,7 +28,7 @@ import { FailureGroups } from "./failure-groups";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
-import { shortId, StatusBadge, STATUSES, Time } from "../ui/format";
+import { formatDuration, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { WaitingNote } from "../ui/waiting";
 
@@ -57,6 +58,7 @@ export function parseJobSearch(search: Record<string, unknown>): JobSearch {
     else if (typeof value === "number") result[key] = String(value);
   }
   if (search.view === "failures") result.view = "failures";
+  if (search.order === "oldest") result.order = "oldest";
   return result;
 }
 
@@ -65,8 +67,17 @@ export const jobsListQuery = (search: JobSearch) =>
   queryOptions({
     queryKey: ["jobs", search],
     // With each job's last error, shown in a failed row.
-    queryFn: () => callPage(api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...filterOf(search), cursor: search.cursor, include: "error" } } })),
+    queryFn: () =>
+      callPage(
+        api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...filterOf(search), order: search.order, cursor: search.cursor, include: "error" } } }),
+      ),
   });
+
+/** The last attempt's time from start to finish, "—" while unknown (not finished, or never started). */
+function durationText(row: JobRow): string {
+  const ms = jobDuration(row);
+  return ms === null ? "—" : formatDuration(ms);
+}
 
 export const filterOf = (search: JobSearch): JobFilter => Object.fromEntries(FILTER_KEYS.filter((k) => search[k]).map((k) => [k, search[k]]));
 
@@ -111,7 +122,8 @@ export function JobsPage() {
         search={search}
         // A failure group is named by one of its jobs' type and error when the page holds one (its id otherwise).
         failureExample={search.failure_group ? rows.find((row) => row.error) : undefined}
-        onChange={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : filter)}
+        // A new filter keeps the list's order (and starts at its first page).
+        onChange={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : { ...filter, order: search.order })}
       />
       <SegmentedControl
         aria-label="Show"
@@ -172,8 +184,20 @@ export function JobsPage() {
                     <Table.Th>Status</Table.Th>
                     {!narrow && <Table.Th>Priority</Table.Th>}
                     {!narrow && <Table.Th>Retries</Table.Th>}
-                    {!narrow && <Table.Th>Created</Table.Th>}
+                    {!narrow && (
+                      <Table.Th aria-sort={search.order === "oldest" ? "ascending" : "descending"}>
+                        <UnstyledButton
+                          fw={700}
+                          fz="sm"
+                          onClick={() => setSearch({ ...search, order: search.order === "oldest" ? undefined : "oldest", cursor: undefined })}
+                          title={search.order === "oldest" ? "Oldest first: show the newest first" : "Newest first: show the oldest first"}
+                        >
+                          Created {search.order === "oldest" ? "↑" : "↓"}
+                        </UnstyledButton>
+                      </Table.Th>
+                    )}
                     {!narrow && <Table.Th>Runs at</Table.Th>}
+                    {!narrow && <Table.Th>Duration</Table.Th>}
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
@@ -233,6 +257,7 @@ export function JobsPage() {
                           <Time iso={row.run_at} />
                         </Table.Td>
                       )}
+                      {!narrow && <Table.Td data-testid="row-duration">{durationText(row)}</Table.Td>}
                     </Table.Tr>
                   ))}
                 </Table.Tbody>

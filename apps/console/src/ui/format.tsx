@@ -89,3 +89,14 @@ export function JsonBlock({ value, label }: { value: unknown; label: string }) {
 
 /** The last 8 characters of an id: UUID v7 ids made in the same millisecond share their first ones. */
 export const shortId = (id: string) => id.slice(-8);
+
+/** 850 → "850 ms", 3 200 → "3.2 s", 125 000 → "2 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** How long a job's last attempt took (start to finish), when both are known. */
+export const jobDuration = (job: { started_at: string | null; finished_at: string | null }): number | null =>
+  job.started_at && job.finished_at ? Math.max(0, Date.parse(job.finished_at) - Date.parse(job.started_at)) : null;

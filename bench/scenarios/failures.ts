@@ -96,17 +96,20 @@ export async function failures(env: BenchEnv, port: number, count: number, durat
       check: groups(TYPES.length * 12),
     });
     const scenario = `GET /jobs/failures (${(count / 1e6).toFixed(1)} M jobs, ${(count / 4 / 1e3).toFixed(0)} k failed)`;
+    // Each grouping's p99 beside the same table's first page, against the issue's ≤ 200 ms.
+    const p99Row = (metric: string, p99: number): Row => ({
+      scenario,
+      metric: `${metric} p99, one in flight`,
+      conveyor: p99,
+      baseline: page.p99,
+      baselineName: "GET /jobs?limit=100, same table",
+      unit: "ms",
+      target: "≤ 200 ms",
+      met: p99 <= 200,
+    });
+    const days = `${SPREAD_DAYS - 1} whole days' counts + 1 partial day from the jobs`;
     return [
-      {
-        scenario,
-        metric: "grouping every failure p99, one request in flight",
-        conveyor: all.p99,
-        baseline: page.p99,
-        baselineName: "GET /jobs?limit=100, same table",
-        unit: "ms",
-        target: "≤ 200 ms",
-        met: all.p99 <= 200,
-      },
+      p99Row("grouping every failure", all.p99),
       {
         scenario,
         metric: `grouping every failure p50 (${all.count} requests)`,
@@ -115,36 +118,9 @@ export async function failures(env: BenchEnv, port: number, count: number, durat
         baselineName: "GET /jobs?limit=100, same table",
         unit: "ms",
       },
-      {
-        scenario,
-        metric: "one type, last day (today's daily count + yesterday's part from the jobs) p99, one in flight",
-        conveyor: narrowed.p99,
-        baseline: page.p99,
-        baselineName: "GET /jobs?limit=100, same table",
-        unit: "ms",
-        target: "≤ 200 ms",
-        met: narrowed.p99 <= 200,
-      },
-      {
-        scenario,
-        metric: `one type, last ${SPREAD_DAYS} days (${SPREAD_DAYS - 1} whole days' counts + 1 partial day from the jobs) p99, one in flight`,
-        conveyor: month.p99,
-        baseline: page.p99,
-        baselineName: "GET /jobs?limit=100, same table",
-        unit: "ms",
-        target: "≤ 200 ms",
-        met: month.p99 <= 200,
-      },
-      {
-        scenario,
-        metric: `every type, last ${SPREAD_DAYS} days (${SPREAD_DAYS - 1} whole days' counts + 1 partial day from the jobs) p99, one in flight`,
-        conveyor: monthAll.p99,
-        baseline: page.p99,
-        baselineName: "GET /jobs?limit=100, same table",
-        unit: "ms",
-        target: "≤ 200 ms",
-        met: monthAll.p99 <= 200,
-      },
+      p99Row("one type, last day (today's daily count + yesterday's part from the jobs)", narrowed.p99),
+      p99Row(`one type, last ${SPREAD_DAYS} days (${days})`, month.p99),
+      p99Row(`every type, last ${SPREAD_DAYS} days (${days})`, monthAll.p99),
     ];
   } finally {
     await api?.stop();

@@ -158,13 +158,21 @@ describe("webhook deliveries", () => {
     await waitFor(async () => (await deliveriesOf(endpoint.id)).length >= 2, "the second attempt", 30_000);
     expect(Date.now() - firstAt).toBeGreaterThan(4_000);
 
-    // The third waits 5 minutes by the schedule; the test moves its due time instead of waiting.
+    // The third waits 5 minutes by the schedule; the test moves its due time instead of waiting. The delivery row is
+    // written by the attempt, the job's retry by its outcome a moment later: wait for the retry to be planned.
     const pool = stack.api.database.db.pool;
-    const { rows } = await pool.query<{ id: string; run_at: Date }>(
-      "SELECT id, run_at FROM jobs WHERE type = '_webhook_delivery' AND payload->>'endpoint_id' = $1",
-      [endpoint.id],
+    const rows = await waitFor(
+      async () => {
+        const { rows: found } = await pool.query<{ id: string; run_at: Date | null }>(
+          "SELECT id, run_at FROM jobs WHERE type = '_webhook_delivery' AND payload->>'endpoint_id' = $1 AND status = 'pending' AND retries = 2",
+          [endpoint.id],
+        );
+        return found.length ? found : null;
+      },
+      "the third attempt planned",
+      30_000,
     );
-    expect(rows[0]!.run_at.getTime() - Date.now()).toBeGreaterThan(4 * 60_000);
+    expect(rows[0]!.run_at!.getTime() - Date.now()).toBeGreaterThan(4 * 60_000);
     await pool.query("UPDATE jobs SET run_at = now() WHERE id = $1", [rows[0]!.id]);
     await pool.query("UPDATE job_queue SET due_at = now() WHERE job_id = $1", [rows[0]!.id]);
     await waitFor(() => ofJob(receiver, body.id).length >= 1, "the delivery after the failures", 30_000);

@@ -25,7 +25,17 @@ const webhook = (n = 1) => ({ type: "webhook", payload: { url: `https://example.
 
 const SEED_LIST_FIELDS = ["id", "type", "status", "retries", "max_retries", "created_at", "updated_at"];
 const PART_TWO_FIELDS = ["run_at", "priority", "replay_of", "schedule_id", "cancel_requested_at"];
-const PART_THREE_FIELDS = ["concurrency_key", "concurrency_limit", "rate_limit", "timeout_ms", "dedupe_key", "debounce_key", "waiting_for"];
+const PART_THREE_FIELDS = [
+  "concurrency_key",
+  "concurrency_limit",
+  "rate_limit",
+  "timeout_ms",
+  "dedupe_key",
+  "debounce_key",
+  "waiting_for",
+  "started_at",
+  "finished_at",
+];
 
 async function create(body: object, headers: Record<string, string> = asAlice()) {
   return api.request.post("/jobs").set(headers).send(body);
@@ -398,6 +408,8 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       debounce_key: null,
       // No worker serves this API-only test's jobs.
       waiting_for: "no_worker",
+      started_at: null,
+      finished_at: null,
       depends_on: [],
       dependents: [],
       on_dependency_failure: "cancel",

@@ -15,3 +15,16 @@ CREATE OR REPLACE FUNCTION conveyor_job_item(j jobs) RETURNS json LANGUAGE sql S
     'waiting_for', conveyor_waiting_for(j),
     'started_at', conveyor_iso(j.started_at), 'finished_at', conveyor_iso(j.finished_at))
 $$;
+
+-- Events carry the job as it was, so the same two times (a job.succeeded says when its attempt started and ended).
+CREATE OR REPLACE FUNCTION conveyor_job_data(j jobs) RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT jsonb_build_object(
+    'id', j.id, 'type', j.type, 'status', j.status, 'retries', j.retries, 'max_retries', j.max_retries,
+    'created_at', conveyor_iso(j.created_at), 'updated_at', conveyor_iso(j.updated_at),
+    'run_at', conveyor_iso(j.run_at), 'priority', j.priority, 'replay_of', j.replay_of,
+    'schedule_id', j.schedule_id, 'cancel_requested_at', conveyor_iso(j.cancel_requested_at),
+    'concurrency_key', j.concurrency_key, 'concurrency_limit', j.concurrency_limit, 'rate_limit', j.rate_limit,
+    'timeout_ms', j.timeout_ms, 'dedupe_key', j.dedupe_key, 'debounce_key', j.debounce_key,
+    'started_at', conveyor_iso(j.started_at), 'finished_at', conveyor_iso(j.finished_at),
+    'result', j.result, 'error', j.error)
+$$;

@@ -50,6 +50,25 @@ export function searchTsquery(values: readonly string[], prefixes: readonly (str
   return [...values.map(lexeme), ...prefixes.filter((p) => p !== undefined).map((p) => `${lexeme(p)}:*`)].join(" | ");
 }
 
+/** Pushes a value onto `params` and answers its placeholder (`$n`). */
+const binder =
+  (params: unknown[]) =>
+  (value: unknown): string => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+
+/**
+ * SQL: the path of a field-scoped search's value (or of a value starting with its prefix; that covers the literal
+ * value too, `Glo*` starting with `Glo`) under the key or at the dotted path it names in `alias`'s payload; null when
+ * there is none. The list's condition and its `matched` both read it.
+ */
+function fieldPath(alias: string, field: NonNullable<SearchTerms["field"]>, param: (value: unknown) => string): string {
+  return field.prefix
+    ? `conveyor_value_path(${alias}.payload, ${param(field.prefix)}::text, ${param(field.name)}::text, true)`
+    : `conveyor_value_path(${alias}.payload, ${param(field.value)}::text, ${param(field.name)}::text)`;
+}
+
 /** A filter, and possibly the ids of the only jobs that can match its `q` (see withSearchHits). */
 export type JobSelection = JobFilter & { among?: readonly string[] };
 
@@ -58,10 +77,7 @@ export type JobSelection = JobFilter & { among?: readonly string[] };
  * clause; the values go to the end of `params`. With no filter it is the condition the unfiltered list always used.
  */
 export function jobsMatching(alias: string, orgId: string, filter: JobSelection | undefined, params: unknown[]): string {
-  const param = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
+  const param = binder(params);
   const where = [`${alias}.org_id = ${param(orgId)}`, TENANT_JOB(alias)];
   const statuses = filter?.statuses ?? [];
   // One status keeps the (org_id, status, id) index in id order; several are one array.
@@ -93,12 +109,8 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
     ];
     if (terms.jobId) readings.push(`${alias}.id = ${param(terms.jobId)}::uuid`);
     if (terms.field) {
-      // A prefix's path check covers the literal value too (`Glo*` starts with `Glo`).
-      const { name, value, prefix } = terms.field;
-      const path = prefix
-        ? `conveyor_value_path(${alias}.payload, ${param(prefix)}::text, ${param(name)}::text, true)`
-        : `conveyor_value_path(${alias}.payload, ${param(value)}::text, ${param(name)}::text)`;
-      readings.push(`(${holding(searchTsquery([value], [prefix]))} AND ${path} IS NOT NULL)`);
+      const path = fieldPath(alias, terms.field, param);
+      readings.push(`(${holding(searchTsquery([terms.field.value], [terms.field.prefix]))} AND ${path} IS NOT NULL)`);
     }
     where.push(`(${readings.join(" OR ")})`);
   }
@@ -138,25 +150,14 @@ export async function withSearchHits(db: pg.Pool | pg.PoolClient, orgId: string,
  * the value (a field-scoped search's when it matched, then the value as given, then a prefix's; SQL, evaluated for the rows listed only).
  */
 function matchedField(alias: string, q: string, params: unknown[]): string {
-  const param = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
+  const param = binder(params);
   const terms = searchTerms(q);
   const cases: string[] = [];
   if (terms.jobId) cases.push(`WHEN ${alias}.id = ${param(terms.jobId)}::uuid THEN 'id'`);
   if (SHORT_ID.test(q)) cases.push(`WHEN right(${alias}.id::text, 8) = ${param(q.toLowerCase())}::text THEN 'short_id'`);
-  const paths: string[] = [];
-  const { field, prefix } = terms;
-  if (field) {
-    paths.push(
-      field.prefix
-        ? `conveyor_value_path(${alias}.payload, ${param(field.prefix)}::text, ${param(field.name)}::text, true)`
-        : `conveyor_value_path(${alias}.payload, ${param(field.value)}::text, ${param(field.name)}::text)`,
-    );
-  }
+  const paths = terms.field ? [fieldPath(alias, terms.field, param)] : [];
   paths.push(`conveyor_value_path(${alias}.payload, ${param(q)}::text)`);
-  if (prefix) paths.push(`conveyor_value_path(${alias}.payload, ${param(prefix)}::text, NULL, true)`);
+  if (terms.prefix) paths.push(`conveyor_value_path(${alias}.payload, ${param(terms.prefix)}::text, NULL, true)`);
   const inPayload = `'payload.' || coalesce(${paths.join(", ")})`;
   return cases.length ? `CASE ${cases.join(" ")} ELSE ${inPayload} END` : inPayload;
 }

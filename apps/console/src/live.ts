@@ -8,20 +8,17 @@ import { api, reportUnauthorized } from "./api";
 
 export type JobPage<Row> = { items: Row[]; next: string | null };
 
-const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at", "priority", "cancel_requested_at"] as const;
-const FINAL_EVENTS = new Set(["job.succeeded", "job.failed", "job.cancelled"]);
+const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at", "priority", "cancel_requested_at", "started_at", "finished_at"] as const;
 
 /**
- * What an event changes in a row of a list or a graph: the fields its data carries; when an attempt started or the
- * job finished (the event's time, written with the change); and no `waiting_for` after a change of status (events do
- * not carry it: it is a reading of the present), rather than a stale one, until the list is read again.
+ * What an event changes in a row of a list or a graph: the fields its data (the job as it was) carries, and no
+ * `waiting_for` after a change of status (events do not carry it: it is a reading of the present), rather than a
+ * stale one, until the list is read again.
  */
 function rowPatch(event: ConveyorEvent): Record<string, unknown> {
   const data = event.data;
   const patch: Record<string, unknown> = Object.fromEntries(LIST_FIELDS.filter((field) => field in data).map((field) => [field, data[field]]));
   if ("status" in data) patch.waiting_for = null;
-  if (event.type === "job.started") patch.started_at = event.time;
-  if (FINAL_EVENTS.has(event.type)) patch.finished_at = event.time;
   return patch;
 }
 

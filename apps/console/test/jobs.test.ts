@@ -28,7 +28,7 @@ describe("the jobs list", () => {
     const row = page.locator(`tr[data-job-id="${id}"]`);
     await row.waitFor({ timeout: 15_000 });
     await page.locator(`tr[data-job-id="${id}"][data-status="done"]`).waitFor({ timeout: 30_000 });
-    // How long its attempt took (it sleeps 1.5 s), from the live events' times, as the API's started_at and finished_at say.
+    // How long its attempt took (it sleeps 1.5 s), from the live events' data, as the API's started_at and finished_at say.
     const shown = await row.getByTestId("row-duration").innerText();
     expect(shown).toMatch(/^\d+\.\d s$/);
     const job = await rig.stack.waitForJob(id, (j) => j.status === "done");

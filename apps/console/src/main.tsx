@@ -51,6 +51,9 @@ const queryClient = new QueryClient({
 // Who is logged in is the first thing every page needs: ask while React and the router start.
 void queryClient.prefetchQuery(sessionQuery);
 const router = createConsoleRouter(queryClient);
+// The page's own first data too (the jobs list): its loaders start now, beside the session, instead of after React's
+// first render mounts the router (which then finds this load under way and waits for it).
+void router.load().catch(console.error);
 
 // The session ended (expired, logged out elsewhere, password changed): log in again, then come back here.
 onUnauthorized(() => {

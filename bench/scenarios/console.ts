@@ -21,6 +21,8 @@ const PASSWORD = "a benchmark passphrase, long enough";
 const WARM_NAVIGATIONS = 30;
 const COLD_NAVIGATIONS = 12;
 const PAGE_SIZE = 50;
+/** First rows on screen, p99 (issue 22; part two's target was 500 ms). */
+const TARGET_MS = 300;
 const CHROMIUM_ARGS = [
   "--no-sandbox",
   "--disable-gpu",
@@ -103,8 +105,11 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
       await context.addInitScript(FIRST_ROWS_PROBE);
       return context;
     };
-    /** Milliseconds from the navigation's start to rows on screen, and from the list's answer (GET /jobs) to rows on screen. */
-    const navigate = async (context: BrowserContext): Promise<{ total: number; render: number }> => {
+    /**
+     * Milliseconds from the navigation's start to rows on screen, from its start to the list's request (GET /jobs), and
+     * from the list's answer to rows on screen.
+     */
+    const navigate = async (context: BrowserContext): Promise<{ total: number; boot: number; render: number }> => {
       const page = await context.newPage();
       try {
         await page.goto(`${base}/jobs`, { waitUntil: "commit" });
@@ -113,8 +118,8 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
         if (rows !== Math.min(PAGE_SIZE, count)) throw new Error(`the jobs page showed ${rows} rows`);
         return await page.evaluate(() => {
           const total = (globalThis as unknown as { __firstRows: number }).__firstRows;
-          const list = performance.getEntriesByType("resource").find((entry) => /\/jobs\?/.test(entry.name)) as { responseEnd: number } | undefined;
-          return { total, render: list ? total - list.responseEnd : Number.NaN };
+          const list = performance.getEntriesByType("resource").find((entry) => /\/jobs\?/.test(entry.name)) as PerformanceResourceTiming | undefined;
+          return { total, boot: list ? list.startTime : Number.NaN, render: list ? total - list.responseEnd : Number.NaN };
         });
       } finally {
         await page.close();
@@ -123,7 +128,7 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
 
     const warmContext = await newContext();
     for (let i = 0; i < 3; i++) await navigate(warmContext); // fills the cache, warms the API and Postgres
-    const warmRuns: { total: number; render: number }[] = [];
+    const warmRuns: { total: number; boot: number; render: number }[] = [];
     for (let i = 0; i < WARM_NAVIGATIONS; i++) warmRuns.push(await navigate(warmContext));
     const warm = warmRuns.map((r) => r.total);
     await warmContext.close();
@@ -136,7 +141,7 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
 
     const scenario = `Console /jobs, first rows (${count >= 1e6 ? `${(count / 1e6).toFixed(1)} M` : count.toLocaleString("en-US")} jobs)`;
     const baselineName = `GET /jobs?limit=${PAGE_SIZE} alone, same session`;
-    const target = "≤ 500 ms";
+    const target = `≤ ${TARGET_MS} ms`;
     return [
       { scenario, metric: "navigation → rows on screen p50, warm cache", conveyor: percentile(warm, 0.5), baseline: jobsAlone.p50, baselineName, unit: "ms" },
       {
@@ -147,7 +152,18 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
         baselineName,
         unit: "ms",
         target,
-        met: percentile(warm, 0.99) <= 500,
+        met: percentile(warm, 0.99) <= TARGET_MS,
+      },
+      {
+        scenario,
+        metric: "of which: navigation → list requested p50, warm cache",
+        conveyor: percentile(
+          warmRuns.map((r) => r.boot),
+          0.5,
+        ),
+        baseline: null,
+        baselineName: "",
+        unit: "ms",
       },
       {
         scenario,
@@ -169,7 +185,7 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
         baselineName,
         unit: "ms",
         target,
-        met: percentile(cold, 0.99) <= 500,
+        met: percentile(cold, 0.99) <= TARGET_MS,
       },
       {
         scenario: "Console initial load",

@@ -1,7 +1,7 @@
 // The frame of every page behind a session: a header (organization switcher, account menu), the navigation
 // (a drawer below 768 px, so the console works at 375 px), live job events, and the page itself.
 import { AppShell, Burger, Group, Menu, NavLink, ScrollArea, Text, UnstyledButton, type NavLinkProps } from "@mantine/core";
-import { useDisclosure, useMediaQuery } from "@mantine/hooks";
+import { useDisclosure } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { createLink, Outlet, useNavigate, useRouterState } from "@tanstack/react-router";
 import { forwardRef, useEffect, type AnchorHTMLAttributes } from "react";
@@ -9,6 +9,7 @@ import { api, call } from "./api";
 import { useLiveJobEvents } from "./live";
 import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
 import { notify } from "./ui/notify";
+import { useNarrow } from "./ui/narrow";
 import "./shell.css";
 
 const NavAnchor = forwardRef<HTMLAnchorElement, NavLinkProps & AnchorHTMLAttributes<HTMLAnchorElement>>((props, ref) => (
@@ -33,7 +34,7 @@ export function Shell() {
   const session = useSession();
   const [opened, { toggle, close }] = useDisclosure(false);
   // Below the "sm" breakpoint the closed navigation is only moved off screen: inert keeps Tab and screen readers out of it.
-  const narrow = useMediaQuery("(max-width: 47.99em)");
+  const narrow = useNarrow();
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   useEffect(close, [pathname, close]);
   useLiveJobEvents();

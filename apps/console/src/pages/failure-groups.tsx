@@ -3,7 +3,6 @@
 // its jobs (the list filtered by failure_group), replay its failed jobs, cancel those still waiting to retry after
 // that error — the last two POST /jobs/bulk with the group as the filter, repeated while the API says has_more.
 import { Alert, Button, Group, Paper, ScrollArea, Stack, Table, Text } from "@mantine/core";
-import { useMediaQuery } from "@mantine/hooks";
 import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
@@ -11,6 +10,7 @@ import { api, call } from "../api";
 import { Confirm } from "../ui/confirm";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
+import { useNarrow } from "../ui/narrow";
 import { notify } from "../ui/notify";
 import { Empty, ErrorState, Loading } from "../ui/states";
 import type { JobFilter } from "./job-search";
@@ -43,7 +43,7 @@ export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: stri
   const queryClient = useQueryClient();
   const [action, setAction] = useState<Action | null>(null);
   const [busy, setBusy] = useState(false);
-  const narrow = useMediaQuery("(max-width: 47.99em)");
+  const narrow = useNarrow();
 
   const run = async () => {
     if (!action) return;

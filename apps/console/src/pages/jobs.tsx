@@ -18,10 +18,9 @@ import {
   Title,
   UnstyledButton,
 } from "@mantine/core";
-import { useMediaQuery } from "@mantine/hooks";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
 import { api, callPage } from "../api";
 import { FailureGroups } from "./failure-groups";
@@ -30,6 +29,7 @@ import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { formatDuration, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
+import { useNarrow } from "../ui/narrow";
 import { WaitingNote } from "../ui/waiting";
 
 export type JobRow = ResponseBody<"/jobs", "get">[number];
@@ -97,13 +97,13 @@ export function JobsPage() {
   const [selection, setSelection] = useState<Selection>({ ids: new Set(), allMatching: false });
 
   const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData, enabled: search.view !== "failures" });
-  // A new filter or page starts a new selection.
-  useEffect(() => setSelection({ ids: new Set(), allMatching: false }), [search]);
+  // A new filter or page starts a new selection (an empty one is kept as it is, so the page is not drawn twice on arrival).
+  useEffect(() => setSelection((current) => (current.ids.size === 0 && !current.allMatching ? current : { ids: new Set(), allMatching: false })), [search]);
 
   const rows = list.data?.items ?? [];
   const grouped = search.view === "failures";
   // On a phone the table keeps the columns that say what a job is; the others are on the job's page.
-  const narrow = useMediaQuery("(max-width: 47.99em)");
+  const narrow = useNarrow();
   const allOnPage = rows.length > 0 && rows.every((row) => selection.ids.has(row.id));
   const toggle = (id: string) => {
     const ids = new Set(selection.ids);
@@ -280,7 +280,13 @@ export function JobsPage() {
 
 function Filters({ search, failureExample, onChange }: { search: JobSearch; failureExample?: JobRow; onChange(filter: JobFilter): void }) {
   const [draft, setDraft] = useState<JobFilter>(filterOf(search));
-  useEffect(() => setDraft(filterOf(search)), [search]);
+  // A new search (a link, Back, a chip removed) replaces the draft; the one the draft was first made from does not.
+  const draftOf = useRef(search);
+  useEffect(() => {
+    if (draftOf.current === search) return;
+    draftOf.current = search;
+    setDraft(filterOf(search));
+  }, [search]);
   // Text fields apply on Enter (the form's submit) or when they lose focus; the others at once.
   const apply = (next: JobFilter = draft) => onChange(Object.fromEntries(Object.entries(next).filter(([, v]) => v)) as JobFilter);
   const submit = (event: FormEvent) => {
@@ -296,7 +302,7 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
   });
   const statuses = search.status ? search.status.split(",") : [];
   // On a phone the filters besides the search box fold away behind a button (open when one of them is set).
-  const narrow = useMediaQuery("(max-width: 47.99em)");
+  const narrow = useNarrow();
   const others = FILTER_KEYS.filter((key) => key !== "q" && search[key]).length;
   const [unfolded, setUnfolded] = useState(others > 0);
   const showOthers = !narrow || unfolded;

@@ -118,7 +118,8 @@ export async function consolePage(env: BenchEnv, port: number, count: number): P
         if (rows !== Math.min(PAGE_SIZE, count)) throw new Error(`the jobs page showed ${rows} rows`);
         return await page.evaluate(() => {
           const total = (globalThis as unknown as { __firstRows: number }).__firstRows;
-          const list = performance.getEntriesByType("resource").find((entry) => /\/jobs\?/.test(entry.name)) as PerformanceResourceTiming | undefined;
+          const list = performance.getEntriesByType("resource").find((entry) => /\/jobs\?/.test(entry.name)) as
+            { startTime: number; responseEnd: number } | undefined;
           return { total, boot: list ? list.startTime : Number.NaN, render: list ? total - list.responseEnd : Number.NaN };
         });
       } finally {

@@ -52,8 +52,8 @@ const queryClient = new QueryClient({
 void queryClient.prefetchQuery(sessionQuery);
 const router = createConsoleRouter(queryClient);
 // The page's own first data too (the jobs list): its loaders start now, beside the session, instead of after React's
-// first render mounts the router (which then finds this load under way and waits for it). A loader's failure is the
-// page's to show (its error state); a load that fails as a whole is tried again when the router mounts.
+// first render mounts the router (which then finds this load under way and waits for it). A loader's failure shows
+// on the page as its route's error state; nothing more is done with the promise here.
 router.load().catch(() => undefined);
 
 // The session ended (expired, logged out elsewhere, password changed): log in again, then come back here.

@@ -154,6 +154,8 @@ describe("the audit log page", () => {
     await page.waitForURL(/action=member\.role_change/);
     expect(page.url()).toContain(`actor_id=${rig.stack.owner.userId}`);
     await page.locator('[data-action="api_key.create"]').waitFor({ state: "detached" });
+    // The unfiltered list leaves before the filtered one arrives: wait for its rows, then read the whole list.
+    await page.locator('[data-action="member.role_change"]').nth(1).waitFor();
     expect(await page.locator("[data-action]").evaluateAll((items) => items.map((item) => item.getAttribute("data-action")))).toEqual([
       "member.role_change",
       "member.role_change",

@@ -2,11 +2,17 @@
 // servers for the tests that stop or wipe them (the machine's shared servers are never touched).
 import { Redis } from "ioredis";
 import { createDatabase, migrate } from "@conveyor/db";
-import { jobKey } from "@conveyor/queue";
+import { envelopeKey } from "@conveyor/queue";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
-import { startStack, starts, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/testkit/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
+
+/** The envelope (its BullMQ job id, SPEC §19) the job's current attempt was handed over in. */
+async function envelopeOf(stack: Stack, jobId: string): Promise<string> {
+  const { rows } = await stack.api.database.db.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [jobId]);
+  return rows[0]!.envelope_id;
+}
 
 describe("A1: Redis stopped when a job is created", () => {
   let redis: PrivateRedis;
@@ -207,12 +213,16 @@ describe("A6: a handler slower than its lock", () => {
 describe("A9: Postgres restarted", () => {
   let server: PrivatePostgres;
   let stack: Stack;
+  const log = new ScriptedLog("a9");
   beforeAll(async () => {
     server = await startPrivatePostgres();
     const url = server.url("conveyor");
     await migrate(url);
     const db = createDatabase({ url, poolSize: 5 });
-    stack = await startStack({ database: { name: "conveyor", url, db, drop: () => db.close() }, workerEnv: { WORKER_TYPES: "scripted" } });
+    stack = await startStack({
+      database: { name: "conveyor", url, db, drop: () => db.close() },
+      workerEnv: { WORKER_TYPES: "scripted", SCRIPTED_MARKER_FILE: log.file },
+    });
     await stack.startWorker();
   });
   afterEach(() => stack.expectOtherOrgUntouched());
@@ -222,8 +232,10 @@ describe("A9: Postgres restarted", () => {
   });
 
   it("answers 503 unavailable meanwhile, recovers by itself, and the job in flight is recorded once Postgres is back", async () => {
-    const { body } = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 2000 } });
+    const span = `a9-${Date.now()}`;
+    const { body } = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 2000, span } });
     await stack.waitForJob(body.id, (j) => j.status === "processing");
+    const envelope = await envelopeOf(stack, body.id);
     server.stop();
 
     const during = await stack.post("/jobs", { type: "scripted", payload: {} });
@@ -232,14 +244,12 @@ describe("A9: Postgres restarted", () => {
     const read = await stack.api.request.get(`/jobs/${body.id}`).set("X-API-Key", stack.apiKey);
     expect(read.status).toBe(503);
 
-    // The handler finishes while Postgres is down: BullMQ completes (and removes) the job, its success unrecorded.
+    // The handler finishes while Postgres is down, its success unrecorded: the worker keeps retrying the write and keeps
+    // the job's envelope in BullMQ (its lock renewed) until the outcome is in Postgres.
+    await waitFor(() => log.finished(span)[0] ?? null, "the handler to finish while Postgres is down", 20_000);
     const redis = new Redis(stack.redisUrl);
     try {
-      await waitFor(
-        async () => (await redis.exists(jobKey(stack.prefix, "scripted", body.id))) === 0 || null,
-        "the handler to finish while Postgres is down",
-        20_000,
-      );
+      expect(await redis.exists(envelopeKey(stack.prefix, "scripted", envelope))).toBe(1);
     } finally {
       redis.disconnect();
     }
@@ -261,6 +271,7 @@ describe("A9: Postgres restarted", () => {
 
 describe("A3b: a worker killed after its job succeeded, before Postgres recorded the success", () => {
   let stack: Stack;
+  const log = new ScriptedLog("a3b");
   beforeAll(async () => {
     // The reconciler of the second worker looks at every live job at once (no grace period).
     stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted", RECONCILE_INTERVAL_MS: "300", RECONCILE_GRACE_MS: "0" } });
@@ -268,20 +279,28 @@ describe("A3b: a worker killed after its job succeeded, before Postgres recorded
   afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
-  it("runs the job again: BullMQ had completed it, but Postgres still says processing, and Postgres decides", async () => {
-    const first = await stack.startWorker({ RECONCILE_INTERVAL_MS: "3600000" });
-    const { body } = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 1500 } });
+  it("runs the job again: its envelope stayed in BullMQ until the outcome was recorded, Postgres still says processing, and Postgres decides", async () => {
+    const first = await stack.startWorker({ RECONCILE_INTERVAL_MS: "3600000", SCRIPTED_MARKER_FILE: log.file });
+    const span = `a3b-${Date.now()}`;
+    const { body } = await stack.post("/jobs", { type: "scripted", payload: { sleep_ms: 1500, span } });
     await stack.waitForJob(body.id, (j) => j.status === "processing");
+    const envelope = await envelopeOf(stack, body.id);
 
     // Hold the job's row, so the success the handler is about to report cannot be written.
     const holder = await stack.api.database.db.pool.connect();
     try {
       await holder.query("BEGIN");
       await holder.query("SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE", [body.id]);
-      // The attempt does not wait for that write: BullMQ completes the job (and removes it) meanwhile.
+      // The handler returns; its success waits for the row, and its envelope stays in BullMQ (active, locked) meanwhile.
+      await waitFor(() => log.finished(span)[0] ?? null, "the handler to finish", 20_000);
       const redis = new Redis(stack.redisUrl);
-      await waitFor(async () => (await redis.exists(jobKey(stack.prefix, "scripted", body.id))) === 0 || null, "BullMQ to complete the job", 20_000);
+      expect(await redis.exists(envelopeKey(stack.prefix, "scripted", envelope))).toBe(1);
       redis.disconnect();
+      await waitFor(
+        async () => (await holder.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rowCount || null,
+        "the success to wait for the row",
+        20_000,
+      );
       const blocked = await holder.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
       expect(blocked.rows).toHaveLength(1);
 

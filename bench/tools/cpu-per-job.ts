@@ -5,6 +5,7 @@
 // the comparison fair on a loaded machine.
 //
 //   npx tsx --conditions=conveyor-source bench/tools/cpu-per-job.ts [jobs] [concurrency]
+//   STATEMENTS=1 also prints Conveyor's costliest statements (pg_stat_statements); CONVEYOR_ONLY=1 skips the peers.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
       );
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
       await sleep(1500);
+      if (process.env.STATEMENTS) await postgres.resetStatements();
       const watch = cpuWatch(worker.pid);
       const before = { process: watch.read(), postgres: postgres.cpuMicros(), redis: await redisCpu(redis.url) };
       await queueNoopJobs(env, jobs);
@@ -79,6 +81,13 @@ async function main(): Promise<void> {
         postgres: postgres.cpuMicros() - before.postgres,
         redis: (await redisCpu(redis.url)) - before.redis,
       });
+      if (process.env.STATEMENTS) {
+        for (const s of await postgres.statements(15)) {
+          console.log(
+            `${(s.totalMs / 1000).toFixed(2).padStart(7)} s ${String(s.calls).padStart(7)} calls ${String(s.rows).padStart(7)} rows  ${s.query.slice(0, 160)}`,
+          );
+        }
+      }
     } finally {
       await worker?.stop();
       await env.close();
@@ -94,18 +103,20 @@ async function main(): Promise<void> {
       await new Promise((resolve) => child.proc.once("exit", resolve));
       results.push({ name, process: watch.stop(), postgres: postgres.cpuMicros() - pg0, redis: (await redisCpu(redis.url)) - redis0 });
     };
-    await peer("BullMQ no-op worker", "bench/baselines/bullmq-worker.ts", {
-      REDIS_URL: redis.url,
-      PREFIX: "cpu-baseline",
-      JOBS: String(jobs),
-      CONCURRENCY: String(concurrency),
-    });
-    await peer("graphile-worker", "bench/baselines/graphile-worker.ts", {
-      SERVER_URL: postgres.url,
-      JOBS: String(jobs),
-      CONCURRENCY: String(concurrency),
-      NO_LOG_SUCCESS: "1",
-    });
+    if (!process.env.CONVEYOR_ONLY) {
+      await peer("BullMQ no-op worker", "bench/baselines/bullmq-worker.ts", {
+        REDIS_URL: redis.url,
+        PREFIX: "cpu-baseline",
+        JOBS: String(jobs),
+        CONCURRENCY: String(concurrency),
+      });
+      await peer("graphile-worker", "bench/baselines/graphile-worker.ts", {
+        SERVER_URL: postgres.url,
+        JOBS: String(jobs),
+        CONCURRENCY: String(concurrency),
+        NO_LOG_SUCCESS: "1",
+      });
+    }
   } finally {
     await redis.stop();
     postgres.stop();

@@ -1,7 +1,7 @@
 // What the API needs from the outside world, created once in server.ts (or by a test) and handed to app.ts.
 import type { Logger } from "@conveyor/logger";
 import type { Database } from "@conveyor/db";
-import type { JobQueues, RedisClient } from "@conveyor/queue";
+import type { RedisClient } from "@conveyor/queue";
 import type { ApiConfig } from "./env";
 
 export type Clock = { now(): Date };
@@ -13,6 +13,5 @@ export type AppDeps = {
   db: Database;
   /** Producer connection: fails fast while Redis is away. */
   redis: RedisClient;
-  queues: JobQueues;
   clock: Clock;
 };

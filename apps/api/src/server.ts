@@ -5,7 +5,7 @@ import type { Server } from "node:http";
 import { loadDotEnv, runMain, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, connectRedis, redisKeyPrefix, redisTarget } from "@conveyor/queue";
+import { connectRedis, redisTarget } from "@conveyor/queue";
 import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
 import { loadApiConfig, usesDevelopmentJwtSecret } from "./env";
@@ -23,7 +23,8 @@ async function main(): Promise<void> {
     await db.close();
     throw error;
   });
-  // Keep running while Redis is away: jobs are safe in Postgres and the reconciler enqueues them later.
+  // Keep running while Redis is away: the API writes no job to Redis (the dispatcher hands jobs over from Postgres);
+  // Redis serves rate limits, cancellation messages and readiness.
   redis.on("error", (error: Error) => logger.debug("redis connection error", { error }));
 
   const deps: AppDeps = {
@@ -31,7 +32,6 @@ async function main(): Promise<void> {
     logger,
     db,
     redis,
-    queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }),
     clock: systemClock,
   };
   const app = createApp(deps);
@@ -52,7 +52,6 @@ async function main(): Promise<void> {
     logger.info(`${signal} received: finishing in-flight requests`);
     await closeServer(server);
     await app.stopBackground();
-    await deps.queues.close();
     await redis.quit().catch(() => redis.disconnect());
     await db.close();
     await stopTracing();

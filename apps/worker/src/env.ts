@@ -36,6 +36,8 @@ export const workerEnvSchema = envSchema({
   WORKER_LOCK_MS: setting(Joi.number().integer().min(1_000).max(600_000)).default(30_000),
   /** Most jobs of one organization running (or handed to BullMQ) at once per type, across all workers; 0 = no cap. */
   ORG_CONCURRENCY_LIMIT: setting(Joi.number().integer().min(0).max(100_000)).default(0),
+  /** Most jobs one envelope (one BullMQ job) carries; the leader's dispatcher sizes envelopes up to it (SPEC §19). */
+  ENVELOPE_MAX: setting(Joi.number().integer().min(1).max(1000)).default(64),
   /** How often the reconciler looks for jobs Redis has lost. */
   RECONCILE_INTERVAL_MS: setting(Joi.number().integer().min(100).max(3_600_000)).default(15_000),
   /** A pending or processing job untouched for this long, and absent from Redis, is re-enqueued. */

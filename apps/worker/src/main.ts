@@ -64,6 +64,7 @@ async function main(): Promise<void> {
     plugins,
     internal: createInternalHandlers({ pool: db.pool, settings: config, logger }),
     orgConcurrencyLimit: config.ORG_CONCURRENCY_LIMIT,
+    envelopeMax: config.ENVELOPE_MAX,
     typeRateLimits: config.TYPE_RATE_LIMITS,
     typeTimeouts: config.TYPE_TIMEOUTS,
     leaderTasks: [

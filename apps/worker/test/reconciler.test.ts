@@ -40,9 +40,12 @@ function reconciler(overrides: Partial<ConstructorParameters<typeof Reconciler>[
   return new Reconciler({ pool: database.db.pool, redis, queues, prefix, logger, intervalMs: 60_000, graceMs: 0, ...overrides });
 }
 
+/** The envelope each handed-over job was put in (one each here). */
+const envelopeOf = new Map<string, string>();
+
 /**
- * A job row, and for a live one its place in the dispatcher's queue: handed over to BullMQ (`dispatched`, the
- * default, and always for a processing job) or still waiting in Postgres.
+ * A job row, and for a live one its place in the dispatcher's queue: handed over to BullMQ in an envelope of its own
+ * (`dispatched`, the default, and always for a processing job) or still waiting in Postgres.
  */
 async function insertJob(fields: {
   status: string;
@@ -61,9 +64,12 @@ async function insertJob(fields: {
   );
   if (fields.status === "pending" || fields.status === "processing") {
     const dispatched = fields.status === "processing" || (fields.dispatched ?? true);
+    const envelope = dispatched ? newId() : null;
+    if (envelope) envelopeOf.set(id, envelope);
     await database.db.pool.query(
-      `INSERT INTO job_queue (job_id, type, org_id, priority, due_at, dispatched_at) VALUES ($1, $2, $3, 5, COALESCE($4, now()), CASE WHEN $5 THEN now() END)`,
-      [id, fields.type ?? "webhook", orgId, fields.runAt ?? null, dispatched],
+      `INSERT INTO job_queue (job_id, type, org_id, priority, due_at, dispatched_at, envelope_id)
+       VALUES ($1, $2, $3, 5, COALESCE($4, now()), CASE WHEN $5 THEN now() END, $6)`,
+      [id, fields.type ?? "webhook", orgId, fields.runAt ?? null, dispatched, envelope],
     );
   }
   return id;
@@ -74,11 +80,14 @@ async function dispatchedAt(id: string): Promise<Date | null | undefined> {
   return rows[0]?.dispatched_at;
 }
 
+/** The BullMQ state of the envelope carrying job `id`, if Redis holds one (and it names the job). */
 async function state(type: string, id: string) {
   const queue = new Queue(type, { connection: redis, prefix });
   try {
-    const job = await queue.getJob(id);
-    return job ? { state: await job.getState(), attempts: job.opts.attempts, delay: job.opts.delay } : null;
+    const envelope = envelopeOf.has(id) ? await queue.getJob(envelopeOf.get(id)!) : undefined;
+    if (!envelope) return null;
+    expect(envelope.data).toEqual({ ids: [id] });
+    return { state: await envelope.getState(), attempts: envelope.opts.attempts, delay: envelope.opts.delay };
   } finally {
     await queue.close();
   }
@@ -110,7 +119,7 @@ describe("Reconciler", () => {
 
   it("leaves alone jobs that Redis already holds", async () => {
     const id = await insertJob({ status: "pending" });
-    await queues.enqueue([{ id, type: "webhook" }]);
+    await queues.enqueue([{ id: envelopeOf.get(id)!, type: "webhook", jobIds: [id] }]);
     await redis.set(`${prefix}:reconciler:sentinel`, "x");
     const report = await reconciler().runOnce();
     expect(report).toMatchObject({ ran: true, fullSweep: false, checked: 1, reenqueued: 0 });
@@ -135,6 +144,15 @@ describe("Reconciler", () => {
     for (const id of ids) expect(await state("webhook", id)).not.toBeNull();
   });
 
+  it("gives a running job that has no envelope (it started before envelopes) one, and records it", async () => {
+    const id = await insertJob({ status: "processing" });
+    await database.db.pool.query("UPDATE job_queue SET envelope_id = NULL WHERE job_id = $1", [id]);
+    expect(await reconciler().runOnce()).toMatchObject({ fullSweep: true, reenqueued: 1 });
+    const { rows } = await database.db.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [id]);
+    envelopeOf.set(id, rows[0]!.envelope_id);
+    expect(await state("webhook", id)).toMatchObject({ state: "waiting" });
+  });
+
   it("A7: two reconcilers running at once enqueue nothing twice", async () => {
     const ids = await Promise.all(Array.from({ length: 50 }, () => insertJob({ status: "processing" })));
     const a = reconciler();
@@ -151,7 +169,7 @@ describe("Reconciler", () => {
       const event = Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]));
       if (event.event === "added") added.push(event.jobId!);
     }
-    expect(added.sort()).toEqual([...ids].sort());
+    expect(added.sort()).toEqual(ids.map((id) => envelopeOf.get(id)).sort());
   });
 
   it("holds a lock, so a cycle started while another runs is skipped", async () => {

@@ -5,17 +5,22 @@
 //   3. within a priority, round-robin between the organizations that have due jobs, each org's oldest first, so a
 //      backlog of one org delays another's job by about one job's run time, not by the backlog;
 //   4. within each org's cap of jobs in flight per type (ORG_CONCURRENCY_LIMIT, 0 = none).
-// Taking jobs is one "handed over" transition (job-machine/hand-over.ts) per priority level. The dispatcher then
-// hands them to BullMQ; if BullMQ refuses, they are returned to the line. A dispatcher that dies between the two
+// Taking jobs is one "handed over" transition (job-machine/hand-over.ts) per take, which packs them into envelopes
+// (SPEC §19: one BullMQ job carries many job ids, in the order they should start). The dispatcher then hands the
+// envelopes to BullMQ; if BullMQ refuses, their jobs are returned to the line. A dispatcher that dies between the two
 // leaves marked jobs Redis does not hold: the next leader returns them to the line at once (`recentHandOvers`), and
 // the reconciler would in any case.
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
 import type { DispatchLimits } from "./flow-control";
+import { newId } from "./ids";
 import { dueCandidates, handOver, type Candidate } from "./job-machine/hand-over";
 
 /** A job handed over; `traceParent` is its creating request's trace context, read only when the plan asks for it. */
 export type DispatchCandidate = { jobId: string; orgId: string; type: string; traceParent?: string | null };
+
+/** Jobs handed over together in one BullMQ job (SPEC §19), in the order they should start. */
+export type DispatchedEnvelope = { id: string; type: string; jobs: DispatchCandidate[] };
 
 /** Types that have due jobs waiting, in name order. */
 export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<string[]> {
@@ -90,6 +95,8 @@ export type DispatchPlan = {
   after: string | null;
   /** Read each job's trace context with it (tracing on: the dispatcher makes the hand-over a span of the job's trace). */
   traceParents?: boolean;
+  /** How many jobs an envelope carries when `taken` jobs are handed over at once (the dispatcher's sizing). */
+  envelopeSize(taken: number): number;
 };
 
 /**
@@ -100,9 +107,8 @@ export type DispatchPlan = {
  * A held job stays in line and never holds back the jobs behind it. `db` is the dispatcher's `handOverConnection`:
  * only one dispatcher takes at a time, so what it counts in flight is exact.
  */
-export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchCandidate[]> {
+export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchedEnvelope[]> {
   const { limits } = plan;
-  const taken: DispatchCandidate[] = [];
   const inFlight = new Map(plan.inFlightByOrg);
   const keys = new Map(limits.keysInFlight);
   const allowance = new Map(limits.rateAllowance);
@@ -166,14 +172,32 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
     typeAllowance = limits.typeAllowance === null ? Infinity : limits.typeAllowance - chosen.length;
   }
   for (let i = plan.work.length - 1; i >= 0; i--) if (plan.work[i]!.orgs.length === 0) plan.work.splice(i, 1);
-  if (chosen.length === 0) return taken;
+  if (chosen.length === 0) return [];
+  const envelopes = pack(chosen, plan.envelopeSize(chosen.length)).map((jobs) => ({ id: newId(), jobs }));
   const marked = await handOver(
     db,
-    chosen.map((c) => c.jobId),
+    envelopes.map((e) => ({ id: e.id, jobIds: e.jobs.map((c) => c.jobId) })),
     plan.traceParents,
   );
-  for (const row of chosen) if (marked.has(row.jobId)) taken.push({ jobId: row.jobId, orgId: row.orgId, type: plan.type, traceParent: marked.get(row.jobId) });
-  return taken;
+  // A job cancelled (or pushed back by a debounce) since it was chosen was not marked: its envelope goes without it.
+  return envelopes.flatMap(({ id, jobs }) => {
+    const handed = jobs.filter((row) => marked.has(row.jobId));
+    return handed.length
+      ? [{ id, type: plan.type, jobs: handed.map((row) => ({ jobId: row.jobId, orgId: row.orgId, type: plan.type, traceParent: marked.get(row.jobId) })) }]
+      : [];
+  });
+}
+
+/** `jobs` in order, cut into the fewest envelopes of at most `size`, as even as they can be (64 + 1 is 33 + 32). */
+function pack<T>(jobs: readonly T[], size: number): T[][] {
+  const count = Math.ceil(jobs.length / Math.max(1, size));
+  const envelopes: T[][] = [];
+  for (let i = 0, start = 0; i < count; i++) {
+    const end = start + Math.ceil((jobs.length - start) / (count - i));
+    envelopes.push(jobs.slice(start, end));
+    start = end;
+  }
+  return envelopes;
 }
 
 /** `orgs` (in id order) starting after `after`, wrapping around. */
@@ -226,15 +250,18 @@ async function orgsWithDueJobs(db: pg.Pool | pg.PoolClient, type: string, priori
   return [...first, ...wrapped];
 }
 
+/** A job Postgres says is in an envelope Redis should hold: handed over (pending) or running (processing). */
+export type EnvelopedJob = { jobId: string; type: string; envelopeId: string; status: "pending" | "processing" };
+
 /**
- * Jobs marked dispatched in the last `withinMs` that have not started: what a dispatcher that died between marking
- * and handing over may have left. The new leader checks them against Redis.
+ * Jobs marked dispatched in the last `withinMs` that have not started, with their envelopes: what a dispatcher that
+ * died between marking and handing over may have left. The new leader checks the envelopes against Redis.
  */
-export async function recentHandOvers(db: pg.Pool | pg.PoolClient, withinMs: number): Promise<DispatchCandidate[]> {
-  const { rows } = await db.query<{ job_id: string; org_id: string; type: string }>(
-    `SELECT q.job_id, q.org_id, q.type FROM job_queue q JOIN jobs j ON j.id = q.job_id
-      WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND j.status = 'pending'`,
+export async function recentHandOvers(db: pg.Pool | pg.PoolClient, withinMs: number): Promise<EnvelopedJob[]> {
+  const { rows } = await db.query<{ job_id: string; type: string; envelope_id: string }>(
+    `SELECT q.job_id, q.type, q.envelope_id FROM job_queue q JOIN jobs j ON j.id = q.job_id
+      WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND q.envelope_id IS NOT NULL AND j.status = 'pending'`,
     [withinMs],
   );
-  return rows.map((r) => ({ jobId: r.job_id, orgId: r.org_id, type: r.type }));
+  return rows.map((r) => ({ jobId: r.job_id, type: r.type, envelopeId: r.envelope_id, status: "pending" }));
 }

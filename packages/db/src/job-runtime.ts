@@ -64,8 +64,10 @@ export type LiveJob = {
   maxRetries: number;
   runAt: Date | null;
   updatedAt: Date;
-  /** Handed to BullMQ by the dispatcher (a processing job always is): Redis should hold it. */
+  /** Handed to BullMQ by the dispatcher (a processing job always is): Redis should hold its envelope. */
   dispatched: boolean;
+  /** The envelope it was handed over in (SPEC §19); null while it waits in Postgres. */
+  envelopeId: string | null;
 };
 export type LiveJobCursor = { updatedAt: Date; id: string };
 
@@ -83,8 +85,10 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
     run_at: Date | null;
     updated_at: Date;
     dispatched: boolean;
+    envelope_id: string | null;
   }>(
-    `SELECT j.id, j.type, j.status, j.retries, j.max_retries, j.run_at, j.updated_at, (j.status = 'processing' OR q.dispatched_at IS NOT NULL) AS dispatched
+    `SELECT j.id, j.type, j.status, j.retries, j.max_retries, j.run_at, j.updated_at, (j.status = 'processing' OR q.dispatched_at IS NOT NULL) AS dispatched,
+            q.envelope_id
        FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
       WHERE j.status IN ('pending', 'processing')
         AND ($1::timestamptz IS NULL OR (j.updated_at, j.id) > ($1::timestamptz, $2::uuid))
@@ -102,6 +106,7 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
     runAt: r.run_at,
     updatedAt: r.updated_at,
     dispatched: r.dispatched,
+    envelopeId: r.envelope_id,
   }));
 }
 

@@ -1,17 +1,22 @@
-// Puts jobs on their type's BullMQ queue. The BullMQ job id is the Postgres job id, so adding a job that
-// is already queued is a no-op, and the job's data stays in Postgres: RedisClient carries only the id. Only the
-// dispatcher (and the reconciler, for running jobs Redis lost) adds jobs: which job runs next, when, and how
-// often it is retried are Postgres' decisions, so BullMQ runs each hand-over once, with no delay and no retry.
+// Puts envelopes on their type's BullMQ queue (SPEC §19). An envelope is one BullMQ job carrying 1 to ENVELOPE_MAX
+// Postgres job ids of one type; its BullMQ job id is the envelope's own id, so adding an envelope that is already
+// queued is a no-op, and the jobs' data stays in Postgres: Redis carries only ids. Only the dispatcher (and the
+// reconciler, for running jobs Redis lost) adds envelopes: which job runs next, when, and how often it is retried
+// are Postgres' decisions, so BullMQ runs each envelope once, with no delay and no retry.
 import { Queue } from "bullmq";
 import { queueName } from "@conveyor/contracts";
 import type { RedisClient } from "./redis";
 
-/** The Redis key of a queued job's hash (BullMQ's layout): it exists while the job is waiting, delayed or active. */
-export function jobKey(prefix: string, type: string, id: string): string {
-  return `${prefix}:${queueName(type)}:${id}`;
+/** The Redis key of a queued envelope's hash (BullMQ's layout): it exists while the envelope is waiting or active. */
+export function envelopeKey(prefix: string, type: string, envelopeId: string): string {
+  return `${prefix}:${queueName(type)}:${envelopeId}`;
 }
 
-export type EnqueueRequest = { id: string; type: string };
+/** One trip through BullMQ: the ids of jobs of one type, in the order they should start. */
+export type Envelope = { id: string; type: string; jobIds: readonly string[] };
+
+/** What a BullMQ job of ours carries. */
+export type EnvelopeData = { ids: string[] };
 
 export type JobQueuesOptions = {
   connection: RedisClient;
@@ -36,30 +41,25 @@ export class JobQueues {
     return queue;
   }
 
-  /** Adds the jobs, one pipelined bulk add per type. Rejects if Redis does not take them. */
-  async enqueue(jobs: readonly EnqueueRequest[]): Promise<void> {
-    const byType = new Map<string, EnqueueRequest[]>();
-    for (const job of jobs) {
-      const list = byType.get(job.type);
-      if (list) list.push(job);
-      else byType.set(job.type, [job]);
+  /** Adds the envelopes, one pipelined bulk add per type. Rejects if Redis does not take them. */
+  async enqueue(envelopes: readonly Envelope[]): Promise<void> {
+    const byType = new Map<string, Envelope[]>();
+    for (const envelope of envelopes) {
+      const list = byType.get(envelope.type);
+      if (list) list.push(envelope);
+      else byType.set(envelope.type, [envelope]);
     }
     await Promise.all(
       [...byType].map(([type, list]) =>
         this.queue(type).addBulk(
-          list.map((job) => ({
+          list.map((envelope) => ({
             name: type,
-            data: {},
-            opts: { jobId: job.id, attempts: 1, removeOnComplete: true, removeOnFail: true },
+            data: { ids: [...envelope.jobIds] } satisfies EnvelopeData,
+            opts: { jobId: envelope.id, attempts: 1, removeOnComplete: true, removeOnFail: true },
           })),
         ),
       ),
     );
-  }
-
-  /** Takes a job off its queue if it is still waiting there (a cancelled job); false when it was not waiting. */
-  async remove(type: string, id: string): Promise<boolean> {
-    return (await this.queue(type).remove(id)) === 1;
   }
 
   async close(): Promise<void> {

@@ -37,7 +37,7 @@ const cancelChannel = (prefix: string) => `${prefix}:cancel`;
 /** Cancels one job; answers with the job as it is now. 404 for another org's or no job, 409 for a final one. */
 export async function cancelJob(
   options: { caller: Caller; id: string },
-  deps: Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger" | "clock">,
+  deps: Pick<ServiceDeps, "db" | "redis" | "config" | "logger" | "clock">,
 ): Promise<JobDetail> {
   const { caller, id } = options;
   if (!isUuid(id)) throw notFound("Job");
@@ -55,27 +55,21 @@ export async function cancelJob(
   // The answer is the job as this cancellation left it: read before the workers hear of it, since a worker told to stop
   // may record the attempt cancelled within milliseconds (the answer would then depend on the race).
   const job = await findJob(deps.db.pool, caller.orgId, id);
-  await tellWorkers(outcome.previous === "processing" ? [id] : [], outcome.dispatched ? [outcome] : [], deps);
+  await tellWorkers(outcome.previous === "processing" ? [id] : [], deps);
   if (!job) throw notFound("Job");
   return job;
 }
 
 /**
- * Best effort, after the commit: a cancelled job BullMQ still holds is taken off its queue (a delivery that slips
- * through is skipped by the claim), and workers hear of running jobs to stop. With Redis away, workers still find
- * out from Postgres within a second.
+ * Best effort, after the commit: workers hear of running jobs to stop. With Redis away, they still find out from
+ * Postgres within a second. A cancelled job still waiting in an envelope needs nothing: the claim skips it.
  */
-export async function tellWorkers(
-  running: string[],
-  handedOver: { id: string; type: string }[],
-  deps: Pick<ServiceDeps, "queues" | "redis" | "config" | "logger">,
-): Promise<void> {
+export async function tellWorkers(running: string[], deps: Pick<ServiceDeps, "redis" | "config" | "logger">): Promise<void> {
   const warn = (error: Error) => deps.logger.warn("could not tell the workers about a cancellation; they will read it from Postgres", { error: error.message });
   if (running.length) await deps.redis.publish(cancelChannel(redisKeyPrefix(deps.config.REDIS_PREFIX)), running.join("\n")).catch(warn);
-  await Promise.all(handedOver.map((job) => deps.queues.remove(job.type, job.id).catch(warn)));
 }
 
-type SteeringDeps = Pick<ServiceDeps, "db" | "queues" | "redis" | "config" | "logger" | "writer" | "clock">;
+type SteeringDeps = Pick<ServiceDeps, "db" | "redis" | "config" | "logger" | "writer" | "clock">;
 
 /** Payload bytes a replay reads at once (one larger payload is read alone). */
 const REPLAY_PIECE_BYTES = 8 * 1024 * 1024;
@@ -117,7 +111,7 @@ async function replayMany(ids: readonly string[], caller: Caller, deps: Steering
 }
 
 /** Jobs the workers are told about once the cancellations commit. */
-type Cancelled = { running: string[]; handedOver: { id: string; type: string }[] };
+type Cancelled = { running: string[] };
 
 /** Cancels the org's jobs among `ids` in `tx`, 1,000 per statement; answers how many this call changed. */
 async function cancelMany(ids: readonly string[], caller: Caller, deps: SteeringDeps, tx: pg.PoolClient, told: Cancelled): Promise<number> {
@@ -128,7 +122,6 @@ async function cancelMany(ids: readonly string[], caller: Caller, deps: Steering
     const outcomes = await cancelJobs(tx, { orgId: caller.orgId, ids: ids.slice(start, start + CANCEL_CHUNK), by });
     changed += outcomes.filter((o) => o.changed).length;
     told.running.push(...outcomes.filter((o) => o.changed && o.previous === "processing").map((o) => o.id));
-    told.handedOver.push(...outcomes.filter((o) => o.dispatched));
   }
   return changed;
 }
@@ -205,7 +198,7 @@ export type BulkResult = { action: BulkAction; matched: number; affected: number
  */
 export async function bulkJobs(options: { caller: Caller; input: BulkInput }, deps: SteeringDeps): Promise<BulkResult> {
   const { caller, input } = options;
-  const told: Cancelled = { running: [], handedOver: [] };
+  const told: Cancelled = { running: [] };
   // One transaction with its audit entry: the whole call happens, and is recorded, or none of it does.
   const result = await inTransaction(deps.db.pool, async (tx) => {
     let targets: string[];
@@ -231,7 +224,7 @@ export async function bulkJobs(options: { caller: Caller; input: BulkInput }, de
     if (affected > 0) await audit(tx, caller, deps.clock, { action: "jobs.bulk", details: { ...result, ...bulkSelection(input) } });
     return result;
   });
-  await tellWorkers(told.running, told.handedOver, deps);
+  await tellWorkers(told.running, deps);
   return result;
 }
 

@@ -2,7 +2,6 @@
 // wrapper starts the attempt (taking the fence), logs it, has what happened classified (outcome.ts: done, retry,
 // permanent failure, cancelled, released at shutdown) and records it under the fence.
 import os from "node:os";
-import type { Job } from "bullmq";
 import {
   AttemptTimeoutError,
   PermanentJobError,
@@ -62,28 +61,17 @@ function serialiseResult(result: JobResult): string | null {
   return JSON.stringify(value);
 }
 
-/** Claims the job; when a rate limit's window frees within a moment, waits for it rather than going back in line (start.ts). */
-async function claimWhenFree(bookkeeper: Bookkeeper, id: string, fence: string): Promise<ClaimedJob | null> {
-  for (;;) {
-    const claimed = await bookkeeper.claim(id, fence);
-    if (!claimed || !("retryAt" in claimed)) return claimed;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, claimed.retryAt.getTime() - Date.now())));
-  }
-}
+/**
+ * Runs one claimed job's attempt: `claimed` was started for the attempt holding `fence` (the envelope's delivery,
+ * envelope-runner.ts). Resolves when the handler has returned and, for anything but success, its outcome has been
+ * handed to the bookkeeper; `settled` resolves once the outcome is recorded (the envelope completes after that).
+ */
+export type AttemptRunner = (claimed: ClaimedJob, fence: string) => Promise<{ settled: Promise<unknown> }>;
 
-export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps) {
-  // Two parameters: BullMQ then skips creating an AbortController per job (we never cancel through BullMQ; a
-  // cancellation and the shutdown abort through the attempt's own signal).
-  return async function processJob(job: Job, token?: string): Promise<void> {
+export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps): AttemptRunner {
+  return async function runAttempt(claimed: ClaimedJob, fence: string): Promise<{ settled: Promise<unknown> }> {
     const started = Date.now();
-    const fence = token ?? `${WORKER_NAME}/${job.id}/${started}`;
     const report = (outcome: AttemptOutcome) => deps.onAttempt?.({ type, outcome, durationMs: Date.now() - started });
-
-    const claimed = await claimWhenFree(deps.bookkeeper, job.id!, fence);
-    if (!claimed) {
-      deps.logger.debug("skipping a delivery of a job that is finished, cancelled or unknown in Postgres", { jobId: job.id });
-      return report("skipped");
-    }
     const attempt = claimed.retries + 1;
     // The runtime's own lines are known to be clean; handler lines go through `clean` (ctx.log below).
     const log = (level: LogLevel, message: string) => deps.bookkeeper.log({ jobId: claimed.id, attempt, level, message, timestamp: new Date() });
@@ -150,27 +138,29 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       if (claimed.dependencies > 0) ctx.dependencies = await jobDependencies(deps.pool, claimed.id);
       result = serialiseResult(await (span ? span.run(() => run(claimed.payload, ctx)) : run(claimed.payload, ctx)));
     } catch (error) {
-      if (timedOut) return recordedAtTimeout;
-      return handleFailure(error);
+      if (timedOut) return { settled: recordedAtTimeout! };
+      await handleFailure(error);
+      return { settled: Promise.resolve() };
     } finally {
       clearTimeout(timer);
       stopWatching();
     }
     if (timedOut) {
       log("warn", `Attempt ${attempt}'s handler returned after its timeout; what it returned was discarded.`);
-      return recordedAtTimeout;
+      return { settled: recordedAtTimeout! };
     }
 
     // A handler that finished despite a cancellation finished: the truth wins. Its "succeeded" line is the
-    // job.succeeded event, written only if the outcome is applied. Recorded without holding the slot: BullMQ completes the job and hands over the next one while Postgres
-    // commits this outcome with the next batch. A worker that dies in between leaves the job 'processing' in
-    // Postgres and absent from Redis, which the reconciler re-enqueues: the same at-least-once recovery as
-    // dying just before the write.
+    // job.succeeded event, written only if the outcome is applied. Recorded without holding the slot: the next job
+    // starts while Postgres commits this outcome with the next batch; the envelope completes once it is recorded. A
+    // worker that dies in between leaves the job 'processing' in Postgres and its envelope active in Redis, which
+    // BullMQ's stalled check gives to another worker: its claim takes the attempt over (at least once).
     span?.end("done");
-    void finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }).then(
+    const settled = finish({ status: "done", retries: claimed.retries, result, error: null, runAt: null }).then(
       (status) => (status ? report("done") : discarded()),
       (error: Error) => deps.logger.error("could not record a job's success; the reconciler will run it again", { jobId: claimed.id, error: error.message }),
     );
+    return { settled };
 
     function discarded(): void {
       log("warn", `Attempt ${attempt}'s outcome was discarded: a newer attempt owns this job.`);

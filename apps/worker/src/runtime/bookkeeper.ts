@@ -67,12 +67,22 @@ export class Bookkeeper {
   }
 
   /**
-   * A claim statement costs a few milliseconds whatever its size, so claims arriving within a short window
-   * share one; a full batch goes at once.
+   * Claims the jobs of an envelope for the attempts holding `fence` (SPEC §19): they go in the next claim statement
+   * at once (with any other claims waiting), not after the window. Answers each job's claim in the order asked.
    */
-  private scheduleClaims(): void {
+  claimAll(ids: readonly string[], fence: string): Promise<(ClaimedJob | ClaimWait | null)[]> {
+    const claims = Promise.all(ids.map((id) => this.claim(id, fence)));
+    this.scheduleClaims(true);
+    return claims;
+  }
+
+  /**
+   * A claim statement costs a few milliseconds whatever its size, so claims arriving within a short window
+   * share one; a full batch (or an envelope, `now`) goes at once.
+   */
+  private scheduleClaims(now = false): void {
     if (this.claiming >= this.maxClaimsInFlight) return;
-    if (this.claims.size >= 100) {
+    if (now || this.claims.size >= 100) {
       clearTimeout(this.claimTimer);
       this.claimTimer = undefined;
       setImmediate(() => void this.flushClaims());

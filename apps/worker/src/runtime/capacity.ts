@@ -37,16 +37,19 @@ export class CapacityAnnouncer {
   }
 }
 
-/** Slots of live workers serving `type`, in all (0 when no worker serves it). */
-export async function capacityOf(redis: RedisClient, prefix: string, type: string, now = Date.now()): Promise<number> {
+/** Slots of live workers serving `type`, in all (0 when no worker serves it), and how many workers they belong to. */
+export async function capacityOf(redis: RedisClient, prefix: string, type: string, now = Date.now()): Promise<{ slots: number; workers: number }> {
   const announced = await redis.hgetall(key(prefix, type));
   let slots = 0;
+  let workers = 0;
   const gone: string[] = [];
   for (const [worker, value] of Object.entries(announced)) {
     const [concurrency, freshUntil] = value.split(":").map(Number);
-    if (freshUntil !== undefined && freshUntil > now) slots += concurrency ?? 0;
-    else gone.push(worker);
+    if (freshUntil !== undefined && freshUntil > now) {
+      slots += concurrency ?? 0;
+      workers++;
+    } else gone.push(worker);
   }
   if (gone.length) await redis.hdel(key(prefix, type), ...gone);
-  return slots;
+  return { slots, workers };
 }

@@ -1,7 +1,8 @@
-// The dispatcher: the leader's loop that hands due jobs from Postgres to BullMQ (the decision itself — time,
-// priority, fairness, caps — is packages/db/src/dispatch.ts). BullMQ holds at most `rounds` rounds of each type's
-// worker slots waiting, so a later, higher-priority or other organization's job never waits behind a long backlog
-// there. Woken by NOTIFY (new jobs, retries due, finished attempts) and by a short tick (jobs falling due).
+// The dispatcher: the leader's loop that hands due jobs from Postgres to BullMQ in envelopes (SPEC §19: one BullMQ
+// job carries 1..ENVELOPE_MAX job ids; the decision itself — time, priority, fairness, limits — is
+// packages/db/src/dispatch.ts). BullMQ holds at most `rounds` rounds of each type's worker slots waiting, counted in
+// jobs, so a later, higher-priority or other organization's job never waits behind a long backlog there. Woken by
+// NOTIFY (new jobs, retries due, finished attempts) and by a short tick (jobs falling due).
 import type pg from "pg";
 import type { TypeRateLimit } from "@conveyor/contracts";
 import {
@@ -19,7 +20,7 @@ import {
   takeDueJobs,
   typesWithDueJobs,
   returnToLine,
-  type DispatchCandidate,
+  type DispatchedEnvelope,
   type DueWork,
 } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
@@ -54,7 +55,12 @@ export type DispatcherOptions = {
   rounds?: number;
   /** How often due jobs are looked for without a wake-up (jobs falling due). Default 250 ms. */
   tickMs?: number;
+  /** ENVELOPE_MAX: most jobs one envelope carries. Default 64. */
+  envelopeMax?: number;
 };
+
+/** How many envelopes' sizes are remembered per type: more than ever wait in BullMQ at once. */
+const SIZES_KEPT = 4_096;
 
 export class Dispatcher implements LeaderTask {
   readonly name = "dispatcher";
@@ -71,7 +77,13 @@ export class Dispatcher implements LeaderTask {
   /** Per type, the jobs and batches being handed to BullMQ right now. */
   private readonly handing = new Map<string, { jobs: number; batches: number }>();
   private readonly handOvers = new Set<Promise<void>>();
-  private readonly slots = new Map<string, { slots: number; until: number }>();
+  private readonly slots = new Map<string, { slots: number; workers: number; until: number }>();
+  /**
+   * Per type, the sizes of the envelopes handed over, oldest first. BullMQ's list is first in, first out and only
+   * this dispatcher fills it, so the envelopes still waiting are the newest: the jobs waiting are the sum of the
+   * last `waiting` sizes.
+   */
+  private readonly sizes = new Map<string, number[]>();
   /** Per type, the priorities and organizations with due jobs, kept while a backlog drains. */
   private readonly work = new Map<string, DueWork>();
   private lastHandOverFailure = 0;
@@ -151,7 +163,7 @@ export class Dispatcher implements LeaderTask {
       const recent = await recentHandOvers(this.options.pool, RECOVER_WITHIN_MS);
       const restored = await restoreMissing(
         this.options,
-        recent.map((job) => ({ id: job.jobId, type: job.type, status: "pending" as const })),
+        recent.map((job) => ({ id: job.jobId, type: job.type, status: job.status, envelopeId: job.envelopeId })),
       );
       if (restored) this.options.logger.info(`put back in line ${restored} job(s) a previous dispatcher had not handed over`);
     } catch (error) {
@@ -183,7 +195,7 @@ export class Dispatcher implements LeaderTask {
         for (const type of await typesWithDueJobs(marker)) this.backlog.add(type);
       }
       for (const type of [...this.backlog]) {
-        const slots = await this.slotsOf(type, marker);
+        const { slots, workers } = await this.slotsOf(type, marker);
         // No live worker serves this type: its jobs stay pending, visibly, until one does.
         if (slots === 0) {
           this.backlog.delete(type);
@@ -192,7 +204,7 @@ export class Dispatcher implements LeaderTask {
         // Jobs being handed over count as waiting: they will be in a moment.
         const handing = this.handing.get(type) ?? { jobs: 0, batches: 0 };
         if (handing.batches >= MAX_HAND_OVERS) continue;
-        const room = slots * rounds - (await this.options.queues.queue(type).getWaitingCount()) - handing.jobs;
+        const room = slots * rounds - this.jobsWaiting(type, await this.options.queues.queue(type).getWaitingCount()) - handing.jobs;
         if (room < slots) continue;
         const after = this.rotation.get(type) ?? null;
         let work = this.work.get(type);
@@ -207,11 +219,21 @@ export class Dispatcher implements LeaderTask {
         if (limits.nextFreeAt) wakeAt = Math.min(wakeAt, limits.nextFreeAt.getTime());
         const inFlightByOrg = limits.orgCaps.size > 0 ? await jobsInFlight(marker, type) : new Map<string, number>();
         const takenAt = Date.now();
-        const taken = await takeDueJobs(marker, { type, work, room, inFlightByOrg, limits, after, traceParents: HAND_OVER_SPANS });
+        const envelopes = await takeDueJobs(marker, {
+          type,
+          work,
+          room,
+          inFlightByOrg,
+          limits,
+          after,
+          traceParents: HAND_OVER_SPANS,
+          envelopeSize: (taken) => envelopeSize(taken, slots, workers, this.options.envelopeMax ?? 64),
+        });
+        const taken = envelopes.reduce((n, e) => n + e.jobs.length, 0);
         // Handing over (Redis) overlaps with taking the next batch (Postgres).
-        if (taken.length) this.startHandOver(type, taken, takenAt);
+        if (taken) this.startHandOver(type, envelopes, taken, takenAt);
         // Fewer than there was room for: nothing more is due for this type (or the rest is capped) until woken.
-        if (taken.length === 0 || (taken.length < room && work.length === 0)) this.backlog.delete(type);
+        if (taken === 0 || (taken < room && work.length === 0)) this.backlog.delete(type);
       }
       if (this.backlog.size) await new Promise((resolve) => setTimeout(resolve, BACKLOG_POLL_MS));
     } while (this.active && (this.backlog.size || this.stale));
@@ -222,23 +244,37 @@ export class Dispatcher implements LeaderTask {
   }
 
   /**
-   * Worker slots serving `type`, read from Redis at most once a second, and written down with this leader's limits
-   * for the type (waiting_for reads them: no_worker, rate_limit, org_concurrency).
+   * Worker slots serving `type` and the live workers they belong to, read from Redis at most once a second, and
+   * written down with this leader's limits for the type (waiting_for reads them: no_worker, rate_limit, org_concurrency).
    */
-  private async slotsOf(type: string, marker: pg.PoolClient): Promise<number> {
+  private async slotsOf(type: string, marker: pg.PoolClient): Promise<{ slots: number; workers: number }> {
     const cached = this.slots.get(type);
-    if (cached && cached.until > Date.now()) return cached.slots;
-    const slots = await capacityOf(this.options.redis, this.options.prefix, type);
+    if (cached && cached.until > Date.now()) return cached;
+    const { slots, workers } = await capacityOf(this.options.redis, this.options.prefix, type);
     await recordTypeState(marker, { type, slots, rateLimit: this.options.typeRateLimits?.get(type) ?? null, orgConcurrencyLimit: this.options.orgCap });
-    this.slots.set(type, { slots, until: Date.now() + 1_000 });
-    return slots;
+    const fresh = { slots, workers, until: Date.now() + 1_000 };
+    this.slots.set(type, fresh);
+    return fresh;
   }
 
-  private startHandOver(type: string, taken: DispatchCandidate[], takenAt: number): void {
+  /** Jobs waiting in BullMQ for `type`, given how many envelopes wait there: the newest ones this dispatcher handed. */
+  private jobsWaiting(type: string, envelopesWaiting: number): number {
+    const sizes = this.sizes.get(type);
+    if (!sizes || envelopesWaiting === 0) return 0;
+    let jobs = 0;
+    for (let i = sizes.length - 1; i >= Math.max(0, sizes.length - envelopesWaiting); i--) jobs += sizes[i]!;
+    // Envelopes this dispatcher did not hand (a predecessor's, the reconciler's): one job each, at least.
+    return jobs + Math.max(0, envelopesWaiting - sizes.length);
+  }
+
+  private startHandOver(type: string, envelopes: DispatchedEnvelope[], jobs: number, takenAt: number): void {
     const handing = this.handing.get(type) ?? { jobs: 0, batches: 0 };
-    this.handing.set(type, { jobs: handing.jobs + taken.length, batches: handing.batches + 1 });
-    const endSpans = startHandOverSpans(taken, takenAt);
-    const done = this.handOver(type, taken)
+    this.handing.set(type, { jobs: handing.jobs + jobs, batches: handing.batches + 1 });
+    const endSpans = startHandOverSpans(
+      envelopes.flatMap((e) => e.jobs),
+      takenAt,
+    );
+    const done = this.handOver(type, envelopes)
       .then(() => endSpans?.())
       .catch((error: Error) => {
         endSpans?.(error);
@@ -248,24 +284,39 @@ export class Dispatcher implements LeaderTask {
       })
       .finally(() => {
         const now = this.handing.get(type)!;
-        this.handing.set(type, { jobs: now.jobs - taken.length, batches: now.batches - 1 });
+        this.handing.set(type, { jobs: now.jobs - jobs, batches: now.batches - 1 });
         this.handOvers.delete(done);
       });
     this.handOvers.add(done);
   }
 
-  private async handOver(type: string, taken: DispatchCandidate[]): Promise<void> {
+  private async handOver(type: string, envelopes: DispatchedEnvelope[]): Promise<void> {
     try {
-      await this.options.queues.enqueue(taken.map((job) => ({ id: job.jobId, type })));
+      await this.options.queues.enqueue(envelopes.map((e) => ({ id: e.id, type, jobIds: e.jobs.map((job) => job.jobId) })));
     } catch (error) {
       // BullMQ refused them (Redis away): back in line for the next round.
       await returnToLine(
         this.options.pool,
-        taken.map((job) => job.jobId),
+        envelopes.flatMap((e) => e.jobs.map((job) => job.jobId)),
       );
       this.backlog.delete(type);
       throw error;
     }
-    this.rotation.set(type, taken[taken.length - 1]!.orgId);
+    let sizes = this.sizes.get(type);
+    if (!sizes) this.sizes.set(type, (sizes = []));
+    sizes.push(...envelopes.map((e) => e.jobs.length));
+    if (sizes.length > SIZES_KEPT) sizes.splice(0, sizes.length - SIZES_KEPT);
+    const last = envelopes[envelopes.length - 1]!.jobs;
+    this.rotation.set(type, last[last.length - 1]!.orgId);
   }
+}
+
+/**
+ * How many jobs an envelope carries when `taken` jobs of a type are handed over at once (SPEC §19): every live worker
+ * gets a share (a burst is spread over all of them), no envelope holds more than a worker has slots (a worker never
+ * holds jobs it cannot start) or `max`, and a short queue gets envelopes of one.
+ */
+export function envelopeSize(taken: number, slots: number, workers: number, max: number): number {
+  const live = Math.max(1, workers);
+  return Math.max(1, Math.min(max, Math.floor(slots / live), Math.ceil(taken / live)));
 }

@@ -1,12 +1,10 @@
-// Assembles the worker: one BullMQ Worker per served job type, the attempt wrapper around each handler, the
-// batched bookkeeper, the cancellation watch, the reconciler, this worker's announced capacity, and its bid for
-// leadership (the leader dispatches); and stops them in the right order on shutdown.
-import { Worker } from "bullmq";
+// Assembles the worker: one envelope worker (a BullMQ worker fetching envelopes of job ids) per served job type, the
+// attempt wrapper around each handler, the batched bookkeeper, the cancellation watch, the reconciler, this worker's
+// announced capacity, and its bid for leadership (the leader dispatches); and stops them in the right order on shutdown.
 import { StartupError } from "@conveyor/config";
 import {
   BUILT_IN_TYPES,
   isBuiltInType,
-  queueName,
   validatePayload,
   PermanentJobError,
   type CatalogOptions,
@@ -22,6 +20,7 @@ import { Bookkeeper } from "./bookkeeper";
 import { CancelWatcher } from "./cancellations";
 import { CapacityAnnouncer } from "./capacity";
 import { Dispatcher } from "./dispatcher";
+import { EnvelopeWorker } from "./envelopes";
 import { Leadership, type LeaderTask } from "./leadership";
 import { Reconciler } from "./reconciler";
 
@@ -50,6 +49,8 @@ export type RuntimeOptions = {
   internal?: InternalHandler[];
   /** ORG_CONCURRENCY_LIMIT (0 = no cap). */
   orgConcurrencyLimit: number;
+  /** ENVELOPE_MAX: most jobs one envelope carries (the leader's dispatcher packs them). */
+  envelopeMax?: number;
   /** TYPE_RATE_LIMITS (applied by the leader's dispatcher). */
   typeRateLimits?: Map<string, TypeRateLimit>;
   /** TYPE_TIMEOUTS. */
@@ -116,8 +117,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     typeTimeouts: options.typeTimeouts,
     onAttempt: options.onAttempt,
   };
-  let active = 0;
-
   const workers = types.map((type) => {
     const plugin = options.plugins.find((p) => p.type === type);
     const run: RunHandler =
@@ -125,32 +124,22 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       (isBuiltInType(type)
         ? builtInRunner(type, options.handlers, options.catalogOptions)
         : async (payloadJson, ctx) => plugin!.handle(Buffer.from(payloadJson, "utf8"), ctx));
-    const processor = createProcessor(type, run, attemptDeps);
-    const worker = new Worker(
-      queueName(type),
-      async (job, token) => {
-        active++;
-        try {
-          return await processor(job, token);
-        } finally {
-          active--;
-        }
-      },
-      {
-        connection: options.redis,
-        prefix: options.prefix,
-        concurrency: options.concurrency,
-        lockDuration: options.lockMs,
-        stalledInterval: options.lockMs,
-        // Lost attempts are counted in Postgres (interruptions), which fails a job that keeps crashing workers.
-        maxStalledCount: 1_000,
-        name: WORKER_NAME,
-      },
-    );
-    worker.on("error", (error) => options.logger.warn(`queue ${type}: ${error.message}`));
-    return worker;
+    return new EnvelopeWorker({
+      type,
+      redis: options.redis,
+      prefix: options.prefix,
+      concurrency: options.concurrency,
+      lockMs: options.lockMs,
+      workerName: WORKER_NAME,
+      bookkeeper,
+      pool: options.db.pool,
+      logger: options.logger,
+      runAttempt: createProcessor(type, run, attemptDeps),
+      onSkipped: () => options.onAttempt?.({ type, outcome: "skipped", durationMs: 0 }),
+    });
   });
-  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  await Promise.all(workers.map((w) => w.start()));
+  const active = () => workers.reduce((n, w) => n + w.running, 0);
 
   const queues = new JobQueues({ connection: options.producerRedis, prefix: options.prefix });
   const reconciler = new Reconciler({
@@ -186,6 +175,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         logger: options.logger,
         orgCap: options.orgConcurrencyLimit,
         typeRateLimits: options.typeRateLimits,
+        envelopeMax: options.envelopeMax,
       }),
       ...(options.leaderTasks ?? []),
     ],
@@ -196,20 +186,22 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     types,
     knownTypes: [...available],
     isLeader: () => leadership.isLeader,
-    active: () => active,
+    active,
     async close(graceMs, abortMs = 5_000) {
-      // Another replica takes the lead (and this worker's share of slots) at once.
-      await Promise.all([leadership.stop(), capacity.stop(), reconciler.stop()]);
-      const closing = Promise.all(workers.map((w) => w.close()));
-      const within = (ms: number) => Promise.race([closing.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+      // Another replica takes the lead (and this worker's share of slots) at once; the jobs this worker was handed and
+      // has not started go back in line at once, in one statement per type.
+      await Promise.all([leadership.stop(), capacity.stop(), reconciler.stop(), ...workers.map((w) => w.stopFetching())]);
+      const drained = Promise.all(workers.map((w) => w.drained()));
+      const within = (ms: number) => Promise.race([drained.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
       if (!(await within(graceMs))) {
-        options.logger.warn(`${active} job(s) still running after the ${graceMs} ms grace period: aborting them; they go back to their queue`);
+        options.logger.warn(`${active()} job(s) still running after the ${graceMs} ms grace period: aborting them; they go back to their queue`);
         shutdown.abort(new Error("worker shutting down"));
         await within(abortMs);
       }
-      const left = active;
+      const left = active();
       if (left) options.logger.warn(`${left} job(s) ignored the abort; they will be recovered by another worker once their lock expires`);
       await Promise.race([bookkeeper.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      await Promise.all(workers.map((w) => w.close().catch(() => {})));
       cancellations.stop();
       await queues.close();
       return left;

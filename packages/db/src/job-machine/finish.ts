@@ -98,7 +98,7 @@ async function applyOutcomes(
      ), finished AS (
        DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id AND a.status <> 'pending'
      ), requeued AS (
-       UPDATE job_queue q SET due_at = COALESCE(a.run_at, now()), dispatched_at = NULL
+       UPDATE job_queue q SET due_at = COALESCE(a.run_at, now()), dispatched_at = NULL, envelope_id = NULL
          FROM applied a WHERE q.job_id = a.id AND a.status = 'pending'
      ), announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}

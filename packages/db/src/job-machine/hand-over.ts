@@ -93,18 +93,24 @@ export async function dueCandidates(
   }));
 }
 
+/** Jobs to hand over together: one envelope, one BullMQ job (SPEC §19). */
+export type EnvelopePlan = { id: string; jobIds: readonly string[] };
+
 /**
- * Marks the chosen jobs handed over — those still waiting and due (a cancel, or a debounce pushing one back, may have
- * come first) — freeing their debounce keys. `db` should be the `handOverConnection`. Answers the ids marked, each
- * with the trace context its job was created in when `traceParents` is asked for (tracing on: the hand-over is a span
- * of the job's trace), else null.
+ * Marks the jobs of `envelopes` handed over in them — those still waiting and due (a cancel, or a debounce pushing one
+ * back, may have come first) — freeing their debounce keys, in one statement. `db` should be the `handOverConnection`.
+ * Answers the ids marked, each with the trace context its job was created in when `traceParents` is asked for
+ * (tracing on: the hand-over is a span of the job's trace), else null.
  */
-export async function handOver(db: pg.Pool | pg.PoolClient, jobIds: readonly string[], traceParents = false): Promise<Map<string, string | null>> {
+export async function handOver(db: pg.Pool | pg.PoolClient, envelopes: readonly EnvelopePlan[], traceParents = false): Promise<Map<string, string | null>> {
+  const jobIds = envelopes.flatMap((e) => e.jobIds);
+  const envelopeIds = envelopes.flatMap((e) => e.jobIds.map(() => e.id));
   const { rows } = await db.query<{ job_id: string; trace_parent: string | null }>(
-    `UPDATE job_queue SET dispatched_at = now(), debounce_key = NULL
-      WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NULL AND due_at <= now()
-     RETURNING job_id, ${traceParents ? "(SELECT j.trace_parent FROM jobs j WHERE j.id = job_queue.job_id)" : "NULL::text"} AS trace_parent`,
-    [jobIds],
+    `UPDATE job_queue q SET dispatched_at = now(), debounce_key = NULL, envelope_id = e.envelope_id
+       FROM unnest($1::uuid[], $2::uuid[]) AS e(job_id, envelope_id)
+      WHERE q.job_id = e.job_id AND q.dispatched_at IS NULL AND q.due_at <= now()
+     RETURNING q.job_id, ${traceParents ? "(SELECT j.trace_parent FROM jobs j WHERE j.id = q.job_id)" : "NULL::text"} AS trace_parent`,
+    [jobIds, envelopeIds],
   );
   return new Map(rows.map((r) => [r.job_id, r.trace_parent]));
 }
@@ -116,9 +122,14 @@ export async function handOver(db: pg.Pool | pg.PoolClient, jobIds: readonly str
 export async function returnToLine(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<number> {
   if (jobIds.length === 0) return 0;
   const result = await db.query<{ n: string }>(
-    `WITH reset AS (UPDATE job_queue SET dispatched_at = NULL WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NOT NULL RETURNING 1)
+    `WITH reset AS (UPDATE job_queue SET dispatched_at = NULL, envelope_id = NULL WHERE job_id = ANY($1::uuid[]) AND dispatched_at IS NOT NULL RETURNING 1)
      SELECT pg_notify('${DISPATCH_CHANNEL}', ''), (SELECT count(*) FROM reset) AS n`,
     [jobIds],
   );
   return Number(result.rows[0]!.n);
+}
+
+/** Records that running jobs are carried by `envelopeId` from now on (the reconciler put them back on their queue). */
+export async function setEnvelope(db: pg.Pool | pg.PoolClient, jobIds: readonly string[], envelopeId: string): Promise<void> {
+  await db.query("UPDATE job_queue SET envelope_id = $2 WHERE job_id = ANY($1::uuid[])", [jobIds, envelopeId]);
 }

@@ -3,7 +3,16 @@
 // names an event; the states, the transitions and who calls them are written down in
 // packages/contracts/src/job-states.ts.
 export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert, type Refused } from "./create";
-export { closeHandOverConnection, dueCandidates, handOver, handOverConnection, returnToLine, type Candidate } from "./hand-over";
+export {
+  closeHandOverConnection,
+  dueCandidates,
+  handOver,
+  handOverConnection,
+  returnToLine,
+  setEnvelope,
+  type Candidate,
+  type EnvelopePlan,
+} from "./hand-over";
 export { claimJobs, RATE_LIMIT_LEAD_MS, type ClaimRequest, type ClaimedJob, type ClaimWait } from "./start";
 export { writeOutcomes, type LogRow, type Outcome } from "./finish";
 export { cancelJobs, type CancelOutcome } from "./cancel";

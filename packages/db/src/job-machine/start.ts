@@ -162,7 +162,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
        -- Held back since it was handed over — its queue paused, its type paused by a provider's 429, a rate limit
        -- spent — back in line, due when that ends (a pause of its queue: when it is resumed), never started.
        -- A window freeing within the lead keeps the job handed over: its worker waits and claims again.
-       UPDATE job_queue q SET dispatched_at = NULL,
+       UPDATE job_queue q SET dispatched_at = NULL, envelope_id = NULL,
               due_at = greatest(q.due_at, p.paused_until, (SELECT r.frees_at FROM refused_until r WHERE r.id = p.id))
          FROM pending p
         WHERE q.job_id = p.id

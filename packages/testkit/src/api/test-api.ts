@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream";
 import supertest from "supertest";
 import type { Env } from "@conveyor/config";
 import { createLogger } from "@conveyor/logger";
-import { JobQueues, createRedis, redisKeyPrefix, redisTarget, waitForRedis } from "@conveyor/queue";
+import { createRedis, redisTarget, waitForRedis } from "@conveyor/queue";
 import { createApp, loadApiConfig, type AppDeps, type Clock } from "@conveyor/api";
 import { createTestDatabase, type TestDatabase } from "../postgres";
 import { deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL } from "../redis";
@@ -67,7 +67,6 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
     logger,
     db: database.db,
     redis,
-    queues: new JobQueues({ connection: redis, prefix: redisKeyPrefix(config.REDIS_PREFIX) }),
     clock,
   };
   const app = createApp(deps);
@@ -94,7 +93,6 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
       // As the server does at shutdown: the event tail's LISTEN connection is returned before the pool ends
       // (pool.end() would otherwise wait for the tail's 10 s linger after the last stream).
       await app.stopBackground();
-      await deps.queues.close();
       redis.disconnect();
       await database.drop();
       await deleteRedisPrefix(config.REDIS_PREFIX, config.REDIS_URL);

@@ -1,6 +1,7 @@
 // `npm run bench`: Conveyor's speed and memory, each figure next to a baseline measured in the same run (a
 // ratio travels between machines better than an absolute number). Prints a table and writes
-// bench/results/latest.json. Options: --only=post,batch,worker,pgcost,e2e,list,stats,search,bulk,retention  --jobs=N  --list-jobs=N  --stats-jobs=N
+// bench/results/latest.json. Options: --only=post,batch,worker,pgcost,e2e,lone,list,stats,search,bulk,retention  --jobs=N  --list-jobs=N  --stats-jobs=N
+// Lone job (--only=lone): --lone-jobs=N (default 200), POST → handler start on an idle system
 // --search-jobs=N  --retention-jobs=N (both default to --list-jobs)  --bulk-jobs=N  --seconds=N  --concurrency=N[,N…]
 // Events (--only=events,sse,webhooks): --events-jobs=N (default --jobs)  --sse-clients=1000 --sse-orgs=50 --sse-rate=500
 // --webhook-rate=1000 --webhook-workers=2 --webhook-concurrency=100
@@ -22,6 +23,7 @@ import { batch } from "./scenarios/batch";
 import { bulkCancel } from "./scenarios/bulk-cancel";
 import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
+import { loneJob } from "./scenarios/lone-job";
 import { failures } from "./scenarios/failures";
 import { concurrencyKeys, pausedOrg, postWithDedupe, rateLimitAccuracy } from "./scenarios/flow-control";
 import { list } from "./scenarios/list";
@@ -41,7 +43,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures"
+    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
     });
     await step("pgcost", () => pgCost(workerPort, workerJobs, concurrency));
     await step("e2e", () => endToEnd(env, { api: port, worker: workerPort }, [250, 500, 1000, 2000], Math.max(4, seconds - 1), concurrency));
+    await step("lone", () => loneJob(env, { api: port, worker: workerPort }, Number(args["lone-jobs"] ?? 200)));
     await step("list", () => list(env, port, listJobs, seconds));
     await step("stats", () => stats(env, port, statsJobs, seconds));
     await step("noisy", () => noisyNeighbour(env, workerPort, Number(args["noisy-jobs"] ?? 20_000)));

@@ -1,6 +1,10 @@
 // GET /queues's live figures (SPEC §14, the console's Queues page): each type's starts in the last minute and the p95
 // wait from due to start over 15 minutes, from real starts by a real worker. A paused queue makes the wait known to be
 // at least the pause; another organization's starts are never counted.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { waitFor } from "@conveyor/testkit";
 import { createOrg } from "@conveyor/testkit/api";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
@@ -15,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.close());
 
-type QueueView = { type: string; due: number; waiting_on_limits: number; started_last_minute: number; p95_wait_ms: number | null };
+type QueueView = { type: string; due: number; running: number; waiting_on_limits: number; started_last_minute: number; p95_wait_ms: number | null };
 const queue = async (type: string, headers: Record<string, string> = { "X-API-Key": stack.apiKey }): Promise<QueueView> => {
   const res = await stack.api.request.get("/queues").set(headers);
   expect(res.status).toBe(200);
@@ -42,4 +46,21 @@ it("counts the starts of the last minute and the p95 wait from due to start, per
   expect(await queue("send_email")).toMatchObject({ started_last_minute: 0, p95_wait_ms: null });
   const other = await createOrg(stack.api.database.db, stack.api.deps.config);
   expect(await queue("word_count", { Authorization: `Bearer ${other.token}` })).toMatchObject({ started_last_minute: 0, p95_wait_ms: null });
+});
+
+it("counts as running only jobs a worker has started: jobs handed over in an envelope and not started yet are due", async () => {
+  const gate = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-queue-gate-")), "open");
+  // The stack's worker has 5 slots: 5 jobs hold them, 3 more are handed over and wait in BullMQ.
+  const ids: string[] = [];
+  for (let i = 0; i < 8; i++) ids.push((await stack.post("/jobs", { type: "scripted", payload: { until_file: gate } })).body.id as string);
+  const figures = await waitFor(async () => {
+    const q = await queue("scripted");
+    return q.running === 5 && q.due === 3 ? q : null;
+  }, "5 running and 3 handed over");
+  expect(figures.waiting_on_limits).toBe(0);
+  const handed = await stack.api.database.db.pool.query("SELECT count(*)::int AS n FROM job_queue WHERE dispatched_at IS NOT NULL");
+  expect(handed.rows[0].n).toBe(8);
+  writeFileSync(gate, "");
+  for (const id of ids) await stack.waitForJob(id, (job) => job.status === "done");
+  expect(await queue("scripted")).toMatchObject({ running: 0, due: 0 });
 });

@@ -3,6 +3,7 @@
 // windows are written by the claims that start jobs (job-machine/start.ts).
 import type pg from "pg";
 import { TRANSITION_EVENTS, type JobStatus } from "@conveyor/contracts";
+import { DISPATCH_CHANNEL } from "./job-sql";
 import { RATE_LIMIT_LEAD_MS } from "./job-machine/start";
 
 /**
@@ -197,11 +198,12 @@ async function startStats(db: pg.Pool | pg.PoolClient, orgId: string): Promise<M
 }
 
 /**
- * The org's queue of each of `types`: its settings and counts — due (due now, waiting for a worker), delayed (due
- * later: run_at, a retry, a debounce), running (handed over or running), waiting_on_limits (due but held by a pause,
- * a rate limit, its concurrency key or the org's cap, as `waiting_for` says) — and when the oldest due job fell due.
- * Due jobs are counted in groups of one concurrency key and rate limit, so a backlog of a million costs one scan.
- * With them, the live start rate and the p95 wait from due to start (`startStats`).
+ * The org's queue of each of `types`: its settings and counts — due (due now, waiting for a worker slot: in Postgres,
+ * or handed over in an envelope and not started), delayed (due later: run_at, a retry, a debounce), running (started
+ * on a worker), waiting_on_limits (due but held by a pause, a rate limit, its concurrency key or the org's cap, as
+ * `conveyor_hold` — which `waiting_for` also asks — says) — and when the oldest due job fell due. Due jobs are judged
+ * in groups of one concurrency key and rate limit, so a backlog of a million costs one scan. With them, the live start
+ * rate and the p95 wait from due to start (`startStats`).
  */
 export async function listQueues(db: pg.Pool | pg.PoolClient, orgId: string, types: readonly string[]): Promise<QueueRow[]> {
   const { rows } = await db.query<{
@@ -211,65 +213,39 @@ export async function listQueues(db: pg.Pool | pg.PoolClient, orgId: string, typ
     rate_limit: string | null;
     delayed: number;
     running: number;
-    groups: { key: string | null; key_limit: number | null; key_in_flight: number; job_limit: string | null; n: number; oldest: string }[] | null;
-    type_held: boolean;
-    org_cap: number | null;
+    due: number;
+    waiting_on_limits: number;
+    oldest_due_at: string | null;
   }>(
-    `WITH types AS (SELECT unnest($2::text[]) AS type),
-     spent AS (SELECT name FROM rate_limits WHERE org_id = $1 AND conveyor_window_used(starts, period_ms) >= "limit"),
-     keys AS (SELECT concurrency_key, count(*)::int AS n FROM job_queue
-               WHERE org_id = $1 AND dispatched_at IS NOT NULL AND concurrency_key IS NOT NULL GROUP BY concurrency_key)
+    `WITH types AS (SELECT unnest($2::text[]) AS type)
      SELECT t.type, coalesce(s.paused, false) AS paused, s.concurrency_limit, s.rate_limit,
             (SELECT count(*)::int FROM job_queue q WHERE q.org_id = $1 AND q.type = t.type AND q.dispatched_at IS NULL AND q.due_at > now()) AS delayed,
-            (SELECT count(*)::int FROM job_queue q WHERE q.org_id = $1 AND q.type = t.type AND q.dispatched_at IS NOT NULL) AS running,
-            (SELECT json_agg(json_build_object('key', g.concurrency_key, 'key_limit', g.key_limit, 'key_in_flight', coalesce(k.n, 0),
-                                               'job_limit', g.rate_limit, 'n', g.n, 'oldest', conveyor_iso(g.oldest)))
-               FROM (SELECT concurrency_key, max(concurrency_limit) AS key_limit, rate_limit, count(*)::int AS n, min(due_at) AS oldest
-                       FROM job_queue q WHERE q.org_id = $1 AND q.type = t.type AND q.dispatched_at IS NULL AND q.due_at <= now()
-                      GROUP BY concurrency_key, rate_limit) AS g
-               LEFT JOIN keys k ON k.concurrency_key = g.concurrency_key) AS groups,
-            coalesce(ts.paused_until > now(), false)
-              OR (ts.rate_limit IS NOT NULL AND conveyor_window_used(ts.starts, ts.rate_period_ms) >= ts.rate_limit)
-              OR s.rate_limit IN (SELECT name FROM spent) AS type_held,
-            coalesce(s.concurrency_limit, nullif(ts.org_concurrency_limit, 0)) AS org_cap
+            coalesce(h.running, 0) AS running,
+            coalesce(g.due, 0) + coalesce(h.waiting, 0) AS due,
+            coalesce(g.held, 0) AS waiting_on_limits,
+            conveyor_iso(least(g.oldest, h.oldest)) AS oldest_due_at
        FROM types t
        LEFT JOIN queue_settings s ON s.org_id = $1 AND s.type = t.type
-       LEFT JOIN type_state ts ON ts.type = t.type
+       LEFT JOIN LATERAL (
+         SELECT count(*) FILTER (WHERE j.status = 'processing')::int AS running, count(*) FILTER (WHERE j.status = 'pending')::int AS waiting,
+                min(q.due_at) FILTER (WHERE j.status = 'pending') AS oldest
+           FROM job_queue q JOIN jobs j ON j.id = q.job_id
+          WHERE q.org_id = $1 AND q.type = t.type AND q.dispatched_at IS NOT NULL) AS h ON true
+       LEFT JOIN LATERAL (
+         SELECT sum(n) FILTER (WHERE NOT limited)::int AS due, sum(n) FILTER (WHERE limited)::int AS held, min(oldest) AS oldest
+           FROM (SELECT count(*)::int AS n, min(due_at) AS oldest,
+                        coalesce(conveyor_hold(t.type, $1, concurrency_key, max(concurrency_limit), rate_limit), 'no_worker') <> 'no_worker' AS limited
+                   FROM job_queue q WHERE q.org_id = $1 AND q.type = t.type AND q.dispatched_at IS NULL AND q.due_at <= now()
+                  GROUP BY concurrency_key, rate_limit) AS groups) AS g ON true
       ORDER BY t.type`,
     [orgId, types],
   );
   const starts = await startStats(db, orgId);
-  const spent = new Set(
-    (
-      await db.query<{ name: string }>('SELECT name FROM rate_limits WHERE org_id = $1 AND conveyor_window_used(starts, period_ms) >= "limit"', [orgId])
-    ).rows.map((r) => r.name),
-  );
-  return rows.map((row) => {
-    let due = 0;
-    let held = 0;
-    let oldest: string | null = null;
-    const capReached = row.org_cap !== null && row.running >= row.org_cap;
-    for (const group of row.groups ?? []) {
-      const keyFull = group.key !== null && group.key_in_flight >= (group.key_limit ?? 1);
-      const limited = row.paused || row.type_held || (group.job_limit !== null && spent.has(group.job_limit)) || keyFull || capReached;
-      if (limited) held += group.n;
-      else due += group.n;
-      if (oldest === null || group.oldest < oldest) oldest = group.oldest;
-    }
-    return {
-      type: row.type,
-      paused: row.paused,
-      concurrency_limit: row.concurrency_limit,
-      rate_limit: row.rate_limit,
-      due,
-      delayed: row.delayed,
-      running: row.running,
-      waiting_on_limits: held,
-      oldest_due_at: oldest,
-      started_last_minute: starts.get(row.type)?.started_last_minute ?? 0,
-      p95_wait_ms: starts.get(row.type)?.p95_wait_ms ?? null,
-    };
-  });
+  return rows.map((row) => ({
+    ...row,
+    started_last_minute: starts.get(row.type)?.started_last_minute ?? 0,
+    p95_wait_ms: starts.get(row.type)?.p95_wait_ms ?? null,
+  }));
 }
 
 /** Changes the org's settings of one type's queue (only the fields given); answers whether it paused or resumed. */
@@ -298,7 +274,7 @@ export async function updateQueueSettings(
       change.rateLimit ?? null,
     ],
   );
-  if (change.paused === false) await db.query("SELECT pg_notify('conveyor_dispatch', '')");
+  if (change.paused === false) await db.query(`SELECT pg_notify('${DISPATCH_CHANNEL}', '')`);
 }
 
 /** Forgets dedupe keys older than the longest window (7 days), a bounded number at a time. */

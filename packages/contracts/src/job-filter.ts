@@ -47,17 +47,6 @@ export type JobFilter = {
 export const JOB_DUE = ["now", "later"] as const;
 export type JobDue = (typeof JOB_DUE)[number];
 
-export const JOB_FILTER_NAMES = [
-  "status",
-  "type",
-  "created_after",
-  "created_before",
-  "schedule_id",
-  "q",
-  "failure_group",
-  "due",
-] as const satisfies readonly (keyof JobFilterInput)[];
-
 const STATUS_MESSAGE = `must be one of ${JOB_STATUSES.join(", ")} (several comma-separated)`;
 
 /** Comma-separated statuses (the pattern checked each) without repeats, in lifecycle order. */

@@ -37,9 +37,6 @@ export type FinalStatus = (typeof FINAL_STATUSES)[number];
 export const LIVE_STATUSES = ["pending", "processing"] as const satisfies readonly JobStatus[];
 export type LiveStatus = (typeof LIVE_STATUSES)[number];
 
-export const isFinalStatus = (status: string): status is FinalStatus => (FINAL_STATUSES as readonly string[]).includes(status);
-export const isLiveStatus = (status: string): status is LiveStatus => (LIVE_STATUSES as readonly string[]).includes(status);
-
 /**
  * Lost attempts (the worker died: crash, SIGKILL, lock expired) tolerated per job. Taking over a job lost once more
  * than this fails it instead of starting it again: it probably crashes its worker (ROBUSTNESS A4).
@@ -58,7 +55,6 @@ export const TRANSITION_EVENTS = {
   resultAmended: "job.updated",
   debounced: "job.updated",
 } as const;
-export type Transition = keyof typeof TRANSITION_EVENTS | "handedOver" | "returnedToLine" | "cancelRequested";
 
 /** Every event type, in lifecycle order. */
 export const EVENT_TYPES = ["job.created", "job.started", "job.retrying", "job.succeeded", "job.failed", "job.cancelled", "job.updated"] as const;

@@ -2,7 +2,7 @@
 // each type across the deployment (type_state). The decision that uses them is the dispatcher's (dispatch.ts); the
 // windows are written by the claims that start jobs (job-machine/start.ts).
 import type pg from "pg";
-import { TRANSITION_EVENTS, type JobStatus } from "@conveyor/contracts";
+import { DEDUPE_SECONDS_MAX, TRANSITION_EVENTS, type JobStatus } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL } from "./job-sql";
 import { RATE_LIMIT_LEAD_MS } from "./job-machine/start";
 
@@ -277,11 +277,12 @@ export async function updateQueueSettings(
   if (change.paused === false) await db.query(`SELECT pg_notify('${DISPATCH_CHANNEL}', '')`);
 }
 
-/** Forgets dedupe keys older than the longest window (7 days), a bounded number at a time. */
+/** Forgets dedupe keys older than the longest window (DEDUPE_SECONDS_MAX), a bounded number at a time. */
 export async function deleteExpiredDedupeKeys(db: pg.Pool | pg.PoolClient, limit = 1000): Promise<number> {
-  const result = await db.query("DELETE FROM dedupe_keys WHERE ctid IN (SELECT ctid FROM dedupe_keys WHERE created_at < now() - interval '7 days' LIMIT $1)", [
-    limit,
-  ]);
+  const result = await db.query(
+    "DELETE FROM dedupe_keys WHERE ctid IN (SELECT ctid FROM dedupe_keys WHERE created_at < now() - $2 * interval '1 second' LIMIT $1)",
+    [limit, DEDUPE_SECONDS_MAX],
+  );
   return result.rowCount ?? 0;
 }
 

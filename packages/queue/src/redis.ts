@@ -18,6 +18,9 @@ export function redisKeyPrefix(prefix: string): string {
   return `{${prefix}}`;
 }
 
+/** The Redis channel the API publishes cancelled running job ids on and every worker listens to (`prefix`: redisKeyPrefix's). */
+export const cancelChannel = (prefix: string): string => `${prefix}:cancel`;
+
 export type RedisRole = "producer" | "worker";
 
 /**

@@ -24,15 +24,13 @@ import {
   type ReplaySource,
 } from "@conveyor/db";
 import type pg from "pg";
-import { redisKeyPrefix } from "@conveyor/queue";
+import { cancelChannel, redisKeyPrefix } from "@conveyor/queue";
 import { AppError, notFound, validationFailed } from "../http/errors";
 import { audit } from "./audit";
 import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
 import type { Accepted } from "./jobs";
 
-/** The channel workers listen on for cancelled job ids (apps/worker/src/runtime/cancellations.ts). */
-const cancelChannel = (prefix: string) => `${prefix}:cancel`;
 
 /** Cancels one job; answers with the job as it is now. 404 for another org's or no job, 409 for a final one. */
 export async function cancelJob(

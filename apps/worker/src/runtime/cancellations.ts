@@ -6,10 +6,8 @@ import { JobCancelledError } from "@conveyor/contracts";
 import type pg from "pg";
 import { cancelRequestedAmong } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import type { RedisClient } from "@conveyor/queue";
+import { cancelChannel, type RedisClient } from "@conveyor/queue";
 
-/** The channel the API publishes cancelled job ids on. */
-export const cancelChannel = (prefix: string) => `${prefix}:cancel`;
 
 export type CancelWatch = {
   /** Calls `onCancel` (once) if the job is cancelled while watched; the returned function stops watching. */

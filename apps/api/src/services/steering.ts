@@ -31,7 +31,6 @@ import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
 import type { Accepted } from "./jobs";
 
-
 /** Cancels one job; answers with the job as it is now. 404 for another org's or no job, 409 for a final one. */
 export async function cancelJob(
   options: { caller: Caller; id: string },

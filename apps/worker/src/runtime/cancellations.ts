@@ -8,7 +8,6 @@ import { cancelRequestedAmong } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { cancelChannel, type RedisClient } from "@conveyor/queue";
 
-
 export type CancelWatch = {
   /** Calls `onCancel` (once) if the job is cancelled while watched; the returned function stops watching. */
   watch(jobId: string, onCancel: (reason: JobCancelledError) => void): () => void;

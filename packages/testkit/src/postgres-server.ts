@@ -23,8 +23,14 @@ function binDir(): string {
   return `/usr/lib/postgresql/${version}/bin`;
 }
 
+/** The postgres account's ids when this process runs as root (the servers and PgBouncer refuse root); else null. */
+export function postgresUser(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
+  return { uid: Number(execFileSync("id", ["-u", "postgres"]).toString()), gid: Number(execFileSync("id", ["-g", "postgres"]).toString()) };
+}
+
 /** Runs a server binary as the postgres user (initdb refuses root). */
-function asPostgres(binary: string, args: string[]): void {
+export function asPostgres(binary: string, args: string[]): void {
   const command = path.join(binDir(), binary);
   if (process.getuid?.() === 0) execFileSync("runuser", ["-u", "postgres", "--", command, ...args], { stdio: "ignore" });
   else execFileSync(command, args, { stdio: "ignore" });

@@ -49,7 +49,7 @@ async function main(): Promise<number> {
     process.stdout.write(`[pgbouncer pass] PgBouncer 1.18 (transaction pooling) on port ${pooler.port}; ${SUBSET.length} files\n`);
     const run = spawnSync(
       process.execPath,
-      ["--conditions=conveyor-source", path.join(repoRoot, "node_modules/jest/bin/jest.js"), "--ci", "--json", `--outputFile=${output}`, ...SUBSET],
+      ["--conditions=conveyor-source", path.join(repoRoot, "node_modules/jest/bin/jest.js"), "--ci", "--json", `--outputFile=${output}`, "--runTestsByPath", ...SUBSET],
       { cwd: repoRoot, stdio: "inherit", env: { ...process.env, TEST_POOLER_URL: pooler.url("postgres") } },
     );
     status = run.status ?? 1;

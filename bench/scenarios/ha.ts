@@ -110,8 +110,8 @@ export async function failover(port: number, synchronous: boolean): Promise<Row[
     const lanes = Array.from({ length: 8 }, (_, n) => lane(n));
     await sleep(5_000);
     const stoppedAt = Date.now();
-    pair.primary.stop();
-    pair.promote();
+    await pair.primary.stop();
+    await pair.promote();
     const promotedAt = Date.now();
     const deadline = Date.now() + 60_000;
     while (!acks.some((a) => a.at > promotedAt) && Date.now() < deadline) await sleep(20);
@@ -169,6 +169,6 @@ export async function failover(port: number, synchronous: boolean): Promise<Row[
     // The database goes with the pair's folders; only Redis keeps something to remove.
     await env?.db.close().catch(() => {});
     if (env) await clearPrefix(env.prefix);
-    pair.destroy();
+    await pair.destroy();
   }
 }

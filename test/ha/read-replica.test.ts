@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await pair?.pauseReplay(false).catch(() => {});
   await api?.close();
-  pair?.destroy();
+  await pair?.destroy();
 });
 
 const auth = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` });

@@ -4,7 +4,7 @@ import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { asPostgres, postgresUser } from "./postgres-server";
+import { asPostgres, asPostgresAsync, postgresUser } from "./postgres-server";
 import { freePort } from "./redis-server";
 import { waitFor } from "./wait";
 
@@ -13,8 +13,8 @@ export type ServerHandle = {
   dataDir: string;
   /** URL of database `name` on this server alone. */
   url(name: string): string;
-  /** Stops at once, like a crash or a pulled plug (`-m immediate`). */
-  stop(): void;
+  /** Stops at once, like a crash or a pulled plug (`-m immediate`); the event loop runs on meanwhile (load goes on). */
+  stop(): Promise<void>;
 };
 
 export type ReplicatedPostgres = {
@@ -23,12 +23,12 @@ export type ReplicatedPostgres = {
   /** `postgresql://…@primary,replica/name?target_session_attrs=read-write`: what a failover deployment configures. */
   failoverUrl(name: string): string;
   /** Makes the replica the primary (`pg_ctl promote`, waiting until it accepts writes). */
-  promote(): void;
+  promote(): Promise<void>;
   /** Stops the replica applying WAL (`pg_wal_replay_pause()`), or lets it go on. */
   pauseReplay(paused: boolean): Promise<void>;
   /** Resolves when the replica has replayed everything the primary has written so far. */
   caughtUp(): Promise<void>;
-  destroy(): void;
+  destroy(): Promise<void>;
 };
 
 export type ReplicationOptions = {
@@ -58,12 +58,10 @@ export async function startReplicatedPostgres(options: ReplicationOptions = {}):
       port,
       dataDir,
       url: (database) => `postgresql://postgres@127.0.0.1:${port}/${database}`,
-      stop() {
-        try {
-          asPostgres("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]);
-        } catch {
+      async stop() {
+        await asPostgresAsync("pg_ctl", ["-D", dataDir, "-m", "immediate", "-w", "stop"]).catch(() => {
           // already stopped
-        }
+        });
       },
     };
   };
@@ -95,8 +93,7 @@ export async function startReplicatedPostgres(options: ReplicationOptions = {}):
       30_000,
     );
   } catch (error) {
-    primary.stop();
-    replica.stop();
+    await Promise.all([primary.stop(), replica.stop()]);
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
@@ -105,8 +102,8 @@ export async function startReplicatedPostgres(options: ReplicationOptions = {}):
     primary,
     replica,
     failoverUrl: (name) => `postgresql://postgres@127.0.0.1:${primaryPort},127.0.0.1:${replicaPort}/${name}?target_session_attrs=read-write`,
-    promote() {
-      asPostgres("pg_ctl", ["-D", replica.dataDir, "-w", "promote"]);
+    async promote() {
+      await asPostgresAsync("pg_ctl", ["-D", replica.dataDir, "-w", "promote"]);
     },
     async pauseReplay(paused) {
       await query(replica.url("postgres"), paused ? "SELECT pg_wal_replay_pause()" : "SELECT pg_wal_replay_resume()");
@@ -119,9 +116,8 @@ export async function startReplicatedPostgres(options: ReplicationOptions = {}):
         30_000,
       );
     },
-    destroy() {
-      primary.stop();
-      replica.stop();
+    async destroy() {
+      await Promise.all([primary.stop(), replica.stop()]);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,6 @@
 // A private Postgres server (initdb in a temporary folder, a spare port) for tests that stop or restart
 // Postgres: the machine's shared server, which CI uses right after, is never touched.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,6 +34,13 @@ export function asPostgres(binary: string, args: string[]): void {
   const command = path.join(binDir(), binary);
   if (process.getuid?.() === 0) execFileSync("runuser", ["-u", "postgres", "--", command, ...args], { stdio: "ignore" });
   else execFileSync(command, args, { stdio: "ignore" });
+}
+
+/** asPostgres without blocking the event loop: what a test does meanwhile (sending load) goes on. */
+export function asPostgresAsync(binary: string, args: string[]): Promise<void> {
+  const command = path.join(binDir(), binary);
+  const [file, argv] = process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
+  return new Promise((resolve, reject) => execFile(file, argv, (error) => (error ? reject(error) : resolve())));
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {

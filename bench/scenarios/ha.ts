@@ -41,7 +41,13 @@ export async function throughPgBouncer(env: BenchEnv, port: number, durationS: n
         }
         const worker: Child = run(
           "apps/worker/src/main.ts",
-          conveyorEnv(env, { WORKER_TYPES: "bench_noop", WORKER_PLUGINS: NOOP_PLUGIN, WORKER_CONCURRENCY: String(concurrency), WORKER_METRICS_PORT: String(port), ...via[mode] }),
+          conveyorEnv(env, {
+            WORKER_TYPES: "bench_noop",
+            WORKER_PLUGINS: NOOP_PLUGIN,
+            WORKER_CONCURRENCY: String(concurrency),
+            WORKER_METRICS_PORT: String(port),
+            ...via[mode],
+          }),
         );
         try {
           await waitForHttp(`http://127.0.0.1:${port}/healthz`);
@@ -162,7 +168,14 @@ export async function failover(port: number, synchronous: boolean): Promise<Row[
       },
     ];
     if (!synchronous)
-      out.push({ scenario: "Postgres failover", metric: "loss window: stop − earliest lost acknowledgement", conveyor: window, baseline: null, baselineName: "", unit: "ms" });
+      out.push({
+        scenario: "Postgres failover",
+        metric: "loss window: stop − earliest lost acknowledgement",
+        conveyor: window,
+        baseline: null,
+        baselineName: "",
+        unit: "ms",
+      });
     return out;
   } finally {
     for (const child of children) await child.stop().catch(() => {});

@@ -65,11 +65,7 @@ describe("a Postgres failover under load", () => {
     const stoppedAt = Date.now();
     await pair.primary.stop();
     // No primary anywhere (the replica is still a standby): the API says so with 503s, and clients keep retrying.
-    await waitFor(
-      () => outcomes.filter((o) => o.at > stoppedAt && o.status === 503).length >= 20,
-      "503s while no host is the primary",
-      30_000,
-    );
+    await waitFor(() => outcomes.filter((o) => o.at > stoppedAt && o.status === 503).length >= 20, "503s while no host is the primary", 30_000);
     await pair.promote();
     const promotedAt = Date.now();
 
@@ -102,7 +98,9 @@ describe("a Postgres failover under load", () => {
     const { rows: keys } = await db.pool.query<{ key: string; job_id: string }>("SELECT key, job_id FROM idempotency_keys WHERE key LIKE 'failover-%'");
     const stored = new Map(keys.map((k) => [k.key, k.job_id]));
     for (const [key, id] of acknowledged) expect(stored.get(key)).toBe(id);
-    const { rows: dupes } = await db.pool.query("SELECT payload->>'text' AS text FROM jobs WHERE payload->>'text' LIKE 'job failover-%' GROUP BY 1 HAVING count(*) > 1");
+    const { rows: dupes } = await db.pool.query(
+      "SELECT payload->>'text' AS text FROM jobs WHERE payload->>'text' LIKE 'job failover-%' GROUP BY 1 HAVING count(*) > 1",
+    );
     expect(dupes).toEqual([]);
 
     // The workers resume: a job created after the promotion runs within 30 s of the primary's stop, and every

@@ -33,15 +33,24 @@ const SUBSET = [
 // (test/ha/pgbouncer.test.ts runs in the first pass with PgBouncers of its own: statement names, restarts.)
 
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot, startPgBouncer } from "@conveyor/testkit";
 
-type JestResults = { numPassedTests: number; numFailedTests: number; numRuntimeErrorTestSuites: number; numTotalTests: number; success: boolean; testResults: unknown[] };
+type JestResults = {
+  numPassedTests: number;
+  numFailedTests: number;
+  numRuntimeErrorTestSuites: number;
+  numTotalTests: number;
+  success: boolean;
+  testResults: unknown[];
+};
 
 async function main(): Promise<number> {
   const into = process.argv[2];
-  const output = path.join(repoRoot, ".ci/jest-pgbouncer-results.json");
+  // Under test-artifacts/ (ignored by git and prettier), beside the browser tests' screenshots.
+  const output = path.join(repoRoot, "test-artifacts/jest-pgbouncer-results.json");
+  mkdirSync(path.dirname(output), { recursive: true });
   rmSync(output, { force: true });
   const pooler = await startPgBouncer({ poolSize: 30 });
   let status: number;
@@ -49,7 +58,15 @@ async function main(): Promise<number> {
     process.stdout.write(`[pgbouncer pass] PgBouncer 1.18 (transaction pooling) on port ${pooler.port}; ${SUBSET.length} files\n`);
     const run = spawnSync(
       process.execPath,
-      ["--conditions=conveyor-source", path.join(repoRoot, "node_modules/jest/bin/jest.js"), "--ci", "--json", `--outputFile=${output}`, "--runTestsByPath", ...SUBSET],
+      [
+        "--conditions=conveyor-source",
+        path.join(repoRoot, "node_modules/jest/bin/jest.js"),
+        "--ci",
+        "--json",
+        `--outputFile=${output}`,
+        "--runTestsByPath",
+        ...SUBSET,
+      ],
       { cwd: repoRoot, stdio: "inherit", env: { ...process.env, TEST_POOLER_URL: pooler.url("postgres") } },
     );
     status = run.status ?? 1;

@@ -49,7 +49,10 @@ const createdThisHour = async (member: TestMember) => {
 describe("reads from a replica", () => {
   it("serves others from the replica and the person who just acted from the primary, for a few seconds", async () => {
     await pair.pauseReplay(true);
-    const created = await api.request.post("/jobs").set(auth(owner)).send({ type: "word_count", payload: { text: "read your writes" } });
+    const created = await api.request
+      .post("/jobs")
+      .set(auth(owner))
+      .send({ type: "word_count", payload: { text: "read your writes" } });
     expect(created.status).toBe(202);
     const id = (created.body as { id: string }).id;
 
@@ -74,7 +77,10 @@ describe("reads from a replica", () => {
     await pair.pauseReplay(false);
     await pair.caughtUp();
     await pair.pauseReplay(true);
-    const invited = await api.request.post("/org/invite").set(auth(owner)).send({ email: `ha-${Date.now()}@example.com`, role: "member" });
+    const invited = await api.request
+      .post("/org/invite")
+      .set(auth(owner))
+      .send({ email: `ha-${Date.now()}@example.com`, role: "member" });
     expect(invited.status).toBe(201);
     const actions = async (member: TestMember) => {
       const res = await api.get("/audit-log?limit=50", auth(member));

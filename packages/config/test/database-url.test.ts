@@ -14,7 +14,10 @@ describe("parseDatabaseUrl", () => {
   });
 
   it("reads a plain URL as one host with any role", () => {
-    expect(parseDatabaseUrl("postgres://localhost/db")).toEqual({ targetSessionAttrs: "any", hosts: [{ host: "localhost", port: 5432, url: "postgres://localhost:5432/db" }] });
+    expect(parseDatabaseUrl("postgres://localhost/db")).toEqual({
+      targetSessionAttrs: "any",
+      hosts: [{ host: "localhost", port: 5432, url: "postgres://localhost:5432/db" }],
+    });
   });
 
   it.each([

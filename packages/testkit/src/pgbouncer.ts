@@ -77,7 +77,9 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
   let child: ChildProcess | undefined;
   const start = async () => {
     // PgBouncer refuses to run as root.
-    child = user ? spawn("runuser", ["-u", "postgres", "--", "/usr/sbin/pgbouncer", ini], { stdio: "ignore" }) : spawn("/usr/sbin/pgbouncer", [ini], { stdio: "ignore" });
+    child = user
+      ? spawn("runuser", ["-u", "postgres", "--", "/usr/sbin/pgbouncer", ini], { stdio: "ignore" })
+      : spawn("/usr/sbin/pgbouncer", [ini], { stdio: "ignore" });
     await waitFor(async () => ((await canConnect(port)) ? true : null), "PgBouncer to listen", 10_000);
   };
   const stop = async () => {

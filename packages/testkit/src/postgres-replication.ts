@@ -75,7 +75,9 @@ export async function startReplicatedPostgres(options: ReplicationOptions = {}):
       path.join(dir, `${path.basename(server.dataDir)}.log`),
       "-w",
       "-o",
-      [`-p ${server.port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c wal_level=replica", "-c max_wal_senders=5", ...settings].join(" "),
+      [`-p ${server.port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c fsync=off", "-c wal_level=replica", "-c max_wal_senders=5", ...settings].join(
+        " ",
+      ),
       "start",
     ]);
 

@@ -35,7 +35,10 @@ function windowStart(nowMs: number, bucketMs: number, buckets: number): number {
   return Math.floor(nowMs / bucketMs) * bucketMs - (buckets - 1) * bucketMs;
 }
 
-export async function jobStats(input: { caller: Caller; window: StatsWindow }, { db, clock, reads }: Pick<ServiceDeps, "db" | "clock" | "reads">): Promise<JobStatsJson> {
+export async function jobStats(
+  input: { caller: Caller; window: StatsWindow },
+  { db, clock, reads }: Pick<ServiceDeps, "db" | "clock" | "reads">,
+): Promise<JobStatsJson> {
   const { caller, window } = input;
   const { bucketMs, buckets } = WINDOWS[window];
   const nowMs = clock.now().getTime();

@@ -498,6 +498,10 @@ export type FailureGroupsQuery = Pick<JobFilterInput, "type" | "created_after" |
 /** The org's failed jobs grouped by type and normalised error (GET /jobs/failures), most recently seen first. */
 export async function listFailureGroups(options: { caller: Caller; query: FailureGroupsQuery }, deps: Pick<ServiceDeps, "reads">) {
   const { limit, ...filter } = options.query;
-  const { groups, more } = await findFailureGroups(await deps.reads.poolFor(options.caller), { orgId: options.caller.orgId, filter: toJobFilter(filter), limit });
+  const { groups, more } = await findFailureGroups(await deps.reads.poolFor(options.caller), {
+    orgId: options.caller.orgId,
+    filter: toJobFilter(filter),
+    limit,
+  });
   return { groups, has_more: more };
 }

@@ -2,7 +2,7 @@
 // except by whoever just changed something — their reads go to the primary for DATABASE_READ_AFTER_WRITE_MS, so
 // they see their own change. The replica's replay is paused to make "served by the replica" visible: what it
 // has not replayed, it does not show.
-import { createDatabase, migrate, type Database } from "@conveyor/db";
+import { createDatabase, migrate, resolveDatabaseUrl, type Database } from "@conveyor/db";
 import { startReplicatedPostgres, waitFor, type ReplicatedPostgres, type TestDatabase } from "@conveyor/testkit";
 import { addMember, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
 
@@ -16,7 +16,12 @@ let second: SecondOrg;
 
 beforeAll(async () => {
   pair = await startReplicatedPostgres();
-  await migrate(pair.primary.url("conveyor"));
+  // As `npm run db:migrate` does with a multi-host URL, the standby named first: the primary is found, on "postgres"
+  // since "conveyor" does not exist yet.
+  const standbyFirst = `postgresql://postgres@127.0.0.1:${pair.replica.port},127.0.0.1:${pair.primary.port}/conveyor?target_session_attrs=read-write`;
+  const resolved = await resolveDatabaseUrl(standbyFirst, "postgres");
+  expect(resolved).toBe(pair.primary.url("conveyor"));
+  await migrate(resolved);
   db = createDatabase({ url: pair.primary.url("conveyor"), readUrl: pair.replica.url("conveyor"), poolSize: 4, applicationName: "conveyor-test" });
   const database: TestDatabase = { name: "conveyor", url: pair.primary.url("conveyor"), db, drop: () => db.close() };
   api = await startTestApi({ API_RATE_LIMIT_PER_SEC: "0", DATABASE_READ_AFTER_WRITE_MS: String(WINDOW_MS) }, { database });

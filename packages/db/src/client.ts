@@ -10,7 +10,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { StartupError, maskUrl } from "@conveyor/config";
 import { PrismaClient } from "./generated/prisma/client";
 import { databaseUnreachableMessage } from "./errors";
-import { HostChooser, NoSuitableHostError, type Host } from "./hosts";
+import { HostChooser, NoSuitableHostError } from "./hosts";
 
 export { PrismaClient };
 export type { Prisma } from "./generated/prisma/client";
@@ -62,8 +62,6 @@ type ClientOptions = { chooser: HostChooser; unnamed: boolean };
  */
 function clientClass({ chooser, unnamed }: ClientOptions): typeof pg.Client {
   return class ConveyorClient extends pg.Client {
-    private target: Host | undefined;
-
     override connect(): Promise<void>;
     override connect(callback: (err: Error) => void): void;
     override connect(callback?: (err: Error) => void): Promise<void> | void {
@@ -78,7 +76,6 @@ function clientClass({ chooser, unnamed }: ClientOptions): typeof pg.Client {
 
     private async connectToChosen(): Promise<void> {
       const host = await chooser.choose();
-      this.target = host;
       // pg.Client connects to this.host/this.port (set from its parameters at construction).
       const self = this as unknown as { host: string; port: number; connectionParameters: { host: string; port: number } };
       self.host = self.connectionParameters.host = host.host;
@@ -107,11 +104,6 @@ function clientClass({ chooser, unnamed }: ClientOptions): typeof pg.Client {
         args[0] = { ...config, name: undefined };
       }
       return (super.query as (...a: unknown[]) => never)(...args);
-    }
-
-    /** The host this client connected to. */
-    get connectedHost(): Host | undefined {
-      return this.target;
     }
   } as unknown as typeof pg.Client;
 }

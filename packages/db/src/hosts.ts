@@ -49,7 +49,11 @@ export class HostChooser {
   private current: Host | undefined;
   private probing: Promise<Host> | undefined;
 
-  constructor(url: string) {
+  /** `probeDatabase`: the database the hosts are tried on, when the URL's may not exist yet (migrations create it). */
+  constructor(
+    url: string,
+    private readonly probeDatabase?: string,
+  ) {
     const parsed = parseDatabaseUrl(url);
     this.hosts = parsed.hosts;
     this.attrs = parsed.targetSessionAttrs;
@@ -84,12 +88,19 @@ export class HostChooser {
     return `${host.host}:${host.port} is ${describe(role)}`;
   }
 
+  private probeUrl(host: Host): string {
+    if (!this.probeDatabase) return host.url;
+    const url = new URL(host.url);
+    url.pathname = `/${this.probeDatabase}`;
+    return url.toString();
+  }
+
   private async probe(): Promise<Host> {
     const tried: string[] = [];
     const passes: SessionAttrs[] = this.attrs === "prefer-standby" ? ["standby", "any"] : [this.attrs];
     for (const attrs of passes) {
       for (const host of this.hosts) {
-        const client = new pg.Client({ connectionString: host.url, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
+        const client = new pg.Client({ connectionString: this.probeUrl(host), connectionTimeoutMillis: PROBE_TIMEOUT_MS });
         client.on("error", () => {});
         try {
           await client.connect();
@@ -107,7 +118,10 @@ export class HostChooser {
   }
 }
 
-/** The single-host URL of the host `url` would use now (for one-off connections: migrations, checks). */
-export async function resolveDatabaseUrl(url: string): Promise<string> {
-  return (await new HostChooser(url).choose()).url;
+/**
+ * The single-host URL of the host `url` would use now (for one-off connections: migrations, checks), trying the
+ * hosts on `probeDatabase` when given (the URL's own database may not exist yet).
+ */
+export async function resolveDatabaseUrl(url: string, probeDatabase?: string): Promise<string> {
+  return (await new HostChooser(url, probeDatabase).choose()).url;
 }

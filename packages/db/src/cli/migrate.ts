@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   // the host that target_session_attrs picks (the primary).
   const DATABASE_URL = env.DATABASE_DIRECT_URL ?? env.DATABASE_URL;
   try {
-    const applied = await migrate(await resolveDatabaseUrl(DATABASE_URL));
+    const applied = await migrate(await resolveDatabaseUrl(DATABASE_URL, "postgres"));
     process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
   } catch (error) {
     throw new Error(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`, { cause: error });

@@ -12,6 +12,8 @@
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
 // Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
 // vs single Redis; webhook deliveries/s to one HTTPS endpoint with keep-alive vs without
+// High availability (--only=pgbouncer,failover): POST /jobs and the worker through PgBouncer vs direct (--ha-jobs=N,
+// default 10,000); a failover under ~200 POST /jobs/s, with a synchronous and with an asynchronous replica
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -25,6 +27,7 @@ import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
 import { loneJob } from "./scenarios/lone-job";
 import { failures } from "./scenarios/failures";
+import { failover, throughPgBouncer } from "./scenarios/ha";
 import { concurrencyKeys, pausedOrg, postWithDedupe, rateLimitAccuracy } from "./scenarios/flow-control";
 import { list } from "./scenarios/list";
 import { pgCost } from "./scenarios/pg-cost";
@@ -43,7 +46,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures"
+    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -138,6 +141,8 @@ async function main(): Promise<void> {
     await step("tracing", () => tracingCost(env, { api: port, worker: workerPort }, workerJobs, concurrency, seconds));
     await step("redis-cluster", () => redisClusterCost(env, workerPort, workerJobs, concurrency));
     await step("webhook-keepalive", () => webhookKeepAlive(seconds, Number(args["webhook-concurrency"] ?? 100)));
+    await step("pgbouncer", () => throughPgBouncer(env, port, seconds, Number(args["ha-jobs"] ?? 10_000), concurrency));
+    await step("failover", async () => [...(await failover(port, true)), ...(await failover(port, false))]);
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

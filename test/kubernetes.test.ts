@@ -204,9 +204,25 @@ describe("deploy/kubernetes", () => {
     expect(envOf(container).get("DATABASE_URL")?.valueFrom?.secretKeyRef?.name).toBe("conveyor-secrets");
   });
 
+  it("puts the optional PgBouncer (transaction mode) in the example overlay, with the direct URL for every process (issue 37)", () => {
+    const bouncer = find(overlay.objects, "Deployment", "conveyor-pgbouncer");
+    expect(pod(bouncer).spec.containers[0]!.command).toEqual(["pgbouncer", "/etc/pgbouncer/pgbouncer.ini"]);
+    expect(find(overlay.objects, "Service", "conveyor-pgbouncer")).toBeDefined();
+    expect(byKind(base.objects, "Deployment").map((o) => o.metadata.name)).not.toContain("conveyor-pgbouncer");
+    for (const object of [...byKind(overlay.objects, "Deployment"), ...byKind(overlay.objects, "Job")]) {
+      if (object.metadata.name === "conveyor-pgbouncer") continue;
+      expect([object.metadata.name, envOf(pod(object).spec.containers[0]!).get("DATABASE_DIRECT_URL")?.valueFrom?.secretKeyRef]).toEqual([
+        object.metadata.name,
+        { name: "conveyor-secrets", key: "DATABASE_DIRECT_URL" },
+      ]);
+    }
+  });
+
   it("has an example overlay that sets the namespace, the images, PUBLIC_URL and the Prometheus KEDA asks", () => {
     for (const object of overlay.objects) if (object.kind !== "Namespace") expect([object.kind, object.metadata.namespace]).toEqual([object.kind, "conveyor"]);
-    const images = [...byKind(overlay.objects, "Deployment"), ...byKind(overlay.objects, "Job")].map((o) => pod(o).spec.containers[0]!.image);
+    const images = [...byKind(overlay.objects, "Deployment"), ...byKind(overlay.objects, "Job")]
+      .filter((o) => o.metadata.name !== "conveyor-pgbouncer")
+      .map((o) => pod(o).spec.containers[0]!.image);
     for (const image of images) expect(image).toMatch(/^registry\.example\.com\/conveyor\/(api|worker):1\.0\.0$/);
     const config = byKind(overlay.objects, "ConfigMap")[0]!;
     expect(config.data!.PUBLIC_URL).toBe("https://conveyor.example.com");

@@ -81,6 +81,7 @@ beforeAll(async () => {
     LOG_LEVEL: "info",
     PORT: String(port),
     DATABASE_URL: database.url,
+    ...(database.directUrl ? { DATABASE_DIRECT_URL: database.directUrl } : {}),
     DATABASE_POOL_SIZE: "2",
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,

@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import express from "express";
+import { redisKeyPrefix } from "@conveyor/queue";
 import helmet from "helmet";
 import type { AppDeps } from "./context";
 import { endpoints } from "./endpoints";
@@ -18,6 +19,7 @@ import { buildOpenApiDocument } from "./openapi/document";
 import { EventHub } from "./services/event-hub";
 import { createJobCatalog } from "./services/job-catalog";
 import { JobWriter } from "./services/job-writer";
+import { ReadRouting } from "./services/read-routing";
 import { dummyHash } from "./services/passwords";
 
 /** The app, and `stopBackground()`: stops its background work (the event tail) before the pool it reads closes. */
@@ -75,6 +77,13 @@ function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>
     writer: new JobWriter({ pool: deps.db.pool }),
     failedLogins: rateLimits.failedLogins,
     events,
+    reads: new ReadRouting({
+      db: deps.db,
+      redis: deps.redis,
+      prefix: redisKeyPrefix(deps.config.REDIS_PREFIX),
+      windowMs: deps.config.DATABASE_READ_AFTER_WRITE_MS,
+      logger: deps.logger,
+    }),
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

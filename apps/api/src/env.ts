@@ -1,7 +1,7 @@
 // The API's configuration, parsed once at boot from the environment (SPEC §7). Nothing else reads process.env.
 // Each variable is written once, here; the config's type is derived from this schema and its keys are the
 // variables' names.
-import { envSchema, flag, Joi, parseEnv, publicUrl, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
+import { databaseUrl, envSchema, flag, Joi, parseEnv, publicUrl, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
 
 /** JWT_SECRET when it is unset outside production: public, so tokens signed with it prove nothing. */
 const DEVELOPMENT_JWT_SECRET = "conveyor-development-secret-do-not-use-in-production";
@@ -28,6 +28,10 @@ export const apiEnvSchema = envSchema({
   WEBHOOK_ENDPOINTS_PER_ORG: setting(Joi.number().integer().min(0).max(10_000)).default(25),
   /** Accept http:// OpenID providers for single sign-on (SPEC §16): for development and tests only. */
   SSO_ALLOW_HTTP: setting(flag()).default(false),
+  /** A replica for lists, search, stats, usage and the audit log (SPEC §23); one host or several. Unset: the primary. */
+  DATABASE_READ_URL: setting(databaseUrl()).optional(),
+  /** After a person or key changes something, their reads go to the primary for this long (read-your-writes). */
+  DATABASE_READ_AFTER_WRITE_MS: setting(Joi.number().integer().min(0).max(600_000)).default(5_000),
 });
 
 export type ApiConfig = ConfigOf<typeof apiEnvSchema>;

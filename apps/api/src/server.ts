@@ -18,7 +18,14 @@ async function main(): Promise<void> {
   loadDotEnv();
   const config = loadApiConfig(process.env);
   const logger = createLogger({ service: "api", level: config.LOG_LEVEL, json: config.NODE_ENV === "production" });
-  const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "conveyor-api" });
+  const db = await connectDatabase({
+    url: config.DATABASE_URL,
+    directUrl: config.DATABASE_DIRECT_URL,
+    readUrl: config.DATABASE_READ_URL,
+    poolerPreparedStatements: config.DATABASE_POOLER_PREPARED_STATEMENTS,
+    poolSize: config.DATABASE_POOL_SIZE,
+    applicationName: "conveyor-api",
+  });
   const redis = await connectRedis(redisTarget(config), "producer").catch(async (error) => {
     await db.close();
     throw error;

@@ -26,7 +26,13 @@ async function main(): Promise<void> {
   const plugins = loadPlugins(config.WORKER_PLUGINS);
   const catalogOptions = { ...urlPolicy(config), templateNames: templateNames(config.TEMPLATES_DIR) };
 
-  const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "conveyor-worker" });
+  const db = await connectDatabase({
+    url: config.DATABASE_URL,
+    directUrl: config.DATABASE_DIRECT_URL,
+    poolerPreparedStatements: config.DATABASE_POOLER_PREPARED_STATEMENTS,
+    poolSize: config.DATABASE_POOL_SIZE,
+    applicationName: "conveyor-worker",
+  });
   const redis = await connectRedis(redisTarget(config), "worker").catch(async (error) => {
     await db.close();
     throw error;

@@ -1,6 +1,7 @@
 // Each app describes its environment with joi and parses it once at boot. This package holds the typed settings
 // layer, the variables the apps have in common, and start-up helpers; no other code reads process.env.
 import Joi from "joi";
+import { maskDatabaseUrl } from "./database-url";
 import { ConfigError, StartupError } from "./errors";
 
 export { Joi };
@@ -9,6 +10,7 @@ export { envSchema, parseEnv, setting, type ComputedDefault, type ConfigOf, type
 export { flag, list, oneOf, publicUrl } from "./rules";
 export { sharedEnv, urlPolicy, usesDevelopmentWebhookKey, webhookSecretsKey, type SharedConfig } from "./shared-env";
 export { templateNames } from "./template-names";
+export { databaseUrl, maskDatabaseUrl, parseDatabaseUrl, SESSION_ATTRS, type DatabaseUrl, type SessionAttrs } from "./database-url";
 
 /** A connection URL with its password replaced, safe to print or log. */
 export function maskUrl(url: string): string {
@@ -17,6 +19,8 @@ export function maskUrl(url: string): string {
     if (parsed.password) parsed.password = "***";
     return parsed.toString();
   } catch {
+    // A multi-host Postgres URL (h1:5432,h2:5432) is no WHATWG URL.
+    if (/^postgres(ql)?:\/\//i.test(url)) return maskDatabaseUrl(url);
     return "(unparseable URL)";
   }
 }

@@ -2,6 +2,7 @@
 import Joi from "joi";
 import type { UrlPolicy } from "@conveyor/contracts";
 import { setting, type ConfigOf } from "./env-schema";
+import { databaseUrl } from "./database-url";
 import { flag, oneOf, publicUrl } from "./rules";
 
 /** WEBHOOK_SECRETS_KEY when it is unset outside production: public, so it protects nothing (see usesDevelopmentWebhookKey). */
@@ -10,9 +11,17 @@ const DEVELOPMENT_WEBHOOK_SECRETS_KEY = Buffer.from("conveyor-development-key-00
 export const sharedEnv = {
   NODE_ENV: setting(oneOf("development", "production", "test")).default("development"),
   LOG_LEVEL: setting(oneOf("error", "warn", "info", "debug")).default("info"),
-  DATABASE_URL: setting(Joi.string().uri({ scheme: ["postgres", "postgresql"] })).default("postgresql://postgres@localhost:5432/conveyor"),
+  /** One host, or several for failover (`h1:5432,h2:5432/db?target_session_attrs=read-write`: the read-write one is used). */
+  DATABASE_URL: setting(databaseUrl()).default("postgresql://postgres@localhost:5432/conveyor"),
   /** Connections in this process' Postgres pool. */
   DATABASE_POOL_SIZE: setting(Joi.number().integer().min(1).max(200)).default(10),
+  /**
+   * Postgres itself, not a pooler, for what needs a session (LISTEN, the dispatch lock, migrations). Setting it says
+   * DATABASE_URL is a pooler in transaction mode (PgBouncer): statements there are unnamed and keep no session state.
+   */
+  DATABASE_DIRECT_URL: setting(databaseUrl()).optional(),
+  /** The pooler at DATABASE_URL keeps prepared statements across its connections (PgBouncer ≥ 1.21 with max_prepared_statements). */
+  DATABASE_POOLER_PREPARED_STATEMENTS: setting(flag()).default(false),
   REDIS_URL: setting(Joi.string().uri({ scheme: ["redis", "rediss"] })).default("redis://localhost:6379"),
   /** Redis Sentinel: `host:port,host:port` of the sentinels; REDIS_URL then gives only the credentials and database. */
   REDIS_SENTINELS: setting(Joi.string().pattern(/^\s*[^\s,:]+(:\d{1,5})?\s*(,\s*[^\s,:]+(:\d{1,5})?\s*)*$/, "host:port,host:port")).optional(),

@@ -112,6 +112,7 @@ describe("sharedEnv", () => {
       NODE_ENV: "development",
       LOG_LEVEL: "info",
       DATABASE_URL: "postgresql://postgres@localhost:5432/conveyor",
+      DATABASE_POOLER_PREPARED_STATEMENTS: false,
       DATABASE_POOL_SIZE: 10,
       REDIS_URL: "redis://localhost:6379",
       REDIS_SENTINEL_NAME: "mymaster",

@@ -4,8 +4,9 @@ import { maskUrl } from "@conveyor/config";
 // `unavailable` (and the worker can retry its write) instead of treating it as a bug.
 
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "EAI_AGAIN"]);
-// 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash shutdown / cannot connect now, 53300 too many connections.
-const SQLSTATE = /^(08|57P0[123]|53300)/;
+// 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash shutdown / cannot connect now, 53300 too many
+// connections, 25006 a write reaching a server that became read-only (a standby, mid-failover).
+const SQLSTATE = /^(08|57P0[123]|53300|25006)/;
 const MESSAGES =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)|Can't reach database server|DatabaseNotReachable/i;
 

@@ -1,4 +1,5 @@
 export * from "./client";
+export { HostChooser, NoSuitableHostError, resolveDatabaseUrl } from "./hosts";
 export * from "./ids";
 export * from "./errors";
 export { migrate, ensureDatabase, withDatabaseName } from "./migrate";

@@ -82,7 +82,7 @@ export type BucketCounts = JobCounts & { bucket: number; type: string };
  * absent.
  */
 export async function countJobsByBucket(
-  pool: pg.Pool,
+  pool: pg.Pool | pg.PoolClient,
   query: { orgId: string; start: Date; bucketMs: number; buckets: number; rolledUntil: Date | null },
 ): Promise<BucketCounts[]> {
   const { orgId, start, bucketMs, buckets } = query;
@@ -114,7 +114,7 @@ export type QueueCounts = { pending: number; processing: number; waiting_due: nu
  * retry's wait) and `waiting_due` are all the others — due and waiting for a worker, handed over and about to start,
  * or waiting for other jobs or a limit. pending = waiting_due + delayed, always.
  */
-export async function countQueue(pool: pg.Pool, query: { orgId: string; now: Date }): Promise<QueueCounts> {
+export async function countQueue(pool: pg.Pool | pg.PoolClient, query: { orgId: string; now: Date }): Promise<QueueCounts> {
   const { rows } = await pool.query<{ pending: number; processing: number; delayed: number }>(
     `SELECT count(*) FILTER (WHERE j.status = 'pending')::int AS pending,
             count(*) FILTER (WHERE j.status = 'processing')::int AS processing,
@@ -125,4 +125,10 @@ export async function countQueue(pool: pg.Pool, query: { orgId: string; now: Dat
   );
   const row = rows[0] ?? { pending: 0, processing: 0, delayed: 0 };
   return { pending: row.pending, processing: row.processing, waiting_due: row.pending - row.delayed, delayed: row.delayed };
+}
+
+/** How far job_stats counts for the organization, as `db` sees it (a replica's answer matches its own job_stats). */
+export async function statsRolledUntil(db: pg.Pool | pg.PoolClient, orgId: string): Promise<Date | null> {
+  const { rows } = await db.query<{ rolled_until: Date }>("SELECT rolled_until FROM job_stats_progress WHERE org_id = $1", [orgId]);
+  return rows[0]?.rolled_until ?? null;
 }

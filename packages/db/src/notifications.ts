@@ -2,6 +2,7 @@
 // event tail). Notifications only wake: each loop also ticks or polls, so a connection being replaced costs latency,
 // never work.
 import type pg from "pg";
+import { sessionPool } from "./client";
 
 export type NotificationListenerOptions = {
   pool: pg.Pool;
@@ -32,7 +33,8 @@ export class NotificationListener {
 
   /** Listens now; a failure is thrown and nothing is kept (no retry either). */
   async open(): Promise<void> {
-    const client = await this.options.pool.connect();
+    // A LISTEN keeps state on its connection: never through a transaction pooler.
+    const client = await sessionPool(this.options.pool).connect();
     client.on("notification", () => this.options.onNotify());
     client.on("error", () => {
       if (this.client !== client) return;

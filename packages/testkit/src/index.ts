@@ -9,5 +9,7 @@ export * from "./wait";
 export * from "./redis-server";
 export * from "./redis-cluster";
 export * from "./postgres-server";
+export * from "./postgres-replication";
+export * from "./pgbouncer";
 export * from "./metrics";
 export * from "./sse";

@@ -1,6 +1,6 @@
 // A private Postgres server (initdb in a temporary folder, a spare port) for tests that stop or restart
 // Postgres: the machine's shared server, which CI uses right after, is never touched.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { chownSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -23,11 +23,24 @@ function binDir(): string {
   return `/usr/lib/postgresql/${version}/bin`;
 }
 
+/** The postgres account's ids when this process runs as root (the servers and PgBouncer refuse root); else null. */
+export function postgresUser(): { uid: number; gid: number } | null {
+  if (process.getuid?.() !== 0) return null;
+  return { uid: Number(execFileSync("id", ["-u", "postgres"]).toString()), gid: Number(execFileSync("id", ["-g", "postgres"]).toString()) };
+}
+
 /** Runs a server binary as the postgres user (initdb refuses root). */
-function asPostgres(binary: string, args: string[]): void {
+export function asPostgres(binary: string, args: string[]): void {
   const command = path.join(binDir(), binary);
   if (process.getuid?.() === 0) execFileSync("runuser", ["-u", "postgres", "--", command, ...args], { stdio: "ignore" });
   else execFileSync(command, args, { stdio: "ignore" });
+}
+
+/** asPostgres without blocking the event loop: what a test does meanwhile (sending load) goes on. */
+export function asPostgresAsync(binary: string, args: string[]): Promise<void> {
+  const command = path.join(binDir(), binary);
+  const [file, argv] = process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, args];
+  return new Promise((resolve, reject) => execFile(file, argv, (error) => (error ? reject(error) : resolve())));
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {

@@ -8,6 +8,11 @@ import { createDatabase, migrate, withDatabaseName, type Database } from "@conve
 
 /** Server the tests use; override with TEST_DATABASE_URL (any database name: only the server is used). */
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
+/**
+ * A transaction pooler (PgBouncer) in front of that server, for the pass that runs the suites through one
+ * (test/ha/pgbouncer-pass.ts): test databases are then used through it, with the server as DATABASE_DIRECT_URL.
+ */
+export const TEST_POOLER_URL = process.env.TEST_POOLER_URL;
 
 const migrationsDir = path.resolve(__dirname, "../../../prisma/migrations");
 /** A test database older than this is left over from an interrupted run. */
@@ -69,6 +74,8 @@ export async function prepareTemplate(): Promise<string> {
 export type TestDatabase = {
   name: string;
   url: string;
+  /** The server itself when `url` goes through a pooler (DATABASE_DIRECT_URL); else undefined. */
+  directUrl?: string;
   /** A Database (Prisma + pool) on the test database, for arranging and asserting. */
   db: Database;
   drop(): Promise<void>;
@@ -91,11 +98,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       throw error;
     }
   }
-  const url = databaseUrl(name);
-  const db = createDatabase({ url, poolSize: 5, applicationName: "conveyor-test" });
+  const directUrl = TEST_POOLER_URL ? databaseUrl(name) : undefined;
+  const url = TEST_POOLER_URL ? withDatabaseName(TEST_POOLER_URL, name) : databaseUrl(name);
+  const db = createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" });
   return {
     name,
     url,
+    directUrl,
     db,
     drop: async () => {
       await db.close();

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   loadDotEnv();
   const config = loadApiConfig(process.env);
   const password = await readPassword();
-  const db = await connectDatabase({ url: config.DATABASE_URL, poolSize: 2, applicationName: "conveyor-org-create" });
+  const db = await connectDatabase({ url: config.DATABASE_URL, directUrl: config.DATABASE_DIRECT_URL, poolSize: 2, applicationName: "conveyor-org-create" });
   try {
     const { user, org } = await createOrganization({ email: values.email, password, orgName: values.org }, { db, config, clock: systemClock });
     process.stdout.write(`Created organization "${org.name}" (${org.id}) with owner ${user.email} (${user.id}).\nLog in with POST /auth/login.\n`);

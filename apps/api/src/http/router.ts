@@ -47,6 +47,8 @@ function handler(e: Endpoint, deps: RouterDeps): RequestHandler {
     }
     // `unknown`, not Express' `any`: the body reaches the handler through validate(), or as sent when unchecked.
     const body: unknown = req.body;
+    // Before the handler writes: whoever changes something reads from the primary for a while (read-your-writes).
+    if (req.auth && req.method !== "GET" && req.method !== "HEAD") await deps.reads.wrote(req.auth);
     const reply = await e.handle(
       {
         caller: req.auth,

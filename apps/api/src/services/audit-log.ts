@@ -70,11 +70,11 @@ function decodeCursor(cursor: string): { time: Date; id: string } {
 /** One page of the caller's organization's entries, and the query of the next page while more remain. */
 export async function listAuditLog(
   input: { caller: Caller; query: AuditLogQuery },
-  { db }: Pick<ServiceDeps, "db">,
+  { reads }: Pick<ServiceDeps, "reads">,
 ): Promise<{ items: AuditEntryJson[]; next: URLSearchParams | null }> {
   const { caller, query } = input;
   const limit = query.limit ?? AUDIT_PAGE_DEFAULT;
-  const page = await listAuditEntries(db.pool, {
+  const page = await listAuditEntries(await reads.poolFor(caller), {
     orgId: caller.orgId,
     actorId: query.actor_id?.toLowerCase(),
     targetId: query.target_id?.toLowerCase(),

@@ -7,6 +7,7 @@ import type { EventHub } from "./event-hub";
 import type { JobCatalog } from "./job-catalog";
 import type { JobWriter } from "./job-writer";
 import type { FailedLoginGuard } from "./login-guard";
+import type { ReadRouting } from "./read-routing";
 
 export type ServiceDeps = AppDeps & {
   catalog: JobCatalog;
@@ -15,6 +16,8 @@ export type ServiceDeps = AppDeps & {
   failedLogins: FailedLoginGuard;
   /** This process' tail of the event log, shared by every event stream it serves (SPEC §10). */
   events: EventHub;
+  /** Which pool a heavy read uses: the replica, or the primary for whoever just changed something (SPEC §23). */
+  reads: ReadRouting;
 };
 
 /**

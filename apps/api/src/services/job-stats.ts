@@ -1,7 +1,7 @@
 // GET /jobs/stats: what the console's overview charts (SPEC §11): jobs created and finished per minute over the last
 // hour, or per 15 minutes over the last day, in all and by type, the share of finished jobs that failed, and the queue
 // right now. Internal jobs are never counted.
-import { countJobsByBucket, countQueue, rollJobStats, type JobCounts, type QueueCounts } from "@conveyor/db";
+import { countJobsByBucket, countQueue, inReadSnapshot, rollJobStats, statsRolledUntil, type JobCounts, type QueueCounts } from "@conveyor/db";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type StatsWindow = "hour" | "day";
@@ -35,7 +35,10 @@ function windowStart(nowMs: number, bucketMs: number, buckets: number): number {
   return Math.floor(nowMs / bucketMs) * bucketMs - (buckets - 1) * bucketMs;
 }
 
-export async function jobStats(input: { caller: Caller; window: StatsWindow }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<JobStatsJson> {
+export async function jobStats(
+  input: { caller: Caller; window: StatsWindow },
+  { db, clock, reads }: Pick<ServiceDeps, "db" | "clock" | "reads">,
+): Promise<JobStatsJson> {
   const { caller, window } = input;
   const { bucketMs, buckets } = WINDOWS[window];
   const nowMs = clock.now().getTime();
@@ -47,10 +50,17 @@ export async function jobStats(input: { caller: Caller; window: StatsWindow }, {
   const rollUntil = Math.floor((nowMs - COMMIT_SLACK_MS) / ROLL_STEP_MS) * ROLL_STEP_MS;
   const rolledUntil = await rollJobStats(db.pool, { orgId: caller.orgId, from: rollFrom, until: new Date(rollUntil) });
 
-  const [rows, queue] = await Promise.all([
-    countJobsByBucket(db.pool, { orgId: caller.orgId, start: new Date(start), bucketMs, buckets, rolledUntil }),
-    countQueue(db.pool, { orgId: caller.orgId, now: new Date(nowMs) }),
-  ]);
+  const reader = await reads.poolFor(caller);
+  const counts = { orgId: caller.orgId, start: new Date(start), bucketMs, buckets };
+  const [rows, queue] =
+    reader === db.pool
+      ? await Promise.all([countJobsByBucket(db.pool, { ...counts, rolledUntil }), countQueue(db.pool, { orgId: caller.orgId, now: new Date(nowMs) })])
+      : // A replica may not have replayed the roll yet: its own watermark and its job_stats, read in one snapshot, agree.
+        await inReadSnapshot(reader, async (client) => {
+          const replicaRolledUntil = await statsRolledUntil(client, caller.orgId);
+          const byBucket = await countJobsByBucket(client, { ...counts, rolledUntil: replicaRolledUntil });
+          return [byBucket, await countQueue(client, { orgId: caller.orgId, now: new Date(nowMs) })] as const;
+        });
 
   const series: StatsBucket[] = Array.from({ length: buckets }, (_, i) => ({ start: new Date(start + i * bucketMs).toISOString(), ...zero(), by_type: {} }));
   let done = 0;

@@ -427,7 +427,7 @@ function decodeCursor(cursor: string, filter: JobFilter, oldestFirst: boolean): 
  * The org's jobs matching the query's filters, newest first (or oldest first): one page with `limit` (and the query of the next
  * one while more remain), or every one, streamed from a database cursor so memory stays flat whatever the count.
  */
-export async function listJobs(options: { caller: Caller; query: JobListQuery }, deps: Pick<ServiceDeps, "db">): Promise<JobList> {
+export async function listJobs(options: { caller: Caller; query: JobListQuery }, deps: Pick<ServiceDeps, "reads">): Promise<JobList> {
   const { query } = options;
   const orgId = options.caller.orgId;
   const filter = toJobFilter(query);
@@ -435,10 +435,10 @@ export async function listJobs(options: { caller: Caller; query: JobListQuery },
   const oldestFirst = query.order === "oldest";
   if (query.limit === undefined) {
     if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
-    const stream = await streamJobs(deps.db.pool, { orgId, filter, withError, oldestFirst });
+    const stream = await streamJobs(await deps.reads.poolFor(options.caller), { orgId, filter, withError, oldestFirst });
     return { kind: "stream", items: mapItems(stream.rows), release: stream.release };
   }
-  const page = await listJobsPage(deps.db.pool, {
+  const page = await listJobsPage(await deps.reads.poolFor(options.caller), {
     orgId,
     filter,
     limit: query.limit,
@@ -496,8 +496,12 @@ export async function getJobArtifact(options: { caller: Caller; id: string }, de
 export type FailureGroupsQuery = Pick<JobFilterInput, "type" | "created_after" | "created_before" | "schedule_id"> & { limit: number };
 
 /** The org's failed jobs grouped by type and normalised error (GET /jobs/failures), most recently seen first. */
-export async function listFailureGroups(options: { caller: Caller; query: FailureGroupsQuery }, deps: Pick<ServiceDeps, "db">) {
+export async function listFailureGroups(options: { caller: Caller; query: FailureGroupsQuery }, deps: Pick<ServiceDeps, "reads">) {
   const { limit, ...filter } = options.query;
-  const { groups, more } = await findFailureGroups(deps.db.pool, { orgId: options.caller.orgId, filter: toJobFilter(filter), limit });
+  const { groups, more } = await findFailureGroups(await deps.reads.poolFor(options.caller), {
+    orgId: options.caller.orgId,
+    filter: toJobFilter(filter),
+    limit,
+  });
   return { groups, has_more: more };
 }

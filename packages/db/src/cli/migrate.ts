@@ -2,11 +2,15 @@
 import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
 import { migrate } from "../migrate";
 import { databaseUnreachableMessage } from "../errors";
+import { resolveDatabaseUrl } from "../hosts";
 
 async function main(): Promise<void> {
-  const { DATABASE_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);
+  const env = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL, DATABASE_DIRECT_URL: sharedEnv.DATABASE_DIRECT_URL }), process.env);
+  // Migrations take locks and run DDL in sessions: Postgres itself, never a transaction pooler; on a multi-host URL,
+  // the host that target_session_attrs picks (the primary).
+  const DATABASE_URL = env.DATABASE_DIRECT_URL ?? env.DATABASE_URL;
   try {
-    const applied = await migrate(DATABASE_URL);
+    const applied = await migrate(await resolveDatabaseUrl(DATABASE_URL, "postgres"));
     process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
   } catch (error) {
     throw new Error(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`, { cause: error });

@@ -2,6 +2,7 @@
 // stays `pending` (no event): it waits in BullMQ until a worker starts it. Which jobs are handed over is the
 // dispatcher's decision (../dispatch.ts); these only write it down. (Rate limits are spent when a job starts.)
 import type pg from "pg";
+import { sessionPool } from "../client";
 import { DISPATCH_CHANNEL } from "../job-sql";
 
 /**
@@ -12,7 +13,8 @@ import { DISPATCH_CHANNEL } from "../job-sql";
  * error on it); closing the connection releases the lock, also when the process dies.
  */
 export async function handOverConnection(pool: pg.Pool): Promise<pg.PoolClient | null> {
-  const client = await pool.connect();
+  // A session lock and a SET: on a direct connection, never through a transaction pooler (issue 37).
+  const client = await sessionPool(pool).connect();
   try {
     await client.query("SET synchronous_commit = off");
     const { rows } = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock(hashtextextended('conveyor_dispatcher', 0)) AS locked");

@@ -48,6 +48,7 @@ export async function startTestApi(env: Env = {}, options: TestApiOptions = {}):
   const config = loadApiConfig({
     NODE_ENV: "test",
     DATABASE_URL: database.url,
+    ...(database.directUrl ? { DATABASE_DIRECT_URL: database.directUrl } : {}),
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: prefix,
     BCRYPT_COST: "4",

@@ -93,6 +93,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         NODE_ENV: "test",
         LOG_LEVEL: "debug",
         DATABASE_URL: api.database.url,
+        ...(api.database.directUrl ? { DATABASE_DIRECT_URL: api.database.directUrl } : {}),
         REDIS_URL: redisUrl,
         REDIS_PREFIX: api.deps.config.REDIS_PREFIX,
         WORKER_METRICS_PORT: "0",

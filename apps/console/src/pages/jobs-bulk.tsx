@@ -9,6 +9,7 @@ import { Confirm } from "../ui/confirm";
 import type { JobFilter } from "./job-search";
 import { notify } from "../ui/notify";
 import { ReplayDialog } from "./replay-dialog";
+import { keys } from "../data/keys";
 
 export type Selection = { ids: Set<string>; allMatching: boolean };
 type Action = "cancel" | "replay";
@@ -57,7 +58,7 @@ export function BulkActions(props: {
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const count = useQuery({
-    queryKey: ["jobs-count", filter],
+    queryKey: keys.jobs.count(filter),
     queryFn: () => countMatching(filter),
     enabled: action !== null && selection.allMatching,
     staleTime: 0,
@@ -110,7 +111,7 @@ export function BulkActions(props: {
       notify({ color: "red", title: `Bulk ${action} failed`, message: (error as Error).message });
     } finally {
       setBusy(false);
-      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
     }
   };
 

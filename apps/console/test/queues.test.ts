@@ -44,7 +44,7 @@ describe("the queues page", () => {
     // The page reads the figures again by itself.
     await row
       .locator('[data-figure="held"]')
-      .filter({ hasText: /^3\s+by the pause$/ })
+      .filter({ hasText: /^3\s*by the pause$/ })
       .waitFor({ timeout: 15_000 });
     await dismissNotifications(page);
     await checkPage(page, "queues-paused");

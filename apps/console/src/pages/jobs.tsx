@@ -164,7 +164,7 @@ export function JobsPage() {
           selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
         />
         {/* What the list now shows, said to a screen reader when it changes (a filter, a page, a live update). */}
-        <VisuallyHidden role="status" aria-live="polite" data-testid="jobs-announcement">
+        <VisuallyHidden aria-live="polite" aria-atomic="true" data-testid="jobs-announcement">
           {list.isPending ? "Loading jobs" : list.isError ? "The jobs could not be loaded" : listSummary(rows.length, Boolean(list.data?.next))}
         </VisuallyHidden>
         {list.isPending ? (

@@ -47,16 +47,19 @@ describe("the live stream follows the organization shown (#1)", () => {
     await first.getByTestId("org-name").filter({ hasText: "Live Works" }).waitFor();
     await other.getByTestId("org-name").filter({ hasText: "Live Works" }).waitFor();
     await dismissNotifications(other);
-    for (const tab of [first, other]) {
-      await tab.goto(`${rig.base}/jobs`);
-      await tab.getByText("No jobs yet").waitFor();
-    }
+    // No reload (a reload opens a new stream anyway): the switching tab goes back to its jobs by the navigation, the
+    // other one shows its jobs page again for the new organization.
+    await first.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Jobs" }).click();
+    for (const tab of [first, other]) await tab.getByText("No jobs yet").waitFor();
 
-    // A job of the old organization is not shown, nor heard of: a job of the new one, created after it, is.
-    const old = await enqueue(email("old organization"));
+    // A new job of the new organization shows up live (the tab listens to it), with no other event to set off a refresh.
     const fresh = await enqueueAs(mine.token, email("new organization"));
+    for (const tab of [first, other]) await row(tab, fresh).waitFor({ timeout: 15_000 });
+    // A job of the old organization is not shown: the next job of the new one comes, the old one's never does.
+    const old = await enqueue(email("old organization"));
+    const next = await enqueueAs(mine.token, email("new organization, next"));
     for (const tab of [first, other]) {
-      await row(tab, fresh).waitFor({ timeout: 15_000 });
+      await row(tab, next).waitFor({ timeout: 15_000 });
       expect(await row(tab, old).count()).toBe(0);
       expect(await row(tab, before).count()).toBe(0);
     }

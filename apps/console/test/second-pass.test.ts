@@ -242,3 +242,46 @@ describe("Retries, and Run now for a delayed job (new views)", () => {
     await checkPage(page, "job-run-now");
   });
 });
+
+describe("a few more defects (#6, #10, #12)", () => {
+  it("offers no other organization for a job id that is not one (#6)", async () => {
+    const { db } = rig.stack.api.database;
+    const { config } = rig.stack.api.deps;
+    const elsewhere = await createOrg(db, config, "Elsewhere Ltd");
+    await addMember(db, config, elsewhere.orgId, "member", rig.stack.owner.userId);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/not-a-job-id`);
+    await page.getByRole("heading", { name: "Job not found", level: 1 }).waitFor();
+    expect(await page.getByRole("button", { name: /^Look in / }).count()).toBe(0);
+    // A real id of no job still is offered: it may be another organization's.
+    await page.goto(`${rig.base}/jobs/01a2200f-0000-7000-8000-000000000000`);
+    await page.getByRole("button", { name: "Look in Elsewhere Ltd" }).waitFor();
+  });
+
+  it("says why the first 8 characters of an id find nothing (#10)", async () => {
+    const id = await enqueue(email(`short-${Date.now()}`));
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?q=${id.slice(0, 8)}`);
+    await page.getByText(/A short id is the last 8 characters of a job's id/).waitFor();
+    await page.goto(`${rig.base}/jobs?q=${id.slice(-8)}`);
+    await row(page, id).waitFor();
+  });
+
+  it("counts all matching jobs selected, and keeps them selected on the next page (#12)", async () => {
+    const marker = `all-${Date.now()}`;
+    const res = await rig.stack.post("/jobs/batch", { jobs: Array.from({ length: 51 }, () => email(marker)) });
+    expect(res.status).toBe(202);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs?q=${marker}`);
+    await page.locator("tr[data-job-id]").first().waitFor();
+    await page.getByRole("checkbox", { name: "Select every job on this page" }).check();
+    await page.getByRole("button", { name: "Select all matching jobs" }).click();
+    const count = page.getByTestId("selection-count").filter({ hasText: "All 51 matching jobs selected" });
+    await count.waitFor();
+    await page.getByRole("button", { name: "Next page" }).click();
+    await page.waitForURL(/cursor=/);
+    await page.locator("tr[data-job-id]").first().waitFor();
+    await count.waitFor();
+    expect(await page.getByRole("checkbox", { name: "Select every job on this page" }).isChecked()).toBe(true);
+  });
+});

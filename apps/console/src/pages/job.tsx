@@ -209,7 +209,9 @@ function JobNotFound({ id }: { id: string }) {
   const session = useSession();
   const queryClient = useQueryClient();
   const [busy, setBusy] = useState<string | null>(null);
-  const others = session.orgs.filter((org) => org.id !== session.org.id);
+  // Only a job id can be another organization's job: "not-a-job-id" is not worth a switch (issue 38 #6).
+  const isJobId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+  const others = isJobId ? session.orgs.filter((org) => org.id !== session.org.id) : [];
   const lookIn = async (orgId: string) => {
     setBusy(orgId);
     try {

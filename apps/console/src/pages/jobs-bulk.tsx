@@ -11,7 +11,8 @@ import { notify } from "../ui/notify";
 import { ReplayDialog } from "./replay-dialog";
 import { keys } from "../data/keys";
 
-export type Selection = { ids: Set<string>; allMatching: boolean };
+/** Rows picked on a page, or all jobs matching the filters (`filterKey`: which filters, so another page keeps it). */
+export type Selection = { ids: Set<string>; allMatching: boolean; filterKey?: string };
 type Action = "cancel" | "replay";
 
 const COUNT_LIMIT = 10_000;
@@ -60,7 +61,8 @@ export function BulkActions(props: {
   const count = useQuery({
     queryKey: keys.jobs.count(filter),
     queryFn: () => countMatching(filter),
-    enabled: action !== null && selection.allMatching,
+    // Counted as soon as all matching jobs are selected: the bar says how many (issue 38 #12).
+    enabled: selection.allMatching,
     staleTime: 0,
   });
   const selected = selection.ids.size;
@@ -127,11 +129,15 @@ export function BulkActions(props: {
     <Paper withBorder p="xs" bg="var(--mantine-color-indigo-light)" role="region" aria-label="Bulk actions" mih={BAR_HEIGHT}>
       <Group justify="space-between" gap="xs">
         <Text size="sm" fw={600} data-testid="selection-count">
-          {selection.allMatching ? "All matching jobs selected" : `${selected} selected`}
+          {selection.allMatching
+            ? count.data
+              ? `All ${count.data.count.toLocaleString()}${count.data.more ? "+" : ""} matching jobs selected, on every page`
+              : "All matching jobs selected, on every page"
+            : `${selected} selected`}
         </Text>
         <Group gap="xs">
           {!selection.allMatching && selected === props.pageCount && props.hasMore && (
-            <Button size="xs" variant="subtle" onClick={() => onSelection({ ids: new Set(), allMatching: true })}>
+            <Button size="xs" variant="subtle" onClick={() => onSelection({ ids: new Set(), allMatching: true, filterKey: JSON.stringify(filter) })}>
               Select all matching jobs
             </Button>
           )}

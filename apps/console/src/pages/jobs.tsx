@@ -106,7 +106,17 @@ export function JobsPage() {
 
   const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData, enabled: search.view !== "failures" });
   // A new filter or page starts a new selection (an empty one is kept as it is, so the page is not drawn twice on arrival).
-  useEffect(() => setSelection((current) => (current.ids.size === 0 && !current.allMatching ? current : { ids: new Set(), allMatching: false })), [search]);
+  // Another page of the same filters keeps "all matching" (it is on every page; issue 38 #12); rows picked by hand are of one page.
+  const filterKey = JSON.stringify(filterOf(search));
+  useEffect(
+    () =>
+      setSelection((current) => {
+        if (current.ids.size === 0 && !current.allMatching) return current;
+        if (current.allMatching && current.filterKey === filterKey) return current;
+        return { ids: new Set(), allMatching: false };
+      }),
+    [search, filterKey],
+  );
 
   const rows = list.data?.items ?? [];
   const grouped = search.view === "failures";
@@ -173,9 +183,11 @@ export function JobsPage() {
           <ErrorState error={list.error} retry={() => void list.refetch()} />
         ) : rows.length === 0 ? (
           <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
-            {Object.keys(filterOf(search)).length
-              ? "Change or clear the filters to see more."
-              : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
+            {search.q && /^[0-9a-f]{8}$/i.test(search.q)
+              ? `A short id is the last 8 characters of a job's id, as the list shows it: “${search.q}” ends no job id here (the first 8 are the time the job was made, shared by many).`
+              : Object.keys(filterOf(search)).length
+                ? "Change or clear the filters to see more."
+                : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
           </Empty>
         ) : narrow ? (
           jobCards()

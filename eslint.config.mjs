@@ -52,7 +52,7 @@ export default tseslint.config(
   },
   {
     // Application code: no `any` flowing into typed values.
-    files: ["apps/*/src/**/*.ts", "packages/*/src/**/*.ts"],
+    files: ["apps/*/src/**/*.{ts,tsx}", "packages/*/src/**/*.{ts,tsx}"],
     ignores: ["packages/testkit/**"],
     rules: {
       "@typescript-eslint/no-unsafe-assignment": "error",

@@ -6,7 +6,23 @@ import path from "node:path";
 const ROOT = path.resolve(__dirname, "../../..");
 const FROM = path.join(ROOT, "test-artifacts/console");
 const TO = path.join(ROOT, "docs/images");
-const SHOWN = ["jobs", "jobs-bulk-confirm", "job-pdf", "jobs-375", "login", "overview", "schedules-new", "team", "webhooks-deliveries", "api-keys-created"];
+const SHOWN = [
+  "jobs",
+  "jobs-bulk-confirm",
+  "job-pdf",
+  "jobs-375",
+  "login",
+  "overview",
+  "schedules-new",
+  "team",
+  "webhooks-deliveries",
+  "api-keys-created",
+  // Issue 38 (second-pass.test.ts).
+  "retries",
+  "jobs-cards-375",
+  "failure-groups-retrying",
+  "queues-375",
+];
 
 mkdirSync(TO, { recursive: true });
 const missing = SHOWN.filter((name) => !existsSync(path.join(FROM, `${name}.png`)));

@@ -1,12 +1,19 @@
-// Live job updates (SPEC §10): one `GET /events` stream per logged-in console. Each event patches the job's row
-// wherever a list or a job's dependency graph shows it and refreshes that job's page; a new job refreshes first
-// pages (at most once a second).
+// Live job updates (SPEC §10): one `GET /events` stream per tab, of the organization the tab shows — opened again when
+// it changes (a switch here or in another tab), so the console never listens to another one. Each event is read
+// against every jobs list through the lists' own keys and one matcher shared with the API's filter semantics
+// (jobMatchesFilter): a row that no longer belongs leaves its list, a row that still does takes the event's fields,
+// and a list the event's fields cannot decide (a search, due now or later) is read again; a new job refreshes the
+// first pages it may belong in (at most once a second). The job's page and its dependency graphs follow too.
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
-import type { ConveyorEvent } from "@conveyor/client";
+import { jobMatchesFilter, type ConveyorEvent } from "@conveyor/client";
 import { api, reportUnauthorized } from "./api";
+import { keys } from "./data/keys";
+import type { JobSearch } from "./pages/job-search";
+import { orgChangedElsewhere } from "./session";
 
 export type JobPage<Row> = { items: Row[]; next: string | null };
+type ListKey = ReturnType<typeof keys.jobs.list>;
 
 const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at", "priority", "cancel_requested_at", "started_at", "finished_at"] as const;
 
@@ -22,54 +29,92 @@ function rowPatch(event: ConveyorEvent): Record<string, unknown> {
   return patch;
 }
 
-function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refreshLists: () => void): void {
-  const data = event.data;
-  for (const [key, page] of queryClient.getQueriesData<JobPage<Record<string, unknown>>>({ queryKey: ["jobs"] })) {
-    if (!page?.items.some((row) => row.id === event.job_id)) continue;
-    // A list filtered by status loses a row whose new status it does not show.
-    const statuses = (key[1] as { status?: string } | undefined)?.status?.split(",");
-    if (statuses && typeof data.status === "string" && !statuses.includes(data.status)) {
-      queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, { ...page, items: page.items.filter((row) => row.id !== event.job_id) });
+/** The job an event describes, as the matcher reads it (the event's data is the job as it was then). */
+function eventJob(event: ConveyorEvent, row?: Record<string, unknown>) {
+  const data = { ...row, ...event.data };
+  const text = (value: unknown) => (typeof value === "string" ? value : undefined);
+  return {
+    id: event.job_id,
+    status: text(data.status),
+    type: text(data.type),
+    created_at: text(data.created_at),
+    schedule_id: "schedule_id" in data ? (text(data.schedule_id) ?? null) : undefined,
+  };
+}
+
+/** The filter part of a list's search (its page, order and view are not filters). */
+function filterOfSearch(search: JobSearch) {
+  const { cursor: _cursor, order: _order, view: _view, ...filter } = search;
+  return filter;
+}
+
+type Refresh = (key: readonly unknown[]) => void;
+
+export function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refresh: Refresh): void {
+  for (const [key, page] of queryClient.getQueriesData<JobPage<Record<string, unknown>>>({ queryKey: keys.jobs.lists() })) {
+    const listKey = key as ListKey;
+    const search = listKey[2];
+    const row = page?.items.find((item) => item.id === event.job_id);
+    const verdict = jobMatchesFilter(eventJob(event, row), filterOfSearch(search));
+    if (!row) {
+      // A job the list does not show: a first page may gain it — a new job, or one whose new status came to match.
+      const byState = Boolean(search.status || search.due || search.failure_group);
+      if (verdict !== "no" && !search.cursor && (event.type === "job.created" || byState)) refresh(listKey);
+      continue;
+    }
+    if (verdict === "no") {
+      queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, { ...page!, items: page!.items.filter((item) => item.id !== event.job_id) });
       continue;
     }
     const patch = rowPatch(event);
     queryClient.setQueryData<JobPage<Record<string, unknown>>>(key, {
-      ...page,
-      items: page.items.map((row) => (row.id === event.job_id ? { ...row, ...patch } : row)),
+      ...page!,
+      items: page!.items.map((item) => (item.id === event.job_id ? { ...item, ...patch } : item)),
     });
+    // Still shown, but whether it belongs depends on what the event does not say (a search, due now or later).
+    if (verdict === "unknown") refresh(listKey);
   }
-  // A dependency graph on a job's page (["job", id, "graph"]) shows the same fields of each of its jobs.
-  for (const [key, graph] of queryClient.getQueriesData<{ nodes: Record<string, unknown>[] }>({
-    queryKey: ["job"],
-    predicate: (query) => query.queryKey[2] === "graph",
-  })) {
+  // A dependency graph on a job's page shows the same fields of each of its jobs.
+  for (const [key, graph] of queryClient.getQueriesData<{ nodes: Record<string, unknown>[] }>(keys.job.graphs())) {
     if (!graph?.nodes.some((node) => node.id === event.job_id)) continue;
     const patch = rowPatch(event);
     queryClient.setQueryData(key, { ...graph, nodes: graph.nodes.map((node) => (node.id === event.job_id ? { ...node, ...patch } : node)) });
   }
-  void queryClient.invalidateQueries({ queryKey: ["job", event.job_id] });
-  if (event.type === "job.created") refreshLists();
+  void queryClient.invalidateQueries({ queryKey: keys.job.detail(event.job_id) });
+  // The Retries view gains a job that failed an attempt, and loses one that started again, was run now or cancelled.
+  if (event.type !== "job.created") refresh(keys.retries.all);
 }
 
-export function useLiveJobEvents(): void {
+/**
+ * The tab's one event stream, of organization `orgId`: closed and opened again when it changes. An event that arrives
+ * once another tab has switched organization (before this tab has followed) is not applied: it is not of the
+ * organization shown.
+ */
+export function useLiveJobEvents(orgId: string): void {
   const queryClient = useQueryClient();
   useEffect(() => {
     const controller = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    // Only first pages (no cursor) gain rows at the top; later pages keep their place.
-    const refreshLists = () => {
+    const pending = new Map<string, readonly unknown[]>();
+    // Each list refreshed at most once a second, however many events ask.
+    const refresh: Refresh = (key) => {
+      pending.set(JSON.stringify(key), key);
       timer ??= setTimeout(() => {
         timer = undefined;
-        void queryClient.invalidateQueries({ queryKey: ["jobs"], predicate: (query) => !(query.queryKey[1] as { cursor?: string } | undefined)?.cursor });
+        for (const key of pending.values()) void queryClient.invalidateQueries({ queryKey: key, exact: true });
+        pending.clear();
       }, 1000);
     };
     let reconnected = false;
     void api.events({
       signal: controller.signal,
-      onEvent: (event) => applyEvent(queryClient, event, refreshLists),
+      onEvent: (event) => {
+        if (controller.signal.aborted || orgChangedElsewhere()) return;
+        applyEvent(queryClient, event, refresh);
+      },
       // After a reconnect, what changed meanwhile is read again.
       onOpen: () => {
-        if (reconnected) void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+        if (reconnected) void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
         reconnected = true;
       },
       onRefused: (status) => {
@@ -80,5 +125,5 @@ export function useLiveJobEvents(): void {
       controller.abort();
       clearTimeout(timer);
     };
-  }, [queryClient]);
+  }, [queryClient, orgId]);
 }

@@ -22,7 +22,8 @@ export function PageTitle() {
       // Loading placeholders have no heading: wait for the page's own.
       if (!heading?.textContent?.trim() || heading === last.current) return false;
       last.current = heading;
-      document.title = `${heading.textContent.trim()} · Conveyor`;
+      // A page whose heading is not its own alone (a job's type) names itself in data-page-title (type and short id).
+      document.title = `${heading.dataset.pageTitle ?? heading.textContent.trim()} · Conveyor`;
       // Not away from a field the new page focused itself (the login form's e-mail), nor out of a dialog.
       const active = document.activeElement;
       const kept = active && active !== document.body && active.isConnected && !active.closest("nav, header");

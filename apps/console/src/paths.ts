@@ -10,6 +10,7 @@ export const CONSOLE_PATHS = [
   "/jobs",
   "/jobs/$id",
   "/queues",
+  "/retries",
   "/schedules",
   "/team",
   "/api-keys",

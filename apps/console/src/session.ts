@@ -5,12 +5,13 @@ import { queryOptions, useQuery, type QueryClient } from "@tanstack/react-query"
 import { useRef } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call, checkOrgBeforeChanges, setCsrfToken } from "./api";
+import { keys } from "./data/keys";
 
 export type Session = ResponseBody<"/auth/session", "get">;
 export type Role = Session["role"];
 
 export const sessionQuery = queryOptions({
-  queryKey: ["session"],
+  queryKey: keys.session,
   queryFn: async (): Promise<Session | null> => {
     try {
       return remember(await call(api.GET("/auth/session"), { quiet401: true }));

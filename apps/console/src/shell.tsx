@@ -22,6 +22,7 @@ const SECTIONS = [
   { to: "/overview", label: "Overview" },
   { to: "/jobs", label: "Jobs" },
   { to: "/queues", label: "Queues" },
+  { to: "/retries", label: "Retries" },
   { to: "/schedules", label: "Schedules" },
   { to: "/team", label: "Team", managers: true },
   { to: "/api-keys", label: "API keys" },
@@ -37,7 +38,7 @@ export function Shell() {
   const narrow = useNarrow();
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   useEffect(close, [pathname, close]);
-  useLiveJobEvents();
+  useLiveJobEvents(session.org.id);
 
   return (
     <AppShell header={{ height: 56 }} navbar={{ width: 220, breakpoint: "sm", collapsed: { mobile: !opened } }} padding="md">

@@ -42,7 +42,10 @@ describe("the queues page", () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await rig.stack.post("/jobs", { type: "word_count", payload: { text: `held ${i}` } })).body.id as string);
     // The page reads the figures again by itself.
-    await row.locator('[data-figure="held"]').filter({ hasText: /^3$/ }).waitFor({ timeout: 15_000 });
+    await row
+      .locator('[data-figure="held"]')
+      .filter({ hasText: /^3\s*by the pause$/ })
+      .waitFor({ timeout: 15_000 });
     await dismissNotifications(page);
     await checkPage(page, "queues-paused");
 

@@ -9,6 +9,7 @@ import type { components, operations, paths } from "./schema.js";
 export type { components, operations, paths };
 export type { ConveyorEvent, EventStreamOptions };
 export { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType };
+export { jobMatchesFilter, type FilterableJob, type JobListFilter } from "./job-match.js";
 
 /** A response body or component of the API by its name in the document, e.g. `Schema<"Job">`. */
 export type Schema<Name extends keyof components["schemas"]> = components["schemas"][Name];

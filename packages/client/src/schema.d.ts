@@ -21,6 +21,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/retries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Jobs waiting to retry
+         * @description The organization's jobs that failed an attempt and will try again: pending, with the last attempt's `error`, and `next_attempt_at`, when the next attempt is due; soonest first. POST /jobs/{id}/run-now retries one at once, POST /jobs/{id}/cancel gives it up.
+         */
+        get: operations["listRetryingJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a delayed job, or retry a job, now
+         * @description A pending job that is due later — delayed by its `run_at`, or waiting out a retry's wait — is due at once: its `run_at` becomes now and it starts as soon as a worker, its limits and its dependencies allow. The job's logs record who asked; the change is announced as `job.updated`. A job that is already due, processing or finished is 409 `job_not_delayed`.
+         */
+        post: operations["runJobNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs": {
         parameters: {
             query?: never;
@@ -74,7 +114,7 @@ export interface paths {
         };
         /**
          * Failed jobs grouped by error
-         * @description The failed jobs matching the filters, grouped by type and error message normalised — numbers, ids, UUIDs, quoted values and e-mail addresses replaced by placeholders — so one kind of failure is one group, with its count, first and last failure and a sample job, most recently seen first. A group's `failure_group` is a filter of GET /jobs (its jobs) and of POST /jobs/bulk: `{"action": "replay", "filter": {"failure_group": "…"}}` replays the group's failed jobs, and `{"action": "cancel", …}` cancels those of its jobs still waiting to retry after that error.
+         * @description The failed jobs matching the filters, grouped by type and error message normalised — numbers, ids, UUIDs, quoted values and e-mail addresses replaced by placeholders — so one kind of failure is one group, with its count, first and last failure and a sample job, most recently seen first; then the groups none of whose jobs has failed for good yet (`count` 0), whose jobs wait to retry after such an error (`retrying`). A group's `failure_group` is a filter of GET /jobs (its jobs) and of POST /jobs/bulk: `{"action": "replay", "filter": {"failure_group": "…"}}` replays the group's failed jobs, and `{"action": "cancel", …}` cancels those of its jobs still waiting to retry after that error.
          */
         get: operations["listFailureGroups"];
         put?: never;
@@ -1147,7 +1187,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -1674,7 +1714,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -1833,6 +1873,91 @@ export interface components {
             matched?: string;
             /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
             error?: string | null;
+        };
+        RetryingJobs: {
+            items: {
+                /**
+                 * Format: uuid
+                 * @description UUID v7.
+                 */
+                id: string;
+                type: string;
+                /** @enum {string} */
+                status: "pending" | "processing" | "done" | "failed" | "cancelled";
+                /** @description Retries consumed so far (attempt n runs with retries = n − 1). */
+                retries: number;
+                max_retries: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                updated_at: string;
+                /**
+                 * Format: date-time
+                 * @description When it is (or its next attempt is) due; null: as soon as it was created.
+                 */
+                run_at: string | null;
+                /** @description 1 to 10; among due jobs of one type, higher runs first. */
+                priority: number;
+                /**
+                 * Format: uuid
+                 * @description The job this one replays, or null.
+                 */
+                replay_of: string | null;
+                /**
+                 * Format: uuid
+                 * @description The schedule that made this job, or null.
+                 */
+                schedule_id: string | null;
+                /**
+                 * Format: date-time
+                 * @description When a cancellation was asked for while the job was processing, or null.
+                 */
+                cancel_requested_at: string | null;
+                /** @description Its concurrency key, or null. */
+                concurrency_key: string | null;
+                /** @description How many jobs with the key may run at once, or null. */
+                concurrency_limit: number | null;
+                /** @description The rate limit it starts under, or null. */
+                rate_limit: string | null;
+                /** @description Its own attempt timeout, or null (the worker's default). */
+                timeout_ms: number | null;
+                /** @description The dedupe key it was created with, or null. */
+                dedupe_key: string | null;
+                /** @description The debounce key it was created with, or null. */
+                debounce_key: string | null;
+                /**
+                 * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
+                 * @enum {string|null}
+                 */
+                waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+                /**
+                 * Format: date-time
+                 * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
+                 */
+                started_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description When it reached done, failed or cancelled; null while it is live.
+                 */
+                finished_at: string | null;
+                /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
+                matched?: string;
+                /** @description The last attempt's error (its first 300 characters). */
+                error: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the next attempt is due.
+                 */
+                next_attempt_at: string;
+            }[];
+            /** @description More jobs wait to retry than `limit`. */
+            has_more: boolean;
         };
         FailureGroups: {
             /** @description Most recently seen first. */
@@ -2602,7 +2727,7 @@ export interface components {
                 type: "user" | "api_key" | "system";
             } & (unknown | unknown | unknown);
             /** @enum {string} */
-            action: "job.cancel" | "job.replay" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";
+            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";
             /** @description What it was done to (a member, an invite, a key, a job…); null for a bulk action. */
             target: ({
                 type: string;
@@ -2719,7 +2844,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled`. */
+        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `job_not_delayed` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -2890,6 +3015,139 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listRetryingJobs: {
+        parameters: {
+            query?: {
+                /** @description Jobs at most, 1 to 200 (default 50); `has_more` says more wait. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs waiting to retry. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *           "type": "webhook",
+                     *           "status": "pending",
+                     *           "retries": 2,
+                     *           "max_retries": 5,
+                     *           "created_at": "2026-11-21T09:30:00.000Z",
+                     *           "updated_at": "2026-11-21T09:31:04.120Z",
+                     *           "run_at": "2026-11-21T09:33:04.120Z",
+                     *           "priority": 5,
+                     *           "replay_of": null,
+                     *           "schedule_id": null,
+                     *           "cancel_requested_at": null,
+                     *           "concurrency_key": null,
+                     *           "concurrency_limit": null,
+                     *           "rate_limit": null,
+                     *           "timeout_ms": null,
+                     *           "dedupe_key": null,
+                     *           "debounce_key": null,
+                     *           "waiting_for": "retry",
+                     *           "started_at": "2026-11-21T09:31:03.900Z",
+                     *           "finished_at": null,
+                     *           "error": "The receiver answered HTTP 503",
+                     *           "next_attempt_at": "2026-11-21T09:33:04.120Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RetryingJobs"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    runJobNow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job as it is now: due. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "type": "webhook",
+                     *       "status": "pending",
+                     *       "retries": 2,
+                     *       "max_retries": 5,
+                     *       "created_at": "2026-11-21T09:30:00.000Z",
+                     *       "updated_at": "2026-11-21T09:31:04.120Z",
+                     *       "run_at": "2026-11-21T09:33:04.120Z",
+                     *       "priority": 5,
+                     *       "replay_of": null,
+                     *       "schedule_id": null,
+                     *       "cancel_requested_at": null,
+                     *       "concurrency_key": null,
+                     *       "concurrency_limit": null,
+                     *       "rate_limit": null,
+                     *       "timeout_ms": null,
+                     *       "dedupe_key": null,
+                     *       "debounce_key": null,
+                     *       "waiting_for": null,
+                     *       "started_at": "2026-11-21T09:31:03.900Z",
+                     *       "finished_at": null,
+                     *       "depends_on": [],
+                     *       "dependents": [],
+                     *       "on_dependency_failure": "cancel",
+                     *       "replayed_as": [],
+                     *       "payload": {
+                     *         "url": "https://example.com/hooks/orders",
+                     *         "payload": {
+                     *           "order_id": "A-1001",
+                     *           "status": "paid"
+                     *         }
+                     *       },
+                     *       "result": null,
+                     *       "error": "The receiver answered HTTP 503"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

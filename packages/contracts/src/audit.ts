@@ -5,6 +5,7 @@
 export const AUDIT_ACTIONS = [
   "job.cancel",
   "job.replay",
+  "job.run_now",
   "jobs.bulk",
   "schedule.create",
   "schedule.update",

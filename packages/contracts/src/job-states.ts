@@ -20,6 +20,7 @@
 //   cancelled        the API (a pending job at once; a processing one once its attempt stops), a worker
 //   result amended   a provider's callback after the job finished (M-Pesa's result.callback)
 //   debounced        the API: a debounced job not yet handed over takes a newer post's payload and start time
+//   brought forward  the API: a pending job due later (run_at, or a retry's wait) is due now at a person's request
 //   waiting / released / cancelled for a dependency (SPEC §15)
 //                    created with dependencies that are not final, a job waits without a queue row; the transition
 //                    that ends its last dependency releases it (queue row), and one that ends a dependency failed or
@@ -54,6 +55,7 @@ export const TRANSITION_EVENTS = {
   cancelled: "job.cancelled",
   resultAmended: "job.updated",
   debounced: "job.updated",
+  broughtForward: "job.updated",
 } as const;
 
 /** Every event type, in lifecycle order. */

@@ -43,8 +43,58 @@ export async function findFailureGroups(
     : filter.createdAfter || filter.createdBefore
       ? await fromDays(db, options)
       : await fromCounts(db, options);
-  const groups = found.slice(0, options.limit);
-  return { groups: await withRetrying(db, options, groups), more: found.length > options.limit };
+  const groups = await withRetrying(db, options, found.slice(0, options.limit));
+  // Groups whose jobs are all still retrying (issue 38 #4): none has failed for good, so no count holds them, and
+  // they are the ones an operator can still act on. After the failed groups, most recently seen first.
+  const room = options.limit - groups.length;
+  const retryingOnly = await retryingGroups(
+    db,
+    options,
+    groups.map((g) => g.failure_group),
+    Math.max(room, 0) + 1,
+  );
+  return { groups: [...groups, ...retryingOnly.slice(0, Math.max(room, 0))], more: found.length > options.limit || retryingOnly.length > room };
+}
+
+/**
+ * The groups of the org's jobs matching the filter that wait to retry (or retry now) after an error and are in no
+ * group of `known` — groups with no failed job yet: their count is 0, `retrying` how many, their sample the one that
+ * failed an attempt last. At most `limit`.
+ */
+async function retryingGroups(
+  db: pg.Pool | pg.PoolClient,
+  options: { orgId: string; filter: JobFilter },
+  known: string[],
+  limit: number,
+): Promise<FailureGroup[]> {
+  if (limit <= 0) return [];
+  const params: unknown[] = [];
+  const where = jobsMatching("j", options.orgId, { ...options.filter, statuses: ["pending", "processing"] }, params);
+  params.push(known);
+  const knownParam = `$${params.length}`;
+  params.push(limit);
+  const { rows } = await db.query<FailureGroup>(
+    `WITH grouped AS (
+       SELECT j.failure_group, count(*)::int AS retrying, min(j.updated_at) AS first_seen, max(j.updated_at) AS last_seen
+         FROM jobs j
+        WHERE ${where} AND j.failure_group IS NOT NULL AND j.error IS NOT NULL AND NOT (j.failure_group = ANY(${knownParam}::text[]))
+        GROUP BY j.failure_group
+        ORDER BY last_seen DESC, j.failure_group
+        LIMIT $${params.length}
+     )
+     SELECT g.failure_group, s.type, coalesce(conveyor_normalise_error(s.error), '') AS message, 0 AS count, g.retrying,
+            ${iso("g.first_seen")} AS first_seen_at, ${iso("g.last_seen")} AS last_seen_at,
+            s.id AS sample_job_id, coalesce(left(s.error, ${SAMPLE_ERROR_MAX}), '') AS sample_error
+       FROM grouped g
+       CROSS JOIN LATERAL (
+         SELECT j.id, j.type, j.error FROM jobs j
+          WHERE ${where} AND j.failure_group = g.failure_group AND j.error IS NOT NULL
+          ORDER BY j.updated_at DESC, j.id DESC LIMIT 1
+       ) s
+      ORDER BY g.last_seen DESC, g.failure_group`,
+    params,
+  );
+  return rows;
 }
 
 const DAY_MS = 86_400_000;

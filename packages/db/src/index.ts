@@ -26,6 +26,7 @@ export * from "./schedules";
 export { DISPATCH_CHANNEL, EVENTS_CHANNEL } from "./job-sql";
 export * from "./job-filter";
 export * from "./failure-groups";
+export * from "./retries";
 export * from "./replay";
 export * from "./retention";
 export * from "./webhooks";

@@ -13,6 +13,7 @@ import { jobStatsEndpoints } from "./job-stats";
 import { jobEndpoints } from "./jobs";
 import { operationsEndpoints } from "./operations";
 import { referenceEndpoints } from "./reference";
+import { retryEndpoints } from "./retries";
 import { scheduleEndpoints } from "./schedules";
 import { sessionEndpoints } from "./sessions";
 import { ssoEndpoints } from "./sso";
@@ -22,6 +23,8 @@ import { webhookEndpointEndpoints } from "./webhook-endpoints";
 export const endpoints: readonly Endpoint[] = [
   // Before /jobs/{id}, which would take "stats" for an id.
   ...jobStatsEndpoints,
+  // Issue 38 (the console's Retries view): /jobs/retries, before /jobs/{id}.
+  ...retryEndpoints,
   ...jobEndpoints,
   ...eventEndpoints,
   ...webhookEndpointEndpoints,

@@ -219,7 +219,8 @@ export const jobEndpoints = [
     description:
       "The failed jobs matching the filters, grouped by type and error message normalised — numbers, ids, UUIDs, quoted values " +
       "and e-mail addresses replaced by placeholders — so one kind of failure is one group, with its count, first and last " +
-      "failure and a sample job, most recently seen first. A group's `failure_group` is a filter of GET /jobs (its jobs) and of " +
+      "failure and a sample job, most recently seen first; then the groups none of whose jobs has failed for good yet (`count` 0), " +
+      "whose jobs wait to retry after such an error (`retrying`). A group's `failure_group` is a filter of GET /jobs (its jobs) and of " +
       'POST /jobs/bulk: `{"action": "replay", "filter": {"failure_group": "…"}}` replays the group\'s failed jobs, and ' +
       '`{"action": "cancel", …}` cancels those of its jobs still waiting to retry after that error.',
     access: "job",

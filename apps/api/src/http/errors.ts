@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   already_member: 409,
   job_finished: 409,
   job_not_finished: 409,
+  job_not_delayed: 409,
   email_taken: 409,
   idempotency_conflict: 409,
   webhook_endpoint_limit: 409,

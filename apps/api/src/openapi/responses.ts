@@ -147,6 +147,18 @@ export const responseSchemas = {
     has_more: Joi.boolean().required().description("With a filter: more such jobs remain; call again with the same body for the next ones."),
   }),
   JobListItem: jobListItem,
+  // Issue 38: GET /jobs/retries.
+  RetryingJobs: Joi.object({
+    items: Joi.array()
+      .items(
+        jobListItem.keys({
+          error: Joi.string().allow(null).required().description("The last attempt's error (its first 300 characters)."),
+          next_attempt_at: timestamp().required().description("When the next attempt is due."),
+        }),
+      )
+      .required(),
+    has_more: Joi.boolean().required().description("More jobs wait to retry than `limit`."),
+  }),
   FailureGroups: Joi.object({
     groups: Joi.array()
       .items(

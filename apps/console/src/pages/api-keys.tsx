@@ -11,16 +11,17 @@ import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { useSession } from "../session";
+import { keys as queryKeys } from "../data/keys";
 
 type ApiKey = ResponseBody<"/api-keys", "get">[number];
 
 export function ApiKeysPage() {
   const session = useSession();
   const createdBy = (key: ApiKey, you: string) => (key.created_by === session.user.id ? you : <Email address={key.created_by_email} />);
-  const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
+  const keys = useQuery({ queryKey: queryKeys.apiKeys.all, queryFn: () => call(api.GET("/api-keys")) });
   const [creating, setCreating] = useState(false);
   const revoking = useConfirmedAction<ApiKey>({
-    queryKey: ["api-keys"],
+    queryKey: queryKeys.apiKeys.all,
     failed: "Could not revoke the key",
     run: async (key) => {
       await call(api.DELETE("/api-keys/{id}", { params: { path: { id: key.id } } }));
@@ -126,7 +127,7 @@ function CreateKey({ opened, onClose }: { opened: boolean; onClose(): void }) {
     try {
       const key = await call(api.POST("/api-keys", { body: { name: trimmed } }));
       setCreated(key.key);
-      await queryClient.invalidateQueries({ queryKey: ["api-keys"] });
+      await queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all });
     } catch (error) {
       setErrors(formErrors(error, ["name"]));
     } finally {

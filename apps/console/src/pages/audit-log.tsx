@@ -12,6 +12,7 @@ import { ErrorState, Empty, Loading } from "../ui/states";
 import { AUDIT_FILTER_KEYS as FILTER_KEYS, type AuditSearch } from "./audit-search";
 import { auditSentence, type AuditEntry } from "./audit-sentence";
 import { fromLocalInput, toLocalInput } from "./jobs";
+import { keys as queryKeys } from "../data/keys";
 
 const PAGE_SIZE = 50;
 
@@ -54,7 +55,7 @@ function AuditLog() {
   const search = useSearch({ from: "/app/audit-log" });
   const navigate = useNavigate({ from: "/audit-log" });
   const entries = useInfiniteQuery({
-    queryKey: ["audit-log", search],
+    queryKey: queryKeys.auditLog.list(search),
     queryFn: ({ pageParam }) => callPage(api.GET("/audit-log", { params: { query: { ...search, limit: PAGE_SIZE, cursor: pageParam } } })),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.next ?? undefined,
@@ -124,8 +125,8 @@ function Filters({ search, onChange }: { search: AuditSearch; onChange(next: Aud
   const [draft, setDraft] = useState(search);
   useEffect(() => setDraft(search), [search]);
   // Who can be an actor: the members, and the API keys the caller can see.
-  const members = useQuery({ queryKey: ["members", "all"], queryFn: () => call(api.GET("/org/members")) });
-  const keys = useQuery({ queryKey: ["api-keys"], queryFn: () => call(api.GET("/api-keys")) });
+  const members = useQuery({ queryKey: [...queryKeys.members.all, "all"], queryFn: () => call(api.GET("/org/members")) });
+  const keys = useQuery({ queryKey: queryKeys.apiKeys.all, queryFn: () => call(api.GET("/api-keys")) });
   const actors = [
     { value: "", label: "Anyone" },
     ...(members.data ?? []).map((m) => ({ value: m.id, label: m.email })),

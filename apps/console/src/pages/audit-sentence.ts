@@ -99,6 +99,8 @@ export function auditSentence(entry: AuditEntry): string {
       return changes.status ? `${who} cancelled ${what}` : `${who} asked ${what} to stop`;
     case "job.replay":
       return `${who} replayed ${what}${typeof details.replay_id === "string" ? ` as job …${details.replay_id.slice(-8)}` : ""}`;
+    case "job.run_now":
+      return `${who} ran ${what} now instead of waiting for its time`;
     case "jobs.bulk": {
       const action = details.action === "replay" ? "replayed" : "cancelled";
       const scope = typeof details.ids === "number" ? `of ${plural(details.ids, "named job")}` : `matching ${show(details.filter)}`;

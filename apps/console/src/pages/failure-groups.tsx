@@ -7,6 +7,7 @@ import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
+import { keys } from "../data/keys";
 import { Confirm } from "../ui/confirm";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
@@ -34,7 +35,7 @@ const groupFilter = (filter: JobFilter) => ({
 
 export const failureGroupsQuery = (filter: JobFilter) =>
   queryOptions({
-    queryKey: ["jobs", "failures", groupFilter(filter)],
+    queryKey: keys.jobs.failures(groupFilter(filter)),
     queryFn: () => call(api.GET("/jobs/failures", { params: { query: { ...groupFilter(filter), limit: 100 } } })),
   });
 
@@ -57,13 +58,17 @@ export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: stri
         if (!result.has_more) break;
       }
       const what = action.kind === "replay" ? "Replayed" : "Cancelled";
-      notify({ color: "green", title: `${what} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`, message: action.group.message });
+      notify({
+        color: "green",
+        title: `${what} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
+        message: action.group.sample_error || action.group.message,
+      });
       setAction(null);
     } catch (error) {
       notify({ color: "red", title: `Could not ${action.kind} the group`, message: (error as Error).message });
     } finally {
       setBusy(false);
-      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
     }
   };
 
@@ -99,15 +104,16 @@ export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: stri
                 <Table.Tr key={group.failure_group} data-failure-group={group.failure_group}>
                   <Table.Td>
                     <Stack gap={4}>
-                      <Text size="sm" fw={600} style={{ overflowWrap: "anywhere" }}>
-                        {group.message}
+                      {/* The headline is a real error of the group (its latest), not the pattern it is grouped by (issue 38 #4). */}
+                      <Text size="sm" fw={600} lineClamp={3} title={group.sample_error} data-testid="group-headline" style={{ overflowWrap: "break-word" }}>
+                        {group.sample_error || group.message}
                       </Text>
-                      <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
+                      <Text size="xs" c="dimmed" style={{ overflowWrap: "break-word" }}>
                         {group.type} · latest{" "}
                         <RouterAnchor to="/jobs/$id" params={{ id: group.sample_job_id }} ff="monospace" size="xs">
                           {shortId(group.sample_job_id)}
                         </RouterAnchor>
-                        : {group.sample_error}
+                        {group.count === 0 ? " · none failed for good yet: all still retrying" : ""}
                       </Text>
                       {narrow && (
                         <>
@@ -164,8 +170,8 @@ export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: stri
         onConfirm={() => void run()}
         onClose={() => !busy && setAction(null)}
       >
-        <Text size="sm" fw={600} style={{ overflowWrap: "anywhere" }}>
-          {action?.group.message}
+        <Text size="sm" fw={600} lineClamp={3} style={{ overflowWrap: "break-word" }}>
+          {action?.group.sample_error || action?.group.message}
         </Text>
         <Text size="sm" mt="xs" data-testid="group-action-count">
           {action?.kind === "replay"
@@ -187,9 +193,11 @@ function GroupActions(props: { group: FailureGroup; onAction(action: Action): vo
       <Button size="compact-xs" variant="default" onClick={() => props.onShowJobs(group.failure_group)}>
         Show jobs
       </Button>
-      <Button size="compact-xs" onClick={() => props.onAction({ kind: "replay", group })} aria-label={`Replay the ${group.count} failed jobs of this group`}>
-        Replay…
-      </Button>
+      {group.count > 0 && (
+        <Button size="compact-xs" onClick={() => props.onAction({ kind: "replay", group })} aria-label={`Replay the ${group.count} failed jobs of this group`}>
+          Replay…
+        </Button>
+      )}
       {/* Only when some still wait to retry: cancelling failed jobs would cancel none (#3). */}
       {group.retrying > 0 && (
         <Button size="compact-xs" color="red.9" onClick={() => props.onAction({ kind: "cancel", group })}>

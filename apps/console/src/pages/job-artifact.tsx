@@ -5,10 +5,11 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo } from "react";
 import { api, call } from "../api";
 import { ErrorState, Loading } from "../ui/states";
+import { keys } from "../data/keys";
 
 export function Artifact({ jobId, type }: { jobId: string; type: string }) {
   const artifact = useQuery({
-    queryKey: ["job", jobId, "artifact"],
+    queryKey: keys.job.artifact(jobId),
     queryFn: async () => {
       let disposition: string | null = null;
       const blob = await call(

@@ -17,6 +17,7 @@ import { api, call } from "../api";
 import { shortId, StatusBadge } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Loading } from "../ui/states";
+import { keys } from "../data/keys";
 
 export type JobGraph = ResponseBody<"/jobs/{id}/graph", "get">;
 type GraphJob = JobGraph["nodes"][number];
@@ -29,7 +30,7 @@ const NODE_WIDTH = 190;
 const NODE_HEIGHT = 78;
 
 /** The query of a job's graph; live.ts patches the statuses of its nodes from the event stream. */
-export const graphQueryKey = (id: string) => ["job", id, "graph"] as const;
+export const graphQueryKey = keys.job.graph;
 
 /** Below this width of the canvas the graph is laid out top to bottom. */
 const NARROW = 600;
@@ -44,7 +45,8 @@ function layout(graph: JobGraph, direction: Direction): Map<string, { x: number;
   dagre.layout(g);
   return new Map(
     graph.nodes.map((node) => {
-      const { x, y } = g.node(node.id);
+      // dagre's graph is untyped; layout() gave every node its centre.
+      const { x, y } = g.node(node.id) as { x: number; y: number };
       // dagre gives centres; React Flow places by the top left corner.
       return [node.id, { x: x - NODE_WIDTH / 2, y: y - NODE_HEIGHT / 2 }];
     }),

@@ -5,9 +5,11 @@
 import { Alert, Badge, Box, Button, Group, Paper, SimpleGrid, Stack, Text, Timeline, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
-import { lazy, Suspense, useEffect, useState, type ReactNode } from "react";
+import { lazy, Suspense, useState, type ReactNode } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
+import { useAction } from "../data/actions";
+import { keys } from "../data/keys";
 import { startSession, useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { FINAL_STATUSES, formatDuration, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
@@ -29,27 +31,19 @@ const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", err
 
 export function JobPage() {
   const { id } = useParams({ strict: false }) as { id: string };
-  const queryClient = useQueryClient();
   // A pending job's reason for waiting changes without an event of its own (a queue paused, a slot freed): read it again.
   const job = useQuery({
-    queryKey: ["job", id],
+    queryKey: keys.job.detail(id),
     queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })),
     refetchInterval: (query) => (query.state.data?.status === "pending" ? 5_000 : false),
   });
-  const logs = useQuery({ queryKey: ["job", id, "logs"], queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
+  const logs = useQuery({ queryKey: keys.job.logs(id), queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
   const attempts = useQuery({
-    queryKey: ["job", id, "attempts"],
+    queryKey: keys.job.attempts(id),
     queryFn: () => call(api.GET("/jobs/{id}/attempts", { params: { path: { id } } })),
   });
 
-  // This job's events while it is not final: each refreshes the job and its logs.
-  const final = job.data ? FINAL_STATUSES.includes(job.data.status) : false;
-  useEffect(() => {
-    if (!job.data || final) return;
-    const controller = new AbortController();
-    void api.events({ jobId: id, signal: controller.signal, onEvent: () => void queryClient.invalidateQueries({ queryKey: ["job", id] }) });
-    return () => controller.abort();
-  }, [id, final, Boolean(job.data), queryClient]);
+  // Its events come through the tab's one stream (live.ts), which refreshes this job's queries.
 
   if (job.isPending) return <Loading label="Loading the job…" />;
   if (job.isError && job.error instanceof ApiError && job.error.status === 404) return <JobNotFound id={id} />;
@@ -66,7 +60,7 @@ export function JobPage() {
       <Group justify="space-between" align="flex-start">
         <Stack gap={4}>
           <Group gap="xs">
-            <Title order={1} size="h2">
+            <Title order={1} size="h2" data-page-title={`${data.type} ${shortId(data.id)}`}>
               {data.type}
             </Title>
             <StatusBadge status={data.status} />
@@ -215,7 +209,9 @@ function JobNotFound({ id }: { id: string }) {
   const session = useSession();
   const queryClient = useQueryClient();
   const [busy, setBusy] = useState<string | null>(null);
-  const others = session.orgs.filter((org) => org.id !== session.org.id);
+  // Only a job id can be another organization's job: "not-a-job-id" is not worth a switch (issue 38 #6).
+  const isJobId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+  const others = isJobId ? session.orgs.filter((org) => org.id !== session.org.id) : [];
   const lookIn = async (orgId: string) => {
     setBusy(orgId);
     try {
@@ -472,40 +468,44 @@ function JobActions({ job }: { job: Job }) {
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
   const [editing, setEditing] = useState(false);
-  const [busy, setBusy] = useState(false);
   const final = FINAL_STATUSES.includes(job.status);
+  // Due later (its run_at, or a retry's wait): it can be run now (issue 38).
+  const delayed = job.status === "pending" && (job.waiting_for === "run_at" || job.waiting_for === "retry");
+  const refresh = () => [keys.job.detail(job.id), keys.jobs.all, keys.retries.all];
 
-  const cancel = async () => {
-    setBusy(true);
-    try {
-      const updated = await call(api.POST("/jobs/{id}/cancel", { params: { path: { id: job.id } } }));
-      queryClient.setQueryData(["job", job.id], updated);
-      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
-      notify({ color: "orange", message: updated.status === "cancelled" ? "Job cancelled." : "Cancellation requested; the worker stops it." });
+  const cancel = useAction({
+    run: () => call(api.POST("/jobs/{id}/cancel", { params: { path: { id: job.id } } })),
+    done: (updated) => (updated.status === "cancelled" ? "Job cancelled." : "Cancellation requested; the worker stops it."),
+    failed: "Could not cancel",
+    refresh,
+    onSuccess: (updated) => {
+      queryClient.setQueryData(keys.job.detail(job.id), updated);
       setConfirming(false);
-    } catch (error) {
-      notify({ color: "red", title: "Could not cancel", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
-  const replay = async () => {
-    setBusy(true);
-    try {
-      const created = await call(api.POST("/jobs/{id}/replay", { params: { path: { id: job.id } } }));
-      void queryClient.invalidateQueries({ queryKey: ["job", job.id] });
-      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
-      notify({ color: "green", message: `Replayed as job ${shortId(created.id)}.` });
-      await navigate({ to: "/jobs/$id", params: { id: created.id } });
-    } catch (error) {
-      notify({ color: "red", title: "Could not replay", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
+  const replay = useAction({
+    run: () => call(api.POST("/jobs/{id}/replay", { params: { path: { id: job.id } } })),
+    done: (created) => `Replayed as job ${shortId(created.id)}.`,
+    failed: "Could not replay",
+    refresh,
+    onSuccess: (created) => void navigate({ to: "/jobs/$id", params: { id: created.id } }),
+  });
+  const runNow = useAction({
+    run: () => call(api.POST("/jobs/{id}/run-now", { params: { path: { id: job.id } } })),
+    done: () => (job.waiting_for === "retry" ? "Retrying now." : "Due now: it starts as soon as a worker is free."),
+    failed: "Could not run it now",
+    refresh,
+    onSuccess: (updated) => queryClient.setQueryData(keys.job.detail(job.id), updated),
+  });
+  const busy = cancel.isPending || replay.isPending || runNow.isPending;
 
   return (
     <Group gap="xs">
+      {delayed && (
+        <Button variant="default" onClick={() => runNow.mutate(undefined)} loading={runNow.isPending}>
+          {job.waiting_for === "retry" ? "Retry now" : "Run now"}
+        </Button>
+      )}
       {!final && (
         <Button color="red.9" variant="outline" onClick={() => setConfirming(true)} disabled={Boolean(job.cancel_requested_at)}>
           {job.cancel_requested_at ? "Cancelling…" : "Cancel job"}
@@ -516,7 +516,7 @@ function JobActions({ job }: { job: Job }) {
           <Button variant="default" onClick={() => setEditing(true)} disabled={busy}>
             Replay with changes…
           </Button>
-          <Button onClick={() => void replay()} loading={busy}>
+          <Button onClick={() => replay.mutate(undefined)} loading={replay.isPending}>
             Replay
           </Button>
         </>
@@ -526,8 +526,8 @@ function JobActions({ job }: { job: Job }) {
         opened={confirming}
         title="Cancel this job?"
         confirmLabel="Cancel job"
-        loading={busy}
-        onConfirm={() => void cancel()}
+        loading={cancel.isPending}
+        onConfirm={() => cancel.mutate(undefined)}
         onClose={() => setConfirming(false)}
       >
         {job.status === "processing" ? "The worker running it is told to stop; it ends cancelled unless it finishes first." : "It will never run."}

@@ -9,8 +9,10 @@ import { Confirm } from "../ui/confirm";
 import type { JobFilter } from "./job-search";
 import { notify } from "../ui/notify";
 import { ReplayDialog } from "./replay-dialog";
+import { keys } from "../data/keys";
 
-export type Selection = { ids: Set<string>; allMatching: boolean };
+/** Rows picked on a page, or all jobs matching the filters (`filterKey`: which filters, so another page keeps it). */
+export type Selection = { ids: Set<string>; allMatching: boolean; filterKey?: string };
 type Action = "cancel" | "replay";
 
 const COUNT_LIMIT = 10_000;
@@ -57,9 +59,10 @@ export function BulkActions(props: {
   const [busy, setBusy] = useState(false);
   const [editing, setEditing] = useState<string | null>(null);
   const count = useQuery({
-    queryKey: ["jobs-count", filter],
+    queryKey: keys.jobs.count(filter),
     queryFn: () => countMatching(filter),
-    enabled: action !== null && selection.allMatching,
+    // Counted as soon as all matching jobs are selected: the bar says how many (issue 38 #12).
+    enabled: selection.allMatching,
     staleTime: 0,
   });
   const selected = selection.ids.size;
@@ -110,7 +113,7 @@ export function BulkActions(props: {
       notify({ color: "red", title: `Bulk ${action} failed`, message: (error as Error).message });
     } finally {
       setBusy(false);
-      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
     }
   };
 
@@ -126,11 +129,15 @@ export function BulkActions(props: {
     <Paper withBorder p="xs" bg="var(--mantine-color-indigo-light)" role="region" aria-label="Bulk actions" mih={BAR_HEIGHT}>
       <Group justify="space-between" gap="xs">
         <Text size="sm" fw={600} data-testid="selection-count">
-          {selection.allMatching ? "All matching jobs selected" : `${selected} selected`}
+          {selection.allMatching
+            ? count.data
+              ? `All ${count.data.count.toLocaleString()}${count.data.more ? "+" : ""} matching jobs selected, on every page`
+              : "All matching jobs selected, on every page"
+            : `${selected} selected`}
         </Text>
         <Group gap="xs">
           {!selection.allMatching && selected === props.pageCount && props.hasMore && (
-            <Button size="xs" variant="subtle" onClick={() => onSelection({ ids: new Set(), allMatching: true })}>
+            <Button size="xs" variant="subtle" onClick={() => onSelection({ ids: new Set(), allMatching: true, filterKey: JSON.stringify(filter) })}>
               Select all matching jobs
             </Button>
           )}

@@ -17,12 +17,14 @@ import {
   TextInput,
   Title,
   UnstyledButton,
+  VisuallyHidden,
 } from "@mantine/core";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
 import { api, callPage } from "../api";
+import { keys } from "../data/keys";
 import { FailureGroups } from "./failure-groups";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import type { JobFilter, JobSearch } from "./job-search";
@@ -65,13 +67,19 @@ export function parseJobSearch(search: Record<string, unknown>): JobSearch {
 /** One page of the list for a search (the route starts it while the session is checked; the page reads it). */
 export const jobsListQuery = (search: JobSearch) =>
   queryOptions({
-    queryKey: ["jobs", search],
+    queryKey: keys.jobs.list(search),
     // With each job's last error, shown in a failed row.
     queryFn: () =>
       callPage(
         api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...filterOf(search), order: search.order, cursor: search.cursor, include: "error" } } }),
       ),
   });
+
+/** The list's size in words, for the announcement of a change. */
+export function listSummary(count: number, more: boolean): string {
+  if (count === 0) return "No job matches";
+  return `${count} job${count === 1 ? "" : "s"} shown${more ? ", more on the next page" : ""}`;
+}
 
 /** The last attempt's time from start to finish, "—" while unknown (not finished, or never started). */
 function durationText(row: JobRow): string {
@@ -98,7 +106,17 @@ export function JobsPage() {
 
   const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData, enabled: search.view !== "failures" });
   // A new filter or page starts a new selection (an empty one is kept as it is, so the page is not drawn twice on arrival).
-  useEffect(() => setSelection((current) => (current.ids.size === 0 && !current.allMatching ? current : { ids: new Set(), allMatching: false })), [search]);
+  // Another page of the same filters keeps "all matching" (it is on every page; issue 38 #12); rows picked by hand are of one page.
+  const filterKey = JSON.stringify(filterOf(search));
+  useEffect(
+    () =>
+      setSelection((current) => {
+        if (current.ids.size === 0 && !current.allMatching) return current;
+        if (current.allMatching && current.filterKey === filterKey) return current;
+        return { ids: new Set(), allMatching: false };
+      }),
+    [search, filterKey],
+  );
 
   const rows = list.data?.items ?? [];
   const grouped = search.view === "failures";
@@ -155,16 +173,24 @@ export function JobsPage() {
           hasMore={Boolean(list.data?.next)}
           selectedStatuses={rows.filter((row) => selection.ids.has(row.id)).map((row) => row.status)}
         />
+        {/* What the list now shows, said to a screen reader when it changes (a filter, a page, a live update). */}
+        <VisuallyHidden aria-live="polite" aria-atomic="true" data-testid="jobs-announcement">
+          {list.isPending ? "Loading jobs" : list.isError ? "The jobs could not be loaded" : listSummary(rows.length, Boolean(list.data?.next))}
+        </VisuallyHidden>
         {list.isPending ? (
           <Loading label="Loading jobs…" />
         ) : list.isError ? (
           <ErrorState error={list.error} retry={() => void list.refetch()} />
         ) : rows.length === 0 ? (
           <Empty title={Object.keys(filterOf(search)).length ? "No job matches these filters" : "No jobs yet"}>
-            {Object.keys(filterOf(search)).length
-              ? "Change or clear the filters to see more."
-              : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
+            {search.q && /^[0-9a-f]{8}$/i.test(search.q)
+              ? `A short id is the last 8 characters of a job's id, as the list shows it: “${search.q}” ends no job id here (the first 8 are the time the job was made, shared by many).`
+              : Object.keys(filterOf(search)).length
+                ? "Change or clear the filters to see more."
+                : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
           </Empty>
+        ) : narrow ? (
+          jobCards()
         ) : (
           <Paper withBorder>
             <ScrollArea type="auto">
@@ -196,7 +222,7 @@ export function JobsPage() {
                         </UnstyledButton>
                       </Table.Th>
                     )}
-                    {!narrow && <Table.Th>Runs at</Table.Th>}
+                    {!narrow && <Table.Th>Runs at / ended</Table.Th>}
                     {!narrow && <Table.Th>Duration</Table.Th>}
                   </Table.Tr>
                 </Table.Thead>
@@ -216,8 +242,8 @@ export function JobsPage() {
                         </RouterAnchor>
                         {/* With a search: what it matched (the id, the short id, or the payload field). */}
                         {row.matched && (
-                          <Text size="xs" c="dimmed" data-testid="row-matched" style={{ overflowWrap: "anywhere" }}>
-                            matched {row.matched.replace(/_/g, " ")}
+                          <Text size="xs" c="dimmed" data-testid="row-matched">
+                            matched <MatchedPath path={row.matched} />
                           </Text>
                         )}
                       </Table.Td>
@@ -253,8 +279,8 @@ export function JobsPage() {
                         </Table.Td>
                       )}
                       {!narrow && (
-                        <Table.Td>
-                          <Time iso={row.run_at} />
+                        <Table.Td data-testid="row-when">
+                          <When row={row} />
                         </Table.Td>
                       )}
                       {!narrow && <Table.Td data-testid="row-duration">{durationText(row)}</Table.Td>}
@@ -276,6 +302,98 @@ export function JobsPage() {
       </>
     );
   }
+
+  // On a phone, each job is a card (issue 38): what it is, its status and error, when — the whole width of the screen,
+  // nothing cut off at the side (the table was 368 px inside 341).
+  function jobCards() {
+    return (
+      <Stack gap="xs">
+        <Checkbox
+          label="Select every job on this page"
+          checked={selection.allMatching || allOnPage}
+          indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
+          onChange={togglePage}
+        />
+        <Stack component="ul" gap="xs" aria-label="Jobs" data-testid="jobs-cards" p={0} m={0} style={{ listStyle: "none" }}>
+          {rows.map((row) => (
+            <Paper component="li" withBorder p="xs" key={row.id} data-job-id={row.id} data-status={row.status} style={{ minWidth: 0 }}>
+              <Group gap="xs" wrap="nowrap" align="flex-start">
+                <Checkbox
+                  mt={2}
+                  aria-label={`Select job ${row.id}`}
+                  checked={selection.allMatching || selection.ids.has(row.id)}
+                  onChange={() => toggle(row.id)}
+                />
+                <Stack gap={2} miw={0} style={{ flex: 1 }}>
+                  <Group gap="xs" justify="space-between" wrap="nowrap">
+                    <RouterAnchor to="/jobs/$id" params={{ id: row.id }} size="sm" fw={600} style={{ overflowWrap: "anywhere" }}>
+                      {row.type}{" "}
+                      <Text span ff="monospace" size="xs" c="dimmed">
+                        {shortId(row.id)}
+                      </Text>
+                    </RouterAnchor>
+                    <StatusBadge status={row.status} />
+                  </Group>
+                  {row.matched && (
+                    <Text size="xs" c="dimmed" data-testid="row-matched">
+                      matched <MatchedPath path={row.matched} />
+                    </Text>
+                  )}
+                  <WaitingNote job={row} />
+                  {row.status === "failed" && row.error && (
+                    <Text size="xs" c="red.9" lineClamp={3} title={row.error} data-testid="row-error" style={{ overflowWrap: "break-word" }}>
+                      {row.error}
+                    </Text>
+                  )}
+                  <Text size="xs" c="dimmed">
+                    Created <Time iso={row.created_at} /> · <When row={row} />
+                    {jobDuration(row) !== null ? ` · took ${durationText(row)}` : ""}
+                  </Text>
+                </Stack>
+              </Group>
+            </Paper>
+          ))}
+        </Stack>
+      </Stack>
+    );
+  }
+}
+
+/**
+ * When a job runs, or ran: a pending or running job's run_at, a finished one's end (issue 38 #13: a finished job's
+ * run_at is a past time that says nothing).
+ */
+function When({ row }: { row: JobRow }) {
+  if (row.finished_at && (row.status === "done" || row.status === "failed" || row.status === "cancelled"))
+    return (
+      <>
+        ended <Time iso={row.finished_at} />
+      </>
+    );
+  return (
+    <>
+      runs <Time iso={row.run_at} />
+    </>
+  );
+}
+
+/** A search's matched path ("payload.invoice.number") broken only after its dots, never inside a word (issue 38 #5). */
+export function MatchedPath({ path }: { path: string }) {
+  const words = path.replace(/_/g, " ").split(".");
+  return (
+    <span style={{ overflowWrap: "normal", wordBreak: "keep-all" }}>
+      {words.map((word, i) => (
+        <span key={i}>
+          {i > 0 && (
+            <>
+              .<wbr />
+            </>
+          )}
+          {word}
+        </span>
+      ))}
+    </span>
+  );
 }
 
 function Filters({ search, failureExample, onChange }: { search: JobSearch; failureExample?: JobRow; onChange(filter: JobFilter): void }) {

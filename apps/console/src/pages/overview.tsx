@@ -13,6 +13,7 @@ import { api, call } from "../api";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { RouterAnchor } from "../ui/link";
 import type { JobFilter } from "./job-search";
+import { keys } from "../data/keys";
 
 type Stats = ResponseBody<"/jobs/stats", "get">;
 type Bucket = Stats["buckets"][number];
@@ -37,7 +38,7 @@ const clock = (iso: string, window: Window) =>
 export function OverviewPage() {
   const [window, setWindow] = useState<Window>("hour");
   const stats = useQuery({
-    queryKey: ["stats", window],
+    queryKey: keys.jobs.stats(window),
     queryFn: () => call(api.GET("/jobs/stats", { params: { query: { window } } })),
     refetchInterval: 10_000,
   });

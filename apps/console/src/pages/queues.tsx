@@ -24,6 +24,7 @@ import { useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-q
 import { useEffect, useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
+import { keys } from "../data/keys";
 import { canManageTeam, useSession } from "../session";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
@@ -43,8 +44,8 @@ const CAP_MAX = 100_000;
 const PERIODS = ["second", "minute", "hour"] as const;
 type Period = (typeof PERIODS)[number];
 
-const queuesQuery = { queryKey: ["queues"], queryFn: () => call(api.GET("/queues")), refetchInterval: REFRESH_MS } as const;
-const rateLimitsQuery = { queryKey: ["rate-limits"], queryFn: () => call(api.GET("/rate-limits")), refetchInterval: REFRESH_MS } as const;
+const queuesQuery = { queryKey: keys.queues.all, queryFn: () => call(api.GET("/queues")), refetchInterval: REFRESH_MS } as const;
+const rateLimitsQuery = { queryKey: keys.rateLimits.all, queryFn: () => call(api.GET("/rate-limits")), refetchInterval: REFRESH_MS } as const;
 
 /** 850 → "850 ms", 12 400 → "12.4 s", 190 000 → "3 min 10 s". */
 export function formatWait(ms: number | null): string {
@@ -76,7 +77,7 @@ export function QueuesPage() {
       notify({ color: "red", title: `Could not ${paused ? "pause" : "resume"} ${queue.type}`, message: (error as Error).message });
     } finally {
       setBusyType(null);
-      await queryClient.invalidateQueries({ queryKey: ["queues"] });
+      await queryClient.invalidateQueries({ queryKey: keys.queues.all });
     }
   };
 
@@ -113,7 +114,9 @@ export function QueuesPage() {
                   <Table.Th ta="right" visibleFrom="sm">
                     Running
                   </Table.Th>
-                  <Table.Th ta="right">Held by limits</Table.Th>
+                  <Table.Th ta="right" visibleFrom="sm" title="Due, but held back by the queue's pause, its cap or a rate limit">
+                    Held back
+                  </Table.Th>
                   <Table.Th ta="right" visibleFrom="sm">
                     Starts, last minute
                   </Table.Th>
@@ -122,7 +125,7 @@ export function QueuesPage() {
                   </Table.Th>
                   <Table.Th visibleFrom="sm">Limits</Table.Th>
                   {manager && (
-                    <Table.Th>
+                    <Table.Th visibleFrom="sm">
                       <VisuallyHidden>Actions</VisuallyHidden>
                     </Table.Th>
                   )}
@@ -145,12 +148,19 @@ export function QueuesPage() {
                       {/* A phone shows the other figures under the type instead of in columns of their own. */}
                       <Box hiddenFrom="sm">
                         <Text size="xs" c="dimmed">
-                          {queue.due} due · {queue.delayed} delayed · {queue.running} running · {queue.started_last_minute}/min · p95{" "}
-                          {formatWait(queue.p95_wait_ms)}
+                          <CountLink queue={queue} figure="due" /> due · <CountLink queue={queue} figure="delayed" /> delayed ·{" "}
+                          <CountLink queue={queue} figure="running" /> running · <CountLink queue={queue} figure="held" /> {heldWords(queue)} ·{" "}
+                          {queue.started_last_minute}/min · p95 {formatWait(queue.p95_wait_ms)}
                         </Text>
                         <Text size="xs" c="dimmed">
                           {limitsText(queue)}
                         </Text>
+                        {/* On a phone the buttons sit under the figures, never clipped by a column off screen (issue 38 #8). */}
+                        {manager && (
+                          <Box mt={6}>
+                            <QueueButtons queue={queue} busy={busyType === queue.type} onPause={setPaused} onLimits={setEditing} />
+                          </Box>
+                        )}
                       </Box>
                       {queue.oldest_due_at && (
                         <Text size="xs" c="dimmed" visibleFrom="sm">
@@ -159,16 +169,21 @@ export function QueuesPage() {
                       )}
                     </Table.Td>
                     <Table.Td ta="right" visibleFrom="sm" data-figure="due">
-                      {queue.due}
+                      <CountLink queue={queue} figure="due" />
                     </Table.Td>
                     <Table.Td ta="right" visibleFrom="sm" data-figure="delayed">
-                      {queue.delayed}
+                      <CountLink queue={queue} figure="delayed" />
                     </Table.Td>
                     <Table.Td ta="right" visibleFrom="sm" data-figure="running">
-                      {queue.running}
+                      <CountLink queue={queue} figure="running" />
                     </Table.Td>
-                    <Table.Td ta="right" data-figure="held">
-                      {queue.waiting_on_limits}
+                    <Table.Td ta="right" visibleFrom="sm" data-figure="held">
+                      <CountLink queue={queue} figure="held" />
+                      {queue.paused && queue.waiting_on_limits > 0 && (
+                        <Text size="xs" c="dimmed">
+                          by the pause
+                        </Text>
+                      )}
                     </Table.Td>
                     <Table.Td ta="right" visibleFrom="sm" data-figure="starts">
                       {queue.started_last_minute}
@@ -180,23 +195,8 @@ export function QueuesPage() {
                       <Text size="sm">{limitsText(queue)}</Text>
                     </Table.Td>
                     {manager && (
-                      <Table.Td>
-                        <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap">
-                          <Button
-                            size="xs"
-                            variant={queue.paused ? "filled" : "default"}
-                            // One width for both words: the buttons beside it stay where they were.
-                            miw={80}
-                            loading={busyType === queue.type}
-                            onClick={() => void setPaused(queue, !queue.paused)}
-                            aria-label={`${queue.paused ? "Resume" : "Pause"} ${queue.type}`}
-                          >
-                            {queue.paused ? "Resume" : "Pause"}
-                          </Button>
-                          <Button size="xs" variant="default" onClick={() => setEditing(queue)} aria-label={`Limits of ${queue.type}`}>
-                            Limits
-                          </Button>
-                        </Flex>
+                      <Table.Td visibleFrom="sm">
+                        <QueueButtons queue={queue} busy={busyType === queue.type} onPause={setPaused} onLimits={setEditing} />
                       </Table.Td>
                     )}
                   </Table.Tr>
@@ -209,6 +209,55 @@ export function QueuesPage() {
       <RateLimits manager={manager} limits={limits} />
       {manager && <QueueLimitsForm queue={editing} rateLimits={limits.data ?? []} onClose={() => setEditing(null)} />}
     </Stack>
+  );
+}
+
+/**
+ * What the held-back figure counts, in words: due jobs a paused queue holds are held by its pause, not by limits
+ * (issue 38 #8; the API counts them together as `waiting_on_limits`).
+ */
+function heldWords(queue: Queue): string {
+  return queue.paused ? "held by the pause" : "held by limits";
+}
+
+type Figure = "due" | "delayed" | "running" | "held";
+
+/** A queue's figure as a link to the jobs it counts (the list filtered by type and status or due). */
+function CountLink({ queue, figure }: { queue: Queue; figure: Figure }) {
+  const value = figure === "held" ? queue.waiting_on_limits : queue[figure];
+  const search =
+    figure === "running"
+      ? { type: queue.type, status: "processing" }
+      : figure === "delayed"
+        ? { type: queue.type, due: "later" as const }
+        : { type: queue.type, due: "now" as const };
+  const words = figure === "held" ? heldWords(queue) : figure;
+  return (
+    <RouterAnchor to="/jobs" search={search} size="sm" aria-label={`${value} ${words}: ${queue.type} jobs`} data-count={figure}>
+      {value}
+    </RouterAnchor>
+  );
+}
+
+function QueueButtons(props: { queue: Queue; busy: boolean; onPause(queue: Queue, paused: boolean): Promise<void>; onLimits(queue: Queue): void }) {
+  const { queue } = props;
+  return (
+    <Flex gap={4} direction="row" wrap="wrap">
+      <Button
+        size="xs"
+        variant={queue.paused ? "filled" : "default"}
+        // One width for both words: the buttons beside it stay where they were.
+        miw={80}
+        loading={props.busy}
+        onClick={() => void props.onPause(queue, !queue.paused)}
+        aria-label={`${queue.paused ? "Resume" : "Pause"} ${queue.type}`}
+      >
+        {queue.paused ? "Resume" : "Pause"}
+      </Button>
+      <Button size="xs" variant="default" onClick={() => props.onLimits(queue)} aria-label={`Limits of ${queue.type}`}>
+        Limits
+      </Button>
+    </Flex>
   );
 }
 
@@ -248,7 +297,7 @@ function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; 
     try {
       await call(api.PATCH("/queues/{type}", { params: { path: { type: queue.type } }, body: { concurrency_limit: capValue, rate_limit: rateLimit } }));
       notify({ color: "green", message: `Limits of ${queue.type} saved.` });
-      await queryClient.invalidateQueries({ queryKey: ["queues"] });
+      await queryClient.invalidateQueries({ queryKey: keys.queues.all });
       onClose();
     } catch (error) {
       setErrors(formErrors(error, ["concurrency_limit", "rate_limit"]));
@@ -308,7 +357,7 @@ function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; 
 function RateLimits({ manager, limits }: { manager: boolean; limits: UseQueryResult<RateLimit[]> }) {
   const [editing, setEditing] = useState<RateLimit | "new" | null>(null);
   const deleting = useConfirmedAction<RateLimit>({
-    queryKey: ["rate-limits"],
+    queryKey: keys.rateLimits.all,
     failed: "Could not delete the rate limit",
     run: async (limit) => {
       await call(api.DELETE("/rate-limits/{name}", { params: { path: { name: limit.name } } }));
@@ -344,7 +393,7 @@ function RateLimits({ manager, limits }: { manager: boolean; limits: UseQueryRes
                     Used now
                   </Table.Th>
                   {manager && (
-                    <Table.Th>
+                    <Table.Th visibleFrom="sm">
                       <VisuallyHidden>Actions</VisuallyHidden>
                     </Table.Th>
                   )}
@@ -429,7 +478,7 @@ function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; on
     try {
       await call(api.PUT("/rate-limits/{name}", { params: { path: { name: trimmed } }, body: { limit: value, period } }));
       notify({ color: "green", message: `Rate limit “${trimmed}” saved: ${value} ${per(period)}.` });
-      await queryClient.invalidateQueries({ queryKey: ["rate-limits"] });
+      await queryClient.invalidateQueries({ queryKey: keys.rateLimits.all });
       onClose();
     } catch (error) {
       setErrors(formErrors(error, ["name", "limit", "period"]));

@@ -6,14 +6,62 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { ApiError, api, call, type FieldError } from "../api";
+import { keys } from "../data/keys";
 import { notify } from "../ui/notify";
+
+const TYPE_WORDS: Record<string, string> = {
+  object: "an object ({ … })",
+  array: "a list ([ … ])",
+  string: "text in double quotes",
+  number: "a number",
+  boolean: "true or false",
+};
+
+/**
+ * A refusal of the edited payload in the words of the box it is about (issue 38 #9): the API names fields from the
+ * request's body (`payload.payload`, `payload.items.0.sku`), but the box holds the payload itself, so its own
+ * `payload.` is dropped and the field named as the JSON in the box spells it; Joi's "must be of type object" is
+ * said as the JSON to write.
+ */
+export function payloadProblem(problem: FieldError): { field: string | null; message: string } {
+  const inBox = problem.path === "payload" ? "" : problem.path.startsWith("payload.") ? problem.path.slice("payload.".length) : problem.path;
+  const message = problem.message.replace(/^must be of type (\w+)$/, (whole, type: string) => (TYPE_WORDS[type] ? `must be ${TYPE_WORDS[type]}` : whole));
+  return { field: inBox || null, message };
+}
+
+/** A JSON value's leaves by dotted path (an empty object or list is a leaf of its own). */
+function leaves(value: unknown, path = "", into = new Map<string, string>()): Map<string, string> {
+  if (value !== null && typeof value === "object" && Object.keys(value).length > 0) {
+    for (const [key, child] of Object.entries(value)) leaves(child, path ? `${path}.${key}` : key, into);
+  } else into.set(path, JSON.stringify(value));
+  return into;
+}
+
+export type PayloadChange = { path: string; before?: string; after?: string };
+
+/** What the edited payload changes from the original, field by field (issue 38: the diff in "replay with changes"). */
+export function payloadChanges(original: unknown, edited: unknown): PayloadChange[] {
+  const before = leaves(original);
+  const after = leaves(edited);
+  const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
+  return paths.filter((path) => before.get(path) !== after.get(path)).map((path) => ({ path, before: before.get(path), after: after.get(path) }));
+}
+
+/** The edited text's changes from the original, or null while it is not JSON. */
+function editedChanges(original: unknown, text: string): PayloadChange[] | null {
+  try {
+    return payloadChanges(original, JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
 
 export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   const { jobId } = props;
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const job = useQuery({
-    queryKey: ["job", jobId],
+    queryKey: keys.job.detail(jobId ?? ""),
     queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id: jobId! } } })),
     enabled: jobId !== null,
   });
@@ -32,21 +80,21 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
       payload = JSON.parse(text) as Record<string, unknown>;
       if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new Error("not an object");
     } catch {
-      setProblems([{ path: "payload", message: "must be a JSON object" }]);
+      setProblems([{ path: "payload", message: "must be a JSON object ({ … }): check the commas, quotes and braces" }]);
       return;
     }
     setBusy(true);
     try {
       const replay = await call(api.POST("/jobs/{id}/replay", { params: { path: { id: jobId } }, body: { payload } }));
       // The original now lists its replay (replayed_as), and the lists have a new job.
-      void queryClient.invalidateQueries({ queryKey: ["job", jobId] });
-      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      void queryClient.invalidateQueries({ queryKey: keys.job.detail(jobId) });
+      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
       notify({ color: "green", title: "Replayed with the edited payload", message: `The new job is ${replay.status}.` });
       props.onClose();
       void navigate({ to: "/jobs/$id", params: { id: replay.id } });
     } catch (error) {
       if (error instanceof ApiError && error.details.length) setProblems(error.details);
-      else setProblems([{ path: "", message: (error as Error).message }]);
+      else setProblems([{ path: "", message: `was not replayed: ${(error as Error).message}` }]);
     } finally {
       setBusy(false);
     }
@@ -68,15 +116,24 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
           error={problems.length ? "The API did not accept this payload" : undefined}
           spellCheck={false}
         />
+        <ChangesFromOriginal changes={job.data ? editedChanges(job.data.payload, text) : []} />
         {problems.length > 0 && (
           <Alert color="red" title="Not replayed" data-testid="replay-problems">
             <List size="sm">
-              {problems.map((p) => (
-                <List.Item key={`${p.path}:${p.message}`}>
-                  {p.path ? `${p.path}: ` : ""}
-                  {p.message}
-                </List.Item>
-              ))}
+              {problems.map((p) => {
+                const { field, message } = payloadProblem(p);
+                return (
+                  <List.Item key={`${p.path}:${p.message}`}>
+                    {field ? (
+                      <>
+                        The field <code>{field}</code> {message}
+                      </>
+                    ) : (
+                      <>The payload {message}</>
+                    )}
+                  </List.Item>
+                );
+              })}
             </List>
           </Alert>
         )}
@@ -90,5 +147,46 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
         </Group>
       </Stack>
     </Modal>
+  );
+}
+
+/** The edited payload against the original: each changed field, its old value struck through and its new one. */
+function ChangesFromOriginal({ changes }: { changes: PayloadChange[] | null }) {
+  if (changes === null)
+    return (
+      <Text size="sm" c="dimmed">
+        Not JSON yet: the changes show once it is.
+      </Text>
+    );
+  if (changes.length === 0)
+    return (
+      <Text size="sm" c="dimmed" data-testid="replay-changes">
+        No change from the original payload yet.
+      </Text>
+    );
+  return (
+    <Stack gap={4} data-testid="replay-changes" aria-label="Changes from the original payload" role="group">
+      <Text size="sm" fw={600}>
+        Changed from the original
+      </Text>
+      <List size="sm" spacing={2}>
+        {changes.map((change) => (
+          <List.Item key={change.path} style={{ overflowWrap: "anywhere" }}>
+            <code>{change.path || "payload"}</code>:{" "}
+            {change.before === undefined ? (
+              <>added {change.after}</>
+            ) : change.after === undefined ? (
+              <>
+                removed <del>{change.before}</del>
+              </>
+            ) : (
+              <>
+                <del aria-label={`was ${change.before}`}>{change.before}</del> → <ins style={{ textDecoration: "none", fontWeight: 600 }}>{change.after}</ins>
+              </>
+            )}
+          </List.Item>
+        ))}
+      </List>
+    </Stack>
   );
 }

@@ -10,6 +10,7 @@ import { api, call } from "../api";
 import { problems, type FormErrors } from "../ui/form";
 import { scheduleErrors } from "./schedule-errors";
 import { notify } from "../ui/notify";
+import { keys } from "../data/keys";
 
 export type Schedule = ResponseBody<"/schedules", "get">[number];
 
@@ -140,7 +141,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
       if (existing) await call(api.PATCH("/schedules/{id}", { params: { path: { id: existing.id } }, body }));
       else await call(api.POST("/schedules", { body }));
       notify({ color: "green", message: existing ? `“${body.name}” saved.` : `“${body.name}” created.` });
-      await queryClient.invalidateQueries({ queryKey: ["schedules"] });
+      await queryClient.invalidateQueries({ queryKey: keys.schedules.all });
       onClose();
     } catch (error) {
       setErrors(scheduleErrors(error, FIELDS));

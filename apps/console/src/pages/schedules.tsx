@@ -10,6 +10,7 @@ import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { ScheduleForm, type Schedule } from "./schedule-form";
 import { notify } from "../ui/notify";
+import { keys } from "../data/keys";
 
 /** A cron expression that wraps only between its five fields, never inside one ("*\/1" and "5" on two lines). */
 function CronText({ cron, zone }: { cron: string; zone?: string }) {
@@ -29,10 +30,10 @@ function CronText({ cron, zone }: { cron: string; zone?: string }) {
 
 export function SchedulesPage() {
   const queryClient = useQueryClient();
-  const schedules = useQuery({ queryKey: ["schedules"], queryFn: () => call(api.GET("/schedules")) });
+  const schedules = useQuery({ queryKey: keys.schedules.all, queryFn: () => call(api.GET("/schedules")) });
   const [editing, setEditing] = useState<Schedule | "new" | null>(null);
   const deleting = useConfirmedAction<Schedule>({
-    queryKey: ["schedules"],
+    queryKey: keys.schedules.all,
     failed: "Could not delete the schedule",
     run: async (schedule) => {
       await call(api.DELETE("/schedules/{id}", { params: { path: { id: schedule.id } } }));
@@ -47,7 +48,7 @@ export function SchedulesPage() {
     } catch (error) {
       notify({ color: "red", title: "Could not change the schedule", message: (error as Error).message });
     } finally {
-      await queryClient.invalidateQueries({ queryKey: ["schedules"] });
+      await queryClient.invalidateQueries({ queryKey: keys.schedules.all });
     }
   };
 

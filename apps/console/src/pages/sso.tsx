@@ -13,11 +13,12 @@ import { Time } from "../ui/format";
 import { notify } from "../ui/notify";
 import { CopyValue } from "../ui/secret";
 import { ErrorState, Loading } from "../ui/states";
+import { keys } from "../data/keys";
 
 type Settings = ResponseBody<"/org/sso", "get">;
 
 const ssoQuery = {
-  queryKey: ["sso"],
+  queryKey: keys.sso.all,
   /** The settings, or null when none are set (404). */
   queryFn: async (): Promise<Settings | null> => {
     try {

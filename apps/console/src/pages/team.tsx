@@ -13,6 +13,7 @@ import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
 import { notify } from "../ui/notify";
+import { keys } from "../data/keys";
 
 type Member = ResponseBody<"/org/members", "get">[number];
 type PendingInvite = ResponseBody<"/org/invites", "get">[number];
@@ -46,13 +47,13 @@ function Members() {
   const queryClient = useQueryClient();
   const owner = session.role === "owner";
   const members = useInfiniteQuery({
-    queryKey: ["members"],
+    queryKey: keys.members.all,
     queryFn: ({ pageParam }) => callPage(api.GET("/org/members", { params: { query: { limit: MEMBERS_PAGE, cursor: pageParam } } })),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (page) => page.next ?? undefined,
   });
   const removing = useConfirmedAction<Member>({
-    queryKey: ["members"],
+    queryKey: keys.members.all,
     failed: "Could not remove the member",
     run: async (member) => {
       await call(api.DELETE("/org/members/{user_id}", { params: { path: { user_id: member.id } } }));
@@ -67,7 +68,7 @@ function Members() {
     } catch (error) {
       notify({ color: "red", title: "Could not change the role", message: (error as Error).message });
     } finally {
-      await queryClient.invalidateQueries({ queryKey: ["members"] });
+      await queryClient.invalidateQueries({ queryKey: keys.members.all });
     }
   };
 
@@ -176,10 +177,10 @@ function Members() {
 
 function Invites() {
   const session = useSession();
-  const invites = useQuery({ queryKey: ["invites"], queryFn: () => call(api.GET("/org/invites")) });
+  const invites = useQuery({ queryKey: keys.invites.all, queryFn: () => call(api.GET("/org/invites")) });
   const [inviting, setInviting] = useState(false);
   const revoking = useConfirmedAction<PendingInvite>({
-    queryKey: ["invites"],
+    queryKey: keys.invites.all,
     failed: "Could not revoke the invite",
     run: async (invite) => {
       await call(api.DELETE("/org/invites/{id}", { params: { path: { id: invite.id } } }));
@@ -281,7 +282,7 @@ function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolea
     try {
       const invite = await call(api.POST("/org/invite", { body: { email: email.trim(), role } }));
       setLink(invite.invite_url);
-      await queryClient.invalidateQueries({ queryKey: ["invites"] });
+      await queryClient.invalidateQueries({ queryKey: keys.invites.all });
     } catch (error) {
       setErrors(formErrors(error, ["email", "role"], { already_member: "email" }));
     } finally {

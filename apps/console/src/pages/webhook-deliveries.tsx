@@ -10,6 +10,7 @@ import { Time, shortId } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
 import { ErrorState, Empty, Loading } from "../ui/states";
+import { keys } from "../data/keys";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 type Delivery = ResponseBody<"/webhook-endpoints/{id}/deliveries", "get">[number];
@@ -53,7 +54,7 @@ function Answer({ delivery }: { delivery: Delivery }) {
 
 export function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; onClose(): void }) {
   const queryClient = useQueryClient();
-  const queryKey = ["webhook-endpoints", endpoint?.id, "deliveries"];
+  const queryKey = keys.webhookEndpoints.deliveries(endpoint?.id);
   const deliveries = useQuery({
     queryKey,
     queryFn: () => call(api.GET("/webhook-endpoints/{id}/deliveries", { params: { path: { id: endpoint!.id } } })),

@@ -8,6 +8,7 @@ import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { notify } from "../ui/notify";
+import { keys } from "../data/keys";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 export type EventType = RequestBody<"/webhook-endpoints", "post">["events"][number];
@@ -98,7 +99,7 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
     setBusy(true);
     try {
       await call(api.PATCH("/webhook-endpoints/{id}", { params: { path: { id: endpoint.id } }, body: patch }));
-      await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+      await queryClient.invalidateQueries({ queryKey: keys.webhookEndpoints.all });
       notify({ color: "green", title: "Endpoint saved", message: "Deliveries use the new settings from now on." });
       onClose();
     } catch (error) {

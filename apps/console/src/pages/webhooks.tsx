@@ -15,6 +15,7 @@ import { canManageTeam, useSession } from "../session";
 import { notify } from "../ui/notify";
 import { Deliveries } from "./webhook-deliveries";
 import { EditEndpoint, EndpointFields, endpointProblems, type EventType } from "./webhook-edit";
+import { keys } from "../data/keys";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 
@@ -57,10 +58,10 @@ function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
 export function WebhooksPage() {
   const session = useSession();
   const allowed = canManageTeam(session.role);
-  const endpoints = useQuery({ queryKey: ["webhook-endpoints"], queryFn: () => call(api.GET("/webhook-endpoints")), enabled: allowed });
+  const endpoints = useQuery({ queryKey: keys.webhookEndpoints.all, queryFn: () => call(api.GET("/webhook-endpoints")), enabled: allowed });
   const [creating, setCreating] = useState(false);
   const deleting = useConfirmedAction<Endpoint>({
-    queryKey: ["webhook-endpoints"],
+    queryKey: keys.webhookEndpoints.all,
     failed: "Could not delete the endpoint",
     run: async (endpoint) => {
       await call(api.DELETE("/webhook-endpoints/{id}", { params: { path: { id: endpoint.id } } }));
@@ -239,7 +240,7 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
       const body = { url, events: values.events, ...(values.description.trim() ? { description: values.description.trim() } : {}) };
       const created = await call(api.POST("/webhook-endpoints", { body }));
       setSecret(created.secret);
-      await queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+      await queryClient.invalidateQueries({ queryKey: keys.webhookEndpoints.all });
     } catch (error) {
       setErrors(formErrors(error, ["url", "events", "description"], { webhook_url_taken: "url" }));
     } finally {

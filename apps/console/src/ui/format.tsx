@@ -1,6 +1,6 @@
 // Small renderers: timestamps, statuses, JSON. Everything user-supplied is rendered as text by React (never as
 // HTML), so a payload or an e-mail holding markup or a `javascript:` URL shows as the characters it is.
-import { Badge, Code, ScrollArea } from "@mantine/core";
+import { Badge, Code } from "@mantine/core";
 import { Fragment } from "react";
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
@@ -78,12 +78,19 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 export function JsonBlock({ value, label }: { value: unknown; label: string }) {
+  // A named region the keyboard can reach and scroll (arrow keys) in every browser: the browser's own scrolling box,
+  // not a scripted one (issue 38 #13: the long payload had no name, and scrolled by keyboard only in Chromium).
   return (
-    <ScrollArea.Autosize mah={360} type="auto" aria-label={label}>
-      <Code block style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }}>
-        {value === undefined ? "—" : JSON.stringify(value, null, 2)}
-      </Code>
-    </ScrollArea.Autosize>
+    <Code
+      block
+      role="region"
+      aria-label={`${label} as JSON`}
+      tabIndex={0}
+      data-testid="json-block"
+      style={{ whiteSpace: "pre-wrap", wordBreak: "break-word", maxHeight: 360, overflow: "auto" }}
+    >
+      {value === undefined ? "—" : JSON.stringify(value, null, 2)}
+    </Code>
   );
 }
 

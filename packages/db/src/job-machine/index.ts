@@ -18,4 +18,5 @@ export { writeOutcomes, type LogRow, type Outcome } from "./finish";
 export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";
 export { debounceJob, type Debounced } from "./debounce";
+export { bringForward, type BroughtForward } from "./run-now";
 export { settleDependents, UnknownDependencyError, type Settled } from "./dependencies";

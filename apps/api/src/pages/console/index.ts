@@ -22,6 +22,7 @@ export const CONSOLE_PAGES = [
   "/jobs",
   "/jobs/:id",
   "/queues",
+  "/retries",
   "/schedules",
   "/team",
   "/api-keys",

@@ -1,0 +1,43 @@
+// The console's query keys, one factory per resource (TanStack Query's key factory): every page reads and every
+// action and live event refreshes through these, so a key's shape is written once. Each resource's keys start with
+// its `all`, which refreshes all of them; the jobs lists are ["jobs", "list", search], and live.ts finds them by
+// `keys.jobs.lists()`, never by reading the shape of a key.
+import type { JobFilter, JobSearch } from "../pages/job-search";
+
+export const keys = {
+  session: ["session"] as const,
+  jobs: {
+    all: ["jobs"] as const,
+    /** Every page of the list, whatever its filters. */
+    lists: () => ["jobs", "list"] as const,
+    list: (search: JobSearch) => ["jobs", "list", search] as const,
+    /** Failures grouped by error under the list's filters. */
+    failures: (filter: object) => ["jobs", "failures", filter] as const,
+    /** How many jobs a bulk action's filter holds. */
+    count: (filter: JobFilter) => ["jobs", "count", filter] as const,
+    stats: (window: string) => ["jobs", "stats", window] as const,
+  },
+  job: {
+    all: ["job"] as const,
+    detail: (id: string) => ["job", id] as const,
+    logs: (id: string) => ["job", id, "logs"] as const,
+    attempts: (id: string) => ["job", id, "attempts"] as const,
+    graph: (id: string) => ["job", id, "graph"] as const,
+    /** Every job's dependency graph (live events patch the jobs each one shows). */
+    graphs: () => ({ queryKey: ["job"] as const, predicate: (query: { queryKey: readonly unknown[] }) => query.queryKey[2] === "graph" }),
+    artifact: (id: string) => ["job", id, "artifact"] as const,
+  },
+  retries: { all: ["retries"] as const },
+  queues: { all: ["queues"] as const },
+  rateLimits: { all: ["rate-limits"] as const },
+  schedules: { all: ["schedules"] as const },
+  members: { all: ["members"] as const },
+  invites: { all: ["invites"] as const },
+  apiKeys: { all: ["api-keys"] as const },
+  webhookEndpoints: {
+    all: ["webhook-endpoints"] as const,
+    deliveries: (endpointId: string | undefined) => ["webhook-endpoints", endpointId, "deliveries"] as const,
+  },
+  auditLog: { all: ["audit-log"] as const, list: (search: object) => ["audit-log", search] as const },
+  sso: { all: ["sso"] as const },
+};

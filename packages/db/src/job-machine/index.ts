@@ -10,3 +10,4 @@ export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";
 export { debounceJob, type Debounced } from "./debounce";
 export { settleDependents, UnknownDependencyError, type Settled } from "./dependencies";
+export { appendOutput, findJobOutput, recordProgress, storedOutputBytes, type OutputAppend, type ProgressReport } from "./live";

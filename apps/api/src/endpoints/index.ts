@@ -11,6 +11,7 @@ import { flowControlEndpoints } from "./flow-control";
 import { inviteEndpoints } from "./invites";
 import { jobStatsEndpoints } from "./job-stats";
 import { jobEndpoints } from "./jobs";
+import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
 import { referenceEndpoints } from "./reference";
 import { scheduleEndpoints } from "./schedules";
@@ -23,6 +24,7 @@ export const endpoints: readonly Endpoint[] = [
   // Before /jobs/{id}, which would take "stats" for an id.
   ...jobStatsEndpoints,
   ...jobEndpoints,
+  ...liveEndpoints,
   ...eventEndpoints,
   ...webhookEndpointEndpoints,
   ...scheduleEndpoints,

@@ -79,6 +79,8 @@ export function boundToCredential(stream: EventStream, caller: Caller, deps: Pic
           () => undefined, // Postgres away: the next check decides.
         );
       }, PUBLIC_TOKEN_RECHECK_MS);
+      expiry.unref();
+      recheck.unref();
       try {
         await stream.run(sink);
       } finally {

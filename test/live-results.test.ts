@@ -5,6 +5,7 @@
 // origin gets no CORS grant; a revoked or expired token stops the stream; a dropped stream resumes its output with no
 // gap and no repeat. A public token reads its own job and nothing else; the second organization stays untouched.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -21,6 +22,7 @@ let stack: Stack;
 let base: string;
 let browser: Browser;
 let listed: { origin: string; process: ChildProcess };
+let reactPage: { origin: string; server: http.Server };
 let unlisted: { origin: string; process: ChildProcess };
 
 /** Starts examples/live-job/serve.mjs on a free port, as a person would; resolves with its origin. */
@@ -37,13 +39,51 @@ function serveExample(): Promise<{ origin: string; process: ChildProcess }> {
   });
 }
 
+/** A React page whose component follows a job with useJob (@conveyor/client/react), bundled as a browser app would be. */
+async function serveReactPage(): Promise<{ origin: string; server: http.Server }> {
+  // esbuild (Vite's bundler, in the workspace) bundles React and the hook's entry point, as an app's build would.
+  const esbuild = (await import("esbuild")) as typeof import("esbuild");
+  const bundle = await esbuild.build({
+    stdin: {
+      contents: `
+        import { createElement as h } from "react";
+        import { createRoot } from "react-dom/client";
+        import { useJob } from "@conveyor/client/react";
+        function Job() {
+          const q = new URLSearchParams(location.search);
+          const { job, progress, output, error } = useJob(q.get("job"), q.get("token"), { baseUrl: q.get("api") });
+          return h("main", null,
+            h("p", { "data-testid": "status" }, job ? job.status : "—"),
+            h("p", { "data-testid": "fraction" }, progress ? String(progress.fraction) : ""),
+            h("pre", { "data-testid": "output" }, output),
+            h("p", { "data-testid": "error" }, error ? error.message : ""));
+        }
+        createRoot(document.getElementById("root")).render(h(Job));`,
+      resolveDir: repoRoot,
+      loader: "js",
+    },
+    bundle: true,
+    format: "iife",
+    write: false,
+    conditions: ["conveyor-source"],
+    define: { "process.env.NODE_ENV": '"production"' },
+  });
+  const script = bundle.outputFiles[0]!.text;
+  const server = http.createServer((req, res) => {
+    if (req.url?.startsWith("/app.js")) return void res.writeHead(200, { "Content-Type": "text/javascript" }).end(script);
+    res.writeHead(200, { "Content-Type": "text/html" }).end('<!doctype html><title>useJob</title><div id="root"></div><script src="/app.js"></script>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+}
+
 beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   mkdirSync(work, { recursive: true });
   // The page imports the client's browser build.
   execFileSync(process.execPath, [path.join(repoRoot, "packages/client/scripts/build.mjs")], { stdio: "inherit" });
-  [listed, unlisted] = await Promise.all([serveExample(), serveExample()]);
-  stack = await startStack({ apiEnv: { PUBLIC_TOKEN_ORIGINS: listed.origin } });
+  [listed, unlisted, reactPage] = await Promise.all([serveExample(), serveExample(), serveReactPage()]);
+  stack = await startStack({ apiEnv: { PUBLIC_TOKEN_ORIGINS: `${listed.origin},${reactPage.origin}` } });
   base = await stack.api.listen();
   await stack.registerPluginTypes();
   await stack.startWorker();
@@ -57,6 +97,7 @@ afterAll(async () => {
   await browser?.close();
   listed?.process.kill();
   unlisted?.process.kill();
+  reactPage?.server.close();
   await stack?.close();
 });
 
@@ -88,14 +129,20 @@ const fraction = (page: Page) => page.getByTestId("progress").evaluate((el) => (
 
 it("shows a running job's progress and output live on a page of a listed origin, with only its public token", async () => {
   const hold = path.join(work, "release-1");
-  const id = await liveJob({ steps: 10, step_ms: 100 }, hold);
+  const gate = path.join(work, "gate-1");
+  const id = await liveJob({ steps: 10, gate }, hold);
   const { token } = await publicToken(id);
   const page = await openExample(listed.origin, id, token);
 
-  // Live: every step reported while the job still runs (it waits for the file).
-  await waitFor(async () => (await text(page, "output")) === lines(1, 10), "the page to show the whole output while the job runs", 30_000);
+  // Live: each step appears on the page as the worker reports it (each step waits for the test's file).
+  await waitFor(async () => (await text(page, "output")) === lines(1, 1), "the page to show the first step", 30_000);
+  expect(await fraction(page)).toBe(0.1);
+  for (const step of [2, 5, 10]) {
+    for (let i = step === 2 ? 2 : step === 5 ? 3 : 6; i <= step; i++) writeFileSync(`${gate}-${i}`, "");
+    await waitFor(async () => (await text(page, "output")) === lines(1, step), `the page to show step ${step} while the job runs`, 30_000);
+    expect(await text(page, "message")).toBe(`${step * 10} % — step ${step}`);
+  }
   expect(await fraction(page)).toBe(1);
-  expect(await text(page, "message")).toBe("100 % — step 10");
   expect(await text(page, "status")).toBe("processing");
   await page.screenshot({ path: path.join(artifacts, "listed-origin-running.png") });
 
@@ -114,6 +161,22 @@ it("shows a running job's progress and output live on a page of a listed origin,
   expect(job.body.progress).toEqual({ fraction: 1, message: "step 10", at: expect.any(String) });
   await page.close();
 }, 90_000);
+
+it("useJob (@conveyor/client/react) renders a job's status, progress and output live in a React page", async () => {
+  const hold = path.join(work, "release-react");
+  const id = await liveJob({ steps: 6, step_ms: 100, chunk: "token " }, hold);
+  const { token } = await publicToken(id);
+  const page = await browser.newPage();
+  await page.goto(`${reactPage.origin}/?${new URLSearchParams({ api: base, job: id, token }).toString()}`);
+  await waitFor(async () => (await text(page, "output")) === lines(1, 6, "token "), "the hook to render the whole output", 30_000);
+  expect(await text(page, "status")).toBe("processing");
+  expect(await text(page, "fraction")).toBe("1");
+  writeFileSync(hold, "");
+  await waitFor(async () => (await text(page, "status")) === "done", "the hook to render the job done", 30_000);
+  expect(await text(page, "error")).toBe("");
+  await page.screenshot({ path: path.join(artifacts, "react-use-job.png") });
+  await page.close();
+}, 60_000);
 
 it("gives a page of an unlisted origin no CORS grant: the browser refuses it the job", async () => {
   const id = await liveJob({ steps: 2 });

@@ -18,16 +18,21 @@ const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}\
 
 it("shows a running job's progress in the list and its progress and output live on its page", async () => {
   const hold = path.join(tmpdir(), `conveyor-console-live-${process.pid}`);
-  const res = await rig.stack.post("/jobs", { type: "scripted", payload: { live: { steps: 4, step_ms: 400 }, until_file: hold } });
+  const gate = `${hold}-gate`;
+  const res = await rig.stack.post("/jobs", { type: "scripted", payload: { live: { steps: 4, gate }, until_file: hold } });
   expect(res.status).toBe(202);
   const id = res.body.id as string;
 
   const page = await rig.loggedIn(rig.stack.owner.email);
   await page.goto(`${rig.base}/jobs/${id}`);
-  // Live: the page shows each step as the worker reports it, without a reload.
-  await page.getByTestId("job-progress-label").filter({ hasText: /^(25|50|75) % — step [123]$/ }).waitFor({ timeout: 20_000 });
+  // Live: the page shows each step as the worker reports it (each step waits for the test), without a reload.
+  await page.getByTestId("job-progress-label").filter({ hasText: "25 % — step 1" }).waitFor({ timeout: 20_000 });
   await page.getByTestId("job-output").filter({ hasText: "line 1" }).waitFor();
-  await page.getByTestId("job-progress-label").filter({ hasText: "100 % — step 4" }).waitFor({ timeout: 20_000 });
+  for (const step of [2, 3, 4]) {
+    writeFileSync(`${gate}-${step}`, "");
+    await page.getByTestId("job-progress-label").filter({ hasText: `${step * 25} % — step ${step}` }).waitFor({ timeout: 20_000 });
+    await page.getByTestId("job-output").filter({ hasText: `line ${step}` }).waitFor();
+  }
   await page.getByTestId("job-output").filter({ hasText: "line 4" }).waitFor({ timeout: 20_000 });
   expect(await page.getByTestId("job-output").textContent()).toBe(lines(4));
   await checkPage(page, "job-live-running");

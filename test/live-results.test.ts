@@ -321,20 +321,21 @@ it("lets a public token read its own job only: not another job, not the list, no
   // The second org's job: 404 too.
   expect((await stack.api.request.get(`/jobs/${stack.otherOrg.jobId}`).set(bearer)).status).toBe(404);
   // Everything else: not a credential at all (401), revealing nothing.
-  const elsewhere = [
-    stack.api.request.get("/jobs").set(bearer),
-    stack.api.request.get(`/jobs?token=${token}`),
-    stack.api.request.get(`/jobs/${id}/logs`).set(bearer),
-    stack.api.request.get(`/jobs/${id}/artifact`).set(bearer),
-    stack.api.request.get("/events").set(bearer),
-    stack.api.request.post(`/jobs/${id}/replay`).set(bearer).send({}),
-    stack.api.request.post(`/jobs/${id}/cancel`).set(bearer).send({}),
-    stack.api.request.post(`/jobs/${id}/public-token`).set(bearer).send({}),
-    stack.api.request.post("/jobs").set(bearer).send({ type: "scripted", payload: {} }),
-    stack.api.request.get("/me").set(bearer),
+  const elsewhere: [string, Promise<{ status: number; body: any }>][] = [
+    ["GET /jobs", stack.api.request.get("/jobs").set(bearer)],
+    ["GET /jobs?token=", stack.api.request.get(`/jobs?token=${token}`)],
+    ["GET logs", stack.api.request.get(`/jobs/${id}/logs`).set(bearer)],
+    ["GET artifact", stack.api.request.get(`/jobs/${id}/artifact`).set(bearer)],
+    ["GET /events", stack.api.request.get("/events").set(bearer)],
+    ["POST replay", stack.api.request.post(`/jobs/${id}/replay`).set(bearer).send({})],
+    ["POST cancel", stack.api.request.post(`/jobs/${id}/cancel`).set(bearer).send({})],
+    ["POST public-token", stack.api.request.post(`/jobs/${id}/public-token`).set(bearer).send({})],
+    ["POST /jobs", stack.api.request.post("/jobs").set(bearer).send({ type: "scripted", payload: {} })],
+    ["GET /me", stack.api.request.get("/me").set(bearer)],
   ];
-  for (const res of await Promise.all(elsewhere)) {
-    expect([res.req.path, res.status, res.body.error.code]).toEqual([res.req.path, 401, "unauthorized"]);
+  for (const [what, request] of elsewhere) {
+    const res = await request;
+    expect([what, res.status, res.body.error.code]).toEqual([what, 401, "unauthorized"]);
     expect(JSON.stringify(res.body)).not.toContain(id);
   }
   // Bad requests for a token: a TTL past 24 h, a malformed id.

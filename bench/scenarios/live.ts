@@ -124,21 +124,25 @@ export async function liveStreams(env: BenchEnv, ports: { api: number; worker: n
     const opened = ids.map(
       (id, i) =>
         new Promise<void>((resolve, reject) => {
-          const request = http.get(`http://127.0.0.1:${ports.api}/jobs/${id}/events?token=${tokens[i]}`, { agent, headers: { Accept: "text/event-stream" } }, (res) => {
-            if (res.statusCode !== 200) return reject(new Error(`stream ${i}: ${res.statusCode}`));
-            res.setEncoding("utf8");
-            const parser = createParser({
-              onEvent(event) {
-                if (event.event === "job.progress") {
-                  progressEvents++;
-                  latencies.push(Date.now() - Date.parse((JSON.parse(event.data) as { time: string }).time));
-                } else if (event.event === "job.succeeded") finals++;
-              },
-            });
-            res.on("data", (chunk: string) => parser.feed(chunk));
-            res.on("error", () => {});
-            resolve();
-          });
+          const request = http.get(
+            `http://127.0.0.1:${ports.api}/jobs/${id}/events?token=${tokens[i]}`,
+            { agent, headers: { Accept: "text/event-stream" } },
+            (res) => {
+              if (res.statusCode !== 200) return reject(new Error(`stream ${i}: ${res.statusCode}`));
+              res.setEncoding("utf8");
+              const parser = createParser({
+                onEvent(event) {
+                  if (event.event === "job.progress") {
+                    progressEvents++;
+                    latencies.push(Date.now() - Date.parse((JSON.parse(event.data) as { time: string }).time));
+                  } else if (event.event === "job.succeeded") finals++;
+                },
+              });
+              res.on("data", (chunk: string) => parser.feed(chunk));
+              res.on("error", () => {});
+              resolve();
+            },
+          );
           request.on("error", reject);
           requests.push(request);
         }),
@@ -166,7 +170,14 @@ export async function liveStreams(env: BenchEnv, ports: { api: number; worker: n
         target: "≤ 250 ms",
         met: percentile(latencies, 99) <= 250 && complete,
       },
-      { scenario: "Live results: SSE (one API process)", metric: `${shape}: p50 job.progress event → stream`, conveyor: percentile(latencies, 50), baseline: null, baselineName: "", unit: "ms" },
+      {
+        scenario: "Live results: SSE (one API process)",
+        metric: `${shape}: p50 job.progress event → stream`,
+        conveyor: percentile(latencies, 50),
+        baseline: null,
+        baselineName: "",
+        unit: "ms",
+      },
       {
         scenario: "Live results: SSE (one API process)",
         metric: `${shape}: job.progress events per job per second (${progressEvents} received)`,

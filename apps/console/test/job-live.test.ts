@@ -30,8 +30,14 @@ it("shows a running job's progress in the list and its progress and output live 
   await page.getByTestId("job-output").filter({ hasText: "line 1" }).waitFor();
   for (const step of [2, 3, 4]) {
     writeFileSync(`${gate}-${step}`, "");
-    await page.getByTestId("job-progress-label").filter({ hasText: `${step * 25} % — step ${step}` }).waitFor({ timeout: 20_000 });
-    await page.getByTestId("job-output").filter({ hasText: `line ${step}` }).waitFor();
+    await page
+      .getByTestId("job-progress-label")
+      .filter({ hasText: `${step * 25} % — step ${step}` })
+      .waitFor({ timeout: 20_000 });
+    await page
+      .getByTestId("job-output")
+      .filter({ hasText: `line ${step}` })
+      .waitFor();
   }
   await page.getByTestId("job-output").filter({ hasText: "line 4" }).waitFor({ timeout: 20_000 });
   expect(await page.getByTestId("job-output").textContent()).toBe(lines(4));

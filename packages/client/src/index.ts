@@ -3,7 +3,15 @@
 // uses it with the session cookie and the CSRF token. Works in Node 20+ and in browsers (fetch and streams only).
 import createClient, { type Client } from "openapi-fetch";
 import { createEventStream, type ConveyorEvent, type EventStreamOptions } from "./events.js";
-import { subscribeToJob, JobSubscriptionError, type JobProgress, type JobSubscription, type JobSubscriptionHandlers, type LiveJob, type SubscribeOptions } from "./subscribe.js";
+import {
+  subscribeToJob,
+  JobSubscriptionError,
+  type JobProgress,
+  type JobSubscription,
+  type JobSubscriptionHandlers,
+  type LiveJob,
+  type SubscribeOptions,
+} from "./subscribe.js";
 import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType } from "./job-types.js";
 import type { components, operations, paths } from "./schema.js";
 

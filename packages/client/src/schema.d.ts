@@ -3093,7 +3093,8 @@ export interface operations {
                      *         "debounce_key": null,
                      *         "waiting_for": null,
                      *         "started_at": "2026-11-21T09:30:00.410Z",
-                     *         "finished_at": "2026-11-21T09:30:01.250Z"
+                     *         "finished_at": "2026-11-21T09:30:01.250Z",
+                     *         "progress": null
                      *       }
                      *     ]
                      */
@@ -3318,6 +3319,7 @@ export interface operations {
                      *       "waiting_for": null,
                      *       "started_at": "2026-11-21T09:30:00.410Z",
                      *       "finished_at": "2026-11-21T09:30:01.250Z",
+                     *       "progress": null,
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
@@ -3386,7 +3388,8 @@ export interface operations {
                      *           "debounce_key": null,
                      *           "waiting_for": "dependencies",
                      *           "started_at": "2026-11-21T09:30:00.410Z",
-                     *           "finished_at": "2026-11-21T09:30:01.250Z"
+                     *           "finished_at": "2026-11-21T09:30:01.250Z",
+                     *           "progress": null
                      *         },
                      *         {
                      *           "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
@@ -3409,7 +3412,8 @@ export interface operations {
                      *           "debounce_key": null,
                      *           "waiting_for": null,
                      *           "started_at": "2026-11-21T09:30:00.410Z",
-                     *           "finished_at": "2026-11-21T09:30:01.250Z"
+                     *           "finished_at": "2026-11-21T09:30:01.250Z",
+                     *           "progress": null
                      *         }
                      *       ],
                      *       "edges": [
@@ -3600,6 +3604,7 @@ export interface operations {
                      *       "waiting_for": null,
                      *       "started_at": "2026-11-21T09:30:00.410Z",
                      *       "finished_at": "2026-11-21T09:30:01.250Z",
+                     *       "progress": null,
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",

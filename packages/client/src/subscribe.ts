@@ -132,7 +132,9 @@ export function subscribeToJob(id: string, token: string, handlers: JobSubscript
       onRefused(status) {
         if (closed) return;
         closed = true;
-        handlers.onError?.(new JobSubscriptionError(`The job's stream was refused with ${status}: the token is unknown, expired or revoked, or the job is gone.`, status));
+        handlers.onError?.(
+          new JobSubscriptionError(`The job's stream was refused with ${status}: the token is unknown, expired or revoked, or the job is gone.`, status),
+        );
       },
     },
     {

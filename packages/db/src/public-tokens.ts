@@ -47,9 +47,11 @@ export async function publicTokenLive(db: pg.Pool | pg.PoolClient, id: string, n
 
 /** Revokes a live token of the org's job; false when there is none (unknown, another org's, already revoked). */
 export async function revokePublicToken(db: pg.Pool | pg.PoolClient, input: { orgId: string; jobId: string; id: string; at: Date }): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `UPDATE job_public_tokens SET revoked_at = $4 WHERE id = $1 AND job_id = $2 AND org_id = $3 AND revoked_at IS NULL`,
-    [input.id, input.jobId, input.orgId, input.at],
-  );
+  const { rowCount } = await db.query(`UPDATE job_public_tokens SET revoked_at = $4 WHERE id = $1 AND job_id = $2 AND org_id = $3 AND revoked_at IS NULL`, [
+    input.id,
+    input.jobId,
+    input.orgId,
+    input.at,
+  ]);
   return rowCount === 1;
 }

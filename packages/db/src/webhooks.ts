@@ -2,7 +2,13 @@
 // workers' leader relays events to delivery jobs, and each delivery job reads its endpoint and event and records
 // its attempt. Secrets are stored sealed (secret-box.ts) and never read by the API after they are written.
 import type pg from "pg";
-import { LIVE_EVENT_TYPES, WEBHOOK_DELIVERY_TYPE, WEBHOOK_TEST_EVENT_TYPE, type WebhookDeliveryPayload, type WebhookDeliveryTrigger } from "@conveyor/contracts";
+import {
+  LIVE_EVENT_TYPES,
+  WEBHOOK_DELIVERY_TYPE,
+  WEBHOOK_TEST_EVENT_TYPE,
+  type WebhookDeliveryPayload,
+  type WebhookDeliveryTrigger,
+} from "@conveyor/contracts";
 import { newId } from "./ids";
 import { iso } from "./job-sql";
 import { insertJobs } from "./job-machine";

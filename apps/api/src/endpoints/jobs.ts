@@ -54,6 +54,7 @@ const listItem = {
   waiting_for: null,
   started_at: "2026-11-21T09:30:00.410Z",
   finished_at: "2026-11-21T09:30:01.250Z",
+  progress: null,
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */

@@ -48,7 +48,8 @@ export function cutUtf8(text: string, bytes: number): string {
 }
 
 /** Whether a reported fraction can be recorded: a number from 0 to 1. */
-export const validFraction = (fraction: unknown): fraction is number => typeof fraction === "number" && Number.isFinite(fraction) && fraction >= 0 && fraction <= 1;
+export const validFraction = (fraction: unknown): fraction is number =>
+  typeof fraction === "number" && Number.isFinite(fraction) && fraction >= 0 && fraction <= 1;
 
 export class LiveRecorder {
   private readonly jobs = new Map<string, JobState>();

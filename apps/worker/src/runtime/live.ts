@@ -92,7 +92,7 @@ export class LiveRecorder {
         const job = this.jobs.get(jobId);
         if (!job || job.fence !== fence) return;
         await job.writing;
-        if (job.progress || job.output) await this.write([job]);
+        if (job.progress || job.output) await this.finalRound(job);
         this.jobs.delete(jobId);
       },
     };
@@ -105,6 +105,23 @@ export class LiveRecorder {
   }
 
   private lastRound = 0;
+  private finals: JobState[] = [];
+  private finalWrite: Promise<void> | undefined;
+
+  /**
+   * Writes a finishing attempt's last reports with those of every other attempt finishing meanwhile: one statement
+   * (and one commit) for all of them, started on the next turn of the event loop, rather than one per job.
+   */
+  private finalRound(job: JobState): Promise<void> {
+    this.finals.push(job);
+    this.finalWrite ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const jobs = this.finals;
+      this.finals = [];
+      this.finalWrite = undefined;
+      return this.write(jobs);
+    });
+    return this.finalWrite;
+  }
 
   /** Starts a round once ROUND_MS have passed since the last one began (at once if they have). */
   private schedule(): void {

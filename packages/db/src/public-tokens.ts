@@ -35,14 +35,15 @@ export async function findLivePublicToken(db: pg.Pool | pg.PoolClient, tokenHash
   return row ? { id: row.id, orgId: row.org_id, jobId: row.job_id, createdBy: row.created_by, expiresAt: row.expires_at } : null;
 }
 
-/** Whether the token of this id is still live at `now` (an open stream checks it now and then). */
-export async function publicTokenLive(db: pg.Pool | pg.PoolClient, id: string, now: Date): Promise<boolean> {
-  const { rows } = await db.query(
-    `SELECT 1 FROM job_public_tokens t WHERE t.id = $1 AND t.revoked_at IS NULL AND t.expires_at > $2
+/** Which of these tokens are still live at `now` (open streams check theirs together, now and then). */
+export async function livePublicTokens(db: pg.Pool | pg.PoolClient, ids: readonly string[], now: Date): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT t.id FROM job_public_tokens t
+      WHERE t.id = ANY($1::uuid[]) AND t.revoked_at IS NULL AND t.expires_at > $2
         AND EXISTS (SELECT 1 FROM memberships m WHERE m.org_id = t.org_id AND m.user_id = t.created_by)`,
-    [id, now],
+    [ids, now],
   );
-  return rows.length > 0;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Revokes a live token of the org's job; false when there is none (unknown, another org's, already revoked). */

@@ -1,12 +1,12 @@
 // Progress and live results for front ends (SPEC §21): a job's output, and the public tokens that let a browser read
 // one job — the job, its output and its events — without any other credential.
-import { findJobOutput, insertPublicToken, isUuid, newId, publicTokenLive, revokePublicToken } from "@conveyor/db";
+import { findJobOutput, insertPublicToken, isUuid, livePublicTokens, newId, revokePublicToken } from "@conveyor/db";
 import { notFound } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 import type { EventSink, EventStream } from "./event-stream";
 import { generatePublicToken } from "./public-token-secrets";
 
-/** How often an open stream read with a public token checks that the token is still live (revocation). */
+/** How often open streams read with public tokens check that their tokens are still live (revocation). */
 export const PUBLIC_TOKEN_RECHECK_MS = 3_000;
 
 /**
@@ -62,6 +62,41 @@ export async function deletePublicToken(options: { caller: Caller; jobId: string
   if (!revoked) throw notFound("Public token");
 }
 
+type TokenWatch = { timer: NodeJS.Timeout; streams: Map<string, Set<() => void>> };
+const watches = new WeakMap<object, TokenWatch>();
+
+/**
+ * Ends `end` when token `id` stops being live. Every stream of a process is checked by one query per
+ * PUBLIC_TOKEN_RECHECK_MS (a thousand open pages are one query, not a thousand); the returned function stops watching.
+ */
+function watchToken(id: string, end: () => void, deps: Pick<ServiceDeps, "db" | "clock">): () => void {
+  let watch = watches.get(deps.db.pool);
+  if (!watch) {
+    const streams = new Map<string, Set<() => void>>();
+    const timer = setInterval(() => {
+      livePublicTokens(deps.db.pool, [...streams.keys()], deps.clock.now()).then(
+        (live) => {
+          for (const [token, ends] of streams) if (!live.has(token)) for (const stop of [...ends]) stop();
+        },
+        () => undefined, // Postgres away: the next check decides.
+      );
+    }, PUBLIC_TOKEN_RECHECK_MS).unref();
+    watches.set(deps.db.pool, (watch = { timer, streams }));
+  }
+  const { streams, timer } = watch;
+  let ends = streams.get(id);
+  if (!ends) streams.set(id, (ends = new Set()));
+  ends.add(end);
+  return () => {
+    ends.delete(end);
+    if (ends.size === 0) streams.delete(id);
+    if (streams.size === 0 && watches.get(deps.db.pool) === watch) {
+      clearInterval(timer);
+      watches.delete(deps.db.pool);
+    }
+  };
+}
+
 /**
  * A stream read with a public token ends when the token expires or is revoked (the client's reconnection is then
  * refused with 401); any other caller's stream is returned as it is.
@@ -72,20 +107,13 @@ export function boundToCredential(stream: EventStream, caller: Caller, deps: Pic
   return {
     async run(sink: EventSink) {
       const end = () => sink.end();
-      const expiry = setTimeout(end, Math.max(0, grant.expiresAt.getTime() - deps.clock.now().getTime()));
-      const recheck = setInterval(() => {
-        publicTokenLive(deps.db.pool, grant.id, deps.clock.now()).then(
-          (live) => live || end(),
-          () => undefined, // Postgres away: the next check decides.
-        );
-      }, PUBLIC_TOKEN_RECHECK_MS);
-      expiry.unref();
-      recheck.unref();
+      const expiry = setTimeout(end, Math.max(0, grant.expiresAt.getTime() - deps.clock.now().getTime())).unref();
+      const unwatch = watchToken(grant.id, end, deps);
       try {
         await stream.run(sink);
       } finally {
         clearTimeout(expiry);
-        clearInterval(recheck);
+        unwatch();
       }
     },
   };

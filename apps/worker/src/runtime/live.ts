@@ -18,6 +18,9 @@ import type pg from "pg";
 /** Time between two rounds: what keeps each job at PROGRESS_EVENTS_PER_SECOND (and its output appends as few). */
 export const ROUND_MS = 1000 / Math.min(PROGRESS_EVENTS_PER_SECOND, OUTPUT_WRITES_PER_SECOND);
 
+/** Jobs per progress statement: a round of a thousand running jobs is four statements written side by side. */
+const STATEMENT_JOBS = 250;
+
 /** One attempt's reports, as its handler's context offers them. */
 export type LiveReporter = {
   progress(fraction: number, message?: string): void;
@@ -153,10 +156,16 @@ export class LiveRecorder {
     const writing = new Promise<void>((resolve) => (done = resolve));
     for (const job of jobs) job.writing = writing;
     try {
+      // In statements of at most STATEMENT_JOBS jobs, side by side: each commits (and its events become readable)
+      // as soon as it is done, instead of every job's report waiting for the largest statement.
+      const chunks: ProgressReport[][] = [];
+      for (let i = 0; i < progress.length; i += STATEMENT_JOBS) chunks.push(progress.slice(i, i + STATEMENT_JOBS));
       await Promise.all([
-        recordProgress(this.deps.pool, progress).catch((error: Error) => {
-          this.deps.logger.warn("could not record jobs' progress; the next report will", { jobs: progress.length, error: error.message });
-        }),
+        ...chunks.map((chunk) =>
+          recordProgress(this.deps.pool, chunk).catch((error: Error) => {
+            this.deps.logger.warn("could not record jobs' progress; the next report will", { jobs: chunk.length, error: error.message });
+          }),
+        ),
         this.append(output),
       ]);
     } finally {

@@ -1,4 +1,7 @@
 /// <reference lib="dom" />
+/// <reference lib="dom.asynciterable" />
+// The pages' code is typed with the browser's library; with it, fetch bodies are async iterable only through
+// dom.asynciterable (bench/ reads them with for await in the same program).
 // Progress and live results for front ends (SPEC §21, ROBUSTNESS 51) through the real API, Redis, Postgres, a worker
 // process and Chromium: the example page (examples/live-job), served from an origin listed in PUBLIC_TOKEN_ORIGINS,
 // shows a running job's progress and output live with nothing but the job's public token; a page of an unlisted
@@ -133,7 +136,7 @@ async function openExample(origin: string, jobId: string, token: string): Promis
 }
 
 const text = (page: Page, id: string) => page.getByTestId(id).textContent();
-const fraction = (page: Page) => page.getByTestId("progress").evaluate((el) => (el as HTMLProgressElement).value);
+const fraction = (page: Page) => page.getByTestId("progress").evaluate((el) => (el as unknown as { value: number }).value);
 
 it("shows a running job's progress and output live on a page of a listed origin, with only its public token", async () => {
   const hold = path.join(work, "release-1");

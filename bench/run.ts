@@ -8,6 +8,8 @@
 // Console (--only=console): --console-jobs=N (default 1,000,000; 10000 for a quick run)
 // Flow control (--only=ratelimit,keys,paused,dedupe): --ratelimit-jobs=5000 --keys-jobs=100000 --keys=10000 --paused-jobs=100000
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
+// Live results (--only=live,live-worker): --live-jobs=1000 streams and jobs, --live-seconds=10 of progress 10×/s each;
+//   the worker's rate with progress reports vs without: --live-worker-jobs=3000
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
 // Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
@@ -41,12 +43,13 @@ import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
 import { webhookDeliveries } from "./scenarios/webhooks";
 import { worker } from "./scenarios/worker";
+import { liveStreams, workerRateWithProgress } from "./scenarios/live";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover"
+    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover,live,live-worker"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -143,6 +146,10 @@ async function main(): Promise<void> {
     await step("webhook-keepalive", () => webhookKeepAlive(seconds, Number(args["webhook-concurrency"] ?? 100)));
     await step("pgbouncer", () => throughPgBouncer(env, port, seconds, Number(args["ha-jobs"] ?? 10_000), concurrency));
     await step("failover", async () => [...(await failover(port, true)), ...(await failover(port, false))]);
+    await step("live", () =>
+      liveStreams(env, { api: port, worker: workerPort }, { jobs: Number(args["live-jobs"] ?? 1_000), seconds: Number(args["live-seconds"] ?? 10) }),
+    );
+    await step("live-worker", () => workerRateWithProgress(env, workerPort, Number(args["live-worker-jobs"] ?? 3_000)));
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

@@ -12,6 +12,7 @@ import { createAuthenticator } from "./middleware/authenticate";
 import { consolePages } from "./middleware/console-pages";
 import { errorHandler, unknownRoute } from "./middleware/error-handler";
 import { jsonBody } from "./middleware/json-body";
+import { publicTokenCors } from "./middleware/public-cors";
 import { createRateLimits } from "./middleware/rate-limit";
 import { requestContext } from "./middleware/request-context";
 import { createApiMetrics } from "./observability/metrics";
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): ConveyorApp {
   );
   // Browser navigations to the console's routes get its page; everything else is the API.
   app.use(consolePages);
+  app.use(publicTokenCors(deps.config.PUBLIC_TOKEN_ORIGINS));
   app.use(jsonBody());
   const shared = routerDeps(deps, metrics.registry);
   app.use(buildRouter(endpoints, shared));

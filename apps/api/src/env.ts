@@ -1,7 +1,7 @@
 // The API's configuration, parsed once at boot from the environment (SPEC §7). Nothing else reads process.env.
 // Each variable is written once, here; the config's type is derived from this schema and its keys are the
 // variables' names.
-import { databaseUrl, envSchema, flag, Joi, parseEnv, publicUrl, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
+import { databaseUrl, envSchema, flag, Joi, list, parseEnv, publicUrl, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
 
 /** JWT_SECRET when it is unset outside production: public, so tokens signed with it prove nothing. */
 const DEVELOPMENT_JWT_SECRET = "conveyor-development-secret-do-not-use-in-production";
@@ -26,6 +26,11 @@ export const apiEnvSchema = envSchema({
   EVENT_STREAMS_PER_ORG: setting(Joi.number().integer().min(0).max(100_000)).default(100),
   /** Webhook endpoints one organization may have; 0: no cap. */
   WEBHOOK_ENDPOINTS_PER_ORG: setting(Joi.number().integer().min(0).max(10_000)).default(25),
+  /**
+   * Origins (scheme://host[:port]) whose pages may read a job with its public token (SPEC §21): CORS is granted to them on
+   * GET /jobs/{id}, /jobs/{id}/output and /jobs/{id}/events only. Empty: none.
+   */
+  PUBLIC_TOKEN_ORIGINS: setting(list({ pattern: /^https?:\/\/[^/\s,]+$/, name: "origin (scheme://host[:port], no path)" })).default([]),
   /** Accept http:// OpenID providers for single sign-on (SPEC §16): for development and tests only. */
   SSO_ALLOW_HTTP: setting(flag()).default(false),
   /** A replica for lists, search, stats, usage and the audit log (SPEC §23); one host or several. Unset: the primary. */

@@ -35,6 +35,8 @@ const PART_THREE_FIELDS = [
   "waiting_for",
   "started_at",
   "finished_at",
+  // Part four (SPEC §21): the handler's last progress report.
+  "progress",
 ];
 
 async function create(body: object, headers: Record<string, string> = asAlice()) {
@@ -410,6 +412,7 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       waiting_for: "no_worker",
       started_at: null,
       finished_at: null,
+      progress: null,
       depends_on: [],
       dependents: [],
       on_dependency_failure: "cancel",

@@ -161,6 +161,8 @@ describe("GET /openapi.json", () => {
       bearerAuth: expect.objectContaining({ type: "http", scheme: "bearer", bearerFormat: "JWT" }),
       apiKeyAuth: expect.objectContaining({ type: "apiKey", in: "header", name: "X-API-Key" }),
       sessionCookie: expect.objectContaining({ type: "apiKey", in: "cookie", name: "conveyor_session" }),
+      publicToken: expect.objectContaining({ type: "http", scheme: "bearer", bearerFormat: "cvpt_…" }),
+      publicTokenQuery: expect.objectContaining({ type: "apiKey", in: "query", name: "token" }),
     });
     const job = [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }];
     const user = [{ bearerAuth: [] }, { sessionCookie: [] }];
@@ -173,6 +175,15 @@ describe("GET /openapi.json", () => {
     expect(doc.paths["/auth/session"]!.post.security).toEqual([]);
     expect(doc.paths["/invite/accept"]!.post.security).toEqual([]);
     expect(doc.paths["/metrics"]!.get.security).toEqual([]);
+    // A job's public token reads that job, its output and its events (SPEC §21), and nothing else.
+    const jobRead = [...job, { publicToken: [] }, { publicTokenQuery: [] }];
+    const readable = Object.entries(doc.paths).flatMap(([p, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op.security.some((s: Record<string, unknown>) => "publicToken" in s))
+        .map(([method]) => `${method} ${p}`),
+    );
+    expect(readable.sort()).toEqual(["get /jobs/{id}", "get /jobs/{id}/events", "get /jobs/{id}/output"]);
+    expect(doc.paths["/jobs/{id}/output"]!.get.security).toEqual(jobRead);
   });
 
   it("documents X-CSRF-Token (optional) and a 403 on every state-changing operation a session cookie can call, and on no other", () => {

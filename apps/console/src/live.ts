@@ -15,7 +15,18 @@ import { orgChangedElsewhere } from "./session";
 export type JobPage<Row> = { items: Row[]; next: string | null };
 type ListKey = ReturnType<typeof keys.jobs.list>;
 
-const LIST_FIELDS = ["status", "retries", "max_retries", "updated_at", "run_at", "priority", "cancel_requested_at", "started_at", "finished_at"] as const;
+const LIST_FIELDS = [
+  "status",
+  "retries",
+  "max_retries",
+  "updated_at",
+  "run_at",
+  "priority",
+  "cancel_requested_at",
+  "started_at",
+  "finished_at",
+  "progress",
+] as const;
 
 /**
  * What an event changes in a row of a list or a graph: the fields its data (the job as it was) carries, and no

@@ -3,6 +3,15 @@
 // uses it with the session cookie and the CSRF token. Works in Node 20+ and in browsers (fetch and streams only).
 import createClient, { type Client } from "openapi-fetch";
 import { createEventStream, type ConveyorEvent, type EventStreamOptions } from "./events.js";
+import {
+  subscribeToJob,
+  JobSubscriptionError,
+  type JobProgress,
+  type JobSubscription,
+  type JobSubscriptionHandlers,
+  type LiveJob,
+  type SubscribeOptions,
+} from "./subscribe.js";
 import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType } from "./job-types.js";
 import type { components, operations, paths } from "./schema.js";
 
@@ -10,6 +19,7 @@ export type { components, operations, paths };
 export type { ConveyorEvent, EventStreamOptions };
 export { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType };
 export { jobMatchesFilter, type FilterableJob, type JobListFilter } from "./job-match.js";
+export { subscribeToJob, JobSubscriptionError, type JobProgress, type JobSubscription, type JobSubscriptionHandlers, type LiveJob, type SubscribeOptions };
 
 /** A response body or component of the API by its name in the document, e.g. `Schema<"Job">`. */
 export type Schema<Name extends keyof components["schemas"]> = components["schemas"][Name];

@@ -132,7 +132,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a job */
+        /**
+         * Get a job
+         * @description Readable with the job's public token (SPEC §21) as well as the job credentials.
+         */
         get: operations["getJob"];
         put?: never;
         post?: never;
@@ -282,6 +285,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/jobs/{id}/output": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a job's output
+         * @description Everything the job's handler wrote with ctx.output, whole, in order (job.output events carry each piece as it is written). Kept up to 1048576 bytes, then cut with a marker; deleted with the job. Readable with the job's public token.
+         */
+        get: operations["getJobOutput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/public-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a public token that reads one job
+         * @description A token a browser can hold: it reads this job (GET /jobs/{id}), its output (GET /jobs/{id}/output) and its events (GET /jobs/{id}/events), as `Authorization: Bearer …` or `?token=`, and nothing else — every other use is 401 or 404. It lives ttl_seconds (at most 86400, default 3600), until revoked, or until retention deletes the job. Pages of the origins in PUBLIC_TOKEN_ORIGINS may read with it across origins (CORS).
+         */
+        post: operations["createJobPublicToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/jobs/{id}/public-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a job's public token
+         * @description Refused at once on every request; a stream open with it ends within a few seconds.
+         */
+        delete: operations["revokeJobPublicToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events": {
         parameters: {
             query?: never;
@@ -311,7 +374,7 @@ export interface paths {
         };
         /**
          * Stream one job's events
-         * @description The job's events as server-sent events, from its first (or after `Last-Event-ID`), closed after its final event (`job.succeeded`, `job.failed` or `job.cancelled`) — at once, after replaying its history, if the job has finished.
+         * @description The job's events as server-sent events, from its first (or after `Last-Event-ID`), closed after its final event (`job.succeeded`, `job.failed` or `job.cancelled`) — at once, after replaying its history, if the job has finished. Readable with the job's public token (`?token=` for EventSource); such a stream ends when the token expires or is revoked.
          */
         get: operations["streamJobEvents"];
         put?: never;
@@ -1869,6 +1932,18 @@ export interface components {
              * @description When it reached done, failed or cancelled; null while it is live.
              */
             finished_at: string | null;
+            /** @description What its handler last reported of its progress (ctx.progress), or null; job.progress events carry each change. */
+            progress: {
+                /** @description How far the job is, from 0 to 1. */
+                fraction: number;
+                /** @description What it is doing, or null. */
+                message: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the handler reported it.
+                 */
+                at: string;
+            } | null;
             /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
             matched?: string;
             /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
@@ -2065,6 +2140,18 @@ export interface components {
                  * @description When it reached done, failed or cancelled; null while it is live.
                  */
                 finished_at: string | null;
+                /** @description What its handler last reported of its progress (ctx.progress), or null; job.progress events carry each change. */
+                progress: {
+                    /** @description How far the job is, from 0 to 1. */
+                    fraction: number;
+                    /** @description What it is doing, or null. */
+                    message: string | null;
+                    /**
+                     * Format: date-time
+                     * @description When the handler reported it.
+                     */
+                    at: string;
+                } | null;
                 /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
                 matched?: string;
                 /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
@@ -2156,6 +2243,18 @@ export interface components {
              * @description When it reached done, failed or cancelled; null while it is live.
              */
             finished_at: string | null;
+            /** @description What its handler last reported of its progress (ctx.progress), or null; job.progress events carry each change. */
+            progress: {
+                /** @description How far the job is, from 0 to 1. */
+                fraction: number;
+                /** @description What it is doing, or null. */
+                message: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the handler reported it.
+                 */
+                at: string;
+            } | null;
             /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
             matched?: string;
             /** @description The jobs this one waits for (SPEC §15); empty when none. */
@@ -2573,7 +2672,7 @@ export interface components {
             /** @description Grows within the organization; send it back as Last-Event-ID to resume. */
             id: number;
             /** @enum {string} */
-            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated";
+            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2597,7 +2696,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2629,7 +2728,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2661,7 +2760,7 @@ export interface components {
             /** @description The event delivered (what POST …/redeliver takes); null for a test event. */
             event_id: number | null;
             /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "webhook.test";
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "webhook.test";
             /**
              * Format: uuid
              * @description The job the event is about (the CloudEvent's `subject`); null for a test event.
@@ -2697,7 +2796,7 @@ export interface components {
             /** @description The event queued; null for a test event. */
             event_id: number | null;
             /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "webhook.test";
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "webhook.test";
             /** @enum {string} */
             trigger: "redelivery" | "test";
         };
@@ -2789,6 +2888,41 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds and Z.
              */
             updated_at: string;
+        };
+        JobOutput: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            job_id: string;
+            /** @description Everything the job's handler wrote with ctx.output, in order; cut at 1048576 bytes with a marker. */
+            output: string;
+            /** @description Its length in bytes (UTF-8). */
+            bytes: number;
+        };
+        PublicToken: {
+            /**
+             * Format: uuid
+             * @description The token's id, for DELETE /jobs/{id}/public-tokens/{token_id}.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            job_id: string;
+            /** @description The token (shown only here). Send it as `Authorization: Bearer …` or `?token=` on GET /jobs/{id}, /output and /events. */
+            token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
         };
     };
     responses: {
@@ -3217,7 +3351,8 @@ export interface operations {
                      *         "debounce_key": null,
                      *         "waiting_for": null,
                      *         "started_at": "2026-11-21T09:30:00.410Z",
-                     *         "finished_at": "2026-11-21T09:30:01.250Z"
+                     *         "finished_at": "2026-11-21T09:30:01.250Z",
+                     *         "progress": null
                      *       }
                      *     ]
                      */
@@ -3400,7 +3535,9 @@ export interface operations {
     };
     getJob: {
         parameters: {
-            query?: never;
+            query?: {
+                token?: string;
+            };
             header?: never;
             path: {
                 /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
@@ -3440,6 +3577,7 @@ export interface operations {
                      *       "waiting_for": null,
                      *       "started_at": "2026-11-21T09:30:00.410Z",
                      *       "finished_at": "2026-11-21T09:30:01.250Z",
+                     *       "progress": null,
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
@@ -3508,7 +3646,8 @@ export interface operations {
                      *           "debounce_key": null,
                      *           "waiting_for": "dependencies",
                      *           "started_at": "2026-11-21T09:30:00.410Z",
-                     *           "finished_at": "2026-11-21T09:30:01.250Z"
+                     *           "finished_at": "2026-11-21T09:30:01.250Z",
+                     *           "progress": null
                      *         },
                      *         {
                      *           "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
@@ -3531,7 +3670,8 @@ export interface operations {
                      *           "debounce_key": null,
                      *           "waiting_for": null,
                      *           "started_at": "2026-11-21T09:30:00.410Z",
-                     *           "finished_at": "2026-11-21T09:30:01.250Z"
+                     *           "finished_at": "2026-11-21T09:30:01.250Z",
+                     *           "progress": null
                      *         }
                      *       ],
                      *       "edges": [
@@ -3722,6 +3862,7 @@ export interface operations {
                      *       "waiting_for": null,
                      *       "started_at": "2026-11-21T09:30:00.410Z",
                      *       "finished_at": "2026-11-21T09:30:01.250Z",
+                     *       "progress": null,
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
@@ -3879,6 +4020,130 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    getJobOutput: {
+        parameters: {
+            query?: {
+                token?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The output so far (empty when there is none). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "job_id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "output": "The report covers…",
+                     *       "bytes": 19
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobOutput"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createJobPublicToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description How long the token lives, in seconds. Default: 3600. */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The token; only its hash is kept, so it is shown only here. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-9a10-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "job_id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "token": "cvpt_Jm0V0l0q8g6yK2Xb6m7oVvJm0V0l0q8g6yK2Xb6m7oV",
+                     *       "expires_at": "2026-11-21T10:30:00.000Z",
+                     *       "created_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublicToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeJobPublicToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The job's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+                /** @description The public token's id (UUID). A malformed id is a 404 like an unknown one. */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     streamEvents: {
         parameters: {
             query?: {
@@ -3917,6 +4182,7 @@ export interface operations {
             query?: {
                 type?: string;
                 last_event_id?: string;
+                token?: string;
             };
             header?: {
                 /** @description The id of the last event you received: the stream resumes right after it, with no gap, for as long as events are retained. */
@@ -4006,8 +4272,8 @@ export interface operations {
                 "application/json": {
                     /** @description Where events are POSTed: https (http only with WEBHOOK_ALLOW_HTTP), a public host. */
                     url: string;
-                    /** @description Event types to receive (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled, job.updated), or "*" for all. */
-                    events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
+                    /** @description Event types to receive (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled, job.updated, job.progress, job.output), or "*" for all. */
+                    events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
                     description?: string;
                 };
             };
@@ -4099,7 +4365,7 @@ export interface operations {
                     /** @description A new address, under the same rules as at creation. */
                     url?: string;
                     /** @description The event types it receives from now on. */
-                    events?: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated")[];
+                    events?: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
                     /** @description An empty string removes it. */
                     description?: string;
                     /** @description false stops deliveries; true starts them again (also after a disabling for failures). */

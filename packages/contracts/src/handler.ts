@@ -16,6 +16,17 @@ export type JobContext = {
   signal: AbortSignal;
   /** Adds a line to the job's logs (GET /jobs/{id}/logs). Never log secrets or payload bodies. */
   log(level: LogLevel, message: string): void;
+  /**
+   * Reports how far the job is (SPEC §21): `fraction` from 0 to 1 and an optional message. Cheap to call often: the
+   * worker keeps the latest report and records it at most 4 times a second (the last one always lands). A fraction
+   * outside 0–1 or not a number is ignored with a warning, never failing the job.
+   */
+  progress(fraction: number, message?: string): void;
+  /**
+   * Appends text to the job's output (GET /jobs/{id}/output, `job.output` events): tokens of a model, lines of an
+   * import. Chunks are joined and written at most 4 times a second; the output keeps 1 MiB and is then cut with a marker.
+   */
+  output(chunk: string): void;
   /** Stores the file this job produced; served by GET /jobs/{id}/artifact. */
   saveArtifact(artifact: { contentType: string; filename: string; data: Buffer }): Promise<void>;
   /**

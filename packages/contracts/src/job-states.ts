@@ -21,6 +21,7 @@
 //   result amended   a provider's callback after the job finished (M-Pesa's result.callback)
 //   debounced        the API: a debounced job not yet handed over takes a newer post's payload and start time
 //   brought forward  the API: a pending job due later (run_at, or a retry's wait) is due now at a person's request
+//   progress/output  a worker, while an attempt runs (no status change; job-machine/live.ts): job.progress, job.output
 //   waiting / released / cancelled for a dependency (SPEC §15)
 //                    created with dependencies that are not final, a job waits without a queue row; the transition
 //                    that ends its last dependency releases it (queue row), and one that ends a dependency failed or
@@ -58,8 +59,25 @@ export const TRANSITION_EVENTS = {
   broughtForward: "job.updated",
 } as const;
 
-/** Every event type, in lifecycle order. */
-export const EVENT_TYPES = ["job.created", "job.started", "job.retrying", "job.succeeded", "job.failed", "job.cancelled", "job.updated"] as const;
+/**
+ * Events of a running job that change no status (SPEC §21): its progress and its output. Written by
+ * job-machine/live.ts; a webhook endpoint gets them only when it names them ("*" leaves them out).
+ */
+export const LIVE_EVENTS = { progress: "job.progress", output: "job.output" } as const;
+export const LIVE_EVENT_TYPES = Object.values(LIVE_EVENTS);
+
+/** Every event type, in lifecycle order, then the live ones. */
+export const EVENT_TYPES = [
+  "job.created",
+  "job.started",
+  "job.retrying",
+  "job.succeeded",
+  "job.failed",
+  "job.cancelled",
+  "job.updated",
+  LIVE_EVENTS.progress,
+  LIVE_EVENTS.output,
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The event a job's move into a status announces: a retry or a release (back to pending) is `job.retrying`. */

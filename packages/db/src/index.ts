@@ -20,6 +20,7 @@ export * from "./dispatch";
 export * from "./flow-control";
 export * from "./backlog";
 export * from "./events";
+export * from "./public-tokens";
 export * from "./notifications";
 export * from "./wake-loop";
 export * from "./schedules";

@@ -3,7 +3,7 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import { EVENT_TYPES, type JobFilter, type JobStatus } from "@conveyor/contracts";
+import { EVENT_TYPES, LIVE_EVENT_TYPES, type JobFilter, type JobStatus } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
 import { iso, TENANT_JOB } from "./job-sql";
 import { JOB_LOG_ORDER, jobLogSql } from "./job-machine/lines";
@@ -82,6 +82,8 @@ export type JobDetail = {
   /** When its last attempt started, and when it finished (null: not yet, or not recorded). */
   started_at: string | null;
   finished_at: string | null;
+  /** What its handler last reported of its progress (SPEC §21), or null. */
+  progress: { fraction: number; message: string | null; at: string } | null;
   /** Dependencies (SPEC §15): the jobs it waits for, the jobs waiting for it, and what a failed one does to it. */
   depends_on: string[];
   dependents: string[];
@@ -132,6 +134,7 @@ const DETAIL_ORDER = [
   "waiting_for",
   "started_at",
   "finished_at",
+  "progress",
   "depends_on",
   "dependents",
   "on_dependency_failure",
@@ -265,7 +268,7 @@ export async function findJobAttempts(pool: pg.Pool, orgId: string, jobId: strin
         AND e.type = ANY($3::text[])
       WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
       ORDER BY e.id`,
-    [jobId, orgId, EVENT_TYPES],
+    [jobId, orgId, EVENT_TYPES.filter((t) => !(LIVE_EVENT_TYPES as readonly string[]).includes(t))],
   );
   if (rows.length === 0) return null;
   return attemptsOf(rows.filter((row) => row.type !== null));

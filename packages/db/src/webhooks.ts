@@ -2,7 +2,13 @@
 // workers' leader relays events to delivery jobs, and each delivery job reads its endpoint and event and records
 // its attempt. Secrets are stored sealed (secret-box.ts) and never read by the API after they are written.
 import type pg from "pg";
-import { WEBHOOK_DELIVERY_TYPE, WEBHOOK_TEST_EVENT_TYPE, type WebhookDeliveryPayload, type WebhookDeliveryTrigger } from "@conveyor/contracts";
+import {
+  LIVE_EVENT_TYPES,
+  WEBHOOK_DELIVERY_TYPE,
+  WEBHOOK_TEST_EVENT_TYPE,
+  type WebhookDeliveryPayload,
+  type WebhookDeliveryTrigger,
+} from "@conveyor/contracts";
 import { newId } from "./ids";
 import { iso } from "./job-sql";
 import { insertJobs } from "./job-machine";
@@ -465,7 +471,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
            FROM batch b
            JOIN webhook_endpoints w
              ON w.org_id = b.org_id AND w.disabled_at IS NULL
-            AND ('*' = ANY(w.events) OR b.type = ANY(w.events))
+            AND (('*' = ANY(w.events) AND b.type <> ALL($3::text[])) OR b.type = ANY(w.events))
             AND conveyor_event_committed_after(b.id, w.created_snapshot)
          UNION ALL
          SELECT e.id, e.org_id, j.id
@@ -473,7 +479,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
            JOIN events e
              ON e.org_id = j.org_id AND e.id <= $1::bigint
             AND e.id >= (pg_snapshot_xmin(j.created_snapshot)::text::bigint << 20)
-            AND ('*' = ANY(j.events) OR e.type = ANY(j.events))
+            AND (('*' = ANY(j.events) AND e.type <> ALL($3::text[])) OR e.type = ANY(j.events))
             AND conveyor_event_committed_after(e.id, j.created_snapshot)
           WHERE j.disabled_at IS NULL
        )
@@ -482,7 +488,8 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
               COALESCE((SELECT json_agg(json_build_object('event_id', m.event_id, 'org_id', m.org_id, 'endpoint_id', m.endpoint_id)
                                         ORDER BY m.event_id, m.endpoint_id)
                           FROM matched m), '[]'::json) AS deliveries`,
-      values: [after, options.limit],
+      // "*" is every status event: progress and output go only to endpoints that name them (SPEC §21).
+      values: [after, options.limit, LIVE_EVENT_TYPES],
     });
     const { last, events, joined, deliveries } = rows[0]!;
     if (last === null && joined.length === 0) {

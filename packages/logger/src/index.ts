@@ -21,6 +21,7 @@ const SECRET_TEXT: [RegExp, string][] = [
   [/\beyJ[\w-]+\.[\w-]+\.[\w-]*/g, "[redacted-jwt]"],
   [/\b(Bearer|Basic)\s+[\w\-.~+/=]+/gi, "$1 [redacted]"],
   [/\bwhsec_[A-Za-z0-9+/=]+/g, "whsec_[redacted]"],
+  [/\bcvpt_[\w-]+/g, "cvpt_[redacted]"],
   [/([?&]token=)[^&\s"']+/gi, "$1[redacted]"],
 ];
 

@@ -4,6 +4,8 @@ import { EVENT_ID_MAX, EVENT_TYPES } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint, idParam, type JsonSchema } from "../http/endpoint";
 import { serveEventStream } from "../http/sse";
 import { openEventStream } from "../services/event-stream";
+import { assertReadable, boundToCredential } from "../services/live";
+import { publicTokenQuery } from "./live";
 
 /** An event id as a client sends it back: digits only, below 2^53. */
 const eventId = Joi.string()
@@ -25,7 +27,7 @@ const eventTypes = Joi.string()
   });
 
 type EventsQuery = { job_id?: string; type?: string[]; last_event_id?: string };
-type JobEventsQuery = { type?: string[]; last_event_id?: string };
+type JobEventsQuery = { type?: string[]; last_event_id?: string; token?: string };
 
 const lastEventIdQuery = eventId.description("Resume after this event id, like the Last-Event-ID header (the header wins when both are sent).");
 
@@ -97,24 +99,27 @@ export const eventEndpoints = [
     summary: "Stream one job's events",
     description:
       "The job's events as server-sent events, from its first (or after `Last-Event-ID`), closed after its final event " +
-      "(`job.succeeded`, `job.failed` or `job.cancelled`) — at once, after replaying its history, if the job has finished.",
-    access: "job",
+      "(`job.succeeded`, `job.failed` or `job.cancelled`) — at once, after replaying its history, if the job has finished. " +
+      "Readable with the job's public token (`?token=` for EventSource); such a stream ends when the token expires or is revoked.",
+    access: "job_read",
     params: { id: idParam("job") },
     headers: [lastEventIdHeader],
     query: Joi.object<JobEventsQuery>({
       type: eventTypes.description(`Only these event types, comma-separated; the stream still ends after the job's final event.`),
       last_event_id: lastEventIdQuery,
+      token: publicTokenQuery,
     }),
     responses: {
       200: { description: "The job's stream; it ends after the job's final event.", media: { types: ["text/event-stream"], schema: streamSchema } },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 404, 429],
     async handle({ caller, params, query, headers, res }, deps) {
+      assertReadable(caller, params.id);
       const stream = await openEventStream(
         { caller, job: params.id, types: query.type, lastEventId: lastEventId(headers["last-event-id"], query.last_event_id) },
         deps,
       );
-      await serveEventStream(res, stream);
+      await serveEventStream(res, boundToCredential(stream, caller, deps));
     },
   }),
 ];

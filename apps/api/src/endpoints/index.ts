@@ -11,6 +11,7 @@ import { flowControlEndpoints } from "./flow-control";
 import { inviteEndpoints } from "./invites";
 import { jobStatsEndpoints } from "./job-stats";
 import { jobEndpoints } from "./jobs";
+import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
 import { referenceEndpoints } from "./reference";
 import { retryEndpoints } from "./retries";
@@ -26,6 +27,7 @@ export const endpoints: readonly Endpoint[] = [
   // Issue 38 (the console's Retries view): /jobs/retries, before /jobs/{id}.
   ...retryEndpoints,
   ...jobEndpoints,
+  ...liveEndpoints,
   ...eventEndpoints,
   ...webhookEndpointEndpoints,
   ...scheduleEndpoints,

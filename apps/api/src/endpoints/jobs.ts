@@ -1,4 +1,5 @@
 // The job endpoints (SPEC §5, §8): a user token or an API key, any role, always scoped to the caller's organization.
+import Joi from "joi";
 import {
   BATCH_LIMIT,
   BULK_IDS_LIMIT,
@@ -13,7 +14,9 @@ import { validationFailed } from "../http/errors";
 import { jobExamples, payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty, type JsonSchema } from "../openapi/json-schema";
 import { createJob, createJobs, getJob, getJobArtifact, getJobAttempts, getJobGraph, getJobLogs, listFailureGroups, listJobs } from "../services/jobs";
+import { assertReadable } from "../services/live";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
+import { publicTokenQuery } from "./live";
 import {
   batchInput,
   bulkInput,
@@ -51,6 +54,7 @@ const listItem = {
   waiting_for: null,
   started_at: "2026-11-21T09:30:00.410Z",
   finished_at: "2026-11-21T09:30:01.250Z",
+  progress: null,
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */
@@ -267,8 +271,10 @@ export const jobEndpoints = [
     operationId: "getJob",
     tag: "Jobs",
     summary: "Get a job",
-    access: "job",
+    description: "Readable with the job's public token (SPEC §21) as well as the job credentials.",
+    access: "job_read",
     params: { id: idParam("job") },
+    query: Joi.object<{ token?: string }>({ token: publicTokenQuery }),
     responses: {
       200: {
         description: "The job, with its payload, result and last error.",
@@ -277,6 +283,7 @@ export const jobEndpoints = [
     },
     errors: [...AUTHENTICATED_ERRORS, 404, 429],
     async handle({ caller, params }, deps) {
+      assertReadable(caller, params.id);
       return { json: await getJob({ caller, id: params.id }, deps) };
     },
   }),

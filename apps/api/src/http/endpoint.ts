@@ -13,9 +13,10 @@ import type { Caller, ServiceDeps } from "../services/deps";
 /**
  * Who may call an endpoint (SPEC §3, §11): anyone; a user — a user token or a console session; the job credentials —
  * a user token, an API key or a console session; or a console session only (the session endpoints). Roles narrow it
- * further. With a session cookie, every state-changing request also needs the session's X-CSRF-Token.
+ * further. With a session cookie, every state-changing request also needs the session's X-CSRF-Token. `job_read`:
+ * the job credentials, or a public token of the job in the path (SPEC §21), which the handler checks (readableJob).
  */
-export type Access = "public" | "user" | "job" | "session";
+export type Access = "public" | "user" | "job" | "job_read" | "session";
 
 export type { JsonSchema };
 

@@ -33,7 +33,7 @@ function guards(e: Endpoint, deps: RouterDeps): RequestHandler[] {
   if (e.access !== "public") chain.push(deps.authenticate(e.access));
   if (e.roles) chain.push(requireRole(...e.roles));
   // Per organization, so after the credential; it lets requests through while Redis is away (ROBUSTNESS A1).
-  if (e.access === "job") chain.push(deps.rateLimits.jobsByOrg);
+  if (e.access === "job" || e.access === "job_read") chain.push(deps.rateLimits.jobsByOrg);
   return chain;
 }
 

@@ -9,7 +9,7 @@
 // A bearer token wins over an API key, and either wins over the cookie. The session endpoints take the cookie only.
 import type { Request, RequestHandler, Response } from "express";
 import type { Role } from "@conveyor/contracts";
-import { findLiveApiKey, findLiveSession, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
+import { findLiveApiKey, findLivePublicToken, findLiveSession, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
 import type { AppDeps } from "../context";
 import type { Access } from "../http/endpoint";
 import { AppError, forbidden, unauthorized } from "../http/errors";
@@ -19,6 +19,7 @@ import type { Caller } from "../services/deps";
 import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
 import { csrfKey, csrfMatches, csrfToken, hashSessionToken, looksLikeSessionToken } from "../services/session-secrets";
 import { verifyToken } from "../services/tokens";
+import { hashPublicToken, looksLikePublicToken } from "../services/public-token-secrets";
 
 declare global {
   namespace Express {
@@ -106,7 +107,26 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     };
   }
 
+  /** The caller of a job's public token: the job it reads, as the member who made it (SPEC §21). */
+  async function publicToken(req: Request, token: string): Promise<Caller> {
+    const grant = looksLikePublicToken(token) ? await findLivePublicToken(deps.db.pool, hashPublicToken(token), deps.clock.now()) : null;
+    if (!grant) throw unauthorized("The public token is not valid, has expired or has been revoked.");
+    return {
+      kind: "public_token",
+      orgId: grant.orgId,
+      userId: grant.createdBy,
+      role: "member",
+      publicToken: { id: grant.id, jobId: grant.jobId, expiresAt: grant.expiresAt },
+      request: requestOrigin(req),
+    };
+  }
+
   async function identify(req: Request, access: Exclude<Access, "public">): Promise<Caller> {
+    // A public token is taken on the endpoints that read one job only; anywhere else it is no credential at all (401).
+    if (access === "job_read") {
+      const token = publicTokenOf(req);
+      if (token !== undefined) return publicToken(req, token);
+    }
     const token = sessionTokenOf(req);
     if (access === "session") {
       if (token === undefined) throw unauthorized("No console session: log in with POST /auth/session.");
@@ -118,7 +138,7 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     if (apiKey !== undefined) {
       const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
       if (!owner) throw unauthorized("The API key is not valid or has been revoked.");
-      if (access !== "job") throw forbidden("API keys can only be used on the job endpoints; use a user token here.");
+      if (access !== "job" && access !== "job_read") throw forbidden("API keys can only be used on the job endpoints; use a user token here.");
       return { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId, request: requestOrigin(req) };
     }
     if (token !== undefined) return session(req, token);
@@ -148,4 +168,12 @@ export function requireRole(...roles: Role[]): RequestHandler {
     if (!roles.includes(req.auth.role)) return next(forbidden(`This requires the ${roles.join(" or ")} role.`));
     next();
   };
+}
+
+/** A public token sent as `Authorization: Bearer cvpt_…` or as `?token=` (EventSource cannot send headers). */
+function publicTokenOf(req: Request): string | undefined {
+  const match = /^Bearer\s+(cvpt_\S+)$/i.exec(req.get("authorization") ?? "");
+  if (match) return match[1];
+  const query: unknown = req.query.token;
+  return typeof query === "string" && query.startsWith("cvpt_") ? query : undefined;
 }

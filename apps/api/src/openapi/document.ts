@@ -73,6 +73,7 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   public: [],
   user: [{ bearerAuth: [] }, { sessionCookie: [] }],
   job: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }],
+  job_read: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }, { publicToken: [] }, { publicTokenQuery: [] }],
   session: [{ sessionCookie: [] }],
 };
 
@@ -160,6 +161,18 @@ export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
           in: "header",
           name: "X-API-Key",
           description: "An organization's API key (cvk_…); job endpoints only, with a member's rights.",
+        },
+        publicToken: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "cvpt_…",
+          description: "A job's public token (POST /jobs/{id}/public-token): reads that one job, its output and its events, nothing else.",
+        },
+        publicTokenQuery: {
+          type: "apiKey",
+          in: "query",
+          name: "token",
+          description: "A job's public token in the query string, for EventSource (which cannot send headers).",
         },
         sessionCookie: {
           type: "apiKey",

@@ -16,6 +16,7 @@ import {
 } from "@conveyor/contracts";
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
+import { jobProgress, liveSchemas } from "./responses-live";
 
 const id = () => Joi.string().guid().description("UUID v7.");
 const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
@@ -55,6 +56,7 @@ const jobListItem = Joi.object({
     .required()
     .description("When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts)."),
   finished_at: timestamp().allow(null).required().description("When it reached done, failed or cancelled; null while it is live."),
+  progress: jobProgress().required(),
   matched: Joi.string().description(
     "With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told.",
   ),
@@ -430,6 +432,7 @@ export const responseSchemas = {
     trigger: Joi.string().valid("redelivery", "test").required(),
   }),
   ...auditSsoSchemas,
+  ...liveSchemas,
 } satisfies Record<string, Joi.ObjectSchema>;
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

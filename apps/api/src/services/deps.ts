@@ -25,7 +25,7 @@ export type ServiceDeps = AppDeps & {
  * session, or an API key, which acts with the rights of a member of its organization.
  */
 export type Caller = {
-  kind: "jwt" | "api_key" | "session";
+  kind: "jwt" | "api_key" | "session" | "public_token";
   orgId: string;
   userId: string;
   role: Role;
@@ -33,6 +33,11 @@ export type Caller = {
   apiKeyId?: string;
   /** Set when the caller used a console session cookie: the session and the CSRF token that goes with it. */
   session?: { id: string; csrfToken: string; viaSso: boolean };
+  /**
+   * Set when the caller used a job's public token (SPEC §21): it reads that job only (GET /jobs/{id}, /output,
+   * /events), as the member who made it; every other endpoint refuses the token before this is built.
+   */
+  publicToken?: { id: string; jobId: string; expiresAt: Date };
   /** Where the request came from, for the audit log (SPEC §16). */
   request: AuditRequest;
 };

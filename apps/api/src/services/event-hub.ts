@@ -13,6 +13,11 @@ import { AppError } from "../http/errors";
 /** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
 export type EventSubscriber = {
   orgId: string;
+  /**
+   * Set by a stream of one job's events: it is handed only batches with that job's events, and only those, so a
+   * thousand browsers each following their own job cost one lookup per event, not a thousand filters per batch.
+   */
+  jobId?: string;
   /** Events of the subscriber's org from one batch (ids above the position it subscribed at), with their frames. */
   deliver(events: readonly EventText[], frames: () => string): void;
   /** Every HEARTBEAT_MS: a comment keeps proxies and clients from taking the stream for dead. */
@@ -48,6 +53,8 @@ export const sseFrame = (event: EventText): string => `id: ${event.id}\nevent: $
 
 export class EventHub {
   private readonly byOrg = new Map<string, Set<EventSubscriber>>();
+  /** The subscribers of one job's events, by org and job (also in byOrg, for the cap and the heartbeat). */
+  private readonly byJob = new Map<string, Set<EventSubscriber>>();
   private count = 0;
   private state: "stopped" | "starting" | "running" = "stopped";
   private starting: Promise<void> | null = null;
@@ -130,6 +137,12 @@ export class EventHub {
     }
     if (!subscribers) this.byOrg.set(subscriber.orgId, (subscribers = new Set()));
     subscribers.add(subscriber);
+    const jobKey = subscriber.jobId === undefined ? undefined : `${subscriber.orgId}/${subscriber.jobId}`;
+    if (jobKey !== undefined) {
+      let watchers = this.byJob.get(jobKey);
+      if (!watchers) this.byJob.set(jobKey, (watchers = new Set()));
+      watchers.add(subscriber);
+    }
     this.count++;
     let subscribed = true;
     return {
@@ -138,6 +151,8 @@ export class EventHub {
         if (!subscribed) return;
         subscribed = false;
         subscribers.delete(subscriber);
+        const watchers = jobKey === undefined ? undefined : this.byJob.get(jobKey);
+        if (watchers?.delete(subscriber) && watchers.size === 0) this.byJob.delete(jobKey!);
         if (subscribers.size === 0 && this.byOrg.get(subscriber.orgId) === subscribers) this.byOrg.delete(subscriber.orgId);
         if (--this.count === 0) this.linger = setTimeout(() => void this.stop(), this.options.lingerMs ?? 10_000).unref();
       },
@@ -220,12 +235,31 @@ export class EventHub {
       const framesOnce = () => (frames ??= list.map(sseFrame).join(""));
       // A copy: a subscriber may unsubscribe (and another subscribe) while being delivered to.
       for (const subscriber of [...(this.byOrg.get(orgId) ?? [])]) {
-        try {
-          subscriber.deliver(list, framesOnce);
-        } catch (error) {
-          this.options.logger.error("an event stream failed to take events", { error: (error as Error).message });
-        }
+        if (subscriber.jobId === undefined) this.handTo(subscriber, list, framesOnce);
       }
+    }
+    if (this.byJob.size === 0) return;
+    const byJob = new Map<string, EventText[]>();
+    for (const event of events) {
+      // By org too: another org's stream asking for this job id must never see it.
+      const key = `${event.orgId}/${event.jobId}`;
+      if (!this.byJob.has(key)) continue;
+      const list = byJob.get(key);
+      if (list) list.push(event);
+      else byJob.set(key, [event]);
+    }
+    for (const [key, list] of byJob) {
+      let frames: string | undefined;
+      const framesOnce = () => (frames ??= list.map(sseFrame).join(""));
+      for (const subscriber of [...(this.byJob.get(key) ?? [])]) this.handTo(subscriber, list, framesOnce);
+    }
+  }
+
+  private handTo(subscriber: EventSubscriber, list: readonly EventText[], frames: () => string): void {
+    try {
+      subscriber.deliver(list, frames);
+    } catch (error) {
+      this.options.logger.error("an event stream failed to take events", { error: (error as Error).message });
     }
   }
 

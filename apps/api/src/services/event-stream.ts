@@ -73,6 +73,7 @@ export async function openEventStream(input: EventStreamInput, deps: Pick<Servic
   let live = false;
   const subscriber: EventSubscriber = {
     orgId,
+    jobId,
     deliver(events, frames) {
       if (!live || !sink || sink.closed()) return;
       const fresh = events[0]!.id > covered;

@@ -19,6 +19,7 @@ import { Artifact } from "./job-artifact";
 import { ReplayDialog } from "./replay-dialog";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
+import { JobOutput, JobProgressBar } from "../ui/job-live";
 import { WaitingReason } from "../ui/waiting";
 
 // The graph library loads only for a job that has dependencies or dependents.
@@ -152,6 +153,13 @@ export function JobPage() {
           <Suspense fallback={<Loading label="Loading the graph…" />}>
             <JobGraphView id={data.id} />
           </Suspense>
+        </Section>
+      )}
+
+      {(data.progress || data.started_at !== null) && (
+        <Section title="Progress and output">
+          <JobProgressBar progress={data.progress} status={data.status} />
+          <JobOutput jobId={data.id} />
         </Section>
       )}
 

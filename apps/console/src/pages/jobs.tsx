@@ -30,6 +30,7 @@ import { BulkActions, type Selection } from "./jobs-bulk";
 import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { formatDuration, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
+import { JobProgressBar } from "../ui/job-live";
 import { RouterAnchor } from "../ui/link";
 import { useNarrow } from "../ui/narrow";
 import { WaitingNote } from "../ui/waiting";
@@ -252,6 +253,7 @@ export function JobsPage() {
                       </Table.Td>
                       <Table.Td>
                         <StatusBadge status={row.status} />
+                        <JobProgressBar progress={row.progress} status={row.status} compact />
                         <WaitingNote job={row} />
                         {row.status === "failed" && row.error && (
                           <Text

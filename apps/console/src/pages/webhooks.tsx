@@ -30,6 +30,8 @@ const EVENT_TYPE_ORDER = {
   "job.failed": 5,
   "job.cancelled": 6,
   "job.updated": 7,
+  "job.progress": 8,
+  "job.output": 9,
 } satisfies Record<EventType, number>;
 const EVENT_TYPES = Object.keys(EVENT_TYPE_ORDER) as EventType[];
 

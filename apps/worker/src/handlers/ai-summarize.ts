@@ -1,4 +1,5 @@
-// ai_summarize: a summary of `text` from an OpenAI-compatible Chat Completions model (OPENAI_BASE_URL, OPENAI_MODEL).
+// ai_summarize: a summary of `text` from an OpenAI-compatible Chat Completions model (OPENAI_BASE_URL, OPENAI_MODEL),
+// streamed: the job's output (ctx.output) shows the summary as the model writes it.
 import { PermanentJobError, type AiSummarizePayload, type JobHandler } from "@conveyor/contracts";
 import OpenAI from "openai";
 import { classifyOpenAIError } from "./ai/openai-errors";
@@ -31,29 +32,48 @@ export function aiSummarizeHandler({ settings, logger }: HandlerDeps): JobHandle
     // The deadline is our own signal, so a timeout is told apart from a shutdown by which signal fired, not by
     // the SDK recognising its fetch's abort error (it cannot when the error comes from another realm).
     const deadline = AbortSignal.timeout(timeoutMs);
-    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    // Streamed (SPEC §21): each piece of the summary goes to the job's output as the model writes it.
+    let summaryText = "";
+    let refusal = "";
+    let finishReason: string | null = null;
+    let answeredBy = "";
+    let reportedUsage: OpenAI.CompletionUsage | undefined;
     try {
-      completion = await client.chat.completions.create(
-        { model, messages: summaryMessages(payload.text, payload.length) },
+      const stream = await client.chat.completions.create(
+        { model, messages: summaryMessages(payload.text, payload.length), stream: true, stream_options: { include_usage: true } },
         { signal: AbortSignal.any([ctx.signal, deadline]) },
       );
+      for await (const chunk of stream) {
+        answeredBy ||= chunk.model;
+        reportedUsage = chunk.usage ?? reportedUsage;
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        finishReason = choice.finish_reason ?? finishReason;
+        if (choice.delta?.refusal) refusal += choice.delta.refusal;
+        const piece = choice.delta?.content;
+        if (piece) {
+          // The first piece without the blank the model may start with, as the summary is trimmed.
+          const shown = summaryText.trim() ? piece : piece.trimStart();
+          summaryText += piece;
+          if (shown) ctx.output(shown);
+        }
+      }
     } catch (error) {
       throw classifyOpenAIError(error, { timeoutMs, apiKey, timedOut: deadline.aborted && !ctx.signal.aborted });
     }
 
-    const choice = completion.choices?.[0];
-    if (choice?.finish_reason === "content_filter") {
+    if (finishReason === "content_filter") {
       throw new PermanentJobError(
-        `OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model ${completion.model})`,
+        `OpenAI withheld the summary: its content filter flagged the text or the output (finish_reason content_filter, model ${answeredBy || model})`,
       );
     }
-    const refusal = choice?.message?.refusal;
     if (refusal) throw new PermanentJobError(`OpenAI's model refused to summarize: ${refusal.replace(/\s+/g, " ").slice(0, 200)}`);
-    const summary = choice?.message?.content?.trim();
+    const summary = summaryText.trim();
     if (!summary) {
-      throw new PermanentJobError(`OpenAI returned an empty summary (finish_reason ${choice?.finish_reason ?? "none"}, model ${completion.model || model})`);
+      throw new PermanentJobError(`OpenAI returned an empty summary (finish_reason ${finishReason ?? "none"}, model ${answeredBy || model})`);
     }
-    if (choice?.finish_reason === "length") ctx.log("warn", "The summary was cut off at the model's output limit");
+    if (finishReason === "length") ctx.log("warn", "The summary was cut off at the model's output limit");
+    const completion = { model: answeredBy, usage: reportedUsage };
 
     const usage = { prompt_tokens: completion.usage?.prompt_tokens ?? null, completion_tokens: completion.usage?.completion_tokens ?? null };
     ctx.log(

@@ -28,11 +28,14 @@ export function compressImageHandler(deps: HandlerDeps, net: NetOptions = {}): J
       throw new PermanentJobError(`the image declares ${width}×${height} = ${pixels} pixels, over IMAGE_MAX_PIXELS (${maxPixels}); not decoded`);
     }
     ctx.log("info", `downloaded a ${width}×${height} ${header.format.toUpperCase()} of ${data.length} bytes`);
+    ctx.progress(0.3, "Downloaded");
     ctx.signal.throwIfAborted();
 
     const out = await toJpeg(data, header.format, { width: payload.width, quality: payload.quality });
+    ctx.progress(0.9, "Compressed");
     await ctx.saveArtifact({ contentType: "image/jpeg", filename: `${stem(payload.url)}.jpg`, data: out.jpeg });
     ctx.log("info", `stored a ${out.width}×${out.height} JPEG of ${out.jpeg.length} bytes (quality ${payload.quality})`);
+    ctx.progress(1, "Stored");
     return {
       width: out.width,
       height: out.height,

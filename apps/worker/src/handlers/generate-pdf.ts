@@ -39,10 +39,12 @@ export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOption
       const template = await (await templates()).resolve(payload.template);
       const now = clock();
       const html = template.render(viewFor(payload.template, payload.data, now), { now });
+      ctx.progress(0.1, "Template rendered");
       const data = await pool
         .withPage(ctx.signal, async (page) => {
           page.setDefaultTimeout(timeoutMs);
           await page.setContent(html, { waitUntil: "load", timeout: timeoutMs });
+          ctx.progress(0.4, "Page loaded");
           const pdf = await page.pdf({
             format: "A4",
             printBackground: true,
@@ -52,6 +54,7 @@ export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOption
             footerTemplate: footer(documentLabel(payload)),
             timeout: timeoutMs,
           });
+          ctx.progress(0.8, "Printed to PDF");
           // puppeteer 23+ returns a Uint8Array; Buffer-only code (base64, bytea) needs a Buffer.
           return Buffer.from(pdf);
         })
@@ -64,6 +67,7 @@ export function generatePdfHandler(deps: HandlerDeps, options: GeneratePdfOption
         `Rendered template "${template.name}"${template.custom ? " from TEMPLATES_DIR" : ""} to PDF: ${pages} page${pages === 1 ? "" : "s"}, ${data.length} bytes`,
       );
       await ctx.saveArtifact({ contentType: "application/pdf", filename: filename(payload), data });
+      ctx.progress(1, "Stored");
       return { template: payload.template, pages, bytes: data.length };
     },
     close: () => pool.close(),

@@ -18,6 +18,7 @@ import type { Bookkeeper } from "./bookkeeper";
 import type { CancelWatch } from "./cancellations";
 import { startAttemptSpan } from "./attempt-span";
 import { classifyFailure } from "./outcome";
+import { liveRecorderFor } from "./live";
 
 /** Runs a job's handler on its raw payload text; built-ins parse and validate it, plugins get the bytes. */
 export type RunHandler = (payloadJson: string, ctx: JobContext) => Promise<JobResult>;
@@ -97,6 +98,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       cancelled ??= error;
       stop(error);
     });
+    const live = liveRecorderFor(deps).attempt(claimed.id, fence, (message) => log("warn", message));
     const ctx: JobContext = {
       dependencies: [],
       dependencyArtifact: (dependencyId) => dependencyArtifact(deps.pool, claimed.id, dependencyId),
@@ -114,6 +116,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         return signal;
       },
       log: (level, message) => log(level, clean(message)),
+      progress: live.progress,
+      output: live.output,
       async saveArtifact(artifact) {
         const saved = await saveJobArtifact(deps.pool, { jobId: claimed.id, fence, ...artifact });
         if (!saved) throw new PermanentJobError("this attempt no longer owns the job; its artifact was not stored");
@@ -136,7 +140,9 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     try {
       // Read before the handler runs: every dependency is final by now, so they no longer change (SPEC §15).
       if (claimed.dependencies > 0) ctx.dependencies = await jobDependencies(deps.pool, claimed.id);
-      result = serialiseResult(await (span ? span.run(() => run(claimed.payload, ctx)) : run(claimed.payload, ctx)));
+      // Its last progress and output are written before its outcome (live.ts).
+      const handled = () => run(claimed.payload, ctx).finally(live.flush);
+      result = serialiseResult(await (span ? span.run(handled) : handled()));
     } catch (error) {
       if (timedOut) return { settled: recordedAtTimeout! };
       await handleFailure(error);

@@ -5,7 +5,7 @@ import { APIUserAbortError } from "openai";
 import { aiSummarizeHandler } from "../../src/handlers/ai-summarize";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
-import { completionBody, OPENAI_TEST_KEY, openaiError, startOpenAIFake, type OpenAIFake } from "@conveyor/testkit/fakes";
+import { completionBody, OPENAI_TEST_KEY, openaiError, startOpenAIFake, streamedCompletion, type OpenAIFake } from "@conveyor/testkit/fakes";
 import { handlerContext, type RecordedContext } from "../support/handler-context";
 
 const TEXT =
@@ -46,7 +46,9 @@ describe("ai_summarize via the openai SDK", () => {
     expect(request.headers["x-stainless-retry-count"]).toBe("0");
     expect(request.headers["openai-organization"]).toBeUndefined();
     const body = JSON.parse(request.body);
-    expect(Object.keys(body).sort()).toEqual(["messages", "model"]);
+    // Streamed, with the usage in the last chunk (SPEC §21: the summary appears in the job's output as it is written).
+    expect(Object.keys(body).sort()).toEqual(["messages", "model", "stream", "stream_options"]);
+    expect([body.stream, body.stream_options]).toEqual([true, { include_usage: true }]);
     expect(body.model).toBe("gpt-4o-mini");
     expect(body.messages).toHaveLength(2);
     expect(body.messages[0].role).toBe("system");
@@ -58,6 +60,9 @@ describe("ai_summarize via the openai SDK", () => {
       model: "gpt-4o-mini",
       usage: { prompt_tokens: expect.any(Number), completion_tokens: 15 },
     });
+    // Token by token: several pieces, which together are the summary.
+    expect(ctx.outputChunks.length).toBeGreaterThan(3);
+    expect(ctx.outputChunks.join("")).toBe("Acme's third-quarter revenue rose 12% to 4.1 million euros.");
     expect(ctx.lines.map((l) => l.message)).toEqual([
       `Summarizing ${TEXT.length} characters with gpt-4o-mini (medium) at ${new URL(fake.url).host}`,
       expect.stringMatching(/^gpt-4o-mini returned a 59-character summary \(\d+ prompt tokens, 15 completion tokens\)$/),
@@ -172,7 +177,7 @@ describe("ai_summarize via the openai SDK", () => {
   });
 
   it("fails permanently with a clear message when the content filter withholds the summary", async () => {
-    fake.replyNext({ status: 200, body: completionBody({ model: "gpt-4o-mini", content: null, finishReason: "content_filter" }) });
+    fake.replyNext(streamedCompletion(completionBody({ model: "gpt-4o-mini", content: null, finishReason: "content_filter" })));
     const error = (await failure(env())) as Error;
     expect(error).toBeInstanceOf(PermanentJobError);
     expect(error.message).toBe(
@@ -181,12 +186,12 @@ describe("ai_summarize via the openai SDK", () => {
   });
 
   it("fails permanently on an empty answer or a refusal", async () => {
-    fake.replyNext({ status: 200, body: completionBody({ model: "gpt-4o-mini", content: "  " }) });
+    fake.replyNext(streamedCompletion(completionBody({ model: "gpt-4o-mini", content: "  " })));
     const empty = (await failure(env())) as Error;
     expect(empty).toBeInstanceOf(PermanentJobError);
     expect(empty.message).toBe("OpenAI returned an empty summary (finish_reason stop, model gpt-4o-mini)");
 
-    fake.replyNext({ status: 200, body: completionBody({ model: "gpt-4o-mini", content: null, refusal: "I can't help with that." }) });
+    fake.replyNext(streamedCompletion(completionBody({ model: "gpt-4o-mini", content: null, refusal: "I can't help with that." })));
     const refused = (await failure(env())) as Error;
     expect(refused).toBeInstanceOf(PermanentJobError);
     expect(refused.message).toBe("OpenAI's model refused to summarize: I can't help with that.");

@@ -79,6 +79,7 @@ describe("compress_image handler", () => {
         content_type: "image/jpeg",
       });
       expect(ctx.artifact).toMatchObject({ contentType: "image/jpeg", filename: "photo.jpg" });
+      expect(ctx.progressReports.map((p) => p.fraction)).toEqual([0.3, 0.9, 1]);
       const decoded = await decodeJpeg(ctx.artifact!.data);
       expect([decoded.width, decoded.height]).toEqual([200, 150]);
       const corner = intToRGBA(decoded.getPixelColor(5, 5));

@@ -197,6 +197,13 @@ describe("generate_pdf", () => {
       { level: "info", message: 'Rendered template "invoice" to PDF: 1 page, ' + pdf.length + " bytes" },
       { level: "info", message: "Stored artifact invoice-INV-2026-0042.pdf" },
     ]);
+    // Progress through the render, ending at 1 once the file is stored (SPEC §21).
+    expect(ctx.progressReports).toEqual([
+      { fraction: 0.1, message: "Template rendered" },
+      { fraction: 0.4, message: "Page loaded" },
+      { fraction: 0.8, message: "Printed to PDF" },
+      { fraction: 1, message: "Stored" },
+    ]);
   });
 
   it("renders a receipt in the document's currency with the customer given as a plain name", async () => {

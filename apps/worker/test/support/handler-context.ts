@@ -6,6 +6,9 @@ import type { JobContext, LogLevel } from "@conveyor/contracts";
 export type RecordedContext = JobContext & {
   lines: { level: LogLevel; message: string }[];
   artifact?: { contentType: string; filename: string; data: Buffer };
+  /** What the handler reported with ctx.progress and ctx.output, in order. */
+  progressReports: { fraction: number; message?: string }[];
+  outputChunks: string[];
   abort(reason?: string): void;
 };
 
@@ -31,6 +34,14 @@ export function handlerContext(
     lines: [],
     log(level, message) {
       ctx.lines.push({ level, message });
+    },
+    progressReports: [],
+    outputChunks: [],
+    progress(fraction, message) {
+      ctx.progressReports.push({ fraction, message });
+    },
+    output(chunk) {
+      ctx.outputChunks.push(chunk);
     },
     async saveArtifact(artifact) {
       ctx.artifact = artifact;

@@ -20,3 +20,4 @@ export { amendResult } from "./amend";
 export { debounceJob, type Debounced } from "./debounce";
 export { bringForward, type BroughtForward } from "./run-now";
 export { settleDependents, UnknownDependencyError, type Settled } from "./dependencies";
+export { appendOutput, findJobOutput, recordProgress, storedOutputBytes, type OutputAppend, type ProgressReport } from "./live";

@@ -29,6 +29,8 @@ export type FakeReply = {
   headers?: Record<string, string>;
   /** An object is sent as JSON; a string as text/plain; a Buffer as application/octet-stream (unless headers say otherwise). */
   body?: string | Buffer | object;
+  /** Instead of `body`: pieces written one by one, `pauseMs` apart (a streamed answer, e.g. server-sent events). */
+  stream?: { pieces: string[]; pauseMs: number };
 };
 
 export type FakeBehaviour = {
@@ -172,6 +174,7 @@ export async function startFakeServer(behaviour: FakeBehaviour): Promise<FakeSer
 }
 
 function send(res: import("node:http").ServerResponse, reply: FakeReply): void {
+  if (reply.stream) return void sendStream(res, reply, reply.stream);
   const headers: Record<string, string> = { ...reply.headers };
   const has = (name: string) => Object.keys(headers).some((key) => key.toLowerCase() === name);
   let body: Buffer;
@@ -220,4 +223,16 @@ export function parseJson(text: string): { ok: true; value: unknown } | { ok: fa
   } catch {
     return { ok: false };
   }
+}
+
+/** Writes a streamed answer piece by piece (chunked), pausing between pieces; stops if the client goes away. */
+async function sendStream(res: import("node:http").ServerResponse, reply: FakeReply, stream: { pieces: string[]; pauseMs: number }): Promise<void> {
+  res.writeHead(reply.status, reply.headers);
+  res.flushHeaders();
+  for (const piece of stream.pieces) {
+    if (res.destroyed) return;
+    res.write(piece);
+    await new Promise((resolve) => setTimeout(resolve, stream.pauseMs));
+  }
+  res.end();
 }

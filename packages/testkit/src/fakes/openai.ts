@@ -1,4 +1,5 @@
-// OpenAI Chat Completions (PROVIDERS.md §5): POST /v1/chat/completions with a Bearer key; JSON in and out.
+// OpenAI Chat Completions (PROVIDERS.md §5): POST /v1/chat/completions with a Bearer key; JSON in and out, or
+// server-sent chunks with `"stream": true`.
 // Errors use OpenAI's envelope `{"error":{message,type,param,code}}` so the openai SDK builds its real error
 // classes (AuthenticationError, NotFoundError, RateLimitError, …).
 import { randomBytes } from "node:crypto";
@@ -56,6 +57,29 @@ export function completionBody(options: {
   };
 }
 
+/**
+ * A completion body as the real API streams it for `"stream": true` (PROVIDERS.md §5): `data:` lines of
+ * chat.completion.chunk objects — the role first, then the content a few characters at a time (or the refusal), then
+ * the finish reason, the usage when `include_usage` was asked for — and `data: [DONE]`, `pauseMs` apart.
+ */
+export function streamedCompletion(completion: ReturnType<typeof completionBody>, options: { includeUsage?: boolean; pauseMs?: number } = {}): FakeReply {
+  const choice = completion.choices[0]!;
+  const base = { id: completion.id, object: "chat.completion.chunk", created: completion.created, model: completion.model, system_fingerprint: "fp_fake" };
+  const chunk = (delta: object, finish: string | null = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const pieces = [chunk({ role: "assistant", content: "", refusal: null })];
+  for (const token of (choice.message.content ?? "").match(/\s*\S+|\s+$/g) ?? []) pieces.push(chunk({ content: token }));
+  if (choice.message.refusal) pieces.push(chunk({ refusal: choice.message.refusal }));
+  pieces.push(chunk({}, choice.finish_reason));
+  const lines = pieces.map((p) => `data: ${JSON.stringify(p)}\n\n`);
+  if (options.includeUsage) lines.push(`data: ${JSON.stringify({ ...base, choices: [], usage: completion.usage })}\n\n`);
+  lines.push("data: [DONE]\n\n");
+  return {
+    status: 200,
+    headers: { "Content-Type": "text/event-stream; charset=utf-8", "x-request-id": requestId() },
+    stream: { pieces: lines, pauseMs: options.pauseMs ?? 15 },
+  };
+}
+
 export async function startOpenAIFake(options: { apiKey?: string; models?: string[]; reply?: (body: any) => string } = {}): Promise<OpenAIFake> {
   const apiKey = options.apiKey ?? OPENAI_TEST_KEY;
   const models = new Set(options.models ?? ["gpt-4o-mini"]);
@@ -71,11 +95,9 @@ export async function startOpenAIFake(options: { apiKey?: string; models?: strin
       completions.push({ body });
       const content = reply(body);
       const prompt = body.messages.map((m: any) => String(m.content ?? "")).join("\n");
-      return {
-        status: 200,
-        headers: { "x-request-id": requestId() },
-        body: completionBody({ model: body.model, content, usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(content) } }),
-      };
+      const completion = completionBody({ model: body.model, content, usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(content) } });
+      if (body.stream === true) return streamedCompletion(completion, { includeUsage: body.stream_options?.include_usage === true });
+      return { status: 200, headers: { "x-request-id": requestId() }, body: completion };
     },
   });
   return Object.assign(server, { baseUrl: `${server.url}/v1`, apiKey, completions, models });

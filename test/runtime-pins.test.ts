@@ -48,6 +48,16 @@ describe("the pinned runtime", () => {
     expect(ci).toContain('[ "$major" = "$wanted" ] || fail');
   });
 
+  it("checks engines on install, in the images' builds too: what the root postinstall runs is copied before npm ci", () => {
+    expect(manifest.scripts.postinstall).toMatch(/^node scripts\/check-engines\.mjs && /);
+    for (const dockerfile of ["Dockerfile.api", "Dockerfile.worker"]) {
+      const lines = read(dockerfile).split("\n");
+      const install = lines.findIndex((line) => /^RUN npm ci --no-audit --no-fund$/.test(line));
+      expect([dockerfile, install > 0]).toEqual([dockerfile, true]);
+      expect([dockerfile, lines.slice(0, install).includes("COPY scripts/check-engines.mjs ./scripts/")]).toEqual([dockerfile, true]);
+    }
+  });
+
   it("runs npm scripts, and so this test, on the pinned node from node_modules/.bin", () => {
     expect(process.versions.node).toBe(pinned);
     expect(process.execPath).toBe(path.join(repoRoot, "node_modules/node/bin/node"));

@@ -7,10 +7,11 @@ module.exports = {
   transform: {
     "^.+\\.(t|j|mj)s$": ["@swc/jest", { jsc: { target: "es2022", parser: { syntax: "typescript" } }, module: { type: "commonjs" } }],
   },
-  // ES modules among the dependencies: Prisma's schema engine glue, and openid-client with the two libraries it is built on.
+  // ES modules among the dependencies: Prisma's schema engine glue, uuid (ES modules only since 12), and openid-client with
+  // the two libraries it is built on.
   // The client package names its relative imports as their built files (`./events.js`), as Node's ES modules need.
   moduleNameMapper: { "^(\\.{1,2}/.*)\\.js$": "$1" },
-  transformIgnorePatterns: ["/node_modules/(?!(@prisma/schema-engine-wasm|openid-client|oauth4webapi|jose)/)"],
+  transformIgnorePatterns: ["/node_modules/(?!(@prisma/schema-engine-wasm|uuid|openid-client|oauth4webapi|jose)/)"],
   testMatch: ["<rootDir>/{apps,packages}/*/{src,test}/**/*.test.ts", "<rootDir>/test/**/*.test.ts"],
   globalSetup: "<rootDir>/packages/testkit/src/global-setup.ts",
   testTimeout: 60_000,

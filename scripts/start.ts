@@ -16,6 +16,9 @@ function run(name: string, entry: string): ChildProcess {
 }
 
 async function main(): Promise<void> {
+  // The runtime the repository pins (node_modules/.bin/node, which npm scripts find first); the API and worker it
+  // starts run on the same binary (process.execPath) and say so too.
+  process.stdout.write(`Conveyor on Node.js ${process.version} (${process.execPath})\n`);
   loadDotEnv();
   const { DATABASE_URL, REDIS_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL, REDIS_URL: sharedEnv.REDIS_URL }), process.env);
 

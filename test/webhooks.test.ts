@@ -291,12 +291,20 @@ describe("webhook deliveries", () => {
       ["event", first.event_id, body.id, 200, 1],
     ]);
     expect(recorded[0]!.response_body).toBe('{"error":"not a teapot"}');
-    // A person's deliveries are tried once: the 418 is not retried.
-    const tests = await stack.api.database.db.pool.query<{ status: string; max_retries: number }>(
-      "SELECT status, max_retries FROM jobs WHERE type = '_webhook_delivery' AND payload->>'trigger' = 'test' AND payload->>'endpoint_id' = $1",
-      [endpoint.id],
+    // A person's deliveries are tried once: the 418 is not retried. The delivery's row is written by the attempt,
+    // the job's outcome after it (its own transaction): read the job once it has one.
+    const tests = await waitFor(
+      async () => {
+        const { rows } = await stack.api.database.db.pool.query<{ status: string; max_retries: number }>(
+          "SELECT status, max_retries FROM jobs WHERE type = '_webhook_delivery' AND payload->>'trigger' = 'test' AND payload->>'endpoint_id' = $1",
+          [endpoint.id],
+        );
+        return rows.length && !["pending", "processing"].includes(rows[0]!.status) ? rows : null;
+      },
+      "the test delivery's job settled",
+      30_000,
     );
-    expect(tests.rows).toEqual([{ status: "failed", max_retries: 0 }]);
+    expect(tests).toEqual([{ status: "failed", max_retries: 0 }]);
 
     // An edited URL: the next event goes to the new receiver, signed with the same secret.
     const moved = await newReceiver();

@@ -2,7 +2,8 @@
 // concurrency, in a database of its own on the bench's Postgres server. Measured like Conveyor's row: Postgres'
 // clock before the first enqueue to the moment its jobs table is empty (a job's row is deleted when it completes).
 //
-// Settings, from the installed version's docs (website/docs/performance.md, "Batching", 0.17.x) — the configuration
+// Settings, from the installed version's docs (website/docs/performance.md, "Batching", 0.17.x; 0.18's options and
+// their documentation in its types are the same) — the configuration
 // its authors give for throughput: a local queue of 500 jobs per pool (size ≥ concurrency + 1, as the option's own
 // comment asks), completeJobBatchDelay/failJobBatchDelay 0 (release completed jobs in one statement per tick;
 // "we'd advise all users to enable these settings"), and a pool of max(10, concurrency + 2) connections (the

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const app = createApp(deps);
   const server = createServer(app).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
-  logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL})`);
+  logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL}; Node.js ${process.version})`);
   if (usesDevelopmentWebhookKey(config)) {
     logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
   }

@@ -12,6 +12,7 @@ import { startHealthServer } from "./runtime/health-server";
 import { createWorkerMetrics } from "./runtime/metrics";
 import { loadPlugins } from "./runtime/plugins";
 import { AuditRetention } from "./runtime/audit-retention";
+import { unavailableMessage, unavailableTypes } from "./runtime/availability";
 import { Retention } from "./runtime/retention";
 import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
@@ -90,7 +91,11 @@ async function main(): Promise<void> {
   if (usesDevelopmentWebhookKey(config)) {
     logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
   }
-  logger.info(`worker started: serving ${runtime.types.join(", ")} (concurrency ${config.WORKER_CONCURRENCY} per type; health on :${server.port})`);
+  logger.info(
+    `worker started on Node.js ${process.version}: serving ${runtime.types.join(", ")} (concurrency ${config.WORKER_CONCURRENCY} per type; health on :${server.port})`,
+  );
+  const cannotRun = unavailableMessage(unavailableTypes(builtIns, config));
+  if (cannotRun) logger.warn(cannotRun);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,4 +1,7 @@
-// The worker as a real process: clear refusals, and a clean stop.
+// The worker as a real process: clear refusals, what it cannot run said at start-up, and a clean stop.
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import {
   createTestDatabase,
   deleteRedisPrefix,
@@ -44,6 +47,52 @@ describe("worker process start-up", () => {
     const worker = spawnService("worker", { DATABASE_URL: database.url, WORKER_TYPES: "webhook,Bad-Type", WORKER_METRICS_PORT: "0" });
     expect(await worker.exited).toBe(1);
     expect(worker.output()).toContain('WORKER_TYPES names an invalid job type "Bad-Type"');
+  });
+
+  it("says once at start-up which built-in types cannot run on this machine and why, and still starts", async () => {
+    const worker = spawnService("worker", {
+      DATABASE_URL: database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      WORKER_METRICS_PORT: "0",
+      WORKER_TYPES: "generate_pdf,send_email,webhook",
+      PUPPETEER_EXECUTABLE_PATH: "/nonexistent/chromium",
+      EMAIL_PROVIDER_API_KEY: "SG.secret-key-never-logged",
+    });
+    try {
+      await worker.waitForOutput(/worker started/);
+      await worker.waitForOutput(/cannot run on this machine/);
+    } finally {
+      expect(await worker.stop("SIGTERM")).toBe(0);
+    }
+    const lines = worker
+      .output()
+      .split("\n")
+      .filter((line) => line.includes("cannot run on this machine"));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain("generate_pdf: no Chromium at /nonexistent/chromium (install chromium, or set PUPPETEER_EXECUTABLE_PATH)");
+    expect(lines[0]).toContain("send_email: EMAIL_FROM is not set");
+    expect(lines[0]).not.toMatch(/webhook|EMAIL_PROVIDER_API_KEY/);
+    expect(worker.output()).not.toContain("secret-key-never-logged");
+  });
+
+  it("says nothing of the kind when every type it serves can run", async () => {
+    // Any executable file stands for Chromium here: start-up checks that it can be run, not what it prints.
+    const chromium = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-chromium-")), "chromium");
+    writeFileSync(chromium, "#!/bin/sh\nexit 0\n");
+    chmodSync(chromium, 0o755);
+    const worker = spawnService("worker", {
+      DATABASE_URL: database.url,
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_PREFIX: prefix,
+      WORKER_METRICS_PORT: "0",
+      WORKER_TYPES: "generate_pdf,webhook",
+      PUPPETEER_EXECUTABLE_PATH: chromium,
+    });
+    await worker.waitForOutput(/worker started/);
+    expect(await worker.stop("SIGTERM")).toBe(0);
+    expect(worker.output()).toContain("worker stopped");
+    expect(worker.output()).not.toContain("cannot run on this machine");
   });
 
   it("answers /healthz, then stops cleanly on SIGTERM with exit code 0", async () => {

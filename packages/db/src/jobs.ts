@@ -212,8 +212,8 @@ export async function findJobGraph(pool: pg.Pool, orgId: string, id: string, lim
 }
 
 /** The statuses of jobs by id, in the order given (jobs just created). */
-export async function jobStatuses(pool: pg.Pool, ids: readonly string[]): Promise<JobStatus[]> {
-  const { rows } = await pool.query<{ id: string; status: JobStatus }>("SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])", [ids]);
+export async function jobStatuses(client: pg.Pool | pg.PoolClient, ids: readonly string[]): Promise<JobStatus[]> {
+  const { rows } = await client.query<{ id: string; status: JobStatus }>("SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])", [ids]);
   const byId = new Map(rows.map((r) => [r.id, r.status]));
   return ids.map((id) => byId.get(id)!);
 }

@@ -33,6 +33,7 @@ import {
   unknownRateLimits,
   UnknownDependencyError,
   insertJobs,
+  inTransaction,
   jobStatuses,
   type JobDetail,
   type JobGraph,
@@ -213,7 +214,7 @@ export async function createJob(
       if (error instanceof UnknownDependencyError) throw validationFailed([{ path: "depends_on", message: "names a job that is no longer there" }]);
       throw error;
     });
-  if (outcome.created) return { created: true, job: { id: job.id, status: job.dependsOn ? (await jobStatuses(deps.db.pool, [job.id]))[0]! : "pending" } };
+  if (outcome.created) return { created: true, job: { id: job.id, status: outcome.status } };
   if (!outcome.existing.requestHash.equals(hash)) {
     throw new AppError("idempotency_conflict", "This Idempotency-Key was already used with a different request body in the last 24 hours.");
   }
@@ -366,8 +367,18 @@ function onCycles(edges: number[][]): number[] {
 
 /** Inserts jobs with dependencies (not grouped with other requests: a graph takes a transaction of its own). */
 async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<ServiceDeps, "db">): Promise<Accepted[]> {
+  // The answer is the state this request created (pending, or cancelled by a dependency that had already failed),
+  // read in the insert's transaction: after the commit a dispatcher may already have handed over a job that
+  // depends on nothing pending, and a later read would answer queued or even done.
+  let statuses: JobStatus[];
   try {
-    await insertJobs(deps.db.pool, jobs);
+    statuses = await inTransaction(deps.db.pool, async (tx) => {
+      await insertJobs(tx, jobs);
+      return jobStatuses(
+        tx,
+        jobs.map((j) => j.id),
+      );
+    });
   } catch (error) {
     if (!(error instanceof UnknownDependencyError)) throw error;
     // Deleted (retention) between the check and the insert.
@@ -379,11 +390,6 @@ async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<Servic
       })),
     );
   }
-  // A job depending on one that had already failed is cancelled at once.
-  const statuses = await jobStatuses(
-    deps.db.pool,
-    jobs.map((j) => j.id),
-  );
   return jobs.map((job, i) => ({ id: job.id, status: statuses[i]! }));
 }
 

@@ -181,7 +181,8 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
 }
 
 export type IdempotentInsert =
-  | { created: true }
+  /** `status`: the job's as this transaction created it (pending, or cancelled by a dependency that had failed). */
+  | { created: true; status: JobStatus }
   /** `deduplicated`: the key is new, but the job's dedupe key is held by `existing`, which the key now names. */
   | { created: false; deduplicated: boolean; existing: { id: string; status: JobStatus; requestHash: Buffer } };
 
@@ -208,8 +209,12 @@ export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: str
       [job.orgId, key, holder, requestHash, job.createdAt, ttlMs],
     );
     if (claimed.rowCount && holder === job.id) {
+      // Read before the commit: once committed, a dispatcher may hand the job over before a later read.
+      const status = job.dependsOn?.length
+        ? (await client.query<{ status: JobStatus }>("SELECT status FROM jobs WHERE id = $1", [job.id])).rows[0]!.status
+        : ("pending" as const);
       await client.query("COMMIT");
-      return { created: true };
+      return { created: true, status };
     }
     if (claimed.rowCount) await client.query("COMMIT");
     else await client.query("ROLLBACK");

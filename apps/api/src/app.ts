@@ -18,7 +18,9 @@ import { buildOpenApiDocument } from "./openapi/document";
 import { EventHub } from "./services/event-hub";
 import { createJobCatalog } from "./services/job-catalog";
 import { JobWriter } from "./services/job-writer";
+import { Backpressure } from "./services/backpressure";
 import { dummyHash } from "./services/passwords";
+import { QuotaBook } from "./services/quotas";
 
 /** The app, and `stopBackground()`: stops its background work (the event tail) before the pool it reads closes. */
 export type ConveyorApp = express.Express & { stopBackground(): Promise<void> };
@@ -75,6 +77,8 @@ function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>
     writer: new JobWriter({ pool: deps.db.pool }),
     failedLogins: rateLimits.failedLogins,
     events,
+    quotas: new QuotaBook(deps),
+    backpressure: new Backpressure(deps),
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

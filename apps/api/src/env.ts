@@ -28,6 +28,8 @@ export const apiEnvSchema = envSchema({
   WEBHOOK_ENDPOINTS_PER_ORG: setting(Joi.number().integer().min(0).max(10_000)).default(25),
   /** Accept http:// OpenID providers for single sign-on (SPEC §16): for development and tests only. */
   SSO_ALLOW_HTTP: setting(flag()).default(false),
+  /** Backpressure (SPEC §22): past this many due jobs in the deployment, the organizations holding most of them are refused new jobs (429 overloaded). Unset: off. */
+  BACKPRESSURE_DUE_MAX: setting(Joi.number().integer().min(1)).optional(),
 });
 
 export type ApiConfig = ConfigOf<typeof apiEnvSchema>;

@@ -3,10 +3,12 @@
 import type { Role } from "@conveyor/contracts";
 import type { AuditRequest } from "@conveyor/db";
 import type { AppDeps } from "../context";
+import type { Backpressure } from "./backpressure";
 import type { EventHub } from "./event-hub";
 import type { JobCatalog } from "./job-catalog";
 import type { JobWriter } from "./job-writer";
 import type { FailedLoginGuard } from "./login-guard";
+import type { QuotaBook } from "./quotas";
 
 export type ServiceDeps = AppDeps & {
   catalog: JobCatalog;
@@ -15,6 +17,10 @@ export type ServiceDeps = AppDeps & {
   failedLogins: FailedLoginGuard;
   /** This process' tail of the event log, shared by every event stream it serves (SPEC §10). */
   events: EventHub;
+  /** Each organization's quotas in force (SPEC §22), cached briefly. */
+  quotas: QuotaBook;
+  /** Which organizations the deployment's due backlog sheds (SPEC §22). */
+  backpressure: Backpressure;
 };
 
 /**

@@ -3,7 +3,7 @@
 // request is answered once its rows are committed. Nothing goes to Redis: the insert puts each job in the
 // dispatcher's queue and wakes the dispatcher (a worker), which hands it to BullMQ when it is due.
 import type pg from "pg";
-import { insertJobIdempotently, insertJobs, type IdempotentInsert, type NewJob, type Refused } from "@conveyor/db";
+import { debounceJob, insertJobIdempotently, insertJobs, type Debounced, type IdempotentInsert, type NewJob, type Refused } from "@conveyor/db";
 
 type Entry = { jobs: NewJob[]; resolve(refused: Refused): void; reject(error: unknown): void };
 
@@ -47,6 +47,16 @@ export class JobWriter {
    */
   insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
     return insertJobIdempotently(this.options.pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs);
+  }
+
+  /** Inserts jobs with dependencies in a transaction of their own (never grouped with other requests). */
+  insertGraph(jobs: NewJob[]): Promise<Refused> {
+    return insertJobs(this.options.pool, jobs);
+  }
+
+  /** Creates a debounced job or replaces the waiting one holding its key (job-machine/debounce.ts). */
+  debounce(job: NewJob & { debounceKey: string }, debounceMs: number): Promise<Debounced> {
+    return debounceJob(this.options.pool, job, debounceMs);
   }
 
   private flush(): void {

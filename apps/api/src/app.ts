@@ -2,6 +2,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import express from "express";
+import { readUsageTotalsByType } from "@conveyor/db";
 import helmet from "helmet";
 import type { AppDeps } from "./context";
 import { endpoints } from "./endpoints";
@@ -52,7 +53,7 @@ export function createApp(deps: AppDeps): ConveyorApp {
   // Browser navigations to the console's routes get its page; everything else is the API.
   app.use(consolePages);
   app.use(jsonBody());
-  const shared = routerDeps(deps, metrics.registry);
+  const shared = routerDeps(deps, metrics);
   app.use(buildRouter(endpoints, shared));
   // Same-origin API: no CORS preflight to answer on paths it does not have either.
   app.use((req, _res, next) =>
@@ -60,17 +61,24 @@ export function createApp(deps: AppDeps): ConveyorApp {
   );
   app.use(unknownRoute);
   app.use(errorHandler);
-  return Object.assign(app, { stopBackground: () => shared.events.stop() });
+  return Object.assign(app, {
+    stopBackground: async () => {
+      await shared.backpressure.settle();
+      await shared.events.stop();
+    },
+  });
 }
 
 /** What the endpoints' handlers and guards use; one authenticator (with its API-key cache) per app. */
-function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>["registry"]): RouterDeps {
+function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>): RouterDeps {
+  const registry = metrics.registry;
   const rateLimits = createRateLimits(deps);
   // Computed once, so the first unknown-email login does not pay for it.
   void dummyHash(deps.config.BCRYPT_COST);
   let document: string | undefined;
   const events = new EventHub({ pool: deps.db.pool, logger: deps.logger, streamsPerOrg: deps.config.EVENT_STREAMS_PER_ORG });
   events.observe(registry);
+  metrics.observeUsage(() => readUsageTotalsByType(deps.db.pool));
   return {
     ...deps,
     catalog: createJobCatalog(deps),

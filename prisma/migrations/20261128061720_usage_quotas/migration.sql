@@ -94,7 +94,8 @@ CREATE TRIGGER conveyor_usage_jobs_deleted AFTER DELETE ON jobs
   REFERENCING OLD TABLE AS usage_old_jobs FOR EACH STATEMENT EXECUTE FUNCTION conveyor_usage_jobs_deleted();
 
 -- An attempt starts when a job moves into 'processing' (or a new attempt takes a processing job over: started_at
--- changes) and ends when it moves out (or is taken over); its milliseconds run from its started_at to the change.
+-- changes) and ends when it moves out (or is taken over); its milliseconds run from its started_at to the change,
+-- both at the millisecond precision events are stored with (so they equal the distance between the two events).
 CREATE FUNCTION conveyor_usage_jobs_updated() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO usage_counts AS u (org_id, day, type, stripe, attempts_started, attempt_ms)
@@ -105,7 +106,7 @@ BEGIN
                  n.status = 'processing' AND (o.status <> 'processing' OR n.started_at IS DISTINCT FROM o.started_at) AS started,
                  o.status = 'processing' AND o.started_at IS NOT NULL
                    AND (n.status <> 'processing' OR n.started_at IS DISTINCT FROM o.started_at) AS ended,
-                 greatest(0, floor(extract(epoch FROM now() - o.started_at) * 1000))::bigint AS ms
+                 greatest(0, round(extract(epoch FROM now()::timestamptz(3) - o.started_at) * 1000))::bigint AS ms
             FROM usage_new_jobs n JOIN usage_old_jobs o ON o.id = n.id
            WHERE left(n.type, 1) <> '_' AND (n.status = 'processing' OR o.status = 'processing')) c
    WHERE c.started OR c.ended

@@ -31,13 +31,10 @@ import { AppError } from "../http/errors";
 import type { Backpressure } from "./backpressure";
 import type { JobWriter } from "./job-writer";
 
-/** How long an organization's quotas are kept in this process: `npm run org:quota` takes effect within it. */
-export const QUOTA_CACHE_MS = 2_000;
-
 /** What job creation writes through: the shared writer, or one that enforces an organization's quotas. */
 export type JobInserter = Pick<JobWriter, "insert" | "insertIdempotently" | "insertGraph" | "debounce">;
 
-/** Each organization's quotas in force, cached for QUOTA_CACHE_MS. */
+/** Each organization's quotas in force, cached for QUOTA_CACHE_MS (a setting). */
 export class QuotaBook {
   private readonly cache = new Map<string, { limits: QuotaLimits; until: number }>();
   private readonly defaults: QuotaLimits;
@@ -52,7 +49,7 @@ export class QuotaBook {
     const overrides = (await findQuotaOverrides(this.deps.db.pool, [orgId])).get(orgId) ?? null;
     const limits = limitsInForce(this.defaults, overrides);
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(orgId, { limits, until: Date.now() + QUOTA_CACHE_MS });
+    this.cache.set(orgId, { limits, until: Date.now() + this.deps.config.QUOTA_CACHE_MS });
     return limits;
   }
 

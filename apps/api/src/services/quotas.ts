@@ -1,10 +1,10 @@
 // Quotas on job creation (SPEC §22). An organization with no quota in force goes through the shared JobWriter as
 // before (the check costs one in-process cache lookup); one with a quota gets a writer whose every creation runs in a
-// transaction of its own that inserts, then enforces the quotas under the organization's lock (@conveyor/db
-// quotas.ts), so concurrent posts on any number of API processes accept exactly up to the limit. A refusal is 429
+// transaction that inserts, then enforces the quotas under the organization's lock (@conveyor/db quotas.ts) — still
+// grouped with other requests by the JobWriter — so concurrent posts on any number of API processes accept exactly up
+// to the limit. A refusal is 429
 // `quota_exceeded` naming the quota, with RateLimit headers and Retry-After (the next UTC day or month for the period
 // quotas); nothing of a refused request is stored.
-import type pg from "pg";
 import { quotaDefaults } from "@conveyor/config";
 import {
   debounceJob,
@@ -66,15 +66,15 @@ export class QuotaBook {
     const full = quotaPassed(limits, before, true);
     if (full) throw quotaExceeded(new QuotaExceededError(full, limits[full]!, before[full], at));
     const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
-    const guarded = <T>(fn: (tx: pg.PoolClient) => Promise<T>) =>
-      inTransaction(pool, async (tx) => {
-        const result = await fn(tx);
-        await guard(tx);
-        return result;
-      }).catch(rethrowQuota);
     return {
-      insert: (jobs: NewJob[]): Promise<Refused> => guarded((tx) => insertJobs(tx, jobs)),
-      insertGraph: (jobs: NewJob[]): Promise<Refused> => guarded((tx) => insertJobs(tx, jobs)),
+      // Grouped with other requests like any insert, in a transaction that enforces the quota (job-writer.ts).
+      insert: (jobs: NewJob[]): Promise<Refused> => shared.insert(jobs, { orgId, check: guard }).catch(rethrowQuota),
+      insertGraph: (jobs: NewJob[]): Promise<Refused> =>
+        inTransaction(pool, async (tx) => {
+          const refused = await insertJobs(tx, jobs);
+          await guard(tx);
+          return refused;
+        }).catch(rethrowQuota),
       insertIdempotently: (job, idempotency): Promise<IdempotentInsert> =>
         insertJobIdempotently(pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs, guard).catch(rethrowQuota),
       debounce: (job, debounceMs): Promise<Debounced> => debounceJob(pool, job, debounceMs, guard).catch(rethrowQuota),

@@ -9,6 +9,7 @@
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
+// Tenants (--only=tenants,usage): POST /jobs with usage metering and quotas vs without; GET /usage p99 over 400 days × 8 types
 // Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
 // vs single Redis; webhook deliveries/s to one HTTPS endpoint with keep-alive vs without
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -35,13 +36,14 @@ import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
 import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
 import { webhookDeliveries } from "./scenarios/webhooks";
+import { tenantsPost, tenantsUsage } from "./scenarios/tenants";
 import { worker } from "./scenarios/worker";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures"
+    "post,batch,worker,pgcost,e2e,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,tenants,usage"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -135,6 +137,8 @@ async function main(): Promise<void> {
     await step("tracing", () => tracingCost(env, { api: port, worker: workerPort }, workerJobs, concurrency, seconds));
     await step("redis-cluster", () => redisClusterCost(env, workerPort, workerJobs, concurrency));
     await step("webhook-keepalive", () => webhookKeepAlive(seconds, Number(args["webhook-concurrency"] ?? 100)));
+    await step("tenants", () => tenantsPost(env, port, seconds));
+    await step("usage", () => tenantsUsage(env, port, seconds));
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

@@ -13,6 +13,7 @@ import { createWorkerMetrics } from "./runtime/metrics";
 import { loadPlugins } from "./runtime/plugins";
 import { AuditRetention } from "./runtime/audit-retention";
 import { Retention } from "./runtime/retention";
+import { UsageFold } from "./runtime/usage-fold";
 import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),
       new WebhookDeliveryRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new Scheduler({ pool: db.pool, logger, quotas: quotaDefaults(config) }),
+      new UsageFold({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
     ],
     onAttempt: metrics.onAttempt,

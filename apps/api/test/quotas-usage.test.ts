@@ -142,6 +142,25 @@ describe("quotas on job creation", () => {
     expect(Number(month.headers["retry-after"])).toBe(Math.ceil((next - now.getTime()) / 1000));
   });
 
+  it("shows the quotas in force and what is used of each on GET /quotas (owners and admins)", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config);
+    await setQuota(owner, ["--pending-max=5"]);
+    for (let i = 0; i < 2; i++) expect((await api.request.post("/jobs").set(as(owner)).send(job(i))).status).toBe(202);
+    const res = await api.request.get("/quotas").set(as(owner));
+    expect(res.status).toBe(200);
+    const now = api.clock.now();
+    expect(res.body).toEqual({
+      quotas: [
+        { name: "jobs_per_day", limit: 1000, used: 2, resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString() },
+        { name: "jobs_per_month", limit: null, used: 0, resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString() },
+        { name: "pending_max", limit: 5, used: 2, resets_at: null },
+        { name: "payload_bytes_max", limit: null, used: 0, resets_at: null },
+      ],
+    });
+    const member = await addMember(api.database.db, api.deps.config, owner.orgId, "member");
+    expectError(await api.request.get("/quotas").set(as(member)), 403, "forbidden");
+  });
+
   it("is set only by the operator's CLI, which refuses bad values and records each change in the audit log", async () => {
     const owner = await createOrg(api.database.db, api.deps.config);
     const bad = await orgQuota([owner.orgId, "--jobs-per-day=lots"]);

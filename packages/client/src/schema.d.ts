@@ -953,6 +953,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The quotas in force and how much of each is used
+         * @description The organization's quotas (SPEC §22): jobs created per UTC day and per UTC month, pending jobs held at once and payload bytes stored at once, each with its limit (null: unlimited), what is used now, and when a period quota starts over. Set by the deployment's operator (QUOTA_* settings, `npm run org:quota`), never over HTTP. Past a quota, job creation answers 429 `quota_exceeded`. Owners and admins.
+         */
+        get: operations["getQuotas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/org/sso": {
         parameters: {
             query?: never;
@@ -2401,6 +2421,21 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds and Z.
              */
             created_at: string;
+        };
+        Quotas: {
+            quotas: {
+                /** @enum {string} */
+                name: "jobs_per_day" | "jobs_per_month" | "pending_max" | "payload_bytes_max";
+                /** @description null: unlimited. */
+                limit: number | null;
+                /** @description What is used now (0 when the quota is not in force: not counted). */
+                used: number;
+                /**
+                 * Format: date-time
+                 * @description When a period quota starts over (the next UTC day or month); null for the others.
+                 */
+                resets_at: string | null;
+            }[];
         };
         UsageRow: {
             /** @description The UTC day (group_by=day). */
@@ -5694,6 +5729,62 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every quota, in force or not. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quotas": [
+                     *         {
+                     *           "name": "jobs_per_day",
+                     *           "limit": 10000,
+                     *           "used": 9120,
+                     *           "resets_at": "2026-11-29T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "name": "jobs_per_month",
+                     *           "limit": null,
+                     *           "used": 0,
+                     *           "resets_at": "2026-12-01T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "name": "pending_max",
+                     *           "limit": 5000,
+                     *           "used": 312,
+                     *           "resets_at": null
+                     *         },
+                     *         {
+                     *           "name": "payload_bytes_max",
+                     *           "limit": null,
+                     *           "used": 0,
+                     *           "resets_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Quotas"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];

@@ -1,7 +1,7 @@
 // GET /usage (SPEC §22): what the organization used, by UTC day or by job type; CSV with Accept: text/csv.
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
-import { getUsage, USAGE_MAX_DAYS, usageCsv, type UsageQuery } from "../services/usage";
+import { getQuotas, getUsage, USAGE_MAX_DAYS, usageCsv, type UsageQuery } from "../services/usage";
 
 const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).messages({ "string.pattern.base": "must be a date (YYYY-MM-DD)" });
 
@@ -57,6 +57,40 @@ export const usageEndpoints = [
         return;
       }
       return { json: rows };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/quotas",
+    operationId: "getQuotas",
+    tag: "Usage",
+    summary: "The quotas in force and how much of each is used",
+    description:
+      "The organization's quotas (SPEC §22): jobs created per UTC day and per UTC month, pending jobs held at once and " +
+      "payload bytes stored at once, each with its limit (null: unlimited), what is used now, and when a period quota " +
+      "starts over. Set by the deployment's operator (QUOTA_* settings, `npm run org:quota`), never over HTTP. Past a " +
+      "quota, job creation answers 429 `quota_exceeded`. Owners and admins.",
+    access: "user",
+    roles: ["owner", "admin"],
+    responses: {
+      200: {
+        description: "Every quota, in force or not.",
+        json: {
+          component: "Quotas",
+          example: {
+            quotas: [
+              { name: "jobs_per_day", limit: 10000, used: 9120, resets_at: "2026-11-29T00:00:00.000Z" },
+              { name: "jobs_per_month", limit: null, used: 0, resets_at: "2026-12-01T00:00:00.000Z" },
+              { name: "pending_max", limit: 5000, used: 312, resets_at: null },
+              { name: "payload_bytes_max", limit: null, used: 0, resets_at: null },
+            ],
+          },
+        },
+      },
+    },
+    errors: [...AUTHENTICATED_ERRORS, 403, 429],
+    async handle({ caller }, deps) {
+      return { json: await getQuotas({ caller }, deps) };
     },
   }),
 ];

@@ -1,5 +1,5 @@
 // GET /usage (SPEC §22): the caller's organization's usage by UTC day or by job type, as JSON or CSV.
-import { readUsage, type UsageRow } from "@conveyor/db";
+import { QUOTA_NAMES, readQuotaUse, readUsage, type QuotaName, type UsageRow } from "@conveyor/db";
 import { validationFailed } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 
@@ -47,4 +47,26 @@ export function usageCsv(rows: UsageRow[], groupBy: "day" | "type"): string {
     lines.push([quote(key), ...USAGE_FIELDS.map((field) => String(row[field]))].join(","));
   }
   return `${lines.join("\r\n")}\r\n`;
+}
+
+export type QuotaView = { name: QuotaName; limit: number | null; used: number; resets_at: string | null };
+
+/**
+ * The quotas in force for the caller's organization and what is used of each (pending jobs counted up to the limit
+ * + 1), with when a period quota starts over; `limit` null is unlimited (and `used` then 0: not counted).
+ */
+export async function getQuotas(options: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "clock" | "quotas">): Promise<{ quotas: QuotaView[] }> {
+  const at = deps.clock.now();
+  const limits = await deps.quotas.limitsFor(options.caller.orgId);
+  const use = await readQuotaUse(deps.db.pool, options.caller.orgId, limits, at);
+  const nextDay = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1)).toISOString();
+  const nextMonth = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)).toISOString();
+  return {
+    quotas: QUOTA_NAMES.map((name) => ({
+      name,
+      limit: limits[name],
+      used: use[name],
+      resets_at: name === "jobs_per_day" ? nextDay : name === "jobs_per_month" ? nextMonth : null,
+    })),
+  };
 }

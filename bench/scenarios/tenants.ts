@@ -14,7 +14,8 @@ import type { Row } from "../lib/report";
 import { clearJobs, clearPrefix, conveyorEnv, JWT_SECRET, type BenchEnv } from "../lib/setup";
 
 const TRIGGERS = ["conveyor_usage_jobs_inserted", "conveyor_usage_jobs_updated", "conveyor_usage_jobs_deleted"];
-const QUOTAS = { QUOTA_JOBS_PER_DAY: "1000000000", QUOTA_JOBS_PER_MONTH: "10000000000", QUOTA_PENDING_MAX: "10000000", QUOTA_PAYLOAD_BYTES_MAX: "1000000000000" };
+const PERIOD_QUOTAS = { QUOTA_JOBS_PER_DAY: "1000000000", QUOTA_JOBS_PER_MONTH: "10000000000", QUOTA_PAYLOAD_BYTES_MAX: "1000000000000" };
+const QUOTAS = { ...PERIOD_QUOTAS, QUOTA_PENDING_MAX: "10000000" };
 
 async function setTriggers(env: BenchEnv, on: boolean): Promise<void> {
   for (const name of TRIGGERS) await env.db.pool.query(`ALTER TABLE jobs ${on ? "ENABLE" : "DISABLE"} TRIGGER ${name}`);
@@ -30,12 +31,12 @@ export async function tenantsPost(env: BenchEnv, port: number, durationS: number
   const url = `http://127.0.0.1:${port}/jobs`;
   const headers = { "x-api-key": env.apiKey };
   const body = JSON.stringify({ type: "webhook", payload: { url: "https://example.com/hooks/orders", payload: { order: 42 } } });
-  const measure = async (mode: "off" | "metering" | "quotas"): Promise<number> => {
+  const measure = async (mode: keyof typeof best): Promise<number> => {
     let api: Child | undefined;
     try {
       await emptyTables(env);
       await setTriggers(env, mode !== "off");
-      api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port), ...(mode === "quotas" ? QUOTAS : {}) }));
+      api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port), ...(mode === "quotas" ? QUOTAS : mode === "three" ? PERIOD_QUOTAS : {}) }));
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
       await load({ url, method: "POST", body, headers, durationS: 1 });
       const result = await load({ url, method: "POST", body, headers, durationS });
@@ -45,10 +46,10 @@ export async function tenantsPost(env: BenchEnv, port: number, durationS: number
       await api?.stop();
     }
   };
-  const best = { off: 0, metering: 0, quotas: 0 };
+  const best = { off: 0, metering: 0, three: 0, quotas: 0 };
   try {
     for (let round = 0; round < 2; round++) {
-      for (const mode of ["off", "metering", "quotas"] as const) best[mode] = Math.max(best[mode], await measure(mode));
+      for (const mode of ["off", "metering", "three", "quotas"] as const) best[mode] = Math.max(best[mode], await measure(mode));
     }
   } finally {
     await setTriggers(env, true);
@@ -64,7 +65,11 @@ export async function tenantsPost(env: BenchEnv, port: number, durationS: number
     target: "≥ 0.95×",
     met: value >= 0.95 * best.off,
   });
-  return [row("sustained throughput with usage metering", best.metering), row("sustained throughput with metering and all four quotas in force", best.quotas)];
+  return [
+    row("sustained throughput with usage metering", best.metering),
+    row("… with metering and the jobs per day, per month and payload bytes quotas", best.three),
+    row("… with metering and all four quotas (pending_max counts the pending jobs on each post)", best.quotas),
+  ];
 }
 
 export async function tenantsUsage(env: BenchEnv, port: number, durationS: number, jobs = 1_000_000): Promise<Row[]> {

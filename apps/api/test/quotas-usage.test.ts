@@ -178,8 +178,11 @@ describe("quotas on job creation", () => {
         changes: { jobs_per_day: { before: null, after: 5 }, pending_max: { before: null, after: 7 } },
       }),
     ]);
-    // No HTTP route sets quotas.
-    expect((await api.request.put("/quotas").set(as(owner)).send({ jobs_per_day: 1e9 })).status).toBe(404);
+    // No HTTP route sets quotas: GET /quotas reads them, every other method is refused and changes nothing.
+    for (const method of ["put", "patch", "post", "delete"] as const) {
+      expectError(await api.request[method]("/quotas").set(as(owner)).send({ jobs_per_day: 1e9 }), 405, "method_not_allowed");
+    }
+    expect((await api.request.get("/quotas").set(as(owner))).body.quotas[0]).toMatchObject({ name: "jobs_per_day", limit: 5 });
   });
 
   it("skips a schedule's tick that would pass a quota and records it, instead of failing the run", async () => {

@@ -31,12 +31,17 @@ import { AppError } from "../http/errors";
 import type { Backpressure } from "./backpressure";
 import type { JobWriter } from "./job-writer";
 
+/** How long after a refusal an organization's posts are checked before inserting. */
+const REFUSED_RECHECK_MS = 1_000;
+
 /** What job creation writes through: the shared writer, or one that enforces an organization's quotas. */
 export type JobInserter = Pick<JobWriter, "insert" | "insertIdempotently" | "insertGraph" | "debounce">;
 
 /** Each organization's quotas in force, cached for QUOTA_CACHE_MS (a setting). */
 export class QuotaBook {
   private readonly cache = new Map<string, { limits: QuotaLimits; until: number }>();
+  /** Organizations refused here lately: until when their posts are checked before anything is inserted. */
+  private readonly refused = new Map<string, number>();
   private readonly defaults: QuotaLimits;
 
   constructor(private readonly deps: Pick<AppDeps, "config" | "db">) {
@@ -54,17 +59,30 @@ export class QuotaBook {
   }
 
   /**
-   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that refuses at once when a
-   * quota is already used up, and otherwise enforces them in each creation's transaction.
+   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that enforces them in each
+   * creation's transaction (and, shortly after a refusal, refuses at once while a quota is still used up).
    */
+  /** The 429 of a refusal, remembering the organization for REFUSED_RECHECK_MS. */
+  private refusal(orgId: string, error: QuotaExceededError): AppError {
+    if (this.refused.size > 10_000) this.refused.clear();
+    this.refused.set(orgId, Date.now() + REFUSED_RECHECK_MS);
+    return quotaExceeded(error);
+  }
+
   async writerFor(orgId: string, shared: JobWriter, at: Date): Promise<JobInserter> {
     const limits = await this.limitsFor(orgId);
     if (!hasQuota(limits)) return shared;
     const pool = this.deps.db.pool;
-    // Already at a limit: refused without inserting anything (a flooding organization costs one read per post).
-    const before = await readQuotaUse(pool, orgId, limits, at);
-    const full = quotaPassed(limits, before, true);
-    if (full) throw quotaExceeded(new QuotaExceededError(full, limits[full]!, before[full], at));
+    // Refused lately: while it stays at a limit, refused by one read without inserting anything (a flood past its
+    // quota costs a read per post, not an insert rolled back). Otherwise nothing is read before the insert.
+    if ((this.refused.get(orgId) ?? 0) > Date.now()) {
+      const before = await readQuotaUse(pool, orgId, limits, at);
+      const full = quotaPassed(limits, before, true);
+      if (full) throw this.refusal(orgId, new QuotaExceededError(full, limits[full]!, before[full], at));
+    }
+    const rethrowQuota = (error: unknown): never => {
+      throw error instanceof QuotaExceededError ? this.refusal(orgId, error) : error;
+    };
     const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
     return {
       // Grouped with other requests like any insert, in a transaction that enforces the quota (job-writer.ts).
@@ -82,9 +100,6 @@ export class QuotaBook {
   }
 }
 
-function rethrowQuota(error: unknown): never {
-  throw error instanceof QuotaExceededError ? quotaExceeded(error) : error;
-}
 
 const QUOTA_TEXT: Record<QuotaName, string> = {
   jobs_per_day: "jobs created per UTC day",

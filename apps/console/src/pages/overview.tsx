@@ -13,6 +13,7 @@ import { api, call } from "../api";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { RouterAnchor } from "../ui/link";
 import type { JobFilter } from "./job-search";
+import { QuotaNotice } from "./usage";
 
 type Stats = ResponseBody<"/jobs/stats", "get">;
 type Bucket = Stats["buckets"][number];
@@ -58,6 +59,7 @@ export function OverviewPage() {
           ]}
         />
       </Group>
+      <QuotaNotice />
       {stats.isPending ? (
         <Loading label="Loading statistics…" />
       ) : stats.isError ? (

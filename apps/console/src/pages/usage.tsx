@@ -138,7 +138,7 @@ function DayChart({ rows }: { rows: UsageRow[] }) {
 function TypeTable({ rows }: { rows: UsageRow[] }) {
   if (rows.length === 0) return <Empty title="No job type used in this range">Each type gets its row here.</Empty>;
   return (
-    <Table.ScrollContainer minWidth={560}>
+    <Table.ScrollContainer minWidth={560} scrollAreaProps={{ viewportProps: { tabIndex: 0, "aria-label": "Usage by job type (scrolls sideways)" } }}>
       <Table striped aria-label="Usage by job type">
         <Table.Thead>
           <Table.Tr>

@@ -144,9 +144,15 @@ describe("52: usage equals the truth after retries, a SIGKILL, a replay and rete
     for (let i = 0; i < 4; i++) await post({ sleep_ms: 20 * i });
     for (let i = 0; i < 2; i++) await post({ fail_until: 2 }, { max_retries: 3 });
     await post({ permanent: true }, { max_retries: 2 });
-    await stack.post("/jobs", { type: "webhook", payload: { url: "https://hooks.example.com/x", payload: {} }, run_at: new Date(Date.now() + 300 * 86_400_000).toISOString() }).then((r) => {
-      expect(r.status).toBe(202);
-    });
+    await stack
+      .post("/jobs", {
+        type: "webhook",
+        payload: { url: "https://hooks.example.com/x", payload: {} },
+        run_at: new Date(Date.now() + 300 * 86_400_000).toISOString(),
+      })
+      .then((r) => {
+        expect(r.status).toBe(202);
+      });
     writeFileSync(release, "");
     await stack.startWorker();
     for (const id of ids) await stack.waitForJob(id, final, 60_000);
@@ -164,7 +170,9 @@ describe("52: usage equals the truth after retries, a SIGKILL, a replay and rete
     const today = new Date().toISOString().slice(0, 10);
     const before = await stack.api.request.get(`/usage?group_by=type&from=${today}&to=${today}`).set("Authorization", `Bearer ${stack.owner.token}`);
     expect(before.status).toBe(200);
-    const deleted = await stack.api.database.db.pool.query("DELETE FROM jobs WHERE org_id = $1 AND status IN ('done', 'failed', 'cancelled')", [stack.owner.orgId]);
+    const deleted = await stack.api.database.db.pool.query("DELETE FROM jobs WHERE org_id = $1 AND status IN ('done', 'failed', 'cancelled')", [
+      stack.owner.orgId,
+    ]);
     expect(deleted.rowCount).toBe(9);
     const after = await stack.api.request.get(`/usage?group_by=type&from=${today}&to=${today}`).set("Authorization", `Bearer ${stack.owner.token}`);
     expect(after.body).toEqual(before.body);

@@ -54,8 +54,7 @@ async function setQuota(org: TestMember, args: string[]): Promise<string> {
   return result.stdout;
 }
 
-const count = async (org: TestMember) =>
-  Number((await api.database.db.pool.query("SELECT count(*) FROM jobs WHERE org_id = $1", [org.orgId])).rows[0].count);
+const count = async (org: TestMember) => Number((await api.database.db.pool.query("SELECT count(*) FROM jobs WHERE org_id = $1", [org.orgId])).rows[0].count);
 
 describe("quotas on job creation", () => {
   it("refuses past jobs_per_day with 429 quota_exceeded naming it, RateLimit headers and Retry-After at the next UTC midnight; batches all or nothing", async () => {
@@ -64,14 +63,31 @@ describe("quotas on job creation", () => {
     expect(shown).toContain("jobs-per-day: 10 (this organization's)");
     expect(shown).toContain("jobs-per-month: unlimited (default)");
 
-    expect((await api.request.post("/jobs/batch").set(as(owner)).send({ jobs: Array.from({ length: 8 }, (_, i) => job(i)) })).status).toBe(202);
-    const batch = await api.request.post("/jobs/batch").set(as(owner)).send({ jobs: [job(8), job(9), job(10)] });
+    expect(
+      (
+        await api.request
+          .post("/jobs/batch")
+          .set(as(owner))
+          .send({ jobs: Array.from({ length: 8 }, (_, i) => job(i)) })
+      ).status,
+    ).toBe(202);
+    const batch = await api.request
+      .post("/jobs/batch")
+      .set(as(owner))
+      .send({ jobs: [job(8), job(9), job(10)] });
     expectError(batch, 429, "quota_exceeded");
     expect(batch.body.error.message).toMatch(/jobs_per_day \(10 jobs created per UTC day\)/);
     expect(batch.body.error.details).toEqual([{ path: "quota.jobs_per_day", message: expect.stringMatching(/^allows 10;/) }]);
     expect(await count(owner)).toBe(8);
 
-    expect((await api.request.post("/jobs/batch").set(as(owner)).send({ jobs: [job(8), job(9)] })).status).toBe(202);
+    expect(
+      (
+        await api.request
+          .post("/jobs/batch")
+          .set(as(owner))
+          .send({ jobs: [job(8), job(9)] })
+      ).status,
+    ).toBe(202);
     const refused = await api.request.post("/jobs").set(as(owner)).send(job(11));
     expectError(refused, 429, "quota_exceeded");
     const now = api.clock.now();
@@ -86,7 +102,10 @@ describe("quotas on job creation", () => {
     // The idempotent and debounced paths are held to it too.
     expectError(await api.request.post("/jobs").set(as(owner)).set("Idempotency-Key", "k1").send(job(12)), 429, "quota_exceeded");
     expectError(
-      await api.request.post("/jobs").set(as(owner)).send({ ...job(13), debounce_key: "d", debounce_ms: 1000 }),
+      await api.request
+        .post("/jobs")
+        .set(as(owner))
+        .send({ ...job(13), debounce_key: "d", debounce_ms: 1000 }),
       429,
       "quota_exceeded",
     );
@@ -117,7 +136,9 @@ describe("quotas on job creation", () => {
     const pending = await api.request.post("/jobs").set(as(owner)).send(job(3));
     expectError(pending, 429, "quota_exceeded");
     expect(pending.body.error.message).toContain("pending_max");
-    await api.database.db.pool.query("UPDATE jobs SET status = 'done', finished_at = now() WHERE id = (SELECT id FROM jobs WHERE org_id = $1 LIMIT 1)", [owner.orgId]);
+    await api.database.db.pool.query("UPDATE jobs SET status = 'done', finished_at = now() WHERE id = (SELECT id FROM jobs WHERE org_id = $1 LIMIT 1)", [
+      owner.orgId,
+    ]);
     expect((await api.request.post("/jobs").set(as(owner)).send(job(4))).status).toBe(202);
 
     // Payload bytes are counted as Postgres writes the stored payload as JSON text; these jobs' payloads are one size.
@@ -151,7 +172,12 @@ describe("quotas on job creation", () => {
     const now = api.clock.now();
     expect(res.body).toEqual({
       quotas: [
-        { name: "jobs_per_day", limit: 1000, used: 2, resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString() },
+        {
+          name: "jobs_per_day",
+          limit: 1000,
+          used: 2,
+          resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1)).toISOString(),
+        },
         { name: "jobs_per_month", limit: null, used: 0, resets_at: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString() },
         { name: "pending_max", limit: 5, used: 2, resets_at: null },
         { name: "payload_bytes_max", limit: null, used: 0, resets_at: null },
@@ -204,7 +230,10 @@ describe("quotas on job creation", () => {
     expect(await count(owner)).toBe(1);
     const audit = await api.request.get("/audit-log?action=schedule.run_skipped").set(as(owner));
     expect(audit.body.items ?? audit.body).toEqual([
-      expect.objectContaining({ target: expect.objectContaining({ type: "schedule", id: created.body.id }), details: expect.objectContaining({ reason: "quota_exceeded", quota: "jobs_per_day" }) }),
+      expect.objectContaining({
+        target: expect.objectContaining({ type: "schedule", id: created.body.id }),
+        details: expect.objectContaining({ reason: "quota_exceeded", quota: "jobs_per_day" }),
+      }),
     ]);
   });
 });

@@ -3,7 +3,9 @@ import Joi from "joi";
 import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
 import { getQuotas, getUsage, USAGE_MAX_DAYS, usageCsv, type UsageQuery } from "../services/usage";
 
-const date = Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).messages({ "string.pattern.base": "must be a date (YYYY-MM-DD)" });
+const date = Joi.string()
+  .pattern(/^\d{4}-\d{2}-\d{2}$/)
+  .messages({ "string.pattern.base": "must be a date (YYYY-MM-DD)" });
 
 const usageQuery = Joi.object<UsageQuery>({
   from: date,

@@ -127,10 +127,18 @@ export function createApiMetrics(): ApiMetrics {
             for (const row of await rows().catch(() => [])) this.inc({ type: row.type }, row[field]);
           },
         });
-      counter("jobs_created", "conveyor_usage_jobs_created_total", "Jobs created by every organization, by type (usage, SPEC §22; from Postgres, the same on every replica).");
+      counter(
+        "jobs_created",
+        "conveyor_usage_jobs_created_total",
+        "Jobs created by every organization, by type (usage, SPEC §22; from Postgres, the same on every replica).",
+      );
       counter("attempts_started", "conveyor_usage_attempts_started_total", "Attempts started, by type (usage; the same on every replica).");
       counter("attempt_seconds", "conveyor_usage_attempt_seconds_total", "Seconds attempts ran, by type (usage; the same on every replica).");
-      counter("webhook_deliveries", "conveyor_usage_webhook_deliveries_total", "Webhook delivery attempts, by the type of the job the event is about (usage; the same on every replica).");
+      counter(
+        "webhook_deliveries",
+        "conveyor_usage_webhook_deliveries_total",
+        "Webhook delivery attempts, by the type of the job the event is about (usage; the same on every replica).",
+      );
       counter("payload_bytes", "conveyor_usage_payload_bytes_total", "Payload bytes of the jobs created, by type (usage; the same on every replica).");
     },
     observeRequests(req, res, next) {

@@ -333,7 +333,9 @@ export const responseSchemas = {
       .required(),
   }),
   UsageRow: Joi.object({
-    day: Joi.string().pattern(/^\d{4}-\d{2}-\d{2}$/).description("The UTC day (group_by=day)."),
+    day: Joi.string()
+      .pattern(/^\d{4}-\d{2}-\d{2}$/)
+      .description("The UTC day (group_by=day)."),
     type: Joi.string().description("The job type (group_by=type)."),
     jobs_created: Joi.number().integer().min(0).required(),
     attempts_started: Joi.number().integer().min(0).required(),

@@ -51,7 +51,14 @@ export class Backpressure {
     if (max === undefined) return;
     try {
       const backlog = await readDueBacklog(this.deps.db.pool, max);
-      this.shed = backlog.due > max ? organizationsToShed(backlog.byOrg, backlog.byOrg.reduce((n, o) => n + o.due, 0), max) : new Set();
+      this.shed =
+        backlog.due > max
+          ? organizationsToShed(
+              backlog.byOrg,
+              backlog.byOrg.reduce((n, o) => n + o.due, 0),
+              max,
+            )
+          : new Set();
     } catch (error) {
       // Keep the last figure: a slow read must not open the gates or close them for everyone.
       if (Date.now() - this.lastWarning > 30_000) {

@@ -3,7 +3,17 @@
 // request is answered once its rows are committed. Nothing goes to Redis: the insert puts each job in the
 // dispatcher's queue and wakes the dispatcher (a worker), which hands it to BullMQ when it is due.
 import type pg from "pg";
-import { debounceJob, inTransaction, insertJobIdempotently, insertJobs, type CreationGuard, type Debounced, type IdempotentInsert, type NewJob, type Refused } from "@conveyor/db";
+import {
+  debounceJob,
+  inTransaction,
+  insertJobIdempotently,
+  insertJobs,
+  type CreationGuard,
+  type Debounced,
+  type IdempotentInsert,
+  type NewJob,
+  type Refused,
+} from "@conveyor/db";
 
 /** A check an organization's creations must pass in their transaction (its quotas): keyed by the organization. */
 export type WriterGuard = { orgId: string; check: CreationGuard };

@@ -100,7 +100,6 @@ export class QuotaBook {
   }
 }
 
-
 const QUOTA_TEXT: Record<QuotaName, string> = {
   jobs_per_day: "jobs created per UTC day",
   jobs_per_month: "jobs created per UTC month",
@@ -141,11 +140,7 @@ export function quotaExceeded(error: QuotaExceededError): AppError {
  * What job creation calls once its input is valid: backpressure first (a shed organization gets 429 `overloaded`),
  * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month).
  */
-export async function admitJobs(
-  orgId: string,
-  at: Date,
-  deps: { quotas: QuotaBook; backpressure: Backpressure; writer: JobWriter },
-): Promise<JobInserter> {
+export async function admitJobs(orgId: string, at: Date, deps: { quotas: QuotaBook; backpressure: Backpressure; writer: JobWriter }): Promise<JobInserter> {
   deps.backpressure.admit(orgId);
   return deps.quotas.writerFor(orgId, deps.writer, at);
 }

@@ -27,7 +27,8 @@ export function usageRange(query: UsageQuery, today: Date): { from: string; to: 
   if (!from) throw validationFailed([{ path: "query.from", message: "is not a date (YYYY-MM-DD)" }]);
   if (from > to) throw validationFailed([{ path: "query.from", message: "must not be after to" }]);
   const days = (to.getTime() - from.getTime()) / DAY_MS + 1;
-  if (days > USAGE_MAX_DAYS) throw validationFailed([{ path: "query.from", message: `must be at most ${USAGE_MAX_DAYS} days before to (both included); this range has ${days}` }]);
+  if (days > USAGE_MAX_DAYS)
+    throw validationFailed([{ path: "query.from", message: `must be at most ${USAGE_MAX_DAYS} days before to (both included); this range has ${days}` }]);
   return { from: isoDay(from), to: isoDay(to) };
 }
 

@@ -69,7 +69,12 @@ function Usage() {
         <Title order={1} size="h2">
           Usage
         </Title>
-        <SegmentedControl aria-label="Range" value={range} onChange={(value) => setRange(value as Range)} data={Object.entries(RANGES).map(([value, label]) => ({ value, label }))} />
+        <SegmentedControl
+          aria-label="Range"
+          value={range}
+          onChange={(value) => setRange(value as Range)}
+          data={Object.entries(RANGES).map(([value, label]) => ({ value, label }))}
+        />
       </Group>
       <Quotas />
       <Paper withBorder p="md">
@@ -87,7 +92,13 @@ function Usage() {
         <Title order={2} size="h4" mb="sm">
           By type
         </Title>
-        {byType.isPending ? <Loading /> : byType.isError ? <ErrorState error={byType.error} retry={() => void byType.refetch()} /> : <TypeTable rows={byType.data} />}
+        {byType.isPending ? (
+          <Loading />
+        ) : byType.isError ? (
+          <ErrorState error={byType.error} retry={() => void byType.refetch()} />
+        ) : (
+          <TypeTable rows={byType.data} />
+        )}
       </Paper>
     </Stack>
   );
@@ -196,7 +207,11 @@ function Quotas() {
                     {quota.used.toLocaleString()} of {quota.limit!.toLocaleString()}
                   </Text>
                 </Group>
-                <Progress value={share} color={share >= 100 ? "red" : share >= 80 ? "orange" : "blue"} aria-label={`${QUOTA_LABELS[quota.name]}: ${share.toFixed(0)} % used`} />
+                <Progress
+                  value={share}
+                  color={share >= 100 ? "red" : share >= 80 ? "orange" : "blue"}
+                  aria-label={`${QUOTA_LABELS[quota.name]}: ${share.toFixed(0)} % used`}
+                />
                 {quota.resets_at && (
                   <Text size="xs" c="dimmed">
                     Starts over {new Date(quota.resets_at).toUTCString()}

@@ -53,7 +53,12 @@ export class Scheduler implements LeaderTask {
         });
       }
       for (const tick of ticks) {
-        if (tick.skipped) this.options.logger.warn("schedule tick skipped: its organization is at a quota", { scheduleId: tick.scheduleId, orgId: tick.orgId, quota: tick.skipped });
+        if (tick.skipped)
+          this.options.logger.warn("schedule tick skipped: its organization is at a quota", {
+            scheduleId: tick.scheduleId,
+            orgId: tick.orgId,
+            quota: tick.skipped,
+          });
         this.options.logger.debug("schedule ticked", { scheduleId: tick.scheduleId, orgId: tick.orgId, jobId: tick.jobId, tick: tick.tick?.toISOString() });
       }
       if (!full) break;

@@ -12,6 +12,7 @@
 //   the worker's rate with progress reports vs without: --live-worker-jobs=3000
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
+// Tenants (--only=tenants,usage): POST /jobs with usage metering and quotas vs without; GET /usage p99 over 400 days × 8 types
 // Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
 // vs single Redis; webhook deliveries/s to one HTTPS endpoint with keep-alive vs without
 // High availability (--only=pgbouncer,failover): POST /jobs and the worker through PgBouncer vs direct (--ha-jobs=N,
@@ -42,6 +43,7 @@ import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
 import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
 import { webhookDeliveries } from "./scenarios/webhooks";
+import { tenantsPost, tenantsUsage } from "./scenarios/tenants";
 import { worker } from "./scenarios/worker";
 import { liveStreams, workerRateWithProgress } from "./scenarios/live";
 
@@ -49,7 +51,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover,live,live-worker"
+    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover,live,live-worker,tenants,usage"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -150,6 +152,8 @@ async function main(): Promise<void> {
       liveStreams(env, { api: port, worker: workerPort }, { jobs: Number(args["live-jobs"] ?? 1_000), seconds: Number(args["live-seconds"] ?? 10) }),
     );
     await step("live-worker", () => workerRateWithProgress(env, workerPort, Number(args["live-worker-jobs"] ?? 3_000)));
+    await step("tenants", () => tenantsPost(env, port, seconds));
+    await step("usage", () => tenantsUsage(env, port, seconds));
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

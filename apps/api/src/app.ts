@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import express from "express";
 import { redisKeyPrefix } from "@conveyor/queue";
+
+import { readUsageTotalsByType } from "@conveyor/db";
 import helmet from "helmet";
 import type { AppDeps } from "./context";
 import { endpoints } from "./endpoints";
@@ -21,7 +23,10 @@ import { EventHub } from "./services/event-hub";
 import { createJobCatalog } from "./services/job-catalog";
 import { JobWriter } from "./services/job-writer";
 import { ReadRouting } from "./services/read-routing";
+
+import { Backpressure } from "./services/backpressure";
 import { dummyHash } from "./services/passwords";
+import { QuotaBook } from "./services/quotas";
 
 /** The app, and `stopBackground()`: stops its background work (the event tail) before the pool it reads closes. */
 export type ConveyorApp = express.Express & { stopBackground(): Promise<void> };
@@ -54,7 +59,7 @@ export function createApp(deps: AppDeps): ConveyorApp {
   app.use(consolePages);
   app.use(publicTokenCors(deps.config.PUBLIC_TOKEN_ORIGINS));
   app.use(jsonBody());
-  const shared = routerDeps(deps, metrics.registry);
+  const shared = routerDeps(deps, metrics);
   app.use(buildRouter(endpoints, shared));
   // Same-origin API: no CORS preflight to answer on paths it does not have either.
   app.use((req, _res, next) =>
@@ -62,17 +67,24 @@ export function createApp(deps: AppDeps): ConveyorApp {
   );
   app.use(unknownRoute);
   app.use(errorHandler);
-  return Object.assign(app, { stopBackground: () => shared.events.stop() });
+  return Object.assign(app, {
+    stopBackground: async () => {
+      await shared.backpressure.settle();
+      await shared.events.stop();
+    },
+  });
 }
 
 /** What the endpoints' handlers and guards use; one authenticator (with its API-key cache) per app. */
-function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>["registry"]): RouterDeps {
+function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>): RouterDeps {
+  const registry = metrics.registry;
   const rateLimits = createRateLimits(deps);
   // Computed once, so the first unknown-email login does not pay for it.
   void dummyHash(deps.config.BCRYPT_COST);
   let document: string | undefined;
   const events = new EventHub({ pool: deps.db.pool, logger: deps.logger, streamsPerOrg: deps.config.EVENT_STREAMS_PER_ORG });
   events.observe(registry);
+  metrics.observeUsage(() => readUsageTotalsByType(deps.db.pool));
   return {
     ...deps,
     catalog: createJobCatalog(deps),
@@ -86,6 +98,9 @@ function routerDeps(deps: AppDeps, registry: ReturnType<typeof createApiMetrics>
       windowMs: deps.config.DATABASE_READ_AFTER_WRITE_MS,
       logger: deps.logger,
     }),
+
+    quotas: new QuotaBook(deps),
+    backpressure: new Backpressure(deps),
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

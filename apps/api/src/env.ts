@@ -37,6 +37,11 @@ export const apiEnvSchema = envSchema({
   DATABASE_READ_URL: setting(databaseUrl()).optional(),
   /** After a person or key changes something, their reads go to the primary for this long (read-your-writes). */
   DATABASE_READ_AFTER_WRITE_MS: setting(Joi.number().integer().min(0).max(600_000)).default(5_000),
+
+  /** Backpressure (SPEC §22): past this many due jobs in the deployment, the organizations holding most of them are refused new jobs (429 overloaded). Unset: off. */
+  BACKPRESSURE_DUE_MAX: setting(Joi.number().integer().min(1)).optional(),
+  /** How long an organization's quotas are kept in each API process: `npm run org:quota` applies within it. */
+  QUOTA_CACHE_MS: setting(Joi.number().integer().min(0).max(60_000)).default(2_000),
 });
 
 export type ApiConfig = ConfigOf<typeof apiEnvSchema>;

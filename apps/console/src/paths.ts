@@ -17,6 +17,7 @@ export const CONSOLE_PATHS = [
   "/webhooks",
   "/account",
   "/audit-log",
+  "/usage",
   "/sso",
 ] as const;
 

@@ -99,13 +99,14 @@ const auditLog = createRoute({
   validateSearch: parseAuditSearch,
   component: lazyRouteComponent(() => import("./pages/audit-log"), "AuditLogPage"),
 });
+const usage = createRoute({ getParentRoute: () => app, path: "/usage", component: lazyRouteComponent(() => import("./pages/usage"), "UsagePage") });
 const sso = createRoute({ getParentRoute: () => app, path: "/sso", component: lazyRouteComponent(() => import("./pages/sso"), "SsoPage") });
 const account = createRoute({ getParentRoute: () => app, path: "/account", component: lazyRouteComponent(() => import("./pages/account"), "AccountPage") });
 
 const tree = root.addChildren([
   login,
   signup,
-  app.addChildren([index, overview, jobs, job, queues, retries, schedules, team, apiKeys, webhooks, auditLog, sso, account]),
+  app.addChildren([index, overview, jobs, job, queues, retries, schedules, team, apiKeys, webhooks, auditLog, usage, sso, account]),
 ]);
 
 /** Every full path in a route tree (the router's own types carry each route's children). */

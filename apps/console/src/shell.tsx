@@ -28,6 +28,7 @@ const SECTIONS = [
   { to: "/api-keys", label: "API keys" },
   { to: "/webhooks", label: "Webhooks", managers: true },
   { to: "/audit-log", label: "Audit log", managers: true },
+  { to: "/usage", label: "Usage", managers: true },
   { to: "/sso", label: "Single sign-on", owners: true },
 ] as const;
 

@@ -1,7 +1,7 @@
 // The worker process: parse configuration, connect, run the job runtime, and stop cleanly on SIGTERM.
 // Tracing first: it must be in place before the modules it instruments are loaded.
 import "./tracing-init";
-import { loadDotEnv, runMain, StartupError, templateNames, urlPolicy, usesDevelopmentWebhookKey } from "@conveyor/config";
+import { loadDotEnv, quotaDefaults, runMain, StartupError, templateNames, urlPolicy, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
 import { connectDatabase, stkPushStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
@@ -14,6 +14,7 @@ import { loadPlugins } from "./runtime/plugins";
 import { AuditRetention } from "./runtime/audit-retention";
 import { unavailableMessage, unavailableTypes } from "./runtime/availability";
 import { Retention } from "./runtime/retention";
+import { UsageFold } from "./runtime/usage-fold";
 import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
@@ -78,7 +79,8 @@ async function main(): Promise<void> {
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),
       new WebhookDeliveryRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
-      new Scheduler({ pool: db.pool, logger }),
+      new Scheduler({ pool: db.pool, logger, quotas: quotaDefaults(config) }),
+      new UsageFold({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
     ],
     onAttempt: metrics.onAttempt,

@@ -1036,6 +1036,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage by day or job type
+         * @description What the organization used from `from` to `to` (UTC dates, both included, at most 400 days; default: the last 30 days to today): jobs created, attempts started, attempt seconds (from each attempt's start to its end), webhook deliveries attempted and payload bytes (of the jobs created, as JSON text). Counted in the transactions that do the work, so exact after crashes and retries, and kept when retention deletes the jobs. `group_by=day` answers every day of the range (zeros included), `group_by=type` the types used in it. With `Accept: text/csv` the same rows as CSV. Owners and admins only.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The quotas in force and how much of each is used
+         * @description The organization's quotas (SPEC §22): jobs created per UTC day and per UTC month, pending jobs held at once and payload bytes stored at once, each with its limit (null: unlimited), what is used now, and when a period quota starts over. Set by the deployment's operator (QUOTA_* settings, `npm run org:quota`), never over HTTP. Past a quota, job creation answers 429 `quota_exceeded`. Owners and admins.
+         */
+        get: operations["getQuotas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/org/sso": {
         parameters: {
             query?: never;
@@ -1250,7 +1290,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /schedules, /team, /api-keys, /webhooks, /audit-log, /usage, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -1777,7 +1817,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "quota_exceeded" | "overloaded" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -2021,6 +2061,18 @@ export interface components {
                  * @description When it reached done, failed or cancelled; null while it is live.
                  */
                 finished_at: string | null;
+                /** @description What its handler last reported of its progress (ctx.progress), or null; job.progress events carry each change. */
+                progress: {
+                    /** @description How far the job is, from 0 to 1. */
+                    fraction: number;
+                    /** @description What it is doing, or null. */
+                    message: string | null;
+                    /**
+                     * Format: date-time
+                     * @description When the handler reported it.
+                     */
+                    at: string;
+                } | null;
                 /** @description With `q` only: what the search matched — `id`, `short_id` (the id's last 8 characters), or `payload.` and the path of the value (`payload.customer.name`, `payload.items.0.sku`); `payload` alone when the path cannot be told. */
                 matched?: string;
                 /** @description The last attempt's error (its first 300 characters). */
@@ -2606,6 +2658,35 @@ export interface components {
              */
             created_at: string;
         };
+        Quotas: {
+            quotas: {
+                /** @enum {string} */
+                name: "jobs_per_day" | "jobs_per_month" | "pending_max" | "payload_bytes_max";
+                /** @description null: unlimited. */
+                limit: number | null;
+                /** @description What is used now (0 when the quota is not in force: not counted). */
+                used: number;
+                /**
+                 * Format: date-time
+                 * @description When a period quota starts over (the next UTC day or month); null for the others.
+                 */
+                resets_at: string | null;
+            }[];
+        };
+        UsageRow: {
+            /** @description The UTC day (group_by=day). */
+            day?: string;
+            /** @description The job type (group_by=type). */
+            type?: string;
+            jobs_created: number;
+            attempts_started: number;
+            /** @description Seconds from each attempt's start to its end (or its takeover), to the millisecond. */
+            attempt_seconds: number;
+            /** @description Delivery attempts of webhook events, each POST counted. */
+            webhook_deliveries: number;
+            /** @description Bytes of the payloads (as JSON text) of the jobs created. */
+            payload_bytes: number;
+        };
         JobStats: {
             /** @enum {string} */
             window: "hour" | "day";
@@ -2826,7 +2907,7 @@ export interface components {
                 type: "user" | "api_key" | "system";
             } & (unknown | unknown | unknown);
             /** @enum {string} */
-            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login";
+            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login" | "org.quota_update" | "schedule.run_skipped";
             /** @description What it was done to (a member, an invite, a key, a job…); null for a bulk action. */
             target: ({
                 type: string;
@@ -3018,7 +3099,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `rate_limited` or `too_many_streams`. */
+        /** @description Refused with `error.code` `rate_limited` or `too_many_streams` or `quota_exceeded` or `overloaded`. */
         RateLimited: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -6133,6 +6214,116 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description First day (YYYY-MM-DD, UTC). Default: 29 days before `to`. */
+                from?: string;
+                /** @description Last day (YYYY-MM-DD, UTC). Default: today. */
+                to?: string;
+                /** @description `day` (default) or `type`. */
+                group_by?: "day" | "type";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One row per day or per type. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "day": "2026-11-27",
+                     *         "jobs_created": 120,
+                     *         "attempts_started": 131,
+                     *         "attempt_seconds": 42.517,
+                     *         "webhook_deliveries": 12,
+                     *         "payload_bytes": 20480
+                     *       },
+                     *       {
+                     *         "day": "2026-11-28",
+                     *         "jobs_created": 0,
+                     *         "attempts_started": 0,
+                     *         "attempt_seconds": 0,
+                     *         "webhook_deliveries": 0,
+                     *         "payload_bytes": 0
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["UsageRow"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every quota, in force or not. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "quotas": [
+                     *         {
+                     *           "name": "jobs_per_day",
+                     *           "limit": 10000,
+                     *           "used": 9120,
+                     *           "resets_at": "2026-11-29T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "name": "jobs_per_month",
+                     *           "limit": null,
+                     *           "used": 0,
+                     *           "resets_at": "2026-12-01T00:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "name": "pending_max",
+                     *           "limit": 5000,
+                     *           "used": 312,
+                     *           "resets_at": null
+                     *         },
+                     *         {
+                     *           "name": "payload_bytes_max",
+                     *           "limit": null,
+                     *           "used": 0,
+                     *           "resets_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Quotas"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

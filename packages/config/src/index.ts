@@ -8,7 +8,7 @@ export { Joi };
 export { ConfigError, StartupError } from "./errors";
 export { envSchema, parseEnv, setting, type ComputedDefault, type ConfigOf, type Env, type EnvSchema, type Setting, type Settings } from "./env-schema";
 export { flag, list, oneOf, publicUrl } from "./rules";
-export { sharedEnv, urlPolicy, usesDevelopmentWebhookKey, webhookSecretsKey, type SharedConfig } from "./shared-env";
+export { quotaDefaults, sharedEnv, urlPolicy, usesDevelopmentWebhookKey, webhookSecretsKey, type SharedConfig } from "./shared-env";
 export { templateNames } from "./template-names";
 export { databaseUrl, maskDatabaseUrl, parseDatabaseUrl, SESSION_ATTRS, type DatabaseUrl, type SessionAttrs } from "./database-url";
 

@@ -48,7 +48,24 @@ export const sharedEnv = {
       )
       .when("NODE_ENV", { is: "production", then: Joi.required() }),
   ).default(DEVELOPMENT_WEBHOOK_SECRETS_KEY),
+  /** Quotas (SPEC §22): every organization's default, unset = unlimited; `npm run org:quota` sets one organization's. */
+  QUOTA_JOBS_PER_DAY: setting(Joi.number().integer().min(1)).optional(),
+  QUOTA_JOBS_PER_MONTH: setting(Joi.number().integer().min(1)).optional(),
+  /** Pending jobs one organization may hold at once. */
+  QUOTA_PENDING_MAX: setting(Joi.number().integer().min(1)).optional(),
+  /** Payload bytes (as JSON text) of the jobs one organization has stored at once; retention frees them. */
+  QUOTA_PAYLOAD_BYTES_MAX: setting(Joi.number().integer().min(1)).optional(),
 };
+
+/** The QUOTA_* defaults as limits per quota (null: unlimited). */
+export function quotaDefaults(config: Pick<SharedConfig, "QUOTA_JOBS_PER_DAY" | "QUOTA_JOBS_PER_MONTH" | "QUOTA_PENDING_MAX" | "QUOTA_PAYLOAD_BYTES_MAX">) {
+  return {
+    jobs_per_day: config.QUOTA_JOBS_PER_DAY ?? null,
+    jobs_per_month: config.QUOTA_JOBS_PER_MONTH ?? null,
+    pending_max: config.QUOTA_PENDING_MAX ?? null,
+    payload_bytes_max: config.QUOTA_PAYLOAD_BYTES_MAX ?? null,
+  };
+}
 
 export type SharedConfig = ConfigOf<typeof sharedEnv>;
 

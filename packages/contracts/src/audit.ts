@@ -33,6 +33,8 @@ export const AUDIT_ACTIONS = [
   "sso.update",
   "sso.delete",
   "sso.login",
+  "org.quota_update",
+  "schedule.run_skipped",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

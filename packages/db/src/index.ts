@@ -35,3 +35,6 @@ export { sealSecret, openSecret } from "./secret-box";
 export * from "./transaction";
 export * from "./audit-log";
 export * from "./sso";
+export * from "./usage";
+export * from "./quotas";
+export * from "./pressure";

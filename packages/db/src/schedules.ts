@@ -6,7 +6,9 @@
 import type pg from "pg";
 import { latestTick, nextTick } from "@conveyor/contracts";
 import { newId } from "./ids";
+import { writeAuditEntry } from "./audit-log";
 import { insertJobs, type NewJob } from "./job-machine";
+import { enforceQuotas, findQuotaOverrides, hasQuota, limitsInForce, NO_QUOTAS, QuotaExceededError, type QuotaLimits, type QuotaName } from "./quotas";
 
 /** The job a schedule creates at each tick, as validated when the schedule was saved. */
 export type JobTemplate = {
@@ -131,8 +133,11 @@ export async function deleteSchedule(db: Client, orgId: string, id: string): Pro
   return (rowCount ?? 0) > 0;
 }
 
-/** A due schedule the ticker handled: the tick it ran and the job it created, or none when that tick had run already. */
-export type ScheduleTick = { scheduleId: string; orgId: string; tick: Date | null; jobId: string | null; nextRunAt: Date | null };
+/**
+ * A due schedule the ticker handled: the tick it ran and the job it created, or none when that tick had run already or
+ * was skipped because the organization is at a quota (`skipped`: the quota; recorded in its audit log).
+ */
+export type ScheduleTick = { scheduleId: string; orgId: string; tick: Date | null; jobId: string | null; nextRunAt: Date | null; skipped?: QuotaName };
 /** A schedule whose ticks could not be computed (e.g. a zone this runtime no longer knows): its next_run_at is cleared. */
 export type ScheduleTickFailure = { scheduleId: string; orgId: string; error: Error };
 
@@ -141,7 +146,12 @@ export type ScheduleTickFailure = { scheduleId: string; orgId: string; error: Er
  * before now (after an outage the missed ticks before it do not run), last_run_at = that tick, next_run_at = the first
  * tick after now. `full` says more may be due.
  */
-export async function runDueSchedules(pool: pg.Pool, limit = 100): Promise<{ ticks: ScheduleTick[]; failures: ScheduleTickFailure[]; full: boolean }> {
+export async function runDueSchedules(
+  pool: pg.Pool,
+  limit = 100,
+  /** The QUOTA_* defaults (SPEC §22): a tick that would take its organization past a quota is skipped, not failed. */
+  quotaDefaults: QuotaLimits = NO_QUOTAS,
+): Promise<{ ticks: ScheduleTick[]; failures: ScheduleTickFailure[]; full: boolean }> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
@@ -188,7 +198,37 @@ export async function runDueSchedules(pool: pg.Pool, limit = 100): Promise<{ tic
       }
       ticks.push({ scheduleId: row.id, orgId: row.org_id, tick: fresh ? tick : null, jobId, nextRunAt });
     }
-    await insertJobs(client, jobs);
+    // Jobs of organizations under a quota are inserted one by one, each checked under the quota lock and rolled back
+    // to its savepoint when refused; the others together, as before.
+    const overrides = await findQuotaOverrides(client, [...new Set(jobs.map((j) => j.orgId))]);
+    const limitsOf = (orgId: string) => limitsInForce(quotaDefaults, overrides.get(orgId) ?? null);
+    await insertJobs(
+      client,
+      jobs.filter((j) => !hasQuota(limitsOf(j.orgId))),
+    );
+    for (const job of jobs.filter((j) => hasQuota(limitsOf(j.orgId)))) {
+      await client.query("SAVEPOINT quota");
+      try {
+        await insertJobs(client, [job]);
+        await enforceQuotas(client, job.orgId, limitsOf(job.orgId), job.createdAt);
+        await client.query("RELEASE SAVEPOINT quota");
+      } catch (error) {
+        if (!(error instanceof QuotaExceededError)) throw error;
+        await client.query("ROLLBACK TO SAVEPOINT quota");
+        const tick = ticks.find((t) => t.jobId === job.id)!;
+        tick.jobId = null;
+        tick.skipped = error.quota;
+        await writeAuditEntry(client, {
+          orgId: job.orgId,
+          at: job.createdAt,
+          actor: { type: "system", id: null, label: "scheduler" },
+          action: "schedule.run_skipped",
+          target: { type: "schedule", id: job.scheduleId! },
+          request: { ip: null, userAgent: null, requestId: null },
+          details: { tick: tick.tick?.toISOString() ?? null, reason: "quota_exceeded", quota: error.quota, limit: error.limit },
+        });
+      }
+    }
     await client.query(
       `UPDATE schedules s SET last_run_at = COALESCE(u.last_run_at, s.last_run_at), next_run_at = u.next_run_at
          FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, last_run_at, next_run_at)

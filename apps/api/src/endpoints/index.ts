@@ -19,6 +19,7 @@ import { scheduleEndpoints } from "./schedules";
 import { sessionEndpoints } from "./sessions";
 import { ssoEndpoints } from "./sso";
 import { teamEndpoints } from "./team";
+import { usageEndpoints } from "./usage";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
 
 export const endpoints: readonly Endpoint[] = [
@@ -39,6 +40,7 @@ export const endpoints: readonly Endpoint[] = [
   ...teamEndpoints,
   ...inviteEndpoints,
   ...auditLogEndpoints,
+  ...usageEndpoints,
   ...ssoEndpoints,
   ...operationsEndpoints,
   ...referenceEndpoints,

@@ -31,6 +31,7 @@ export type Tag =
   | "Team"
   | "Invites"
   | "Audit log"
+  | "Usage"
   | "Single sign-on"
   | "Callbacks"
   | "Operations"

@@ -34,6 +34,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   rate_limited: 429,
   too_many_streams: 429,
+  quota_exceeded: 429,
+  overloaded: 429,
   internal_error: 500,
   unavailable: 503,
 } as const;

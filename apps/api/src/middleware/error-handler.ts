@@ -52,6 +52,8 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
   const status = appError.status;
   if (status < 500) req.log.log(status === 401 || status === 404 ? "info" : "warn", `refused: ${appError.code}`, { status });
   if (res.headersSent) return res.destroy();
+  // For the metrics (refusals by reason), which see only the response.
+  res.locals.errorCode = appError.code;
   for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
   if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="conveyor"');
   res.status(status).json({

@@ -3,6 +3,7 @@
 // ids), the method, the status, and the job type (built in or registered by an operator). No org or job ids.
 import type { Request, RequestHandler, Response } from "express";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { TypeUsageTotals } from "@conveyor/db";
 
 /** The route label of every request Express did not route: unknown paths, and bodies refused before routing. */
 export const UNMATCHED_ROUTE = "unmatched";
@@ -14,7 +15,18 @@ export type ApiMetrics = {
   registry: Registry;
   /** Times every request and counts created jobs; mount before everything that can answer. */
   observeRequests: RequestHandler;
+  /**
+   * Serves the deployment's usage counters by type (SPEC §22) from `read`, at most every USAGE_METRICS_MS: the same
+   * figures on every replica (they come from Postgres), so aggregate them with max, not sum.
+   */
+  observeUsage(read: () => Promise<TypeUsageTotals[]>): void;
 };
+
+/** How long the usage counters' figures are reused between scrapes. */
+export const USAGE_METRICS_MS = 5_000;
+
+/** Reasons a job-creating request is refused for its organization's share (SPEC §22). */
+const REFUSAL_REASONS = new Set(["quota_exceeded", "overloaded"]);
 
 type Observer = { observe(value: number): void };
 
@@ -70,6 +82,12 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ["type"] as const,
     registers: [registry],
   });
+  const refused = new Counter({
+    name: "conveyor_jobs_refused_total",
+    help: "Job-creating requests (POST /jobs, POST /jobs/batch) refused with 429 for the organization's share, by reason: quota_exceeded or overloaded (backpressure).",
+    labelNames: ["reason"] as const,
+    registers: [registry],
+  });
   const durationOf = childCache(duration);
   const createdOf = new Map<string, { inc(): void }>();
 
@@ -78,6 +96,10 @@ export function createApiMetrics(): ApiMetrics {
     const route = routePath(req) ?? UNMATCHED_ROUTE;
     const method = route === UNMATCHED_ROUTE && !KNOWN_METHODS.has(req.method) ? "OTHER" : req.method;
     durationOf(method, route, res.statusCode).observe((performance.now() - started) / 1000);
+    if (res.statusCode === 429 && (route === "/jobs" || route === "/jobs/batch")) {
+      const code = String(res.locals.errorCode);
+      if (REFUSAL_REASONS.has(code)) refused.labels(code).inc();
+    }
     if (res.statusCode !== 202) return;
     for (const type of createdTypes(req, route) ?? []) {
       let child = createdOf.get(type);
@@ -88,6 +110,37 @@ export function createApiMetrics(): ApiMetrics {
 
   return {
     registry,
+    observeUsage(read) {
+      let cached: { at: number; rows: Promise<TypeUsageTotals[]> } | null = null;
+      const rows = () => {
+        if (!cached || Date.now() - cached.at >= USAGE_METRICS_MS) cached = { at: Date.now(), rows: read() };
+        return cached.rows;
+      };
+      const counter = (field: Exclude<keyof TypeUsageTotals, "type">, name: string, help: string) =>
+        new Counter({
+          name,
+          help,
+          labelNames: ["type"] as const,
+          registers: [registry],
+          async collect() {
+            this.reset();
+            for (const row of await rows().catch(() => [])) this.inc({ type: row.type }, row[field]);
+          },
+        });
+      counter(
+        "jobs_created",
+        "conveyor_usage_jobs_created_total",
+        "Jobs created by every organization, by type (usage, SPEC §22; from Postgres, the same on every replica).",
+      );
+      counter("attempts_started", "conveyor_usage_attempts_started_total", "Attempts started, by type (usage; the same on every replica).");
+      counter("attempt_seconds", "conveyor_usage_attempt_seconds_total", "Seconds attempts ran, by type (usage; the same on every replica).");
+      counter(
+        "webhook_deliveries",
+        "conveyor_usage_webhook_deliveries_total",
+        "Webhook delivery attempts, by the type of the job the event is about (usage; the same on every replica).",
+      );
+      counter("payload_bytes", "conveyor_usage_payload_bytes_total", "Payload bytes of the jobs created, by type (usage; the same on every replica).");
+    },
     observeRequests(req, res, next) {
       const started = performance.now();
       res.once("finish", () => record(req, res, started));

@@ -35,6 +35,7 @@ const TAGS = [
   { name: "Team", description: "Members and invites of the organization; user tokens and console sessions only." },
   { name: "Invites", description: "Public: what an invitee uses to join." },
   { name: "Audit log", description: "Who did what in the organization: every state-changing request of a person or an API key. Owners and admins." },
+  { name: "Usage", description: "What the organization used per day and job type (SPEC §22), for billing or showing. Owners and admins." },
   {
     name: "Single sign-on",
     description: "The organization's OpenID Connect provider (owners), and the sign-in through it that ends in a console session.",

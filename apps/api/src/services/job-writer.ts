@@ -3,9 +3,24 @@
 // request is answered once its rows are committed. Nothing goes to Redis: the insert puts each job in the
 // dispatcher's queue and wakes the dispatcher (a worker), which hands it to BullMQ when it is due.
 import type pg from "pg";
-import { insertJobIdempotently, insertJobs, type IdempotentInsert, type NewJob, type Refused } from "@conveyor/db";
+import type { JobStatus } from "@conveyor/contracts";
+import {
+  debounceJob,
+  inTransaction,
+  insertJobIdempotently,
+  insertJobs,
+  jobStatuses,
+  type CreationGuard,
+  type Debounced,
+  type IdempotentInsert,
+  type NewJob,
+  type Refused,
+} from "@conveyor/db";
 
-type Entry = { jobs: NewJob[]; resolve(refused: Refused): void; reject(error: unknown): void };
+/** A check an organization's creations must pass in their transaction (its quotas): keyed by the organization. */
+export type WriterGuard = { orgId: string; check: CreationGuard };
+
+type Entry = { jobs: NewJob[]; guard?: WriterGuard; resolve(refused: Refused): void; reject(error: unknown): void };
 
 /** The dedupe keys of an entry's jobs, as `org key` strings: two rows with one key cannot share a statement. */
 const dedupeKeys = (entry: Entry) => entry.jobs.flatMap((job) => (job.dedupe ? [`${job.orgId} ${job.dedupe.key}`] : []));
@@ -31,11 +46,14 @@ export class JobWriter {
 
   /**
    * Resolves once `jobs` are committed to Postgres, with the ids of those a dedupe key refused (not inserted). Jobs of
-   * one call must not share a dedupe key.
+   * one call must not share a dedupe key. With a `guard` (an organization's quotas), the statement runs in a
+   * transaction that calls each guard of its entries after the insert, organization by organization in id order (so
+   * two statements never wait for each other's locks in a cycle); a guard that throws fails the statement, and its
+   * entries are then written one by one, so only the entry past the quota gets the error.
    */
-  insert(jobs: NewJob[]): Promise<Refused> {
+  insert(jobs: NewJob[], guard?: WriterGuard): Promise<Refused> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ jobs, resolve, reject });
+      this.waiting.push({ jobs, guard, resolve, reject });
       // Let the requests of this turn of the event loop join the batch.
       if (this.inFlight < this.maxInFlight) setImmediate(() => this.flush());
     });
@@ -47,6 +65,25 @@ export class JobWriter {
    */
   insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
     return insertJobIdempotently(this.options.pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs);
+  }
+
+  /**
+   * Inserts jobs with dependencies in a transaction of their own (never grouped with other requests); answers each
+   * job's status as that transaction left it (a dispatcher may move them on once it commits).
+   */
+  insertGraph(jobs: NewJob[]): Promise<JobStatus[]> {
+    return inTransaction(this.options.pool, async (tx) => {
+      await insertJobs(tx, jobs);
+      return jobStatuses(
+        tx,
+        jobs.map((j) => j.id),
+      );
+    });
+  }
+
+  /** Creates a debounced job or replaces the waiting one holding its key (job-machine/debounce.ts). */
+  debounce(job: NewJob & { debounceKey: string }, debounceMs: number): Promise<Debounced> {
+    return debounceJob(this.options.pool, job, debounceMs);
   }
 
   private flush(): void {
@@ -77,10 +114,17 @@ export class JobWriter {
 
   private async write(batch: Entry[]): Promise<void> {
     try {
-      const refused = await insertJobs(
-        this.options.pool,
-        batch.flatMap((e) => e.jobs),
+      const rows = batch.flatMap((e) => e.jobs);
+      const guards = [...new Map(batch.flatMap((e) => (e.guard ? [[e.guard.orgId, e.guard] as const] : []))).values()].sort((a, b) =>
+        a.orgId < b.orgId ? -1 : 1,
       );
+      const refused = guards.length
+        ? await inTransaction(this.options.pool, async (tx) => {
+            const refusedInTx = await insertJobs(tx, rows);
+            for (const guard of guards) await guard.check(tx);
+            return refusedInTx;
+          })
+        : await insertJobs(this.options.pool, rows);
       for (const entry of batch) entry.resolve(new Map(entry.jobs.flatMap((job) => (refused.has(job.id) ? [[job.id, refused.get(job.id)!]] : []))));
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);

@@ -17,7 +17,6 @@ import {
   type OnDependencyFailure,
 } from "@conveyor/contracts";
 import {
-  debounceJob,
   dedupeHolder,
   findFailureGroups,
   findJob,
@@ -32,8 +31,6 @@ import {
   streamJobs,
   unknownRateLimits,
   UnknownDependencyError,
-  insertJobs,
-  inTransaction,
   jobStatuses,
   type JobDetail,
   type JobGraph,
@@ -42,6 +39,7 @@ import {
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
+import { admitJobs, type JobInserter } from "./quotas";
 
 /** How a job runs alongside others (SPEC §14): on jobs, batch items and schedule templates. */
 export type RunFields = { concurrency_key?: string; concurrency_limit?: number; rate_limit?: string; timeout_ms?: number };
@@ -179,7 +177,7 @@ function requestHash(job: NewJob): Buffer {
  */
 export async function createJob(
   options: { caller: Caller; input: JobInput; idempotencyKey?: string },
-  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db">,
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db" | "quotas" | "backpressure">,
 ): Promise<{ created: boolean; job: Accepted }> {
   const { input } = options;
   if (input.debounce_key && options.idempotencyKey) {
@@ -188,27 +186,28 @@ export async function createJob(
   if (input.ref !== undefined) throw validationFailed([{ path: "ref", message: "is supported on POST /jobs/batch only" }]);
   const [job] = await prepare([input], [""], options.caller.orgId, deps);
   if (!job) throw new Error("prepare returned no job for a valid input");
+  const writer = await admitJobs(options.caller.orgId, job.createdAt, deps);
   if (input.depends_on) job.dependsOn = (await resolveDependencies([input], [job], [""], options.caller.orgId, deps))[0];
   bindAttachments([input], [job], [""]);
   if (input.depends_on) {
     if (!options.idempotencyKey) {
-      const [accepted] = await insertGraph([job], [""], deps);
+      const [accepted] = await insertGraph([job], [""], writer, deps);
       return { created: true, job: accepted! };
     }
   }
   if (input.debounce_key) {
-    const debounced = await debounceJob(deps.db.pool, { ...job, debounceKey: input.debounce_key }, input.debounce_ms!);
+    const debounced = await writer.debounce({ ...job, debounceKey: input.debounce_key }, input.debounce_ms!);
     return debounced.replaced
       ? { created: false, job: { id: debounced.id, status: "pending", debounced: true } }
       : { created: true, job: { id: debounced.id, status: "pending" } };
   }
   if (!options.idempotencyKey) {
-    const refused = await deps.writer.insert([job]);
+    const refused = await writer.insert([job]);
     if (!refused.has(job.id)) return { created: true, job: { id: job.id, status: "pending" } };
     return { created: false, job: { ...(await dedupeHolder(deps.db.pool, job.orgId, job.dedupe!.key)), deduplicated: true } };
   }
   const hash = requestHash(job);
-  const outcome = await deps.writer
+  const outcome = await writer
     .insertIdempotently(job, { key: options.idempotencyKey, requestHash: hash, ttlMs: IDEMPOTENCY_TTL_MS })
     .catch((error: unknown) => {
       if (error instanceof UnknownDependencyError) throw validationFailed([{ path: "depends_on", message: "names a job that is no longer there" }]);
@@ -225,7 +224,7 @@ export async function createJob(
 /** Creates 1..1000 jobs, all or none: one invalid job refuses the whole batch. Of items sharing a dedupe key, the first counts. */
 export async function createJobs(
   options: { caller: Caller; inputs: JobInput[] },
-  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db">,
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db" | "quotas" | "backpressure">,
 ): Promise<Accepted[]> {
   const debounced = options.inputs.flatMap((input, i) =>
     input.debounce_key ? [{ path: `jobs.${i}.debounce_key`, message: "is supported on POST /jobs only" }] : [],
@@ -235,11 +234,12 @@ export async function createJobs(
   const graph = options.inputs.some((input) => input.depends_on || input.ref !== undefined);
   if (graph) checkGraphItems(options.inputs, prefixes);
   const jobs = await prepare(options.inputs, prefixes, options.caller.orgId, deps);
+  const writer = await admitJobs(options.caller.orgId, jobs[0]!.createdAt, deps);
   if (graph) {
     const resolved = await resolveDependencies(options.inputs, jobs, prefixes, options.caller.orgId, deps);
     jobs.forEach((job, i) => (job.dependsOn = resolved[i]));
     bindAttachments(options.inputs, jobs, prefixes);
-    const accepted = await insertGraph(jobs, prefixes, deps);
+    const accepted = await insertGraph(jobs, prefixes, writer, deps);
     return accepted.map((a, i) => (options.inputs[i]!.ref === undefined ? a : { ...a, ref: options.inputs[i]!.ref }));
   }
   // A later item with a key an earlier item of the batch holds is that item's job.
@@ -253,7 +253,7 @@ export async function createJobs(
     return !first;
   });
   bindAttachments(options.inputs, jobs, prefixes);
-  const refused = await deps.writer.insert(inserted);
+  const refused = await writer.insert(inserted);
   const holders = new Map<string, Accepted>();
   for (const key of new Set(refused.values())) holders.set(key, { ...(await dedupeHolder(deps.db.pool, options.caller.orgId, key)), deduplicated: true });
   return jobs.map((job) => {
@@ -366,19 +366,13 @@ function onCycles(edges: number[][]): number[] {
 }
 
 /** Inserts jobs with dependencies (not grouped with other requests: a graph takes a transaction of its own). */
-async function insertGraph(jobs: NewJob[], prefixes: string[], deps: Pick<ServiceDeps, "db">): Promise<Accepted[]> {
+async function insertGraph(jobs: NewJob[], prefixes: string[], writer: JobInserter, deps: Pick<ServiceDeps, "db">): Promise<Accepted[]> {
   // The answer is the state this request created (pending, or cancelled by a dependency that had already failed),
-  // read in the insert's transaction: after the commit a dispatcher may already have handed over a job that
-  // depends on nothing pending, and a later read would answer queued or even done.
+  // read in the insert's transaction (the writer's insertGraph): after the commit a dispatcher may already have
+  // handed over a job that depends on nothing pending, and a later read would answer queued or even done.
   let statuses: JobStatus[];
   try {
-    statuses = await inTransaction(deps.db.pool, async (tx) => {
-      await insertJobs(tx, jobs);
-      return jobStatuses(
-        tx,
-        jobs.map((j) => j.id),
-      );
-    });
+    statuses = await writer.insertGraph(jobs);
   } catch (error) {
     if (!(error instanceof UnknownDependencyError)) throw error;
     // Deleted (retention) between the check and the insert.

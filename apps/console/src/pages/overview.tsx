@@ -15,6 +15,8 @@ import { RouterAnchor } from "../ui/link";
 import type { JobFilter } from "./job-search";
 import { keys } from "../data/keys";
 
+import { QuotaNotice } from "./usage";
+
 type Stats = ResponseBody<"/jobs/stats", "get">;
 type Bucket = Stats["buckets"][number];
 type Window = "hour" | "day";
@@ -59,6 +61,7 @@ export function OverviewPage() {
           ]}
         />
       </Group>
+      <QuotaNotice />
       {stats.isPending ? (
         <Loading label="Loading statistics…" />
       ) : stats.isError ? (

@@ -3,7 +3,7 @@
 // with two leaders), then sleeps until the earliest next_run_at, at most a second — so an edit that makes a schedule
 // due sooner is seen within a second too. The jobs go through insertJobs, which queues them and wakes the dispatcher.
 import type pg from "pg";
-import { msUntilNextTick, runDueSchedules, WakeLoop } from "@conveyor/db";
+import { msUntilNextTick, NO_QUOTAS, runDueSchedules, WakeLoop, type QuotaLimits } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 
@@ -14,6 +14,8 @@ export type SchedulerOptions = {
   maxSleepMs?: number;
   /** Schedules per transaction. Default 100. */
   batch?: number;
+  /** The QUOTA_* defaults: a tick past its organization's quota is skipped and recorded (SPEC §22). Default: none. */
+  quotas?: QuotaLimits;
 };
 
 export class Scheduler implements LeaderTask {
@@ -42,7 +44,7 @@ export class Scheduler implements LeaderTask {
     const maxSleepMs = this.options.maxSleepMs ?? 1_000;
     for (;;) {
       if (!this.loop.isActive) return maxSleepMs;
-      const { ticks, failures, full } = await runDueSchedules(this.options.pool, this.options.batch ?? 100);
+      const { ticks, failures, full } = await runDueSchedules(this.options.pool, this.options.batch ?? 100, this.options.quotas ?? NO_QUOTAS);
       for (const failure of failures) {
         this.options.logger.error("schedule cannot be computed; it will not tick until it is edited", {
           scheduleId: failure.scheduleId,
@@ -51,6 +53,12 @@ export class Scheduler implements LeaderTask {
         });
       }
       for (const tick of ticks) {
+        if (tick.skipped)
+          this.options.logger.warn("schedule tick skipped: its organization is at a quota", {
+            scheduleId: tick.scheduleId,
+            orgId: tick.orgId,
+            quota: tick.skipped,
+          });
         this.options.logger.debug("schedule ticked", { scheduleId: tick.scheduleId, orgId: tick.orgId, jobId: tick.jobId, tick: tick.tick?.toISOString() });
       }
       if (!full) break;

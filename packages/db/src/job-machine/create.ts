@@ -180,6 +180,9 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
   return refused;
 }
 
+/** A check in a creation's transaction once its jobs are inserted (a quota): throwing rolls the creation back. */
+export type CreationGuard = (tx: pg.PoolClient) => Promise<void>;
+
 export type IdempotentInsert =
   /** `status`: the job's as this transaction created it (pending, or cancelled by a dependency that had failed). */
   | { created: true; status: JobStatus }
@@ -191,11 +194,20 @@ export type IdempotentInsert =
  * the same key exactly one creates a job; the others get the job it created. An expired key is taken over. A job
  * its dedupe key refuses is not created; the idempotency key then names the job holding the dedupe key.
  */
-export async function insertJobIdempotently(pool: pg.Pool, job: NewJob, key: string, requestHash: Buffer, ttlMs: number): Promise<IdempotentInsert> {
+export async function insertJobIdempotently(
+  pool: pg.Pool,
+  job: NewJob,
+  key: string,
+  requestHash: Buffer,
+  ttlMs: number,
+  /** Runs in the transaction after the insert (quotas.ts `enforceQuotas`); throwing rolls it back. */
+  guard?: CreationGuard,
+): Promise<IdempotentInsert> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");
     const refused = await insertJobs(client, [job]);
+    if (guard && !refused.has(job.id)) await guard(client);
     const holder = refused.has(job.id)
       ? (await client.query<{ job_id: string }>("SELECT job_id FROM dedupe_keys WHERE org_id = $1 AND key = $2", [job.orgId, job.dedupe!.key])).rows[0]!.job_id
       : job.id;

@@ -6,7 +6,7 @@ import type pg from "pg";
 import { searchValues } from "@conveyor/contracts";
 import { isUniqueViolation } from "../errors";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { insertJobs, type NewJob } from "./create";
+import { insertJobs, type CreationGuard, type NewJob } from "./create";
 import { announce, eventOf } from "./sql";
 
 export type Debounced = { id: string; replaced: boolean };
@@ -16,7 +16,13 @@ export type Debounced = { id: string; replaced: boolean };
  * key, one creates the job and the others replace it in turn (the queue row's unique key and its row lock order
  * them): the last one accepted is the payload that runs.
  */
-export async function debounceJob(pool: pg.Pool, job: NewJob & { debounceKey: string }, debounceMs: number): Promise<Debounced> {
+export async function debounceJob(
+  pool: pg.Pool,
+  job: NewJob & { debounceKey: string },
+  debounceMs: number,
+  /** Runs after a new job's insert (not after a replacement, which creates nothing); throwing rolls it back. */
+  guard?: CreationGuard,
+): Promise<Debounced> {
   for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     try {
@@ -57,6 +63,7 @@ export async function debounceJob(pool: pg.Pool, job: NewJob & { debounceKey: st
         return { id: rows[0].id, replaced: true };
       }
       await insertJobs(client, [{ ...job, runAt: new Date(job.createdAt.getTime() + debounceMs) }]);
+      if (guard) await guard(client);
       await client.query("COMMIT");
       return { id: job.id, replaced: false };
     } catch (error) {

@@ -2,7 +2,7 @@
 // status, the dispatcher's queue row, the event and the notification together. No other code writes jobs.status or
 // names an event; the states, the transitions and who calls them are written down in
 // packages/contracts/src/job-states.ts.
-export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert, type Refused } from "./create";
+export { insertJobs, insertJobIdempotently, type NewJob, type IdempotentInsert, type Refused, type CreationGuard } from "./create";
 export {
   closeHandOverConnection,
   dueCandidates,

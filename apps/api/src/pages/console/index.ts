@@ -28,6 +28,7 @@ export const CONSOLE_PAGES = [
   "/api-keys",
   "/webhooks",
   "/audit-log",
+  "/usage",
   "/sso",
 ] as const;
 

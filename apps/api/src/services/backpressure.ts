@@ -1,0 +1,77 @@
+// Backpressure (SPEC §22): while the deployment's due backlog is over BACKPRESSURE_DUE_MAX, new jobs from the
+// organizations holding the largest share of it are refused with 429 `overloaded`, and everyone else is still served.
+// Which organizations: the fewest of the largest holders whose backlog together covers the excess over the limit (a
+// flood of one organization names it alone; two equal floods name both), so an organization with little due is never
+// shed for another's flood. The figure is read at most once per BACKPRESSURE_REFRESH_MS per process, in the
+// background of the requests that need it (a request never waits for it); /readyz does not look at it.
+import { readDueBacklog } from "@conveyor/db";
+import type { AppDeps } from "../context";
+import { AppError } from "../http/errors";
+
+export const BACKPRESSURE_REFRESH_MS = 1_000;
+/** What a refused client is told to wait: about the time a worker fleet needs to take a bite out of the backlog. */
+export const OVERLOADED_RETRY_AFTER_SECONDS = 10;
+
+/** The organizations to shed: the largest holders, largest first, until their backlog covers `due - max`. */
+export function organizationsToShed(byOrg: readonly { orgId: string; due: number }[], due: number, max: number): Set<string> {
+  const shed = new Set<string>();
+  let covered = 0;
+  for (const { orgId, due: held } of byOrg) {
+    if (covered >= due - max) break;
+    shed.add(orgId);
+    covered += held;
+  }
+  return shed;
+}
+
+export class Backpressure {
+  private shed = new Set<string>();
+  private readAt = 0;
+  private reading: Promise<void> | null = null;
+  private lastWarning = 0;
+
+  constructor(private readonly deps: Pick<AppDeps, "config" | "db" | "logger">) {}
+
+  /** Throws 429 `overloaded` when `orgId` is among the organizations being shed. */
+  admit(orgId: string): void {
+    const max = this.deps.config.BACKPRESSURE_DUE_MAX;
+    if (max === undefined) return;
+    if (Date.now() - this.readAt >= BACKPRESSURE_REFRESH_MS && !this.reading) this.reading = this.refresh(max).finally(() => (this.reading = null));
+    if (!this.shed.has(orgId)) return;
+    throw new AppError(
+      "overloaded",
+      "The deployment is over its backlog limit and your organization holds most of it; no job was created. Retry after the time in Retry-After.",
+      undefined,
+      { "Retry-After": String(OVERLOADED_RETRY_AFTER_SECONDS) },
+    );
+  }
+
+  /** Reads the figure now (tests, and the first request after a quiet spell use the one read in the background). */
+  async refresh(max = this.deps.config.BACKPRESSURE_DUE_MAX): Promise<void> {
+    if (max === undefined) return;
+    try {
+      const backlog = await readDueBacklog(this.deps.db.pool, max);
+      this.shed =
+        backlog.due > max
+          ? organizationsToShed(
+              backlog.byOrg,
+              backlog.byOrg.reduce((n, o) => n + o.due, 0),
+              max,
+            )
+          : new Set();
+    } catch (error) {
+      // Keep the last figure: a slow read must not open the gates or close them for everyone.
+      if (Date.now() - this.lastWarning > 30_000) {
+        this.lastWarning = Date.now();
+        this.deps.logger.warn("backpressure: the due backlog could not be read", { error: { message: (error as Error).message } });
+      }
+    } finally {
+      this.readAt = Date.now();
+    }
+  }
+
+  /** Waits for a read in progress (a test's or shutdown's). */
+  async settle(): Promise<void> {
+    await this.reading;
+  }
+}

@@ -1,0 +1,151 @@
+// Quotas on job creation (SPEC §22). An organization with no quota in force goes through the shared JobWriter as
+// before (the check costs one in-process cache lookup); one with a quota gets a writer whose every creation runs in a
+// transaction that inserts, then enforces the quotas under the organization's lock (@conveyor/db quotas.ts) — still
+// grouped with other requests by the JobWriter — so concurrent posts on any number of API processes accept exactly up
+// to the limit. A refusal is 429
+// `quota_exceeded` naming the quota, with RateLimit headers and Retry-After (the next UTC day or month for the period
+// quotas); nothing of a refused request is stored.
+import { quotaDefaults } from "@conveyor/config";
+import type { JobStatus } from "@conveyor/contracts";
+import {
+  debounceJob,
+  enforceQuotas,
+  findQuotaOverrides,
+  hasQuota,
+  inTransaction,
+  insertJobIdempotently,
+  insertJobs,
+  jobStatuses,
+  limitsInForce,
+  QuotaExceededError,
+  quotaPassed,
+  readQuotaUse,
+  type CreationGuard,
+  type Debounced,
+  type IdempotentInsert,
+  type NewJob,
+  type QuotaLimits,
+  type QuotaName,
+  type Refused,
+} from "@conveyor/db";
+import type { AppDeps } from "../context";
+import { AppError } from "../http/errors";
+import type { Backpressure } from "./backpressure";
+import type { JobWriter } from "./job-writer";
+
+/** How long after a refusal an organization's posts are checked before inserting. */
+const REFUSED_RECHECK_MS = 1_000;
+
+/** What job creation writes through: the shared writer, or one that enforces an organization's quotas. */
+export type JobInserter = Pick<JobWriter, "insert" | "insertIdempotently" | "insertGraph" | "debounce">;
+
+/** Each organization's quotas in force, cached for QUOTA_CACHE_MS (a setting). */
+export class QuotaBook {
+  private readonly cache = new Map<string, { limits: QuotaLimits; until: number }>();
+  /** Organizations refused here lately: until when their posts are checked before anything is inserted. */
+  private readonly refused = new Map<string, number>();
+  private readonly defaults: QuotaLimits;
+
+  constructor(private readonly deps: Pick<AppDeps, "config" | "db">) {
+    this.defaults = quotaDefaults(deps.config);
+  }
+
+  async limitsFor(orgId: string): Promise<QuotaLimits> {
+    const cached = this.cache.get(orgId);
+    if (cached && cached.until > Date.now()) return cached.limits;
+    const overrides = (await findQuotaOverrides(this.deps.db.pool, [orgId])).get(orgId) ?? null;
+    const limits = limitsInForce(this.defaults, overrides);
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(orgId, { limits, until: Date.now() + this.deps.config.QUOTA_CACHE_MS });
+    return limits;
+  }
+
+  /**
+   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that enforces them in each
+   * creation's transaction (and, shortly after a refusal, refuses at once while a quota is still used up).
+   */
+  /** The 429 of a refusal, remembering the organization for REFUSED_RECHECK_MS. */
+  private refusal(orgId: string, error: QuotaExceededError): AppError {
+    if (this.refused.size > 10_000) this.refused.clear();
+    this.refused.set(orgId, Date.now() + REFUSED_RECHECK_MS);
+    return quotaExceeded(error);
+  }
+
+  async writerFor(orgId: string, shared: JobWriter, at: Date): Promise<JobInserter> {
+    const limits = await this.limitsFor(orgId);
+    if (!hasQuota(limits)) return shared;
+    const pool = this.deps.db.pool;
+    // Refused lately: while it stays at a limit, refused by one read without inserting anything (a flood past its
+    // quota costs a read per post, not an insert rolled back). Otherwise nothing is read before the insert.
+    if ((this.refused.get(orgId) ?? 0) > Date.now()) {
+      const before = await readQuotaUse(pool, orgId, limits, at);
+      const full = quotaPassed(limits, before, true);
+      if (full) throw this.refusal(orgId, new QuotaExceededError(full, limits[full]!, before[full], at));
+    }
+    const rethrowQuota = (error: unknown): never => {
+      throw error instanceof QuotaExceededError ? this.refusal(orgId, error) : error;
+    };
+    const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
+    return {
+      // Grouped with other requests like any insert, in a transaction that enforces the quota (job-writer.ts).
+      insert: (jobs: NewJob[]): Promise<Refused> => shared.insert(jobs, { orgId, check: guard }).catch(rethrowQuota),
+      insertGraph: (jobs: NewJob[]): Promise<JobStatus[]> =>
+        inTransaction(pool, async (tx) => {
+          await insertJobs(tx, jobs);
+          await guard(tx);
+          return jobStatuses(
+            tx,
+            jobs.map((j) => j.id),
+          );
+        }).catch(rethrowQuota),
+      insertIdempotently: (job, idempotency): Promise<IdempotentInsert> =>
+        insertJobIdempotently(pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs, guard).catch(rethrowQuota),
+      debounce: (job, debounceMs): Promise<Debounced> => debounceJob(pool, job, debounceMs, guard).catch(rethrowQuota),
+    };
+  }
+}
+
+const QUOTA_TEXT: Record<QuotaName, string> = {
+  jobs_per_day: "jobs created per UTC day",
+  jobs_per_month: "jobs created per UTC month",
+  pending_max: "pending jobs held at once",
+  payload_bytes_max: "payload bytes stored at once",
+};
+
+/** Seconds until the quota frees up: the next UTC day or month for the period quotas, a short wait for the others. */
+export function quotaResetSeconds(quota: QuotaName, at: Date): number {
+  const next =
+    quota === "jobs_per_day"
+      ? Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1)
+      : quota === "jobs_per_month"
+        ? Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)
+        : at.getTime() + 30_000;
+  return Math.max(1, Math.ceil((next - at.getTime()) / 1000));
+}
+
+/** The 429 of a refused creation. */
+export function quotaExceeded(error: QuotaExceededError): AppError {
+  const reset = quotaResetSeconds(error.quota, error.at);
+  const window = error.quota === "jobs_per_day" ? 86_400 : error.quota === "jobs_per_month" ? reset : 30;
+  return new AppError(
+    "quota_exceeded",
+    `Your organization's quota ${error.quota} (${error.limit} ${QUOTA_TEXT[error.quota]}) does not leave room for these jobs; nothing was created.`,
+    [{ path: `quota.${error.quota}`, message: `allows ${error.limit}; ${error.used} in use` }],
+    {
+      "Retry-After": String(reset),
+      "RateLimit-Limit": String(error.limit),
+      "RateLimit-Remaining": String(Math.max(0, error.limit - error.used)),
+      "RateLimit-Reset": String(reset),
+      "RateLimit-Policy": `${error.limit};w=${window}`,
+    },
+  );
+}
+
+/**
+ * What job creation calls once its input is valid: backpressure first (a shed organization gets 429 `overloaded`),
+ * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month).
+ */
+export async function admitJobs(orgId: string, at: Date, deps: { quotas: QuotaBook; backpressure: Backpressure; writer: JobWriter }): Promise<JobInserter> {
+  deps.backpressure.admit(orgId);
+  return deps.quotas.writerFor(orgId, deps.writer, at);
+}

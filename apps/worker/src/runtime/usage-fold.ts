@@ -1,0 +1,42 @@
+// The leader's usage fold (SPEC §22): usage is written into 16 stripes per organization, day and type so concurrent
+// transactions do not queue on one row (migration 20261128061720_usage_quotas); once a day is over (two days back, to
+// be clear of late writers) its stripes are folded into one row, so GET /usage over 400 days reads one row per day and
+// type. Every 10 minutes while leading; the sums never change.
+import type pg from "pg";
+import { foldUsage, WakeLoop } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type { LeaderTask } from "./leadership";
+
+export class UsageFold implements LeaderTask {
+  readonly name = "usage-fold";
+  private readonly loop: WakeLoop;
+
+  constructor(private readonly options: { pool: pg.Pool; logger: Logger; intervalMs?: number }) {
+    this.loop = new WakeLoop({
+      round: async () => void (await this.fold()),
+      everyMs: options.intervalMs ?? 600_000,
+      quietMs: 0,
+      warn: (error) => options.logger.warn(`usage fold failed; trying again in the next one: ${error.message}`),
+    });
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** Folds every finished day's stripes, a batch per statement; answers the rows folded away. */
+  async fold(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - 86_400_000).toISOString().slice(0, 10);
+    let total = 0;
+    for (;;) {
+      const folded = await foldUsage(this.options.pool, before);
+      total += folded;
+      if (folded < 50_000 || !this.loop.isActive) break;
+    }
+    return total;
+  }
+}

@@ -1,0 +1,138 @@
+// Tenants (issue 36, SPEC §22), each figure beside a same-run baseline:
+//   POST /jobs with usage metering (the triggers) and with metering and every quota in force (jobs per day and month,
+//     pending jobs, payload bytes; limits far above what the run reaches, so every request pays the check and none is
+//     refused) ≥ 0.95× POST /jobs with the usage triggers disabled and no quota. Runs alternate (off, metering, quotas,
+//     twice), each on emptied tables after a fresh API start, and the better of each pair counts;
+//   GET /usage over 400 days × 8 types, by day and by type, p99 ≤ 50 ms, with 1,000,000 jobs' worth of usage seeded
+//     directly into usage_counts, beside 200 other organizations' 400 days × 8 types: first in all 16 stripes of every
+//     day (nothing folded yet; no target), then after the leader's fold (finished days in one row each; the target).
+import { foldUsage, newId } from "@conveyor/db";
+import { signToken } from "@conveyor/api";
+import { load } from "../lib/load";
+import { run, waitForHttp, type Child } from "../lib/procs";
+import type { Row } from "../lib/report";
+import { clearJobs, clearPrefix, conveyorEnv, JWT_SECRET, type BenchEnv } from "../lib/setup";
+
+const TRIGGERS = ["conveyor_usage_jobs_inserted", "conveyor_usage_jobs_updated", "conveyor_usage_jobs_deleted"];
+const PERIOD_QUOTAS = { QUOTA_JOBS_PER_DAY: "1000000000", QUOTA_JOBS_PER_MONTH: "10000000000", QUOTA_PAYLOAD_BYTES_MAX: "1000000000000" };
+const QUOTAS = { ...PERIOD_QUOTAS, QUOTA_PENDING_MAX: "10000000" };
+
+async function setTriggers(env: BenchEnv, on: boolean): Promise<void> {
+  for (const name of TRIGGERS) await env.db.pool.query(`ALTER TABLE jobs ${on ? "ENABLE" : "DISABLE"} TRIGGER ${name}`);
+}
+
+async function emptyTables(env: BenchEnv): Promise<void> {
+  await clearJobs(env.db);
+  await env.db.pool.query("TRUNCATE usage_counts, stored_payload_bytes");
+  await clearPrefix(env.prefix);
+}
+
+export async function tenantsPost(env: BenchEnv, port: number, durationS: number): Promise<Row[]> {
+  const url = `http://127.0.0.1:${port}/jobs`;
+  const headers = { "x-api-key": env.apiKey };
+  const body = JSON.stringify({ type: "webhook", payload: { url: "https://example.com/hooks/orders", payload: { order: 42 } } });
+  const measure = async (mode: keyof typeof best): Promise<number> => {
+    let api: Child | undefined;
+    try {
+      await emptyTables(env);
+      await setTriggers(env, mode !== "off");
+      api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port), ...(mode === "quotas" ? QUOTAS : mode === "three" ? PERIOD_QUOTAS : {}) }));
+      await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+      await load({ url, method: "POST", body, headers, durationS: 1 });
+      const result = await load({ url, method: "POST", body, headers, durationS });
+      if (result.non2xx) throw new Error(`${mode}: ${result.non2xx} requests were refused`);
+      return result.rps;
+    } finally {
+      await api?.stop();
+    }
+  };
+  const best = { off: 0, metering: 0, three: 0, quotas: 0 };
+  try {
+    for (let round = 0; round < 2; round++) {
+      for (const mode of ["off", "metering", "three", "quotas"] as const) best[mode] = Math.max(best[mode], await measure(mode));
+    }
+  } finally {
+    await setTriggers(env, true);
+    await emptyTables(env);
+  }
+  const row = (metric: string, value: number): Row => ({
+    scenario: "POST /jobs (tenants)",
+    metric,
+    conveyor: value,
+    baseline: best.off,
+    baselineName: "usage triggers disabled, no quota",
+    unit: "req/s",
+    target: "≥ 0.95×",
+    met: value >= 0.95 * best.off,
+  });
+  return [
+    row("sustained throughput with usage metering", best.metering),
+    row("… with metering and the jobs per day, per month and payload bytes quotas", best.three),
+    row("… with metering and all four quotas (pending_max counts the pending jobs on each post)", best.quotas),
+  ];
+}
+
+export async function tenantsUsage(env: BenchEnv, port: number, durationS: number, jobs = 1_000_000): Promise<Row[]> {
+  let api: Child | undefined;
+  const ownerId = newId();
+  try {
+    await env.db.pool.query("TRUNCATE usage_counts");
+    await env.db.pool.query(`INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'unused')`, [ownerId, `usage-${ownerId}@example.test`]);
+    await env.db.pool.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'admin')`, [env.orgId, ownerId]);
+    const token = signToken({ userId: ownerId, orgId: env.orgId }, { JWT_SECRET, JWT_TTL: "12h" }, new Date());
+    // The bench organization: 400 days × 8 types × 16 stripes, `jobs` jobs in all, up to yesterday.
+    const rows = 400 * 8 * 16;
+    await env.db.pool.query(
+      `INSERT INTO usage_counts (org_id, day, type, stripe, jobs_created, attempts_started, attempt_ms, webhook_deliveries, payload_bytes)
+       SELECT $1, current_date - 1 - d, 'type_' || t, s, $2::bigint, $2::bigint + 1, $2::bigint * 1234, 1, $2::bigint * 180
+         FROM generate_series(0, 399) d, generate_series(1, 8) t, generate_series(0, 15) s`,
+      [env.orgId, Math.ceil(jobs / rows)],
+    );
+    // Others around it.
+    const others = Array.from({ length: 200 }, () => newId());
+    await env.db.pool.query(`INSERT INTO organizations (id, name) SELECT id, 'usage other' FROM unnest($1::uuid[]) AS id`, [others]);
+    await env.db.pool.query(
+      `INSERT INTO usage_counts (org_id, day, type, stripe, jobs_created, attempts_started, attempt_ms, webhook_deliveries, payload_bytes)
+       SELECT o, current_date - 1 - d, 'type_' || t, 0, 10, 11, 12345, 0, 1800
+         FROM unnest($1::uuid[]) o, generate_series(0, 399) d, generate_series(1, 8) t`,
+      [others],
+    );
+    await env.db.pool.query("VACUUM ANALYZE usage_counts");
+
+    api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port) }));
+    await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+    const to = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const from = new Date(Date.now() - 400 * 86_400_000).toISOString().slice(0, 10);
+    const headers = { authorization: `Bearer ${token}` };
+    const out: Row[] = [];
+    const measure = async (groupBy: "day" | "type", folded: boolean) => {
+      const url = `http://127.0.0.1:${port}/usage?from=${from}&to=${to}&group_by=${groupBy}`;
+      const check = await fetch(url, { headers });
+      const answer = (await check.json()) as { jobs_created: number }[];
+      if (check.status !== 200 || answer.length !== (groupBy === "day" ? 400 : 8)) throw new Error(`GET /usage: ${check.status}, ${answer.length} rows`);
+      await load({ url, headers, durationS: 1, connections: 1 });
+      const result = await load({ url, headers, durationS, connections: 1 });
+      out.push({
+        scenario: "GET /usage (1 M jobs' usage over 400 days × 8 types)",
+        metric: folded
+          ? `p99, 400 days, group_by=${groupBy}, one at a time, finished days folded (the leader's fold)`
+          : `p99, 400 days, group_by=${groupBy}, one at a time, all 16 stripes of every day (before any fold)`,
+        conveyor: result.p99,
+        baseline: null,
+        baselineName: "",
+        unit: "ms",
+        ...(folded ? { target: "≤ 50 ms", met: result.p99 <= 50 } : {}),
+      });
+    };
+    for (const groupBy of ["day", "type"] as const) await measure(groupBy, false);
+    // The leader's fold: every day before yesterday down to one row per day and type.
+    while ((await foldUsage(env.db.pool, new Date(Date.now() - 86_400_000).toISOString().slice(0, 10))) > 0);
+    await env.db.pool.query("VACUUM ANALYZE usage_counts");
+    for (const groupBy of ["day", "type"] as const) await measure(groupBy, true);
+    return out;
+  } finally {
+    await api?.stop();
+    await env.db.pool.query("TRUNCATE usage_counts");
+    await env.db.pool.query("DELETE FROM memberships WHERE user_id = $1", [ownerId]);
+  }
+}

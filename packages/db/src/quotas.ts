@@ -1,0 +1,111 @@
+// Quotas (SPEC §22): what an organization may create, from the operator's QUOTA_* defaults and its own row in
+// org_quotas (npm run org:quota). A creation under a quota runs in a transaction of its own: the jobs are inserted
+// (their usage is counted by the insert's triggers), then `enforceQuotas` takes the organization's quota lock and
+// reads what is used — its own rows and everything committed before it by other transactions — and throws
+// QuotaExceededError to roll the whole creation back. The lock is held to the commit, so of concurrent creations each
+// sees all those that went before it: exact whatever the number of API processes. Without a quota nothing here runs.
+import type pg from "pg";
+
+export const QUOTA_NAMES = ["jobs_per_day", "jobs_per_month", "pending_max", "payload_bytes_max"] as const;
+export type QuotaName = (typeof QUOTA_NAMES)[number];
+/** A limit per quota; null: unlimited. */
+export type QuotaLimits = Record<QuotaName, number | null>;
+/** An organization's own settings: null uses the default, 0 is unlimited whatever the default. */
+export type QuotaOverrides = Record<QuotaName, number | null>;
+
+export const NO_QUOTAS: QuotaLimits = { jobs_per_day: null, jobs_per_month: null, pending_max: null, payload_bytes_max: null };
+
+export const hasQuota = (limits: QuotaLimits) => QUOTA_NAMES.some((name) => limits[name] !== null);
+
+/** The limits in force: the organization's own where set (0: unlimited), else the default. */
+export function limitsInForce(defaults: QuotaLimits, overrides: QuotaOverrides | null): QuotaLimits {
+  const limits = { ...NO_QUOTAS };
+  for (const name of QUOTA_NAMES) {
+    const own = overrides?.[name] ?? null;
+    limits[name] = own === null ? defaults[name] : own === 0 ? null : own;
+  }
+  return limits;
+}
+
+const COLUMNS = `org_id, jobs_per_day::float8 AS jobs_per_day, jobs_per_month::float8 AS jobs_per_month,
+  pending_max::float8 AS pending_max, payload_bytes_max::float8 AS payload_bytes_max`;
+
+/** The organizations' own quota settings (absent: none of their own). */
+export async function findQuotaOverrides(db: pg.Pool | pg.PoolClient, orgIds: readonly string[]): Promise<Map<string, QuotaOverrides>> {
+  if (orgIds.length === 0) return new Map();
+  const { rows } = await db.query<QuotaOverrides & { org_id: string }>(`SELECT ${COLUMNS} FROM org_quotas WHERE org_id = ANY($1::uuid[])`, [orgIds]);
+  return new Map(rows.map(({ org_id, ...own }) => [org_id, own]));
+}
+
+/** Sets (a number, 0 = unlimited) or clears (null: back to the default) some of an organization's quotas. */
+export async function putQuotaOverrides(db: pg.Pool | pg.PoolClient, orgId: string, changes: Partial<QuotaOverrides>): Promise<QuotaOverrides> {
+  const names = QUOTA_NAMES.filter((name) => name in changes);
+  const { rows } = await db.query<QuotaOverrides & { org_id: string }>(
+    `INSERT INTO org_quotas AS q (org_id, ${names.join(", ")}, updated_at) VALUES ($1, ${names.map((_, i) => `$${i + 2}`).join(", ")}${names.length ? ", " : ""}now())
+     ON CONFLICT (org_id) DO UPDATE SET ${[...names.map((name) => `${name} = EXCLUDED.${name}`), "updated_at = now()"].join(", ")}
+     RETURNING ${COLUMNS}`,
+    [orgId, ...names.map((name) => changes[name])],
+  );
+  const { org_id: _, ...own } = rows[0]!;
+  return own;
+}
+
+/** What an organization has used of each quota at `at` (the jobs' creation time: its UTC day and month). */
+export type QuotaUse = Record<QuotaName, number>;
+
+/**
+ * What is used of the quotas in force (those not in force read 0 and cost nothing). `pending_max` counts at most its
+ * limit + 1 pending jobs: enough to tell, without counting a flood.
+ */
+export async function readQuotaUse(db: pg.Pool | pg.PoolClient, orgId: string, limits: QuotaLimits, at: Date): Promise<QuotaUse> {
+  const { rows } = await db.query<QuotaUse>({
+    name: "conveyor-quota-use",
+    text: `SELECT
+       CASE WHEN $3 THEN (SELECT coalesce(sum(jobs_created), 0) FROM usage_counts WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date) ELSE 0 END::float8 AS jobs_per_day,
+       CASE WHEN $4 THEN (SELECT coalesce(sum(jobs_created), 0) FROM usage_counts WHERE org_id = $1
+                           AND day >= date_trunc('month', $2::timestamptz AT TIME ZONE 'UTC')::date AND day <= ($2::timestamptz AT TIME ZONE 'UTC')::date) ELSE 0 END::float8 AS jobs_per_month,
+       CASE WHEN $5::bigint IS NOT NULL THEN (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE org_id = $1 AND status = 'pending' AND left(type, 1) <> '_' LIMIT $5::bigint + 1) p) ELSE 0 END::float8 AS pending_max,
+       CASE WHEN $6 THEN (SELECT coalesce(sum(bytes), 0) FROM stored_payload_bytes WHERE org_id = $1) ELSE 0 END::float8 AS payload_bytes_max`,
+    values: [orgId, at, limits.jobs_per_day !== null, limits.jobs_per_month !== null, limits.pending_max, limits.payload_bytes_max !== null],
+  });
+  return rows[0]!;
+}
+
+/** The first quota `use` goes past (`strict`: reaching the limit counts too, for a check before adding), or null. */
+export function quotaPassed(limits: QuotaLimits, use: QuotaUse, strict = false): QuotaName | null {
+  for (const name of QUOTA_NAMES) {
+    const limit = limits[name];
+    if (limit !== null && (strict ? use[name] >= limit : use[name] > limit)) return name;
+  }
+  return null;
+}
+
+/** A creation that would take an organization past a quota; nothing of it was stored. */
+export class QuotaExceededError extends Error {
+  override name = "QuotaExceededError";
+  constructor(
+    readonly quota: QuotaName,
+    readonly limit: number,
+    /** What was used before the refused creation (at most the limit). */
+    readonly used: number,
+    readonly at: Date,
+  ) {
+    super(`quota ${quota} exceeded`);
+  }
+}
+
+/** The organization's quota lock, held by its transaction until it ends (two keys: a namespace and the org's id). */
+export async function lockQuota(tx: pg.PoolClient, orgId: string): Promise<void> {
+  await tx.query({ name: "conveyor-quota-lock", text: "SELECT pg_advisory_xact_lock(36, hashtext($1::text))", values: [orgId] });
+}
+
+/**
+ * Called in a creation's transaction after its inserts: takes the quota lock, then throws QuotaExceededError when the
+ * organization is past a limit with them (`added`: what the creation added, to tell what was used before it).
+ */
+export async function enforceQuotas(tx: pg.PoolClient, orgId: string, limits: QuotaLimits, at: Date): Promise<void> {
+  await lockQuota(tx, orgId);
+  const use = await readQuotaUse(tx, orgId, limits, at);
+  const passed = quotaPassed(limits, use);
+  if (passed) throw new QuotaExceededError(passed, limits[passed]!, Math.min(limits[passed]!, use[passed]), at);
+}

@@ -16,6 +16,7 @@ import { Retention } from "./runtime/retention";
 import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
+import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
 import { startRuntime } from "./runtime/worker-runtime";
 import { stopTracing } from "./tracing";
 
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
       new WebhookDeliveryRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new Scheduler({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
+      new WaitpointExpiry({ pool: db.pool, logger }),
     ],
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,

@@ -32,6 +32,8 @@ export const AUDIT_ACTIONS = [
   "sso.update",
   "sso.delete",
   "sso.login",
+  "waitpoint.complete",
+  "waitpoint.cancel",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -9,3 +9,4 @@ export * from "./schedules";
 export * from "./job-filter";
 export * from "./events";
 export * from "./audit";
+export * from "./waitpoints";

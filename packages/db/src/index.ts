@@ -32,3 +32,4 @@ export { sealSecret, openSecret } from "./secret-box";
 export * from "./transaction";
 export * from "./audit-log";
 export * from "./sso";
+export * from "./waitpoints";

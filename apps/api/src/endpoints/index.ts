@@ -17,6 +17,7 @@ import { scheduleEndpoints } from "./schedules";
 import { sessionEndpoints } from "./sessions";
 import { ssoEndpoints } from "./sso";
 import { teamEndpoints } from "./team";
+import { waitpointEndpoints } from "./waitpoints";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
 
 export const endpoints: readonly Endpoint[] = [
@@ -39,4 +40,6 @@ export const endpoints: readonly Endpoint[] = [
   ...referenceEndpoints,
   ...consoleEndpoints,
   ...callbackEndpoints,
+  // Waitpoints (issue 34).
+  ...waitpointEndpoints,
 ];

@@ -31,6 +31,7 @@ export type Tag =
   | "Invites"
   | "Audit log"
   | "Single sign-on"
+  | "Waitpoints"
   | "Callbacks"
   | "Operations"
   | "Reference"

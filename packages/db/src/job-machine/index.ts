@@ -10,3 +10,5 @@ export { cancelJobs, type CancelOutcome } from "./cancel";
 export { amendResult } from "./amend";
 export { debounceJob, type Debounced } from "./debounce";
 export { settleDependents, UnknownDependencyError, type Settled } from "./dependencies";
+export { finishStep, readSteps, recordStep, type StepRow } from "./steps";
+export { suspendForSleep, suspendForWait, type WaitSuspension } from "./suspend";

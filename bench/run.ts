@@ -8,6 +8,7 @@
 // Flow control (--only=ratelimit,keys,paused,dedupe): --ratelimit-jobs=5000 --keys-jobs=100000 --keys=10000 --paused-jobs=100000
 // Audit log (--only=audit,audit-list): --audit-entries=N (default 1,000,000), --bulk-jobs for the bulk cancel
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
+// Steps (--only=steps): a 10-step handler against 10 × one job; --steps-waiting=N jobs on waitpoints (default 10,000)
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
 // Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
 // vs single Redis; webhook deliveries/s to one HTTPS endpoint with keep-alive vs without
@@ -34,6 +35,7 @@ import { dependencies } from "./scenarios/dependencies";
 import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
 import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
+import { steps } from "./scenarios/steps";
 import { webhookDeliveries } from "./scenarios/webhooks";
 import { worker } from "./scenarios/worker";
 
@@ -131,6 +133,7 @@ async function main(): Promise<void> {
     await step("console", () => consolePage(env, port, consoleJobs));
     await step("audit", () => auditWriteCost(env, port, { seconds, bulkJobs }));
     await step("deps", () => dependencies(env, { api: port, worker: workerPort }, concurrency));
+    await step("steps", () => steps(env, { api: port, worker: workerPort }, concurrency, Number(args["steps-waiting"] ?? 10_000)));
     await step("failures", () => failures(env, port, Number(args["failures-jobs"] ?? 1_000_000), seconds));
     await step("tracing", () => tracingCost(env, { api: port, worker: workerPort }, workerJobs, concurrency, seconds));
     await step("redis-cluster", () => redisClusterCost(env, workerPort, workerJobs, concurrency));

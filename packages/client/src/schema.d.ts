@@ -3413,6 +3413,7 @@ export interface operations {
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
                      *       "replayed_as": [],
+                     *       "steps": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3695,6 +3696,7 @@ export interface operations {
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
                      *       "replayed_as": [],
+                     *       "steps": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -6531,7 +6533,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns. */
-                    data?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    data?: unknown;
                 };
             };
         };
@@ -6639,7 +6641,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @description Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns. */
-                    data?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    data?: unknown;
                 };
             };
         };

@@ -61,6 +61,12 @@ const listQuery = Joi.object<WaitpointListQuery>({
   limit: Joi.number().integer().min(1).max(1000),
   cursor: Joi.string().max(64),
 });
+/** `data` is any JSON value: documented without a type (joi's any() would come out as an object of undefined). */
+const completionDocument = {
+  type: "object",
+  properties: { data: { description: "Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns." } },
+  additionalProperties: false,
+};
 const completionExamples = { approved: { summary: "An approval", value: { data: { approved: true, by: "amina@example.com" } } } };
 
 export const waitpointEndpoints = [
@@ -149,7 +155,7 @@ export const waitpointEndpoints = [
       "with the same waitpoint; other data is 409 `conflict`, and so is completing one that expired or was cancelled.",
     access: "job",
     params: { id: idParam("waitpoint") },
-    body: { schema: completionBody, examples: completionExamples, optional: true },
+    body: { schema: completionBody, document: completionDocument, examples: completionExamples, optional: true },
     responses: { 200: { description: "Completed (or a repeat of the completion).", json: { component: "Waitpoint", example: completed } } },
     errors: [400, ...AUTHENTICATED_ERRORS, 404, 409, 413, 415, 429],
     async handle({ caller, params, body, req }, deps) {
@@ -182,7 +188,7 @@ export const waitpointEndpoints = [
       "A wrong token and one already used are the same 404.",
     access: "public",
     params: { token: { description: "The token from complete_url.", schema: { type: "string" } } },
-    body: { schema: completionBody, examples: completionExamples, optional: true },
+    body: { schema: completionBody, document: completionDocument, examples: completionExamples, optional: true },
     responses: { 200: { description: "Completed.", json: { component: "Waitpoint", example: completed } } },
     errors: [400, 404, 413, 415, 500, 503],
     async handle({ params, body, req }, deps) {

@@ -23,6 +23,7 @@ export const CONSOLE_PAGES = [
   "/jobs/:id",
   "/queues",
   "/schedules",
+  "/waitpoints",
   "/team",
   "/api-keys",
   "/webhooks",

@@ -11,6 +11,7 @@ export const CONSOLE_PATHS = [
   "/jobs/$id",
   "/queues",
   "/schedules",
+  "/waitpoints",
   "/team",
   "/api-keys",
   "/webhooks",

@@ -23,6 +23,7 @@ const SECTIONS = [
   { to: "/jobs", label: "Jobs" },
   { to: "/queues", label: "Queues" },
   { to: "/schedules", label: "Schedules" },
+  { to: "/waitpoints", label: "Waitpoints" },
   { to: "/team", label: "Team", managers: true },
   { to: "/api-keys", label: "API keys" },
   { to: "/webhooks", label: "Webhooks", managers: true },

@@ -29,6 +29,9 @@ const EVENT_TYPE_ORDER = {
   "job.failed": 5,
   "job.cancelled": 6,
   "job.updated": 7,
+  "waitpoint.completed": 8,
+  "waitpoint.expired": 9,
+  "waitpoint.cancelled": 10,
 } satisfies Record<EventType, number>;
 const EVENT_TYPES = Object.keys(EVENT_TYPE_ORDER) as EventType[];
 

@@ -46,7 +46,9 @@ const create = async (type: string, payload: object, extra: object = {}) => {
 };
 const detail = async (id: string) => (await stack.api.request.get(`/jobs/${id}`).set("X-API-Key", stack.apiKey)).body;
 const eventTimes = async (id: string, type: string) =>
-  (await stack.api.database.db.pool.query<{ time: Date }>("SELECT time FROM events WHERE job_id = $1 AND type = $2 ORDER BY id", [id, type])).rows.map((r) => r.time);
+  (await stack.api.database.db.pool.query<{ time: Date }>("SELECT time FROM events WHERE job_id = $1 AND type = $2 ORDER BY id", [id, type])).rows.map(
+    (r) => r.time,
+  );
 
 it("a three-step handler SIGKILLed inside step 2 runs step 1 once, step 2 again, and finishes", async () => {
   await replaceWorkers(3);
@@ -103,10 +105,14 @@ it("a sleeping job frees its slot, and wakes on time after every worker process 
 it("ctx.waitFor suspends until the waitpoint is completed and returns its data; an expired one fails the job", async () => {
   if (live().length === 0) await stack.startWorker();
   const id = await create("stepped", { steps: 1, wait: { timeout_seconds: 600 }, marker: "wait" });
-  const waiting = await waitFor(async () => {
-    const job = await detail(id);
-    return job.waiting_for === "waitpoint" ? job : undefined;
-  }, "the job to wait on its waitpoint", 60_000);
+  const waiting = await waitFor(
+    async () => {
+      const job = await detail(id);
+      return job.waiting_for === "waitpoint" ? job : undefined;
+    },
+    "the job to wait on its waitpoint",
+    60_000,
+  );
   const waitpointId = (waiting.steps as { name: string; waitpoint_id: string }[]).find((s) => s.name === "approval")!.waitpoint_id;
   const listed = (await stack.api.request.get("/waitpoints?status=waiting").set("X-API-Key", stack.apiKey)).body as { id: string; job_id: string }[];
   expect(listed).toContainEqual(expect.objectContaining({ id: waitpointId, job_id: id }));

@@ -59,9 +59,8 @@ async function createWaitpoint(body: object = {}): Promise<Waitpoint> {
   return res.body as Waitpoint;
 }
 const eventsOf = async (id: string) =>
-  (
-    await stack.api.database.db.pool.query<{ type: string; data: Record<string, unknown> }>("SELECT type, data FROM events WHERE job_id = $1 ORDER BY id", [id])
-  ).rows;
+  (await stack.api.database.db.pool.query<{ type: string; data: Record<string, unknown> }>("SELECT type, data FROM events WHERE job_id = $1 ORDER BY id", [id]))
+    .rows;
 
 describe("creating, reading and listing", () => {
   it("answers a waiting waitpoint with its one-time complete_url, and an idempotent repeat without it", async () => {
@@ -119,7 +118,11 @@ describe("creating, reading and listing", () => {
     const wp = await createWaitpoint();
     expect(await refused(`/waitpoints/${wp.id}/complete`, { data: "x".repeat(70 * 1024) })).toEqual(["data"]);
     expect(await refused(wp.complete_url!.replace(/^https?:\/\/[^/]+/, ""), { data: "x".repeat(70 * 1024) })).toEqual(["data"]);
-    const bad = await stack.api.request.post(`/waitpoints/${wp.id}/complete`).set("X-API-Key", stack.apiKey).set("Content-Type", "application/json").send('{"data": ');
+    const bad = await stack.api.request
+      .post(`/waitpoints/${wp.id}/complete`)
+      .set("X-API-Key", stack.apiKey)
+      .set("Content-Type", "application/json")
+      .send('{"data": ');
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("invalid_json");
 
@@ -244,7 +247,9 @@ describe("the first completion wins", () => {
       const wp = await createWaitpoint();
       await stack.api.database.db.pool.query("UPDATE waitpoints SET expires_at = now() + $2 * interval '1 millisecond' WHERE id = $1", [wp.id, round * 120]);
       const answers = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => new Promise((r) => setTimeout(r, 100 + i * 20)).then(() => post(`/waitpoints/${wp.id}/complete`, { data: { i } }))),
+        Array.from({ length: 10 }, (_, i) =>
+          new Promise((r) => setTimeout(r, 100 + i * 20)).then(() => post(`/waitpoints/${wp.id}/complete`, { data: { i } })),
+        ),
       );
       await waitFor(async () => (await get(`/waitpoints/${wp.id}`)).body.status !== "waiting" || undefined, "the waitpoint to end", 10_000);
       const final = (await get(`/waitpoints/${wp.id}`)).body as Waitpoint;
@@ -265,9 +270,10 @@ describe("the first completion wins", () => {
     const wp = await createWaitpoint({ description: "Ship it?" });
     const res = await stack.api.request.post(`/waitpoints/${wp.id}/complete`).set("Authorization", `Bearer ${member.token}`).send({ data: "yes" });
     expect(res.status).toBe(200);
-    const { rows } = await stack.api.database.db.pool.query("SELECT actor_type, actor_id FROM audit_log WHERE action = 'waitpoint.complete' AND target_id = $1", [
-      wp.id,
-    ]);
+    const { rows } = await stack.api.database.db.pool.query(
+      "SELECT actor_type, actor_id FROM audit_log WHERE action = 'waitpoint.complete' AND target_id = $1",
+      [wp.id],
+    );
     expect(rows).toEqual([{ actor_type: "user", actor_id: member.userId }]);
   });
 });

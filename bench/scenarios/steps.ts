@@ -18,7 +18,11 @@ export async function steps(env: BenchEnv, ports: { api: number; worker: number 
   let workerProc: Child | undefined;
   const base = `http://127.0.0.1:${ports.api}`;
   const call = async (path: string, body: unknown, expected: number) => {
-    const res = await fetch(`${base}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json", "x-api-key": env.apiKey } });
+    const res = await fetch(`${base}${path}`, {
+      method: "POST",
+      body: JSON.stringify(body),
+      headers: { "content-type": "application/json", "x-api-key": env.apiKey },
+    });
     if (res.status !== expected) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
     return (await res.json()) as { id: string }[] & { id: string };
   };
@@ -33,8 +37,12 @@ export async function steps(env: BenchEnv, ports: { api: number; worker: number 
   };
   const spanMs = async (ids: string[]) =>
     Number(
-      (await env.db.pool.query<{ ms: number }>("SELECT extract(epoch FROM max(finished_at) - min(created_at)) * 1000 AS ms FROM jobs WHERE id = ANY($1::uuid[])", [ids]))
-        .rows[0]!.ms,
+      (
+        await env.db.pool.query<{ ms: number }>(
+          "SELECT extract(epoch FROM max(finished_at) - min(created_at)) * 1000 AS ms FROM jobs WHERE id = ANY($1::uuid[])",
+          [ids],
+        )
+      ).rows[0]!.ms,
     );
   const rows: Row[] = [];
   try {
@@ -60,9 +68,9 @@ export async function steps(env: BenchEnv, ports: { api: number; worker: number 
       await waitDone([one.id]);
       const ten = await call("/jobs", { type: "bench_steps", payload: { steps: 10 } }, 202);
       await waitDone([ten.id]);
-      const chain = (await call("/jobs/batch", { jobs: Array.from({ length: 10 }, (_, k) => ({ ...noop, ref: `c${k}`, ...(k ? { depends_on: [`c${k - 1}`] } : {}) })) }, 202)).map(
-        (j) => j.id,
-      );
+      const chain = (
+        await call("/jobs/batch", { jobs: Array.from({ length: 10 }, (_, k) => ({ ...noop, ref: `c${k}`, ...(k ? { depends_on: [`c${k - 1}`] } : {}) })) }, 202)
+      ).map((j) => j.id);
       await waitDone(chain);
       if (i === 0) continue; // warm-up
       single.push(await spanMs([one.id]));

@@ -1147,7 +1147,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /schedules, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /schedules, /waitpoints, /team, /api-keys, /webhooks, /audit-log, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -6452,7 +6452,7 @@ export interface operations {
                      *       "expires_at": "2026-11-22T09:30:00.000Z",
                      *       "finished_at": null,
                      *       "created_at": "2026-11-21T09:30:00.000Z",
-                     *       "complete_url": "https://conveyor.example.com/waitpoints/complete/3q2-7wF…"
+                     *       "complete_url": "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE"
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedWaitpoint"];

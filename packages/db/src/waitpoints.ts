@@ -87,13 +87,20 @@ export async function insertWaitpoint(
     if (!row) continue; // Taken over meanwhile: try again.
     if (!row.stale) return { created: false, waitpoint: row.json, requestHash: row.request_hash };
     // An expired key: the old waitpoint lets go of it.
-    await db.query(`UPDATE waitpoints SET idempotency_key = NULL WHERE org_id = $1 AND idempotency_key = $2 AND id = $3`, [wp.orgId, idempotency!.key, row.json.id]);
+    await db.query(`UPDATE waitpoints SET idempotency_key = NULL WHERE org_id = $1 AND idempotency_key = $2 AND id = $3`, [
+      wp.orgId,
+      idempotency!.key,
+      row.json.id,
+    ]);
   }
 }
 
 /** The org's waitpoint, or null (another org's is null too). */
 export async function findWaitpoint(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<WaitpointJson | null> {
-  const { rows } = await db.query<{ json: WaitpointJson }>(`SELECT ${waitpointJson("w")} AS json FROM waitpoints w WHERE w.id = $1 AND w.org_id = $2`, [id, orgId]);
+  const { rows } = await db.query<{ json: WaitpointJson }>(`SELECT ${waitpointJson("w")} AS json FROM waitpoints w WHERE w.id = $1 AND w.org_id = $2`, [
+    id,
+    orgId,
+  ]);
   return rows[0]?.json ?? null;
 }
 

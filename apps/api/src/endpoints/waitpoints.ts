@@ -86,16 +86,33 @@ export const waitpointEndpoints = [
       {
         name: "Idempotency-Key",
         schema: idempotencyKey,
-        document: { name: "Idempotency-Key", in: "header", required: false, description: "Unique per intended waitpoint; kept 24 hours.", schema: { type: "string" } },
+        document: {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Unique per intended waitpoint; kept 24 hours.",
+          schema: { type: "string" },
+        },
       },
     ],
-    body: { schema: createBody, examples: { approval: { summary: "A person approves within a day", value: { timeout_seconds: 86400, description: example.description, tags: example.tags } } } },
+    body: {
+      schema: createBody,
+      examples: {
+        approval: { summary: "A person approves within a day", value: { timeout_seconds: 86400, description: example.description, tags: example.tags } },
+      },
+    },
     responses: {
       201: {
         description: "Created; `complete_url` holds the one-time token.",
-        json: { component: "CreatedWaitpoint", example: { ...example, complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wF…" } },
+        json: {
+          component: "CreatedWaitpoint",
+          example: { ...example, complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE" },
+        },
       },
-      200: { description: "An idempotent repeat: the first waitpoint, without complete_url.", json: { component: "CreatedWaitpoint", example: { ...example, complete_url: null } } },
+      200: {
+        description: "An idempotent repeat: the first waitpoint, without complete_url.",
+        json: { component: "CreatedWaitpoint", example: { ...example, complete_url: null } },
+      },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 409, 413, 415, 429],
     async handle({ caller, body, headers, req }, deps) {
@@ -170,7 +187,8 @@ export const waitpointEndpoints = [
     operationId: "cancelWaitpoint",
     tag: "Waitpoints",
     summary: "Cancel a waitpoint",
-    description: "Jobs waiting on it count it as a failed dependency (`on_dependency_failure` applies). A waitpoint that is no longer waiting is 409 `conflict`.",
+    description:
+      "Jobs waiting on it count it as a failed dependency (`on_dependency_failure` applies). A waitpoint that is no longer waiting is 409 `conflict`.",
     access: "job",
     params: { id: idParam("waitpoint") },
     responses: { 200: { description: "Cancelled.", json: { component: "Waitpoint", example: { ...example, status: "cancelled", finished_at: AT } } } },

@@ -41,7 +41,8 @@ const TAGS = [
   },
   {
     name: "Waitpoints",
-    description: "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (SPEC §20).",
+    description:
+      "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (SPEC §20).",
   },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },

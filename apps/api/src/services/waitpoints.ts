@@ -3,12 +3,7 @@
 // that URL is shown once, in the answer that created it; only its SHA-256 is stored.
 import { createHash, randomBytes } from "node:crypto";
 import stringify from "safe-stable-stringify";
-import {
-  IDEMPOTENCY_TTL_MS,
-  WAITPOINT_COMPLETE_PATH,
-  WAITPOINT_DATA_MAX_BYTES,
-  type WaitpointStatus,
-} from "@conveyor/contracts";
+import { IDEMPOTENCY_TTL_MS, WAITPOINT_COMPLETE_PATH, WAITPOINT_DATA_MAX_BYTES, type WaitpointStatus } from "@conveyor/contracts";
 import {
   cancelWaitpoint as cancelRow,
   completeWaitpoint as completeRow,

@@ -57,7 +57,9 @@ export function durableSteps(options: {
       const value = await fn();
       const json = value === undefined ? null : JSON.stringify(value);
       if (json !== null && Buffer.byteLength(json, "utf8") > STEP_RESULT_MAX_BYTES) {
-        throw new PermanentJobError(`step "${name}" returned ${Buffer.byteLength(json, "utf8")} bytes of JSON; a step's result is at most ${STEP_RESULT_MAX_BYTES}`);
+        throw new PermanentJobError(
+          `step "${name}" returned ${Buffer.byteLength(json, "utf8")} bytes of JSON; a step's result is at most ${STEP_RESULT_MAX_BYTES}`,
+        );
       }
       if (!(await recordStep(pool, { jobId: job.id, fence, name, attempt, resultJson: json, startedAt }))) throw lost();
       // What a later attempt replays is the stored JSON: answer the same now.
@@ -89,7 +91,9 @@ export function durableSteps(options: {
         else {
           const seconds = waitpoint?.timeout_seconds;
           if (!Number.isInteger(seconds) || seconds < WAITPOINT_TIMEOUT_MIN_SECONDS || seconds > WAITPOINT_TIMEOUT_MAX_SECONDS) {
-            throw new PermanentJobError(`ctx.waitFor("${name}") takes timeout_seconds from ${WAITPOINT_TIMEOUT_MIN_SECONDS} to ${WAITPOINT_TIMEOUT_MAX_SECONDS}`);
+            throw new PermanentJobError(
+              `ctx.waitFor("${name}") takes timeout_seconds from ${WAITPOINT_TIMEOUT_MIN_SECONDS} to ${WAITPOINT_TIMEOUT_MAX_SECONDS}`,
+            );
           }
           // Nobody is given this token: the waitpoint is completed by id (API, console) or by a provider's callback.
           create = { orgId: job.orgId, tokenHash: createHash("sha256").update(randomBytes(32)).digest(), timeoutSeconds: seconds };
@@ -98,7 +102,8 @@ export function durableSteps(options: {
       }
       const outcome = await suspendForWait(pool, { jobId: job.id, fence, name, attempt, waitpointId, create });
       if (outcome.outcome === "lost") {
-        if (typeof waitpoint === "string" && !row) throw new PermanentJobError(`ctx.waitFor("${name}"): ${waitpoint} is not a waitpoint of this job's organization`);
+        if (typeof waitpoint === "string" && !row)
+          throw new PermanentJobError(`ctx.waitFor("${name}"): ${waitpoint} is not a waitpoint of this job's organization`);
         throw lost();
       }
       if (outcome.outcome === "suspended") {

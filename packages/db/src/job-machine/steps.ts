@@ -27,7 +27,10 @@ export async function readSteps(db: pg.Pool | pg.PoolClient, jobId: string): Pro
     waitpoint_id: string | null;
   }>(`SELECT name, kind, status, attempt, result::text AS result, wake_at, waitpoint_id FROM job_steps WHERE job_id = $1`, [jobId]);
   return new Map(
-    rows.map((r) => [r.name, { name: r.name, kind: r.kind, status: r.status, attempt: r.attempt, resultJson: r.result, wakeAt: r.wake_at, waitpointId: r.waitpoint_id }]),
+    rows.map((r) => [
+      r.name,
+      { name: r.name, kind: r.kind, status: r.status, attempt: r.attempt, resultJson: r.result, wakeAt: r.wake_at, waitpointId: r.waitpoint_id },
+    ]),
   );
 }
 

@@ -18,10 +18,7 @@ const SUSPENDED = `status = 'pending', fence = NULL, finished_at = NULL, updated
 const OWNED = `j.id = $1 AND j.fence = $2 AND j.status = 'processing' AND j.cancel_requested_at IS NULL`;
 
 /** Suspends the attempt until `wakeAt`. False when the attempt no longer owns the job (or it is being cancelled). */
-export async function suspendForSleep(
-  db: pg.Pool,
-  s: { jobId: string; fence: string; name: string; attempt: number; wakeAt: Date },
-): Promise<boolean> {
+export async function suspendForSleep(db: pg.Pool, s: { jobId: string; fence: string; name: string; attempt: number; wakeAt: Date }): Promise<boolean> {
   const { rows } = await db.query<{ id: string }>(
     `WITH ${EVENT_BASE}, applied AS (
        UPDATE jobs j SET ${SUSPENDED}, run_at = $5 WHERE ${OWNED} RETURNING j.*
@@ -57,7 +54,14 @@ export type WaitSuspension =
  */
 export async function suspendForWait(
   pool: pg.Pool,
-  s: { jobId: string; fence: string; name: string; attempt: number; waitpointId: string; create?: { orgId: string; tokenHash: Buffer; timeoutSeconds: number } },
+  s: {
+    jobId: string;
+    fence: string;
+    name: string;
+    attempt: number;
+    waitpointId: string;
+    create?: { orgId: string; tokenHash: Buffer; timeoutSeconds: number };
+  },
 ): Promise<WaitSuspension> {
   const lost = new Error("lost");
   return inTransaction(pool, async (tx): Promise<WaitSuspension> => {

@@ -16,7 +16,10 @@ module.exports = {
   type: "stepped",
   async handle(payload, ctx) {
     const p = JSON.parse(payload.toString("utf8"));
-    const mark = (i) => p.marker && process.env.SCRIPTED_MARKER_FILE && fs.appendFileSync(process.env.SCRIPTED_MARKER_FILE, `${p.marker} step=${i} attempt=${ctx.attempt} pid=${process.pid}\n`);
+    const mark = (i) =>
+      p.marker &&
+      process.env.SCRIPTED_MARKER_FILE &&
+      fs.appendFileSync(process.env.SCRIPTED_MARKER_FILE, `${p.marker} step=${i} attempt=${ctx.attempt} pid=${process.pid}\n`);
     const results = [];
     const count = p.steps ?? 3;
     for (let i = 1; i <= count; i++) {

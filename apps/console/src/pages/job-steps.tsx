@@ -17,7 +17,8 @@ export function JobSteps({ steps }: { steps: Step[] }) {
       </Text>
       {steps.map((step) => (
         <Group key={step.name} gap="xs" role="listitem" data-testid={`step-${step.name}`}>
-          <Badge color={COLORS[step.status]} variant="light">
+          {/* A coloured dot beside text in the body colour, as the job's status badge: readable whatever the colour. */}
+          <Badge color={COLORS[step.status]} variant="dot" miw="max-content">
             {step.status}
           </Badge>
           <Text size="sm">

@@ -61,7 +61,9 @@ export function WaitpointsPage() {
               <Table.Tbody>
                 {open.data.map((w) => (
                   <Table.Tr key={w.id}>
-                    <Table.Td>{w.description ?? <Text c="dimmed">{w.job_id ? `Waited on by job …${w.job_id.slice(-8)}` : `…${w.id.slice(-8)}`}</Text>}</Table.Td>
+                    <Table.Td>
+                      {w.description ?? <Text c="dimmed">{w.job_id ? `Waited on by job …${w.job_id.slice(-8)}` : `…${w.id.slice(-8)}`}</Text>}
+                    </Table.Td>
                     <Table.Td visibleFrom="sm">{w.tags.join(", ")}</Table.Td>
                     <Table.Td visibleFrom="sm">
                       <Time iso={w.created_at} />

@@ -131,7 +131,7 @@ it("ctx.waitFor suspends until the waitpoint is completed and returns its data; 
   expect(failed.retries).toBe(0);
 });
 
-it("a repeated step name, or a step result over 256 KiB, fails the job permanently naming it", async () => {
+it("a repeated step name, a step result over 256 KiB or one that is not JSON fails the job permanently naming it", async () => {
   if (live().length === 0) await stack.startWorker();
   const dup = await create("stepped", { steps: 1, duplicate: true }, { max_retries: 3 });
   const failed = await stack.waitForJob(dup, (j) => j.status === "failed", 60_000);
@@ -139,4 +139,8 @@ it("a repeated step name, or a step result over 256 KiB, fails the job permanent
   expect(failed.retries).toBe(0);
   const big = await create("stepped", { steps: 1, big: true }, { max_retries: 3 });
   expect((await stack.waitForJob(big, (j) => j.status === "failed", 60_000)).error).toContain('step "step-1" returned');
+  const odd = await create("stepped", { steps: 1, non_json: true }, { max_retries: 3 });
+  const oddJob = await stack.waitForJob(odd, (j) => j.status === "failed", 60_000);
+  expect(oddJob.error).toContain('step "step-1" returned a value that is not JSON');
+  expect(oddJob.retries).toBe(0);
 });

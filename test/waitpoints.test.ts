@@ -4,6 +4,7 @@
 // completions ends in one state with one event; expiry and cancellation are failed dependencies. The second
 // organization sees none of it and cannot use any of it.
 import { openSse, type SseClient } from "@conveyor/testkit";
+import { startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
 import { addMember } from "@conveyor/testkit/api";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 import { waitFor } from "@conveyor/testkit";
@@ -13,9 +14,13 @@ jest.setTimeout(240_000);
 let stack: Stack;
 let base: string;
 let theirs: SseClient;
+let receiver: FakeServer;
+
+const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
 
 beforeAll(async () => {
-  stack = await startStack();
+  receiver = await startWebhookReceiver();
+  stack = await startStack({ apiEnv: local, workerEnv: local });
   base = await stack.api.listen();
   theirs = await openSse(`${base}/events?last_event_id=0`, { "X-API-Key": stack.otherOrg.apiKey });
   await stack.startWorker();
@@ -25,6 +30,30 @@ afterEach(() => stack?.expectOtherOrgUntouched());
 afterAll(async () => {
   theirs?.close();
   await stack?.close();
+  await receiver?.close();
+});
+
+it("a webhook endpoint subscribed to waitpoint.completed gets it as a CloudEvent whose subject is the waitpoint", async () => {
+  const endpoint = await stack.api.request
+    .post("/webhook-endpoints")
+    .set("Authorization", `Bearer ${stack.owner.token}`)
+    .send({ url: `${receiver.url}/hooks`, events: ["waitpoint.completed"] });
+  expect(endpoint.status).toBe(201);
+  const wp = await createWaitpoint({ description: "Hooked" });
+  expect((await post(`/waitpoints/${wp.id}/complete`, { data: { ok: 1 } })).status).toBe(200);
+  const delivered = await waitFor(
+    () => receiver.requests.find((r) => JSON.parse(r.raw.toString("utf8")).subject === wp.id),
+    "the waitpoint's webhook delivery",
+    60_000,
+  );
+  expect(JSON.parse(delivered.raw.toString("utf8"))).toMatchObject({
+    specversion: "1.0",
+    type: "conveyor.waitpoint.completed",
+    subject: wp.id,
+    data: { id: wp.id, status: "completed", data: { ok: 1 }, description: "Hooked" },
+  });
+  expect(delivered.headers["webhook-signature"]).toMatch(/^v1,/);
+  await stack.api.request.delete(`/webhook-endpoints/${endpoint.body.id}`).set("Authorization", `Bearer ${stack.owner.token}`);
 });
 
 it("the second org's event stream carries none of our waitpoints' events", async () => {

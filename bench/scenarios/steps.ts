@@ -115,7 +115,7 @@ export async function steps(env: BenchEnv, ports: { api: number; worker: number 
       await sleep(200);
     }
     const held = await count(
-      "SELECT (SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing') + (SELECT count(*) FROM job_queue WHERE job_id = ANY($1::uuid[]))::int AS n",
+      "SELECT ((SELECT count(*) FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing') + (SELECT count(*) FROM job_queue WHERE job_id = ANY($1::uuid[])))::int AS n",
       [jobs],
     );
     rows.push({

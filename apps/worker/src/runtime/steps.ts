@@ -55,7 +55,12 @@ export function durableSteps(options: {
       }
       const startedAt = new Date();
       const value = await fn();
-      const json = value === undefined ? null : JSON.stringify(value);
+      let json: string | null;
+      try {
+        json = value === undefined ? null : (JSON.stringify(value) ?? null);
+      } catch (error) {
+        throw new PermanentJobError(`step "${name}" returned a value that is not JSON (${(error as Error).message}); a step's result is stored as JSON`);
+      }
       if (json !== null && Buffer.byteLength(json, "utf8") > STEP_RESULT_MAX_BYTES) {
         throw new PermanentJobError(
           `step "${name}" returned ${Buffer.byteLength(json, "utf8")} bytes of JSON; a step's result is at most ${STEP_RESULT_MAX_BYTES}`,

@@ -7,6 +7,7 @@
 //   {"wait": id | {timeout_seconds}}  after the steps, ctx.waitFor("approval", wait); its data is result.waited
 //   {"duplicate": true}          calls ctx.step("step-1") twice
 //   {"big": true}                step 1 returns more than 256 KiB
+//   {"non_json": true}           step 1 returns a BigInt, which JSON cannot hold
 //   {"marker": "…"}              each step's function appends "<marker> step=<i> attempt=<a> pid=<pid>" to
 //                                $SCRIPTED_MARKER_FILE when it runs (not when it is replayed)
 const fs = require("node:fs");
@@ -32,6 +33,7 @@ module.exports = {
             await new Promise(() => {});
           }
           if (p.big && i === 1) return { blob: "x".repeat(300 * 1024) };
+          if (p.non_json && i === 1) return { n: BigInt(1) };
           return { i, attempt: ctx.attempt, pid: process.pid };
         }),
       );

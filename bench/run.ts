@@ -11,6 +11,7 @@
 // Live results (--only=live,live-worker): --live-jobs=1000 streams and jobs, --live-seconds=10 of progress 10×/s each;
 //   the worker's rate with progress reports vs without: --live-worker-jobs=3000
 // Dependencies (--only=deps): graph creation against a plain batch, a 100-job chain, a fan-in of 10,000
+// Steps (--only=steps): a 10-step handler against 10 × one job; --steps-waiting=N jobs on waitpoints (default 10,000)
 // Failures grouped by error (--only=failures): --failures-jobs=N (default 1,000,000, a quarter failed)
 // Tenants (--only=tenants,usage): POST /jobs with usage metering and quotas vs without; GET /usage p99 over 400 days × 8 types
 // Scale-out (--only=tracing,redis-cluster,webhook-keepalive): tracing on vs off (no-op worker, POST /jobs); Redis Cluster
@@ -42,6 +43,7 @@ import { dependencies } from "./scenarios/dependencies";
 import { dueOnTime, noisyNeighbour, priority } from "./scenarios/scheduling";
 import { search, searchIndexCost } from "./scenarios/search";
 import { stats } from "./scenarios/stats";
+import { steps } from "./scenarios/steps";
 import { webhookDeliveries } from "./scenarios/webhooks";
 import { tenantsPost, tenantsUsage } from "./scenarios/tenants";
 import { worker } from "./scenarios/worker";
@@ -142,6 +144,7 @@ async function main(): Promise<void> {
     await step("console", () => consolePage(env, port, consoleJobs));
     await step("audit", () => auditWriteCost(env, port, { seconds, bulkJobs }));
     await step("deps", () => dependencies(env, { api: port, worker: workerPort }, concurrency));
+    await step("steps", () => steps(env, { api: port, worker: workerPort }, concurrency, Number(args["steps-waiting"] ?? 10_000)));
     await step("failures", () => failures(env, port, Number(args["failures-jobs"] ?? 1_000_000), seconds));
     await step("tracing", () => tracingCost(env, { api: port, worker: workerPort }, workerJobs, concurrency, seconds));
     await step("redis-cluster", () => redisClusterCost(env, workerPort, workerJobs, concurrency));

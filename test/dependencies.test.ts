@@ -308,10 +308,10 @@ describe("refusals (400, naming the items; nothing created)", () => {
       { path: "jobs.1.depends_on.1", message: expect.stringMatching(/names no ref of this batch/) },
     ]);
     expect(await refused("/jobs", scripted({}, { depends_on: [stack.otherOrg.jobId] }))).toEqual([
-      { path: "depends_on.0", message: "is not a job of your organization" },
+      { path: "depends_on.0", message: "is not a job or waitpoint of your organization" },
     ]);
     expect(await refused("/jobs/batch", { jobs: [scripted({}, { depends_on: ["0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01"] })] })).toEqual([
-      { path: "jobs.0.depends_on.0", message: "is not a job of your organization" },
+      { path: "jobs.0.depends_on.0", message: "is not a job or waitpoint of your organization" },
     ]);
     expect(await refused("/jobs", scripted({}, { depends_on: ["not-an-id"] }))).toEqual([{ path: "depends_on.0", message: "is not a job id" }]);
   });

@@ -72,7 +72,13 @@ beforeAll(async () => {
         ).body.id as string,
     ),
   );
-  ids.push(own!, foreign!, fodder.userId, fodderKey.id, owner.userId, other.userId, ...endpoints, "00000000-0000-7000-8000-000000000000");
+  // A waitpoint of each organization (issue 34): complete and cancel reach a real one, and never the other's.
+  const waitpoints = await Promise.all(
+    [owner, other].map(
+      async (m) => (await api.request.post("/waitpoints").set("Authorization", `Bearer ${m.token}`).send({ timeout_seconds: 600 })).body.id as string,
+    ),
+  );
+  ids.push(own!, foreign!, fodder.userId, fodderKey.id, owner.userId, other.userId, ...endpoints, ...waitpoints, "00000000-0000-7000-8000-000000000000");
 
   server = createServer(createApp(api.deps)).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));

@@ -12,6 +12,7 @@ export const CONSOLE_PATHS = [
   "/queues",
   "/retries",
   "/schedules",
+  "/waitpoints",
   "/team",
   "/api-keys",
   "/webhooks",

@@ -86,6 +86,11 @@ const schedules = createRoute({
   path: "/schedules",
   component: lazyRouteComponent(() => import("./pages/schedules"), "SchedulesPage"),
 });
+const waitpoints = createRoute({
+  getParentRoute: () => app,
+  path: "/waitpoints",
+  component: lazyRouteComponent(() => import("./pages/waitpoints"), "WaitpointsPage"),
+});
 const team = createRoute({ getParentRoute: () => app, path: "/team", component: lazyRouteComponent(() => import("./pages/team"), "TeamPage") });
 const apiKeys = createRoute({ getParentRoute: () => app, path: "/api-keys", component: lazyRouteComponent(() => import("./pages/api-keys"), "ApiKeysPage") });
 const webhooks = createRoute({
@@ -106,7 +111,7 @@ const account = createRoute({ getParentRoute: () => app, path: "/account", compo
 const tree = root.addChildren([
   login,
   signup,
-  app.addChildren([index, overview, jobs, job, queues, retries, schedules, team, apiKeys, webhooks, auditLog, usage, sso, account]),
+  app.addChildren([index, overview, jobs, job, queues, retries, schedules, waitpoints, team, apiKeys, webhooks, auditLog, usage, sso, account]),
 ]);
 
 /** Every full path in a route tree (the router's own types carry each route's children). */

@@ -24,6 +24,7 @@ const SECTIONS = [
   { to: "/queues", label: "Queues" },
   { to: "/retries", label: "Retries" },
   { to: "/schedules", label: "Schedules" },
+  { to: "/waitpoints", label: "Waitpoints" },
   { to: "/team", label: "Team", managers: true },
   { to: "/api-keys", label: "API keys" },
   { to: "/webhooks", label: "Webhooks", managers: true },

@@ -18,6 +18,7 @@ import { UsageFold } from "./runtime/usage-fold";
 import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
+import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
 import { startRuntime } from "./runtime/worker-runtime";
 import { stopTracing } from "./tracing";
 
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
       new Scheduler({ pool: db.pool, logger, quotas: quotaDefaults(config) }),
       new UsageFold({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
+      new WaitpointExpiry({ pool: db.pool, logger }),
     ],
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,

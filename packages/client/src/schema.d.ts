@@ -1290,7 +1290,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /schedules, /team, /api-keys, /webhooks, /audit-log, /usage, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /schedules, /waitpoints, /team, /api-keys, /webhooks, /audit-log, /usage, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -1335,6 +1335,107 @@ export interface paths {
          * @description Safaricom posts the outcome of a mobile_money_stk job's payment prompt here. Authenticated by the per-job `secret` Conveyor put in the push's CallBackURL; an unknown job, a wrong secret or another push's CheckoutRequestID is 404. Recorded once as a job log line and `result.callback`; repeats are accepted and ignored.
          */
         post: operations["mpesaCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/waitpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's waitpoints
+         * @description Newest first, 100 a page unless `limit` says otherwise; while more remain, a `Link` header names the next page.
+         */
+        get: operations["listWaitpoints"];
+        put?: never;
+        /**
+         * Create a waitpoint
+         * @description A point jobs can wait on (`depends_on` takes its id; a plugin's `ctx.waitFor` too) until it is completed. The answer's `complete_url` completes it without an API key — give it to the third party that decides; it is shown only here. With `Idempotency-Key`, a repeat within 24 h answers 200 with the first waitpoint (without `complete_url`) and creates nothing; another body with the same key is 409 `idempotency_conflict`.
+         */
+        post: operations["createWaitpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/waitpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a waitpoint */
+        get: operations["getWaitpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/waitpoints/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a waitpoint
+         * @description The first completion wins: the jobs waiting on it go on, with `data` as its result. A repeat with the same `data` answers 200 with the same waitpoint; other data is 409 `conflict`, and so is completing one that expired or was cancelled.
+         */
+        post: operations["completeWaitpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/waitpoints/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a waitpoint
+         * @description Jobs waiting on it count it as a failed dependency (`on_dependency_failure` applies). A waitpoint that is no longer waiting is 409 `conflict`.
+         */
+        post: operations["cancelWaitpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/waitpoints/complete/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a waitpoint through its capability URL
+         * @description For a third party without an API key: the token in the path (from `complete_url`) is the authority, and it works once. A wrong token and one already used are the same 404.
+         */
+        post: operations["completeWaitpointByToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1390,7 +1491,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1436,7 +1537,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1485,7 +1586,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1573,7 +1674,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1620,7 +1721,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1669,7 +1770,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1715,7 +1816,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1760,7 +1861,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1801,7 +1902,7 @@ export interface components {
             debounce_key?: string;
             /** @description With debounce_key: how long to wait for a newer job. */
             debounce_ms?: number;
-            /** @description Up to 100 jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
+            /** @description Up to 100 jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, `ref`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run. */
             depends_on?: string[];
             /**
              * @description With depends_on: cancel (default) ends the job cancelled when a dependency failed or was cancelled; run runs it once all are final, whatever they ended as.
@@ -1817,7 +1918,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "quota_exceeded" | "overloaded" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "conflict" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "quota_exceeded" | "overloaded" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -1961,7 +2062,7 @@ export interface components {
              * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
              * @enum {string|null}
              */
-            waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            waiting_for: "dependencies" | "waitpoint" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
             /**
              * Format: date-time
              * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
@@ -2050,7 +2151,7 @@ export interface components {
                  * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
                  * @enum {string|null}
                  */
-                waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+                waiting_for: "dependencies" | "waitpoint" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
                 /**
                  * Format: date-time
                  * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
@@ -2121,7 +2222,7 @@ export interface components {
         };
         JobGraph: {
             /** @description The jobs of the graph, the job asked for first, then the nearest; at most 1000. */
-            nodes: {
+            nodes: ({
                 /**
                  * Format: uuid
                  * @description UUID v7.
@@ -2181,7 +2282,7 @@ export interface components {
                  * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
                  * @enum {string|null}
                  */
-                waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+                waiting_for: "dependencies" | "waitpoint" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
                 /**
                  * Format: date-time
                  * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
@@ -2208,7 +2309,33 @@ export interface components {
                 matched?: string;
                 /** @description With `include=error` only: the job's last error message (its first 300 characters), or null. */
                 error?: string | null;
-            }[];
+            } | {
+                /** @constant */
+                kind: "waitpoint";
+                /**
+                 * Format: uuid
+                 * @description UUID v7.
+                 */
+                id: string;
+                /** @enum {string} */
+                status: "waiting" | "completed" | "expired" | "cancelled";
+                description: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                created_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                expires_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                finished_at: string | null;
+            })[];
             edges: {
                 /**
                  * Format: uuid
@@ -2284,7 +2411,7 @@ export interface components {
              * @description Why a pending job has not started (null otherwise): dependencies, run_at, retry, queue_paused, rate_limit, concurrency_key, org_concurrency, no_worker (no running worker serves its type) or capacity (waiting for a free worker slot).
              * @enum {string|null}
              */
-            waiting_for: "dependencies" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
+            waiting_for: "dependencies" | "waitpoint" | "run_at" | "retry" | "queue_paused" | "rate_limit" | "concurrency_key" | "org_concurrency" | "no_worker" | "capacity" | null;
             /**
              * Format: date-time
              * @description When its last attempt started; null if none has (or it ran before this was recorded: see GET /jobs/{id}/attempts).
@@ -2320,6 +2447,35 @@ export interface components {
             on_dependency_failure: "cancel" | "run";
             /** @description Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none. */
             replayed_as: string[];
+            /** @description Its durable steps, sleeps and waits (SPEC §20), in the order they began; empty when none. */
+            steps: {
+                name: string;
+                /** @enum {string} */
+                kind: "step" | "sleep" | "wait";
+                /** @enum {string} */
+                status: "succeeded" | "sleeping" | "waiting" | "completed" | "failed";
+                attempt: number;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                started_at: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC with milliseconds and Z.
+                 */
+                finished_at: string | null;
+                /**
+                 * Format: date-time
+                 * @description A sleep's end.
+                 */
+                wake_at: string | null;
+                /**
+                 * Format: uuid
+                 * @description A wait's waitpoint.
+                 */
+                waitpoint_id: string | null;
+            }[];
             payload: {
                 [key: string]: unknown;
             };
@@ -2743,6 +2899,77 @@ export interface components {
                 redis_maxmemory_policy: string | null;
             };
         };
+        Waitpoint: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "completed" | "expired" | "cancelled";
+            description: string | null;
+            tags: string[];
+            /** @description What it was completed with (any JSON value), or null. */
+            data: unknown[] | boolean | number | Record<string, never> | string | null;
+            /**
+             * Format: uuid
+             * @description The job whose ctx.waitFor made it, or null.
+             */
+            job_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was completed, expired or was cancelled.
+             */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+        };
+        CreatedWaitpoint: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "completed" | "expired" | "cancelled";
+            description: string | null;
+            tags: string[];
+            /** @description What it was completed with (any JSON value), or null. */
+            data: unknown[] | boolean | number | Record<string, never> | string | null;
+            /**
+             * Format: uuid
+             * @description The job whose ctx.waitFor made it, or null.
+             */
+            job_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was completed, expired or was cancelled.
+             */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /**
+             * Format: uri
+             * @description POST {data} here to complete it, no credential needed; shown once (null on an idempotent repeat).
+             */
+            complete_url: string | null;
+        };
         CallbackAccepted: {
             /** @constant */
             ResultCode: 0;
@@ -2753,7 +2980,7 @@ export interface components {
             /** @description Grows within the organization; send it back as Last-Event-ID to resume. */
             id: number;
             /** @enum {string} */
-            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output";
+            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2777,7 +3004,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2809,7 +3036,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
@@ -2841,7 +3068,7 @@ export interface components {
             /** @description The event delivered (what POST …/redeliver takes); null for a test event. */
             event_id: number | null;
             /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "webhook.test";
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
             /**
              * Format: uuid
              * @description The job the event is about (the CloudEvent's `subject`); null for a test event.
@@ -2877,7 +3104,7 @@ export interface components {
             /** @description The event queued; null for a test event. */
             event_id: number | null;
             /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "webhook.test";
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
             /** @enum {string} */
             trigger: "redelivery" | "test";
         };
@@ -2907,7 +3134,7 @@ export interface components {
                 type: "user" | "api_key" | "system";
             } & (unknown | unknown | unknown);
             /** @enum {string} */
-            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login" | "org.quota_update" | "schedule.run_skipped";
+            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login" | "org.quota_update" | "schedule.run_skipped" | "waitpoint.complete" | "waitpoint.cancel";
             /** @description What it was done to (a member, an invite, a key, a job…); null for a bulk action. */
             target: ({
                 type: string;
@@ -3059,7 +3286,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `job_finished` or `job_not_finished` or `job_not_delayed` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled`. */
+        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `conflict` or `job_finished` or `job_not_finished` or `job_not_delayed` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3663,6 +3890,7 @@ export interface operations {
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
                      *       "replayed_as": [],
+                     *       "steps": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -3948,6 +4176,7 @@ export interface operations {
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
                      *       "replayed_as": [],
+                     *       "steps": [],
                      *       "payload": {
                      *         "to": "ada@example.com",
                      *         "subject": "Your receipt",
@@ -4353,8 +4582,8 @@ export interface operations {
                 "application/json": {
                     /** @description Where events are POSTed: https (http only with WEBHOOK_ALLOW_HTTP), a public host. */
                     url: string;
-                    /** @description Event types to receive (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled, job.updated, job.progress, job.output), or "*" for all. */
-                    events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
+                    /** @description Event types to receive (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled, job.updated, job.progress, job.output, waitpoint.completed, waitpoint.expired, waitpoint.cancelled), or "*" for all. */
+                    events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
                     description?: string;
                 };
             };
@@ -4446,7 +4675,7 @@ export interface operations {
                     /** @description A new address, under the same rules as at creation. */
                     url?: string;
                     /** @description The event types it receives from now on. */
-                    events?: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output")[];
+                    events?: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
                     /** @description An empty string removes it. */
                     description?: string;
                     /** @description false stops deliveries; true starts them again (also after a disabling for failures). */
@@ -6803,6 +7032,361 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["CallbackAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWaitpoints: {
+        parameters: {
+            query?: {
+                /** @description Only waitpoints with this status. */
+                status?: "waiting" | "completed" | "expired" | "cancelled";
+                /** @description Only waitpoints with this tag. */
+                tag?: string;
+                /** @description Page size (default 100). */
+                limit?: number;
+                /** @description Opaque; taken from the previous page's Link header. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The waitpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    /** @description While more remain: `<…/waitpoints?limit=…&cursor=…>; rel="next"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *         "status": "waiting",
+                     *         "description": "Approve invoice 2026-118",
+                     *         "tags": [
+                     *           "invoices"
+                     *         ],
+                     *         "data": null,
+                     *         "job_id": null,
+                     *         "expires_at": "2026-11-22T09:30:00.000Z",
+                     *         "finished_at": null,
+                     *         "created_at": "2026-11-21T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Waitpoint"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWaitpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Unique per intended waitpoint; kept 24 hours. */
+                "Idempotency-Key"?: string;
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long it waits before it expires (an expired waitpoint is a failed dependency of the jobs waiting on it). Default: 86400. */
+                    timeout_seconds?: number;
+                    /** @description What completing it means, for people. */
+                    description?: string;
+                    /** @description Labels to find it by (GET /waitpoints?tag=). */
+                    tags?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description An idempotent repeat: the first waitpoint, without complete_url. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "status": "waiting",
+                     *       "description": "Approve invoice 2026-118",
+                     *       "tags": [
+                     *         "invoices"
+                     *       ],
+                     *       "data": null,
+                     *       "job_id": null,
+                     *       "expires_at": "2026-11-22T09:30:00.000Z",
+                     *       "finished_at": null,
+                     *       "created_at": "2026-11-21T09:30:00.000Z",
+                     *       "complete_url": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWaitpoint"];
+                };
+            };
+            /** @description Created; `complete_url` holds the one-time token. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "status": "waiting",
+                     *       "description": "Approve invoice 2026-118",
+                     *       "tags": [
+                     *         "invoices"
+                     *       ],
+                     *       "data": null,
+                     *       "job_id": null,
+                     *       "expires_at": "2026-11-22T09:30:00.000Z",
+                     *       "finished_at": null,
+                     *       "created_at": "2026-11-21T09:30:00.000Z",
+                     *       "complete_url": "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWaitpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWaitpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The waitpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The waitpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "status": "completed",
+                     *       "description": "Approve invoice 2026-118",
+                     *       "tags": [
+                     *         "invoices"
+                     *       ],
+                     *       "data": {
+                     *         "approved": true,
+                     *         "by": "amina@example.com"
+                     *       },
+                     *       "job_id": null,
+                     *       "expires_at": "2026-11-22T09:30:00.000Z",
+                     *       "finished_at": "2026-11-21T10:02:11.000Z",
+                     *       "created_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Waitpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    completeWaitpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The waitpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns. */
+                    data?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Completed (or a repeat of the completion). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "status": "completed",
+                     *       "description": "Approve invoice 2026-118",
+                     *       "tags": [
+                     *         "invoices"
+                     *       ],
+                     *       "data": {
+                     *         "approved": true,
+                     *         "by": "amina@example.com"
+                     *       },
+                     *       "job_id": null,
+                     *       "expires_at": "2026-11-22T09:30:00.000Z",
+                     *       "finished_at": "2026-11-21T10:02:11.000Z",
+                     *       "created_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Waitpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelWaitpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The waitpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "status": "cancelled",
+                     *       "description": "Approve invoice 2026-118",
+                     *       "tags": [
+                     *         "invoices"
+                     *       ],
+                     *       "data": null,
+                     *       "job_id": null,
+                     *       "expires_at": "2026-11-22T09:30:00.000Z",
+                     *       "finished_at": "2026-11-21T09:30:00.000Z",
+                     *       "created_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Waitpoint"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    completeWaitpointByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token from complete_url. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns. */
+                    data?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Completed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *       "status": "completed",
+                     *       "description": "Approve invoice 2026-118",
+                     *       "tags": [
+                     *         "invoices"
+                     *       ],
+                     *       "data": {
+                     *         "approved": true,
+                     *         "by": "amina@example.com"
+                     *       },
+                     *       "job_id": null,
+                     *       "expires_at": "2026-11-22T09:30:00.000Z",
+                     *       "finished_at": "2026-11-21T10:02:11.000Z",
+                     *       "created_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Waitpoint"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -35,6 +35,9 @@ export const AUDIT_ACTIONS = [
   "sso.login",
   "org.quota_update",
   "schedule.run_skipped",
+
+  "waitpoint.complete",
+  "waitpoint.cancel",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

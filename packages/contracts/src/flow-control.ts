@@ -41,6 +41,7 @@ export const DEPENDENCY_FAILED_CODE = "dependency_failed";
  */
 export const WAITING_REASONS = [
   "dependencies",
+  "waitpoint",
   "run_at",
   "retry",
   "queue_paused",

@@ -36,7 +36,43 @@ export type JobContext = {
   dependencies: JobDependency[];
   /** The file a dependency produced (its artifact), or null when it has none or is not a dependency of this job. */
   dependencyArtifact(jobId: string): Promise<{ contentType: string; filename: string; data: Buffer } | null>;
+  /**
+   * A durable step (SPEC §20): `fn` runs at most once to success per job across all its attempts. Its result (JSON,
+   * ≤ 256 KiB) is stored when it succeeds; a later attempt gets the stored result without running `fn`. A step that
+   * throws is retried with the job. Names are unique per job (steps, sleeps and waits together): a repeat is a
+   * permanent failure naming it.
+   */
+  step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /**
+   * Ends the attempt without spending a retry and frees the worker's slot; the job is started again `ms` later and
+   * replays its completed steps, and this call then returns. Do not catch what it throws (JobSuspendedError).
+   */
+  sleep(name: string, ms: number): Promise<void>;
+  /**
+   * Waits for a waitpoint — one of the organization's, by id, or a new one expiring after `timeout_seconds` (it shows
+   * in GET /waitpoints with this job's id) — ending the attempt as ctx.sleep does until the waitpoint ends, and
+   * returns the data it was completed with. A waitpoint that expired or was cancelled throws WaitpointFailedError.
+   */
+  waitFor(name: string, waitpoint: string | { timeout_seconds: number }): Promise<unknown>;
 };
+
+/** What ctx.sleep and ctx.waitFor throw to end the attempt: the job is suspended, not failed (let it through). */
+export class JobSuspendedError extends Error {
+  override name = "JobSuspendedError";
+}
+
+/** What ctx.waitFor throws when its waitpoint expired or was cancelled instead of being completed (not retried). */
+export class WaitpointFailedError extends Error {
+  override name = "WaitpointFailedError";
+  /** A retry would find the same waitpoint ended the same way: the job fails unless the handler catches this. */
+  readonly permanent = true;
+  constructor(
+    readonly waitpointId: string,
+    readonly status: string,
+  ) {
+    super(`waitpoint ${waitpointId} ${status === "expired" ? "expired" : "was cancelled"} before it was completed`);
+  }
+}
 
 /** A job's dependency as its handler sees it. */
 export type JobDependency = { id: string; type: string; status: string; result: Record<string, unknown> | null };

@@ -10,3 +10,5 @@ export * from "./job-filter";
 export * from "./events";
 export * from "./audit";
 export * from "./live";
+
+export * from "./waitpoints";

@@ -26,6 +26,11 @@
 //                    created with dependencies that are not final, a job waits without a queue row; the transition
 //                    that ends its last dependency releases it (queue row), and one that ends a dependency failed or
 //                    cancelled cancels it (dependency_failed) — in that transition's transaction (job-machine/dependencies.ts)
+//   step succeeded / suspended for a sleep or a wait / sleep or wait over (SPEC §20)
+//                    a worker, under the attempt's fence: a ctx.step's result stored; a ctx.sleep or ctx.waitFor ends
+//                    the attempt with no retry spent (pending, due at the wake time, or waiting on the waitpoint like a
+//                    dependency, announced as job.retrying) — job-machine/steps.ts and suspend.ts
+//   waitpoint ended  the API (completed, cancelled), the leader's expiry loop (expired): settles the jobs waiting on it
 
 /** The five statuses a job can have; the list filter accepts exactly these. */
 export const JOB_STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;
@@ -66,7 +71,11 @@ export const TRANSITION_EVENTS = {
 export const LIVE_EVENTS = { progress: "job.progress", output: "job.output" } as const;
 export const LIVE_EVENT_TYPES = Object.values(LIVE_EVENTS);
 
-/** Every event type, in lifecycle order, then the live ones. */
+/** A waitpoint's events (SPEC §20): its `job_id` is the waitpoint's id, its `data` the waitpoint. */
+export const WAITPOINT_EVENT_TYPES = ["waitpoint.completed", "waitpoint.expired", "waitpoint.cancelled"] as const;
+export type WaitpointEventType = (typeof WAITPOINT_EVENT_TYPES)[number];
+
+/** Every event type, in lifecycle order, then the live ones and the waitpoints'. */
 export const EVENT_TYPES = [
   "job.created",
   "job.started",
@@ -77,6 +86,7 @@ export const EVENT_TYPES = [
   "job.updated",
   LIVE_EVENTS.progress,
   LIVE_EVENTS.output,
+  ...WAITPOINT_EVENT_TYPES,
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -38,3 +38,5 @@ export * from "./sso";
 export * from "./usage";
 export * from "./quotas";
 export * from "./pressure";
+
+export * from "./waitpoints";

@@ -24,7 +24,12 @@ export async function jobDependencies(
 ): Promise<{ id: string; type: string; status: string; result: Record<string, unknown> | null }[]> {
   const { rows } = await pool.query<{ id: string; type: string; status: string; result: Record<string, unknown> | null }>(
     `SELECT j.id, j.type, j.status::text AS status, j.result FROM job_dependencies d JOIN jobs j ON j.id = d.depends_on_id
-      WHERE d.job_id = $1 ORDER BY j.id`,
+      WHERE d.job_id = $1
+     UNION ALL
+     -- A waitpoint (SPEC §20): type "waitpoint", its status, and the data it was completed with as the result.
+     SELECT w.id, 'waitpoint', w.status, w.data FROM job_dependencies d JOIN waitpoints w ON w.id = d.depends_on_id
+      WHERE d.job_id = $1
+     ORDER BY id`,
     [jobId],
   );
   return rows;

@@ -3,7 +3,7 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import { EVENT_TYPES, LIVE_EVENT_TYPES, type JobFilter, type JobStatus } from "@conveyor/contracts";
+import { EVENT_TYPES, LIVE_EVENT_TYPES, type JobFilter, type JobStatus, type JobStepJson } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
 import { iso, TENANT_JOB } from "./job-sql";
 import { JOB_LOG_ORDER, jobLogSql } from "./job-machine/lines";
@@ -90,6 +90,8 @@ export type JobDetail = {
   on_dependency_failure: "cancel" | "run";
   /** Its replays, oldest first (replay history: each names this job in `replay_of`). */
   replayed_as: string[];
+  /** Its durable steps, sleeps and waits (SPEC §20), in the order they began. */
+  steps: JobStepJson[];
   result: unknown;
   error: string | null;
 };
@@ -104,7 +106,11 @@ export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: st
                                  ELSE (SELECT coalesce(jsonb_agg(d.job_id ORDER BY d.job_id), '[]') FROM job_dependencies d WHERE d.depends_on_id = j.id) END,
               'on_dependency_failure', CASE WHEN j.run_on_dependency_failure THEN 'run' ELSE 'cancel' END,
               -- Through jobs_replay_of_idx (only replays are in it).
-              'replayed_as', (SELECT coalesce(jsonb_agg(r.id ORDER BY r.id), '[]') FROM jobs r WHERE r.replay_of = j.id AND r.org_id = j.org_id)) AS job
+              'replayed_as', (SELECT coalesce(jsonb_agg(r.id ORDER BY r.id), '[]') FROM jobs r WHERE r.replay_of = j.id AND r.org_id = j.org_id),
+              -- Durable steps, sleeps and waits (SPEC §20), in the order they began.
+              'steps', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', s.name, 'kind', s.kind, 'status', s.status, 'attempt', s.attempt,
+                                  'started_at', ${iso("s.started_at")}, 'finished_at', ${iso("s.finished_at")}, 'wake_at', ${iso("s.wake_at")},
+                                  'waitpoint_id', s.waitpoint_id) ORDER BY s.started_at, s.name), '[]') FROM job_steps s WHERE s.job_id = j.id)) AS job
        FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
     [id, orgId],
   );
@@ -139,6 +145,7 @@ const DETAIL_ORDER = [
   "dependents",
   "on_dependency_failure",
   "replayed_as",
+  "steps",
   "result",
   "error",
 ];
@@ -197,7 +204,13 @@ export async function findJobGraph(pool: pg.Pool, orgId: string, id: string, lim
      ), nodes AS (
        SELECT id, row_number() OVER () AS n FROM (SELECT id FROM reach LIMIT $3 + 1) AS r
      )
-     SELECT j.id, conveyor_job_item(j) AS item FROM nodes n JOIN jobs j ON j.id = n.id ORDER BY n.n`,
+     -- A waitpoint a job waits on is a node of its own (SPEC §20), marked kind "waitpoint".
+     SELECT n.id, CASE WHEN j.id IS NOT NULL THEN conveyor_job_item(j)::jsonb ELSE
+                           jsonb_build_object('kind', 'waitpoint', 'id', w.id, 'status', w.status, 'description', w.description,
+                                              'created_at', ${iso("w.created_at")}, 'expires_at', ${iso("w.expires_at")},
+                                              'finished_at', ${iso("w.finished_at")}) END AS item
+       FROM nodes n LEFT JOIN jobs j ON j.id = n.id LEFT JOIN waitpoints w ON w.id = n.id AND w.org_id = $2
+      WHERE j.id IS NOT NULL OR w.id IS NOT NULL ORDER BY n.n`,
     [id, orgId, limit],
   );
   if (rows.length === 0) return null;

@@ -45,6 +45,8 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
        DELETE FROM job_dependencies WHERE job_id IN (SELECT id FROM gone) OR depends_on_id IN (SELECT id FROM gone)
      ), queue_gone AS (
        DELETE FROM job_queue WHERE job_id IN (SELECT id FROM gone)
+     ), steps_gone AS (
+       DELETE FROM job_steps WHERE job_id IN (SELECT id FROM gone)
      )
      SELECT (SELECT count(*)::int FROM gone) AS n,
             (SELECT json_agg(json_build_object('org_id', org_id, 'day', day, 'failure_group', failure_group)) FROM days_gone WHERE failed <= 0) AS emptied`,

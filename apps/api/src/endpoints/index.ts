@@ -20,6 +20,8 @@ import { sessionEndpoints } from "./sessions";
 import { ssoEndpoints } from "./sso";
 import { teamEndpoints } from "./team";
 import { usageEndpoints } from "./usage";
+
+import { waitpointEndpoints } from "./waitpoints";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
 
 export const endpoints: readonly Endpoint[] = [
@@ -46,4 +48,6 @@ export const endpoints: readonly Endpoint[] = [
   ...referenceEndpoints,
   ...consoleEndpoints,
   ...callbackEndpoints,
+  // Waitpoints (issue 34).
+  ...waitpointEndpoints,
 ];

@@ -95,7 +95,7 @@ export const jobInput = Joi.object<JobInput>({
     .max(DEPENDS_ON_LIMIT)
     .unique()
     .description(
-      `Up to ${DEPENDS_ON_LIMIT} jobs this one waits for: ids of your organization's jobs or, in POST /jobs/batch, \`ref\`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run.`,
+      `Up to ${DEPENDS_ON_LIMIT} jobs or waitpoints this one waits for: ids of your organization's jobs or waitpoints (a waitpoint counts as done when completed — its data is that dependency's result — and as failed when it expires or is cancelled) or, in POST /jobs/batch, \`ref\`s of items of the same batch. It stays pending (waiting_for: dependencies) until every one is final; all done: it becomes due (its run_at and priority still apply); one failed or cancelled: it ends cancelled with error dependency_failed, unless on_dependency_failure is run.`,
     ),
   on_dependency_failure: Joi.string()
     .valid(...ON_DEPENDENCY_FAILURE)

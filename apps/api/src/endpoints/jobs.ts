@@ -58,7 +58,7 @@ const listItem = {
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */
-const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel", replayed_as: [] };
+const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel", replayed_as: [], steps: [] };
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
 function bulkDocument(): JsonSchema {

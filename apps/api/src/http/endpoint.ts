@@ -33,6 +33,7 @@ export type Tag =
   | "Audit log"
   | "Usage"
   | "Single sign-on"
+  | "Waitpoints"
   | "Callbacks"
   | "Operations"
   | "Reference"

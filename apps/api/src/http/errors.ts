@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   cannot_remove_self: 409,
   cannot_change_own_role: 409,
   already_member: 409,
+  conflict: 409,
   job_finished: 409,
   job_not_finished: 409,
   job_not_delayed: 409,

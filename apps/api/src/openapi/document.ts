@@ -40,6 +40,11 @@ const TAGS = [
     name: "Single sign-on",
     description: "The organization's OpenID Connect provider (owners), and the sign-in through it that ends in a console session.",
   },
+  {
+    name: "Waitpoints",
+    description:
+      "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (SPEC §20).",
+  },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
   { name: "Reference", description: "This document and its page." },

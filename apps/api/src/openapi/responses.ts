@@ -9,6 +9,7 @@ import {
   RATE_LIMIT_PERIODS,
   ROLES,
   WAITING_REASONS,
+  WAITPOINT_STATUSES,
   WEBHOOK_DELIVERY_TRIGGERS,
   WEBHOOK_EVENT_CHOICES,
   WEBHOOK_SECRET_PATTERN,
@@ -89,6 +90,43 @@ const count = () => Joi.number().integer().min(0);
 const jobCounts = Joi.object({ created: count().required(), done: count().required(), failed: count().required(), cancelled: count().required() });
 
 /** Every JSON response body, by its component name in the document. */
+/** A waitpoint (SPEC §20). */
+const waitpoint = Joi.object({
+  id: id().required(),
+  status: Joi.string()
+    .valid(...WAITPOINT_STATUSES)
+    .required(),
+  description: Joi.string().allow(null).required(),
+  tags: Joi.array().items(Joi.string()).required(),
+  data: Joi.any().required().description("What it was completed with (any JSON value), or null."),
+  job_id: id().allow(null).required().description("The job whose ctx.waitFor made it, or null."),
+  expires_at: timestamp().required(),
+  finished_at: timestamp().allow(null).required().description("When it was completed, expired or was cancelled."),
+  created_at: timestamp().required(),
+});
+/** A waitpoint as a node of a job's graph. */
+const waitpointNode = Joi.object({
+  kind: Joi.string().valid("waitpoint").required(),
+  id: id().required(),
+  status: Joi.string()
+    .valid(...WAITPOINT_STATUSES)
+    .required(),
+  description: Joi.string().allow(null).required(),
+  created_at: timestamp().required(),
+  expires_at: timestamp().required(),
+  finished_at: timestamp().allow(null).required(),
+});
+const jobStep = Joi.object({
+  name: Joi.string().required(),
+  kind: Joi.string().valid("step", "sleep", "wait").required(),
+  status: Joi.string().valid("succeeded", "sleeping", "waiting", "completed", "failed").required(),
+  attempt: Joi.number().integer().min(1).required(),
+  started_at: timestamp().required(),
+  finished_at: timestamp().allow(null).required(),
+  wake_at: timestamp().allow(null).required().description("A sleep's end."),
+  waitpoint_id: id().allow(null).required().description("A wait's waitpoint."),
+});
+
 export const responseSchemas = {
   Error: Joi.object({
     error: Joi.object({
@@ -192,7 +230,7 @@ export const responseSchemas = {
   }),
   JobGraph: Joi.object({
     nodes: Joi.array()
-      .items(jobListItem)
+      .items(jobListItem, waitpointNode)
       .required()
       .description(`The jobs of the graph, the job asked for first, then the nearest; at most ${GRAPH_NODES_LIMIT}.`),
     edges: Joi.array()
@@ -208,6 +246,7 @@ export const responseSchemas = {
       .required()
       .description("cancel: a failed or cancelled dependency cancels it (dependency_failed); run: it runs anyway."),
     replayed_as: Joi.array().items(id()).required().description("Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none."),
+    steps: Joi.array().items(jobStep).required().description("Its durable steps, sleeps and waits (SPEC §20), in the order they began; empty when none."),
     payload: anyObject().required(),
     result: anyObject().allow(null).required().description("What the handler returned, or null."),
     error: Joi.string().allow(null).required().description("The last error message, or null."),
@@ -402,6 +441,14 @@ export const responseSchemas = {
       redis: Joi.string().valid("ok").required(),
       redis_maxmemory_policy: Joi.string().allow(null).required(),
     }).required(),
+  }),
+  Waitpoint: waitpoint,
+  CreatedWaitpoint: waitpoint.keys({
+    complete_url: Joi.string()
+      .uri()
+      .allow(null)
+      .required()
+      .description("POST {data} here to complete it, no credential needed; shown once (null on an idempotent repeat)."),
   }),
   CallbackAccepted: Joi.object({ ResultCode: Joi.number().valid(0).required(), ResultDesc: Joi.string().required() }),
   Event: Joi.object({

@@ -22,6 +22,7 @@ import {
   findJob,
   findJobGraph,
   findOrgJobs,
+  findOrgWaitpoints,
   findJobArtifact,
   findJobAttempts,
   findJobLogs,
@@ -308,8 +309,11 @@ async function resolveDependencies(inputs: JobInput[], jobs: NewJob[], prefixes:
   );
   if (outside.size) {
     const found = new Set((await findOrgJobs(deps.db.pool, orgId, [...outside.keys()])).map((j) => j.id));
+    // The others may be waitpoints of the org (SPEC §20).
+    const rest = [...outside.keys()].filter((id) => !found.has(id));
+    for (const id of await findOrgWaitpoints(deps.db.pool, orgId, rest)) found.add(id);
     for (const [id, uses] of outside)
-      if (!found.has(id)) for (const use of uses) details.push({ path: use.path, message: "is not a job of your organization" });
+      if (!found.has(id)) for (const use of uses) details.push({ path: use.path, message: "is not a job or waitpoint of your organization" });
   }
   for (const i of onCycles(internal))
     details.push({ path: `${prefixes[i]}depends_on`, message: "is part of a cycle: these jobs would wait for each other forever" });
@@ -380,7 +384,7 @@ async function insertGraph(jobs: NewJob[], prefixes: string[], writer: JobInsert
     throw validationFailed(
       error.missing.map((m) => ({
         path: `${prefixes[index.get(m.jobId)!]}depends_on`,
-        message: `names ${m.dependsOn}, which is not a job of your organization`,
+        message: `names ${m.dependsOn}, which is not a job or waitpoint of your organization`,
       })),
     );
   }

@@ -21,6 +21,8 @@ import { keys } from "../data/keys";
 
 export type JobGraph = ResponseBody<"/jobs/{id}/graph", "get">;
 type GraphJob = JobGraph["nodes"][number];
+/** A node's type line: a job's type, or "waitpoint" for a waitpoint the jobs wait on (SPEC §20). */
+const kindOf = (node: GraphJob) => ("kind" in node ? "waitpoint" : node.type);
 /** Left to right where there is room; top to bottom on a narrow screen, where ranks side by side would be tiny. */
 type Direction = "LR" | "TB";
 type JobNodeData = { job: GraphJob; current: boolean; direction: Direction };
@@ -96,7 +98,7 @@ function JobGraphNode({ data }: NodeProps<JobNode>) {
             size="sm"
             fw={600}
             onFocus={reveal}
-            aria-label={`Job ${shortId(job.id)}, ${job.type}, ${job.status}`}
+            aria-label={`Job ${shortId(job.id)}, ${kindOf(job)}, ${job.status}`}
           >
             {shortId(job.id)}
           </RouterAnchor>
@@ -107,8 +109,8 @@ function JobGraphNode({ data }: NodeProps<JobNode>) {
           </Badge>
         )}
       </Group>
-      <Text size="xs" truncate="end" title={job.type}>
-        {job.type}
+      <Text size="xs" truncate="end" title={kindOf(job)}>
+        {kindOf(job)}
       </Text>
       <StatusBadge status={job.status} />
       <Handle type="source" position={direction === "LR" ? Position.Right : Position.Bottom} isConnectable={false} />

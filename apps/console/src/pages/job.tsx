@@ -16,6 +16,7 @@ import { FINAL_STATUSES, formatDuration, JsonBlock, shortId, StatusBadge, Time }
 import { CopyValue } from "../ui/secret";
 import { ErrorState, Loading } from "../ui/states";
 import { Artifact } from "./job-artifact";
+import { JobSteps } from "./job-steps";
 import { ReplayDialog } from "./replay-dialog";
 import { RouterAnchor } from "../ui/link";
 import { notify } from "../ui/notify";
@@ -204,6 +205,7 @@ export function JobPage() {
         ) : (
           <Attempts attempts={attempts.data} logs={logs.data} status={data.status} />
         )}
+        <JobSteps steps={data.steps} />
       </Section>
     </Stack>
   );

@@ -32,6 +32,9 @@ const EVENT_TYPE_ORDER = {
   "job.updated": 7,
   "job.progress": 8,
   "job.output": 9,
+  "waitpoint.completed": 10,
+  "waitpoint.expired": 11,
+  "waitpoint.cancelled": 12,
 } satisfies Record<EventType, number>;
 const EVENT_TYPES = Object.keys(EVENT_TYPE_ORDER) as EventType[];
 

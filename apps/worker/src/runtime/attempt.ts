@@ -19,11 +19,12 @@ import type { CancelWatch } from "./cancellations";
 import { startAttemptSpan } from "./attempt-span";
 import { classifyFailure } from "./outcome";
 import { liveRecorderFor } from "./live";
+import { durableSteps, JobSuspendedError } from "./steps";
 
 /** Runs a job's handler on its raw payload text; built-ins parse and validate it, plugins get the bytes. */
 export type RunHandler = (payloadJson: string, ctx: JobContext) => Promise<JobResult>;
 
-export type AttemptOutcome = "done" | "retry" | "failed" | "cancelled" | "released" | "discarded" | "skipped";
+export type AttemptOutcome = "done" | "retry" | "failed" | "cancelled" | "released" | "discarded" | "skipped" | "suspended";
 
 export type AttemptDeps = {
   bookkeeper: Bookkeeper;
@@ -123,6 +124,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         if (!saved) throw new PermanentJobError("this attempt no longer owns the job; its artifact was not stored");
         log("info", `Stored artifact ${artifact.filename} (${artifact.contentType}, ${artifact.data.length} bytes).`);
       },
+      ...durableSteps({ pool: deps.pool, job: claimed, fence, attempt, log }),
     };
 
     // The timeout (SPEC §14): the signal is aborted and the attempt's failure recorded at once; a handler that ignores
@@ -145,6 +147,12 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       result = serialiseResult(await (span ? span.run(handled) : handled()));
     } catch (error) {
       if (timedOut) return { settled: recordedAtTimeout! };
+      // A sleep or a wait (SPEC §20): the job is pending again already (steps.ts); nothing to record.
+      if (error instanceof JobSuspendedError) {
+        span?.end("suspended");
+        report("suspended");
+        return { settled: Promise.resolve() };
+      }
       await handleFailure(error);
       return { settled: Promise.resolve() };
     } finally {

@@ -46,6 +46,16 @@ export function handlerContext(
     async saveArtifact(artifact) {
       ctx.artifact = artifact;
     },
+    // Steps run in place here; a sleep or a wait needs the real runtime (test/steps.test.ts).
+    async step(_name, fn) {
+      return fn();
+    },
+    async sleep() {
+      throw new Error("ctx.sleep needs the worker runtime");
+    },
+    async waitFor() {
+      throw new Error("ctx.waitFor needs the worker runtime");
+    },
     abort(reason) {
       controller.abort(new Error(reason ?? "aborted"));
     },

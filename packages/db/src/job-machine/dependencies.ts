@@ -29,14 +29,20 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
   const waiting = (alias: string) => `${alias}.status = 'pending' AND ${alias}.dependencies_pending > 0 AND NOT ${alias}.run_on_dependency_failure`;
   const { rows } = await client.query<{ cancelled: string[] | null; released: string[] | null }>(
     `WITH RECURSIVE ${EVENT_BASE}, roots AS (
-       SELECT j.id, j.status FROM jobs j WHERE j.id = ANY($1::uuid[]) AND j.status IN ('done', 'failed', 'cancelled')
+       SELECT j.id, j.status::text AS status FROM jobs j WHERE j.id = ANY($1::uuid[]) AND j.status IN ('done', 'failed', 'cancelled')
+       UNION ALL
+       -- Waitpoints that ended (SPEC §20): completed is a dependency done; expired or cancelled, one failed.
+       SELECT w.id, CASE w.status WHEN 'completed' THEN 'done' WHEN 'expired' THEN 'expired' ELSE 'waitpoint_cancelled' END
+         FROM waitpoints w WHERE w.id = ANY($1::uuid[]) AND w.status <> 'waiting'
      ), first_edges AS (
        SELECT d.job_id, d.depends_on_id, r.status FROM job_dependencies d JOIN roots r ON r.id = d.depends_on_id
         WHERE $2::uuid[] IS NULL OR d.job_id = ANY($2::uuid[])
      ), doomed(id, cause, cause_status) AS (
        -- Waiting jobs a failure dooms: dependents of a failed or cancelled root, then theirs, and so on.
-       SELECT e.job_id, e.depends_on_id, e.status::text FROM first_edges e JOIN jobs j ON j.id = e.job_id
+       SELECT e.job_id, e.depends_on_id, e.status FROM first_edges e JOIN jobs j ON j.id = e.job_id
         WHERE e.status <> 'done' AND ${waiting("j")}
+          -- A job suspended on the waitpoint (ctx.waitFor) is released to hear of its end, never doomed by it.
+          AND NOT EXISTS (SELECT 1 FROM job_steps s WHERE s.job_id = e.job_id AND s.waitpoint_id = e.depends_on_id)
        UNION
        SELECT d.job_id, d.depends_on_id, 'cancelled' FROM doomed x JOIN job_dependencies d ON d.depends_on_id = x.id JOIN jobs j ON j.id = d.job_id
         WHERE ${waiting("j")}
@@ -49,8 +55,9 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
        SELECT j.id, j.status FROM jobs j WHERE j.id IN (SELECT id FROM touched) ORDER BY j.id FOR NO KEY UPDATE
      ), cancelled AS (
        UPDATE jobs j SET status = 'cancelled', finished_at = now(), updated_at = now(), fence = NULL,
-              error = '${DEPENDENCY_FAILED_CODE}: job ' || c.cause || ', which this job depends on, ' ||
-                      CASE c.cause_status WHEN 'failed' THEN 'failed' ELSE 'was cancelled' END || '.'
+              error = '${DEPENDENCY_FAILED_CODE}: ' || CASE WHEN c.cause_status IN ('expired', 'waitpoint_cancelled') THEN 'waitpoint ' ELSE 'job ' END ||
+                      c.cause || ', which this job depends on, ' ||
+                      CASE c.cause_status WHEN 'failed' THEN 'failed' WHEN 'expired' THEN 'expired' ELSE 'was cancelled' END || '.'
          FROM (SELECT DISTINCT ON (id) id, cause, cause_status FROM doomed ORDER BY id, cause) c, locked l
         WHERE j.id = c.id AND l.id = c.id AND l.status = 'pending'
        RETURNING j.id, j.org_id, j.type, j.retries, j AS job
@@ -124,7 +131,7 @@ export async function inSettlingTransaction<T>(pool: pg.Pool, fn: (client: pg.Po
   }
 }
 
-/** A dependency named at creation that is not a job of the dependent's organization. */
+/** A dependency named at creation that is neither a job nor a waitpoint of the dependent's organization. */
 export class UnknownDependencyError extends Error {
   constructor(readonly missing: { jobId: string; dependsOn: string }[]) {
     super(`${missing.length} dependencies name no job of the organization`);
@@ -161,6 +168,19 @@ export async function lockDependencies(client: pg.PoolClient, edges: readonly De
     [keys.map((k) => counts.get(k)!.orgId), keys.map((k) => k.slice(k.indexOf(" ") + 1)), keys.map((k) => counts.get(k)!.n)],
   );
   const status = new Map(rows.map((r) => [`${r.org_id} ${r.id}`, r.status]));
+  // The rest may be waitpoints (SPEC §20), locked against their end until this transaction commits (as a job is):
+  // waiting counts as pending, completed as done, expired or cancelled as a failed dependency.
+  const notJobs = keys.filter((k) => !status.has(k));
+  if (notJobs.length) {
+    const points = await client.query<{ id: string; org_id: string; status: string }>(
+      `SELECT w.id, w.org_id, CASE w.status WHEN 'waiting' THEN 'pending' WHEN 'completed' THEN 'done' ELSE 'cancelled' END AS status
+         FROM waitpoints w JOIN unnest($1::uuid[], $2::uuid[]) AS k(org_id, id) ON k.id = w.id AND k.org_id = w.org_id
+        ORDER BY w.id FOR SHARE OF w`,
+      [notJobs.map((k) => counts.get(k)!.orgId), notJobs.map((k) => k.slice(k.indexOf(" ") + 1))],
+    );
+    rows.push(...points.rows);
+    for (const r of points.rows) status.set(`${r.org_id} ${r.id}`, r.status);
+  }
   const missing = outside.filter((e) => !status.has(`${e.orgId} ${e.dependsOn}`));
   if (missing.length) throw new UnknownDependencyError(missing.map((e) => ({ jobId: e.jobId, dependsOn: e.dependsOn })));
   return new Map(rows.map((r) => [r.id, r.status]));

@@ -21,3 +21,6 @@ export { debounceJob, type Debounced } from "./debounce";
 export { bringForward, type BroughtForward } from "./run-now";
 export { settleDependents, UnknownDependencyError, type Settled } from "./dependencies";
 export { appendOutput, findJobOutput, recordProgress, storedOutputBytes, type OutputAppend, type ProgressReport } from "./live";
+
+export { finishStep, readSteps, recordStep, type StepRow } from "./steps";
+export { suspendForSleep, suspendForWait, type WaitSuspension } from "./suspend";

@@ -24,6 +24,7 @@ export const CONSOLE_PAGES = [
   "/queues",
   "/retries",
   "/schedules",
+  "/waitpoints",
   "/team",
   "/api-keys",
   "/webhooks",

@@ -1,0 +1,218 @@
+// Waitpoints (SPEC §20). Creating, reading, completing and cancelling take the job credentials (a user token, an API
+// key or a console session; any role, so members complete from the console); the capability URL takes none.
+import Joi from "joi";
+import {
+  WAITPOINT_DESCRIPTION_MAX_LENGTH,
+  WAITPOINT_STATUSES,
+  WAITPOINT_TAGS_MAX,
+  WAITPOINT_TAG_MAX_LENGTH,
+  WAITPOINT_TIMEOUT_DEFAULT_SECONDS,
+  WAITPOINT_TIMEOUT_MAX_SECONDS,
+  WAITPOINT_TIMEOUT_MIN_SECONDS,
+} from "@conveyor/contracts";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import {
+  cancelWaitpoint,
+  completeWaitpoint,
+  completeWaitpointByToken,
+  createWaitpoint,
+  getWaitpoint,
+  listWaitpoints,
+  type CompletionInput,
+  type WaitpointInput,
+  type WaitpointListQuery,
+} from "../services/waitpoints";
+import { idempotencyKey } from "./job-fields";
+
+const WAITPOINT_ID = "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07";
+const AT = "2026-11-21T09:30:00.000Z";
+const example = {
+  id: WAITPOINT_ID,
+  status: "waiting",
+  description: "Approve invoice 2026-118",
+  tags: ["invoices"],
+  data: null,
+  job_id: null,
+  expires_at: "2026-11-22T09:30:00.000Z",
+  finished_at: null,
+  created_at: AT,
+};
+const completed = { ...example, status: "completed", data: { approved: true, by: "amina@example.com" }, finished_at: "2026-11-21T10:02:11.000Z" };
+
+const createBody = Joi.object<WaitpointInput>({
+  timeout_seconds: Joi.number()
+    .integer()
+    .min(WAITPOINT_TIMEOUT_MIN_SECONDS)
+    .max(WAITPOINT_TIMEOUT_MAX_SECONDS)
+    .default(WAITPOINT_TIMEOUT_DEFAULT_SECONDS)
+    .description("How long it waits before it expires (an expired waitpoint is a failed dependency of the jobs waiting on it)."),
+  description: Joi.string().trim().max(WAITPOINT_DESCRIPTION_MAX_LENGTH).prefs({ convert: true }).description("What completing it means, for people."),
+  tags: Joi.array()
+    .items(Joi.string().min(1).max(WAITPOINT_TAG_MAX_LENGTH))
+    .max(WAITPOINT_TAGS_MAX)
+    .description("Labels to find it by (GET /waitpoints?tag=)."),
+});
+const completionBody = Joi.object<CompletionInput>({
+  data: Joi.any().description("Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns."),
+});
+const listQuery = Joi.object<WaitpointListQuery>({
+  status: Joi.string().valid(...WAITPOINT_STATUSES),
+  tag: Joi.string().max(WAITPOINT_TAG_MAX_LENGTH),
+  limit: Joi.number().integer().min(1).max(1000),
+  cursor: Joi.string().max(64),
+});
+/** `data` is any JSON value: documented without a type (joi's any() would come out as an object of undefined). */
+const completionDocument = {
+  type: "object",
+  properties: { data: { description: "Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns." } },
+  additionalProperties: false,
+};
+const completionExamples = { approved: { summary: "An approval", value: { data: { approved: true, by: "amina@example.com" } } } };
+
+export const waitpointEndpoints = [
+  endpoint({
+    method: "post",
+    path: "/waitpoints",
+    operationId: "createWaitpoint",
+    tag: "Waitpoints",
+    summary: "Create a waitpoint",
+    description:
+      "A point jobs can wait on (`depends_on` takes its id; a plugin's `ctx.waitFor` too) until it is completed. The answer's " +
+      "`complete_url` completes it without an API key — give it to the third party that decides; it is shown only here. With " +
+      "`Idempotency-Key`, a repeat within 24 h answers 200 with the first waitpoint (without `complete_url`) and creates nothing; " +
+      "another body with the same key is 409 `idempotency_conflict`.",
+    access: "job",
+    headers: [
+      {
+        name: "Idempotency-Key",
+        schema: idempotencyKey,
+        document: {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Unique per intended waitpoint; kept 24 hours.",
+          schema: { type: "string" },
+        },
+      },
+    ],
+    body: {
+      schema: createBody,
+      examples: {
+        approval: { summary: "A person approves within a day", value: { timeout_seconds: 86400, description: example.description, tags: example.tags } },
+      },
+    },
+    responses: {
+      201: {
+        description: "Created; `complete_url` holds the one-time token.",
+        json: {
+          component: "CreatedWaitpoint",
+          example: { ...example, complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE" },
+        },
+      },
+      200: {
+        description: "An idempotent repeat: the first waitpoint, without complete_url.",
+        json: { component: "CreatedWaitpoint", example: { ...example, complete_url: null } },
+      },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 409, 413, 415, 429],
+    async handle({ caller, body, headers, req }, deps) {
+      const { created, waitpoint } = await createWaitpoint({ caller, input: body, idempotencyKey: headers["idempotency-key"] }, deps);
+      if (created) req.log.info("waitpoint created", { waitpointId: waitpoint.id });
+      return { status: created ? 201 : 200, json: waitpoint };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/waitpoints",
+    operationId: "listWaitpoints",
+    tag: "Waitpoints",
+    summary: "List the organization's waitpoints",
+    description: "Newest first, 100 a page unless `limit` says otherwise; while more remain, a `Link` header names the next page.",
+    access: "job",
+    query: listQuery,
+    queryDescriptions: {
+      status: "Only waitpoints with this status.",
+      tag: "Only waitpoints with this tag.",
+      limit: "Page size (default 100).",
+      cursor: "Opaque; taken from the previous page's Link header.",
+    },
+    responses: {
+      200: {
+        description: "The waitpoints.",
+        json: { component: "Waitpoint", array: true, example: [example] },
+        headers: { Link: { description: 'While more remain: `<…/waitpoints?limit=…&cursor=…>; rel="next"`.', schema: { type: "string" } } },
+      },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 429],
+    async handle({ caller, query }, deps) {
+      const list = await listWaitpoints({ caller, query }, deps);
+      return { json: list.items, headers: list.next ? { Link: `<${deps.config.PUBLIC_URL}/waitpoints?${list.next}>; rel="next"` } : undefined };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/waitpoints/:id",
+    operationId: "getWaitpoint",
+    tag: "Waitpoints",
+    summary: "Get a waitpoint",
+    access: "job",
+    params: { id: idParam("waitpoint") },
+    responses: { 200: { description: "The waitpoint.", json: { component: "Waitpoint", example: completed } } },
+    errors: [...AUTHENTICATED_ERRORS, 404, 429],
+    handle: async ({ caller, params }, deps) => ({ json: await getWaitpoint({ caller, id: params.id }, deps) }),
+  }),
+  endpoint({
+    method: "post",
+    path: "/waitpoints/:id/complete",
+    operationId: "completeWaitpoint",
+    tag: "Waitpoints",
+    summary: "Complete a waitpoint",
+    description:
+      "The first completion wins: the jobs waiting on it go on, with `data` as its result. A repeat with the same `data` answers 200 " +
+      "with the same waitpoint; other data is 409 `conflict`, and so is completing one that expired or was cancelled.",
+    access: "job",
+    params: { id: idParam("waitpoint") },
+    body: { schema: completionBody, document: completionDocument, examples: completionExamples, optional: true },
+    responses: { 200: { description: "Completed (or a repeat of the completion).", json: { component: "Waitpoint", example: completed } } },
+    errors: [400, ...AUTHENTICATED_ERRORS, 404, 409, 413, 415, 429],
+    async handle({ caller, params, body, req }, deps) {
+      const { completed: now, waitpoint } = await completeWaitpoint({ caller, id: params.id, input: body }, deps);
+      if (now) req.log.info("waitpoint completed", { waitpointId: waitpoint.id });
+      return { json: waitpoint };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/waitpoints/:id/cancel",
+    operationId: "cancelWaitpoint",
+    tag: "Waitpoints",
+    summary: "Cancel a waitpoint",
+    description:
+      "Jobs waiting on it count it as a failed dependency (`on_dependency_failure` applies). A waitpoint that is no longer waiting is 409 `conflict`.",
+    access: "job",
+    params: { id: idParam("waitpoint") },
+    responses: { 200: { description: "Cancelled.", json: { component: "Waitpoint", example: { ...example, status: "cancelled", finished_at: AT } } } },
+    errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],
+    handle: async ({ caller, params }, deps) => ({ json: await cancelWaitpoint({ caller, id: params.id }, deps) }),
+  }),
+  endpoint({
+    method: "post",
+    path: "/waitpoints/complete/:token",
+    operationId: "completeWaitpointByToken",
+    tag: "Waitpoints",
+    summary: "Complete a waitpoint through its capability URL",
+    description:
+      "For a third party without an API key: the token in the path (from `complete_url`) is the authority, and it works once. " +
+      "A wrong token and one already used are the same 404.",
+    access: "public",
+    params: { token: { description: "The token from complete_url.", schema: { type: "string" } } },
+    body: { schema: completionBody, document: completionDocument, examples: completionExamples, optional: true },
+    responses: { 200: { description: "Completed.", json: { component: "Waitpoint", example: completed } } },
+    errors: [400, 404, 413, 415, 500, 503],
+    async handle({ params, body, req }, deps) {
+      const waitpoint = await completeWaitpointByToken({ token: params.token, input: body }, deps);
+      req.log.info("waitpoint completed through its URL", { waitpointId: waitpoint.id });
+      return { json: waitpoint };
+    },
+  }),
+];

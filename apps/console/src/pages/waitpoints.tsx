@@ -1,0 +1,144 @@
+// Open waitpoints (SPEC §20): what the organization's jobs wait on, and a Complete action for every member — the
+// data is JSON, checked here (valid, at most 64 KiB) before it is sent; the API checks it again.
+import { Button, Group, Modal, Paper, ScrollArea, Stack, Table, Text, Textarea, Title, VisuallyHidden } from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { Time } from "../ui/format";
+import { notify } from "../ui/notify";
+import { Empty, ErrorState, Loading } from "../ui/states";
+
+type Waitpoint = ResponseBody<"/waitpoints", "get">[number];
+
+const DATA_MAX_BYTES = 64 * 1024;
+
+/** The editor's text as the completion's data, or what is wrong with it. */
+export function parseData(text: string): { ok: true; data: unknown } | { ok: false; message: string } {
+  if (new TextEncoder().encode(text).length > DATA_MAX_BYTES) return { ok: false, message: `Data must be at most ${DATA_MAX_BYTES / 1024} KiB of JSON.` };
+  if (text.trim() === "") return { ok: true, data: null };
+  try {
+    return { ok: true, data: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, message: `Not valid JSON: ${(error as Error).message}` };
+  }
+}
+
+export function WaitpointsPage() {
+  const queryClient = useQueryClient();
+  const open = useQuery({ queryKey: ["waitpoints", "waiting"], queryFn: () => call(api.GET("/waitpoints", { params: { query: { status: "waiting" } } })) });
+  const [completing, setCompleting] = useState<Waitpoint | null>(null);
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Waitpoints
+      </Title>
+      <Text c="dimmed" size="sm">
+        Jobs wait on these until someone completes them; the data you give is what the waiting jobs receive.
+      </Text>
+      {open.isPending ? (
+        <Loading label="Loading waitpoints…" />
+      ) : open.isError ? (
+        <ErrorState error={open.error} retry={() => void open.refetch()} />
+      ) : open.data.length === 0 ? (
+        <Empty title="Nothing is waiting">Waitpoints appear here while jobs wait on them.</Empty>
+      ) : (
+        <Paper withBorder>
+          <ScrollArea type="auto">
+            <Table aria-label="Open waitpoints">
+              <Table.Thead>
+                <Table.Tr>
+                  <Table.Th>Description</Table.Th>
+                  <Table.Th visibleFrom="sm">Tags</Table.Th>
+                  <Table.Th visibleFrom="sm">Created</Table.Th>
+                  <Table.Th>Expires</Table.Th>
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                </Table.Tr>
+              </Table.Thead>
+              <Table.Tbody>
+                {open.data.map((w) => (
+                  <Table.Tr key={w.id}>
+                    <Table.Td>
+                      {w.description ?? <Text c="dimmed">{w.job_id ? `Waited on by job …${w.job_id.slice(-8)}` : `…${w.id.slice(-8)}`}</Text>}
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">{w.tags.join(", ")}</Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Time iso={w.created_at} />
+                    </Table.Td>
+                    <Table.Td>
+                      <Time iso={w.expires_at} />
+                    </Table.Td>
+                    <Table.Td>
+                      <Button size="xs" variant="light" onClick={() => setCompleting(w)} aria-label={`Complete ${w.description ?? w.id}`}>
+                        Complete
+                      </Button>
+                    </Table.Td>
+                  </Table.Tr>
+                ))}
+              </Table.Tbody>
+            </Table>
+          </ScrollArea>
+        </Paper>
+      )}
+      {completing && (
+        <CompleteDialog
+          waitpoint={completing}
+          onClose={() => setCompleting(null)}
+          onDone={() => {
+            setCompleting(null);
+            void queryClient.invalidateQueries({ queryKey: ["waitpoints"] });
+          }}
+        />
+      )}
+    </Stack>
+  );
+}
+
+function CompleteDialog({ waitpoint, onClose, onDone }: { waitpoint: Waitpoint; onClose(): void; onDone(): void }) {
+  const [text, setText] = useState("{}");
+  const [problem, setProblem] = useState<string | null>(null);
+  const complete = useMutation({
+    mutationFn: (data: unknown) => call(api.POST("/waitpoints/{id}/complete", { params: { path: { id: waitpoint.id } }, body: { data } as never })),
+    onSuccess: () => {
+      notify({ color: "green", message: `Waitpoint “${waitpoint.description ?? waitpoint.id}” completed.` });
+      onDone();
+    },
+    onError: (error) => setProblem(error instanceof Error ? error.message : String(error)),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const parsed = parseData(text);
+    if (!parsed.ok) return setProblem(parsed.message);
+    setProblem(null);
+    complete.mutate(parsed.data);
+  };
+  return (
+    <Modal opened onClose={onClose} title={`Complete “${waitpoint.description ?? waitpoint.id}”`}>
+      <form onSubmit={submit} noValidate>
+        <Stack>
+          <Textarea
+            label="Data (JSON)"
+            description="What the waiting jobs receive. Any JSON value, up to 64 KiB."
+            autosize
+            minRows={4}
+            styles={{ input: { fontFamily: "monospace" } }}
+            value={text}
+            onChange={(event) => setText(event.currentTarget.value)}
+            error={problem}
+          />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={complete.isPending}>
+              Complete
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

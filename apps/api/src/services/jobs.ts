@@ -32,7 +32,6 @@ import {
   streamJobs,
   unknownRateLimits,
   UnknownDependencyError,
-  jobStatuses,
   type JobDetail,
   type JobGraph,
   type NewJob,
@@ -192,7 +191,7 @@ export async function createJob(
   bindAttachments([input], [job], [""]);
   if (input.depends_on) {
     if (!options.idempotencyKey) {
-      const [accepted] = await insertGraph([job], [""], writer, deps);
+      const [accepted] = await insertGraph([job], [""], writer);
       return { created: true, job: accepted! };
     }
   }
@@ -240,7 +239,7 @@ export async function createJobs(
     const resolved = await resolveDependencies(options.inputs, jobs, prefixes, options.caller.orgId, deps);
     jobs.forEach((job, i) => (job.dependsOn = resolved[i]));
     bindAttachments(options.inputs, jobs, prefixes);
-    const accepted = await insertGraph(jobs, prefixes, writer, deps);
+    const accepted = await insertGraph(jobs, prefixes, writer);
     return accepted.map((a, i) => (options.inputs[i]!.ref === undefined ? a : { ...a, ref: options.inputs[i]!.ref }));
   }
   // A later item with a key an earlier item of the batch holds is that item's job.
@@ -370,7 +369,7 @@ function onCycles(edges: number[][]): number[] {
 }
 
 /** Inserts jobs with dependencies (not grouped with other requests: a graph takes a transaction of its own). */
-async function insertGraph(jobs: NewJob[], prefixes: string[], writer: JobInserter, deps: Pick<ServiceDeps, "db">): Promise<Accepted[]> {
+async function insertGraph(jobs: NewJob[], prefixes: string[], writer: JobInserter): Promise<Accepted[]> {
   // The answer is the state this request created (pending, or cancelled by a dependency that had already failed),
   // read in the insert's transaction (the writer's insertGraph): after the commit a dispatcher may already have
   // handed over a job that depends on nothing pending, and a later read would answer queued or even done.

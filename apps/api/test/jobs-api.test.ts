@@ -417,6 +417,7 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       dependents: [],
       on_dependency_failure: "cancel",
       replayed_as: [],
+      steps: [],
       result: null,
       error: null,
     });
@@ -435,6 +436,8 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       "dependents",
       "on_dependency_failure",
       "replayed_as",
+      // Part four (SPEC §20): its durable steps, sleeps and waits.
+      "steps",
       "result",
       "error",
     ]);

@@ -14,10 +14,7 @@ const STK_CALLBACK_DESCRIPTION = "M-Pesa STK push callback";
 const STK_CALLBACK_TAG = "mobile_money_stk";
 
 /** Makes the waitpoint a push's callback completes; its token hash is the hash of the CallBackURL's secret. */
-async function createStkCallbackWaitpoint(
-  pool: pg.Pool,
-  w: { jobId: string; orgId: string; secretHash: Buffer; timeoutSeconds: number },
-): Promise<string> {
+async function createStkCallbackWaitpoint(pool: pg.Pool, w: { jobId: string; orgId: string; secretHash: Buffer; timeoutSeconds: number }): Promise<string> {
   const id = newId();
   await insertWaitpoint(pool, {
     id,

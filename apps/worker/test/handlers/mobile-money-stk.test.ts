@@ -99,7 +99,7 @@ describe("mobile_money_stk", () => {
       )
     ).rows;
 
-  it("sends one STK push with Daraja's fields, returns its ids, and keeps only the callback secret's hash", async () => {
+  it("sends one STK push with Daraja's fields, stores its ids in the push step, and keeps only the callback secret's hash", async () => {
     const handle = mobileMoneyStkHandler(deps());
     const ctx = await newJob();
     const waitpointId = await untilCallback(handle, ctx);

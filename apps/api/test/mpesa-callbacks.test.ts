@@ -1,4 +1,7 @@
-// POST /callbacks/mpesa/{job_id}?secret=…: Safaricom's STK callback, authenticated by the per-job secret.
+// POST /callbacks/mpesa/{job_id}?secret=…: Safaricom's STK callback, authenticated by the per-job secret, completes
+// the push's callback waitpoint. Most cases here are a job that is already over (a push accepted before the handler
+// waited on waitpoints, as the migration that dropped job_callbacks left it): the callback is recorded on the job as
+// before. A job that waits reads it from ctx.waitFor (apps/worker/test/mpesa-callback-flow.test.ts).
 import { createHash, randomBytes } from "node:crypto";
 import { newId } from "@conveyor/db";
 import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
@@ -52,8 +55,11 @@ describe("POST /callbacks/mpesa/{job_id}", () => {
   });
   afterAll(() => api.close());
 
-  /** A mobile_money_stk job whose push Daraja accepted, as the worker leaves it. */
-  async function acceptedPush(options: { orgId?: string; retries?: number; checkoutKnown?: boolean } = {}): Promise<Push> {
+  /**
+   * A mobile_money_stk job whose push Daraja accepted, over and with its callback waitpoint (as the migration left
+   * pushes in flight), or `running`: still in its attempt, the worker not having stored the push step yet.
+   */
+  async function acceptedPush(options: { orgId?: string; retries?: number; running?: boolean } = {}): Promise<Push & { waitpointId: string }> {
     const jobId = newId();
     const secret = randomBytes(32).toString("base64url");
     const checkoutRequestId = `ws_CO_${randomBytes(8).toString("hex")}`;
@@ -64,23 +70,32 @@ describe("POST /callbacks/mpesa/{job_id}", () => {
         id: jobId,
         orgId: options.orgId ?? org.orgId,
         type: "mobile_money_stk",
-        status: "done",
+        status: options.running ? "processing" : "done",
         payload: { phone: "254708374149", amount: 1, ref: "INV0042" },
         retries: options.retries ?? 0,
         maxRetries: 3,
-        result: { CheckoutRequestID: checkoutRequestId, MerchantRequestID: merchantRequestId, ResponseDescription: "Success. Request accepted for processing" },
+        ...(!options.running && {
+          result: {
+            CheckoutRequestID: checkoutRequestId,
+            MerchantRequestID: merchantRequestId,
+            ResponseDescription: "Success. Request accepted for processing",
+          },
+        }),
       },
     });
-    await prisma.jobCallback.create({
+    const waitpointId = newId();
+    await prisma.waitpoint.create({
       data: {
+        id: waitpointId,
+        orgId: options.orgId ?? org.orgId,
         jobId,
-        secretHash: new Uint8Array(createHash("sha256").update(secret).digest()),
-        pushStartedAt: new Date(),
-        checkoutRequestId: options.checkoutKnown === false ? null : checkoutRequestId,
-        merchantRequestId: options.checkoutKnown === false ? null : merchantRequestId,
+        description: "M-Pesa STK push callback",
+        tags: ["mobile_money_stk"],
+        tokenHash: new Uint8Array(createHash("sha256").update(secret).digest()),
+        expiresAt: new Date(Date.now() + 86_400_000),
       },
     });
-    return { jobId, secret, checkoutRequestId, merchantRequestId };
+    return { jobId, secret, checkoutRequestId, merchantRequestId, waitpointId };
   }
 
   const post = (jobId: string, secret: string | undefined, body: object) =>
@@ -200,13 +215,29 @@ describe("POST /callbacks/mpesa/{job_id}", () => {
     expect(await logsOf(push.jobId)).toHaveLength(0);
   });
 
-  it("accepts a callback that beats the worker's own record of the CheckoutRequestID, and ties the push to it", async () => {
-    const push = await acceptedPush({ checkoutKnown: false });
+  it("accepts a callback that beats the worker's own record of the push, completing its waitpoint for the job to read", async () => {
+    const push = await acceptedPush({ running: true });
     expect((await post(push.jobId, push.secret, successBody(push))).status).toBe(200);
-    const row = await api.database.db.prisma.jobCallback.findUniqueOrThrow({ where: { jobId: push.jobId } });
-    expect(row.checkoutRequestId).toBe(push.checkoutRequestId);
-    expect(row.callbackReceivedAt).not.toBeNull();
-    expect(await logsOf(push.jobId)).toHaveLength(1);
+    const row = await api.database.db.prisma.waitpoint.findUniqueOrThrow({ where: { id: push.waitpointId } });
+    expect(row).toMatchObject({ status: "completed", finishedBy: "token" });
+    expect(row.data).toMatchObject({
+      checkout_request_id: push.checkoutRequestId,
+      callback: { result_code: 0, mpesa_receipt_number: "ABC1DEF2GH" },
+      log: { level: "info", message: expect.stringContaining("receipt ABC1DEF2GH") },
+    });
+    // The job still runs: its handler writes the line and the result when ctx.waitFor answers.
+    expect(await logsOf(push.jobId)).toHaveLength(0);
+    expect((await api.database.db.prisma.job.findUniqueOrThrow({ where: { id: push.jobId } })).result).toBeNull();
+    // Another push's id for the same secret is refused; the same callback again is acknowledged.
+    expect((await post(push.jobId, push.secret, successBody({ ...push, checkoutRequestId: "ws_CO_someone_else" }))).status).toBe(404);
+    expect((await post(push.jobId, push.secret, successBody(push))).status).toBe(200);
+  });
+
+  it("refuses a callback once its waitpoint expired or was cancelled (no callback is expected any more)", async () => {
+    const push = await acceptedPush();
+    await api.database.db.prisma.waitpoint.update({ where: { id: push.waitpointId }, data: { status: "cancelled", finishedAt: new Date() } });
+    expect((await post(push.jobId, push.secret, successBody(push))).status).toBe(404);
+    expect(await logsOf(push.jobId)).toHaveLength(0);
   });
 
   it.each([

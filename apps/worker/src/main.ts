@@ -3,7 +3,7 @@
 import "./tracing-init";
 import { loadDotEnv, quotaDefaults, runMain, StartupError, templateNames, urlPolicy, usesDevelopmentWebhookKey } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType } from "@conveyor/contracts";
-import { connectDatabase, stkPushStore } from "@conveyor/db";
+import { connectDatabase, stkCallbackStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { checkRedis, connectRedis, createRedis, redisKeyPrefix, redisTarget } from "@conveyor/queue";
 import { loadWorkerConfig } from "./env";
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     connection.on("error", (error: Error) => logger.debug("redis connection error", { error: error.message }));
 
   const builtIns = config.WORKER_TYPES ? config.WORKER_TYPES.filter(isBuiltInType) : BUILT_IN_TYPES;
-  const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
+  const handlerSet = createBuiltInHandlers({ settings: config, logger, stkCallbacks: stkCallbackStore(db.pool) }, builtIns);
   const metrics = createWorkerMetrics();
   const runtime = await startRuntime({
     db,

@@ -41,7 +41,7 @@ async function insertJob(orgId: string, status: string, fields: { createdDaysAgo
     [id, orgId],
   );
   await pool().query("INSERT INTO job_artifacts (job_id, content_type, filename, size, data) VALUES ($1, 'application/pdf', 'a.pdf', 4, '\\x25504446')", [id]);
-  await pool().query("INSERT INTO job_callbacks (job_id, secret_hash) VALUES ($1, '\\x00')", [id]);
+  await pool().query("INSERT INTO job_steps (job_id, name, kind, status, attempt, started_at) VALUES ($1, 'push 1', 'step', 'succeeded', 1, now())", [id]);
   await pool().query("INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at) VALUES ($2, $1::text, $1::uuid, '\\x00', now())", [
     id,
     orgId,
@@ -52,7 +52,7 @@ async function insertJob(orgId: string, status: string, fields: { createdDaysAgo
 /** Rows left per table for `ids`. */
 async function leftOf(ids: string[]): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const table of ["jobs", "job_queue", "job_logs", "job_search", "events", "job_artifacts", "job_callbacks", "idempotency_keys"]) {
+  for (const table of ["jobs", "job_queue", "job_logs", "job_search", "events", "job_artifacts", "job_steps", "idempotency_keys"]) {
     const column = table === "jobs" ? "id" : "job_id";
     const { rows } = await pool().query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ANY($1::uuid[])`, [ids]);
     counts[table] = Number(rows[0]!.n);
@@ -63,7 +63,7 @@ async function leftOf(ids: string[]): Promise<Record<string, number>> {
 const retention = (days = 30, batch = { initial: 2, min: 1, max: 2 }) => new Retention({ pool: pool(), logger, days, batch, now: () => NOW });
 
 describe("retention", () => {
-  it("deletes exactly the jobs that finished more than JOB_RETENTION_DAYS ago, with their logs, events, artifacts, callbacks and keys", async () => {
+  it("deletes exactly the jobs that finished more than JOB_RETENTION_DAYS ago, with their logs, events, artifacts, steps and keys", async () => {
     const expired = [
       await insertJob(orgs.a, "done", { createdDaysAgo: 40, finishedDaysAgo: 31 }),
       await insertJob(orgs.a, "failed", { createdDaysAgo: 90, finishedDaysAgo: 89 }),
@@ -82,7 +82,7 @@ describe("retention", () => {
       await insertJob(orgs.a, "pending", { createdDaysAgo: 120 }),
       await insertJob(orgs.b, "processing", { createdDaysAgo: 45 }),
     ];
-    const all = { jobs: 1, job_queue: 0, job_logs: 2, job_search: 1, events: 2, job_artifacts: 1, job_callbacks: 1, idempotency_keys: 1 };
+    const all = { jobs: 1, job_queue: 0, job_logs: 2, job_search: 1, events: 2, job_artifacts: 1, job_steps: 1, idempotency_keys: 1 };
     expect(await leftOf(kept.slice(0, 4))).toEqual(Object.fromEntries(Object.entries(all).map(([t, n]) => [t, n * 4])));
 
     // Batches of two: three statements for five jobs (min 2 too: a batch slowed by a loaded machine would halve it).
@@ -98,7 +98,7 @@ describe("retention", () => {
       job_search: 0,
       events: 0,
       job_artifacts: 0,
-      job_callbacks: 0,
+      job_steps: 0,
       idempotency_keys: 0,
     });
     expect(await leftOf(kept)).toEqual({
@@ -108,7 +108,7 @@ describe("retention", () => {
       job_search: 6,
       events: 12,
       job_artifacts: 6,
-      job_callbacks: 6,
+      job_steps: 6,
       idempotency_keys: 6,
     });
     expect(await retention().sweep()).toBe(0);

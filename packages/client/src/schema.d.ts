@@ -1332,7 +1332,7 @@ export interface paths {
         put?: never;
         /**
          * M-Pesa STK push result (called by Safaricom)
-         * @description Safaricom posts the outcome of a mobile_money_stk job's payment prompt here. Authenticated by the per-job `secret` Conveyor put in the push's CallBackURL; an unknown job, a wrong secret or another push's CheckoutRequestID is 404. Recorded once as a job log line and `result.callback`; repeats are accepted and ignored.
+         * @description Safaricom posts the outcome of a mobile_money_stk job's payment prompt here. Authenticated by the per-job `secret` Conveyor put in the push's CallBackURL; an unknown job, a wrong secret, another push's CheckoutRequestID or a push whose callback waitpoint expired is 404. Completes the push's callback waitpoint once (the job, waiting on it, ends with `result.callback` and a log line); repeats are accepted and ignored.
          */
         post: operations["mpesaCallback"];
         delete?: never;

@@ -1,6 +1,6 @@
 // Provider callbacks. No user credential: POST /callbacks/mpesa/{job_id}?secret=… is authenticated by the
-// per-job secret Conveyor put in the STK push's CallBackURL. The secret stays in the query string, which the
-// access log never writes.
+// per-push secret Conveyor put in the STK push's CallBackURL (the token of the push's callback waitpoint). The
+// secret stays in the query string, which the access log never writes.
 import { endpoint } from "../http/endpoint";
 import { callbackBody, recordMpesaCallback } from "../services/callbacks";
 
@@ -13,8 +13,9 @@ export const callbackEndpoints = [
     summary: "M-Pesa STK push result (called by Safaricom)",
     description:
       "Safaricom posts the outcome of a mobile_money_stk job's payment prompt here. Authenticated by the per-job `secret` " +
-      "Conveyor put in the push's CallBackURL; an unknown job, a wrong secret or another push's CheckoutRequestID is 404. " +
-      "Recorded once as a job log line and `result.callback`; repeats are accepted and ignored.",
+      "Conveyor put in the push's CallBackURL; an unknown job, a wrong secret, another push's CheckoutRequestID or a push whose " +
+      "callback waitpoint expired is 404. Completes the push's callback waitpoint once (the job, waiting on it, ends with " +
+      "`result.callback` and a log line); repeats are accepted and ignored.",
     access: "public",
     params: { job_id: { description: "The mobile_money_stk job.", schema: { type: "string", format: "uuid" } } },
     query: [{ name: "secret", in: "query", required: true, description: "The per-job secret from the CallBackURL.", schema: { type: "string" } }],

@@ -1,9 +1,10 @@
-// Safaricom's STK callback for a mobile_money_stk job (SPEC §6). Callbacks are not signed: the secret in the
-// CallBackURL (only its SHA-256 is stored) proves the caller got that URL from Daraja, and the CheckoutRequestID
-// must be the job's push. The callback becomes a job log line and `result.callback`, once per push.
-import { createHash, timingSafeEqual } from "node:crypto";
+// Safaricom's STK callback for a mobile_money_stk job (SPEC §6, §20). Callbacks are not signed: the secret in the
+// CallBackURL (only its SHA-256 is stored, as the token hash of the push's callback waitpoint) proves the caller got
+// that URL from Daraja, and the CheckoutRequestID must be the job's push. The callback completes that waitpoint once
+// per push; the waiting job resumes and ends with it as `result.callback` and a log line.
+import { createHash } from "node:crypto";
 import Joi from "joi";
-import { findCallbackTarget, isUuid, recordJobCallback } from "@conveyor/db";
+import { isStkCallbackSecret, isUuid, recordJobCallback } from "@conveyor/db";
 import type { ServiceDeps } from "./deps";
 import { notFound } from "../http/errors";
 import { validate } from "../http/validate";
@@ -38,34 +39,32 @@ export const callbackBody = Joi.object<{ Body: { stkCallback: StkCallback } }>({
     .required(),
 }).unknown(true);
 
-/** Compared against when the job has no callback record, so an unknown job costs the same as a wrong secret. */
-const NO_HASH = Buffer.alloc(32);
-
 export type MpesaCallbackOptions = {
   jobId: string;
   secret: string | undefined;
   body: unknown;
 };
 
-/** Records the callback; resolves for a new or a repeated one. Unknown job, wrong secret, other push: 404. */
+/**
+ * Records the callback; resolves for a new or a repeated one. Unknown job, wrong secret, other push: 404. The
+ * waitpoint is found by the secret's hash (as a capability URL's token is), so a wrong secret and an unknown job cost
+ * the same lookup.
+ */
 export async function recordMpesaCallback({ jobId, secret, body }: MpesaCallbackOptions, deps: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const refused = () => notFound("Callback");
-  const target = isUuid(jobId) ? await findCallbackTarget(deps.db.prisma, jobId) : null;
-  const given = createHash("sha256")
-    .update(secret ?? "")
-    .digest();
-  const matches = timingSafeEqual(given, target?.secretHash.length === 32 ? target.secretHash : NO_HASH);
-  if (!target || !secret || !matches) throw refused();
+  if (!secret || !isUuid(jobId)) throw refused();
+  const secretHash = createHash("sha256").update(secret).digest();
+  // The body is checked after the secret is known to name a push: an unknown caller learns nothing from a 400.
+  if (!(await isStkCallbackSecret(deps.db.pool, jobId.toLowerCase(), secretHash))) throw refused();
 
   const { stkCallback } = validate(callbackBody, body).Body;
-  if (target.checkoutRequestId !== null && target.checkoutRequestId !== stkCallback.CheckoutRequestID) throw refused();
-
   const at = deps.clock.now();
   const callback = summarize(stkCallback, at);
   const outcome = await recordJobCallback(deps.db.pool, {
-    jobId,
+    jobId: jobId.toLowerCase(),
+    secretHash,
     checkoutRequestId: stkCallback.CheckoutRequestID,
-    log: { level: stkCallback.ResultCode === 0 ? "info" : "warn", message: logLine(callback) },
+    log: { level: stkCallback.ResultCode === 0 ? "info" : "warn", message: callbackLogLine(callback) },
     callback,
     at,
   });
@@ -110,7 +109,7 @@ function kenyanTimeToIso(value: string): string {
 }
 
 /** One line whatever the provider sent: CR/LF folded to spaces. */
-function logLine(summary: CallbackSummary): string {
+function callbackLogLine(summary: CallbackSummary): string {
   const parts = [`M-Pesa callback: ResultCode ${summary.result_code} (${summary.result_desc})`];
   if (summary.mpesa_receipt_number !== undefined) parts.push(`receipt ${summary.mpesa_receipt_number}`);
   if (summary.amount !== undefined) parts.push(`amount ${summary.amount}`);

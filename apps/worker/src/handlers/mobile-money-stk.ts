@@ -1,18 +1,43 @@
-// mobile_money_stk: one M-Pesa STK push (a PIN prompt on the payer's phone) through Safaricom Daraja. The job is
-// done once Daraja accepts the push; the payment's outcome arrives later at POST /callbacks/mpesa/{job_id}.
+// mobile_money_stk: one M-Pesa STK push (a PIN prompt on the payer's phone) through Safaricom Daraja, then the
+// payment's outcome, which Safaricom posts to POST /callbacks/mpesa/{job_id} (SPEC §6, §20 "Dogfood").
 //
-// A push is not idempotent: sending it twice prompts the payer twice. So every push is recorded before it is
-// sent (with the hash of the secret in its callback URL), and a retried attempt looks first: a push Daraja
-// accepted is queried, never re-sent; a push whose outcome is unknown (timeout, reset, gateway error) fails the
-// job permanently rather than risk a second prompt. Only pushes Daraja clearly refused are sent again.
+// A push is not idempotent: sending it twice prompts the payer twice. So it is built on durable steps and a waitpoint:
+//   1. step "push N: callback waitpoint" makes the waitpoint the callback will complete (its token hash is the hash
+//      of the secret in the CallBackURL) — stored before anything is sent, it also marks "a push may be under way";
+//   2. step "push N" sends the push. Stored when Daraja accepts it, so a later attempt (after a SIGKILL, a restart)
+//      replays it and never sends it again. A push whose outcome this attempt could not learn (timeout, reset, a
+//      gateway's error) fails the job permanently rather than risk a second prompt. An attempt that finds step 1
+//      stored but not step 2 (an earlier attempt died mid-push) stores "outcome unknown" instead of pushing, and
+//      waits for that push's callback: if the push reached the payer, Safaricom calls back and the job completes;
+//      if not, the waitpoint expires and the job fails. Only a push Daraja clearly refused is recorded as refused,
+//      and the next attempt tries push N+1;
+//   3. ctx.waitFor("push N: callback") frees the worker's slot until the callback completes the waitpoint; the job
+//      then ends done with the push's ids and `result.callback`.
+// The step names are read by the migration that dropped job_callbacks (in-flight pushes became steps): keep them.
 import { createHash, randomBytes } from "node:crypto";
-import { PermanentJobError, type JobContext, type JobHandler, type MobileMoneyStkPayload } from "@conveyor/contracts";
+import { PermanentJobError, WaitpointFailedError, type JobContext, type JobHandler, type LogLevel, type MobileMoneyStkPayload } from "@conveyor/contracts";
 import { DarajaTokens, PushOutcomeUnknownError, PushRefusedError, queryStkPush, sendStkPush, type DarajaConfig, type StkPushAccepted } from "./mpesa/daraja";
 import { requireSetting } from "./settings";
-import type { HandlerDeps, StkPushStore } from "./types";
+import type { HandlerDeps } from "./types";
 
 /** Daraja shows at most 13 characters of TransactionDesc. */
 const TRANSACTION_DESC = "Payment";
+
+/** How long a push's callback is waited for: a prompt times out on the phone within minutes, and Safaricom calls back. */
+const STK_CALLBACK_TIMEOUT_SECONDS = 86_400;
+
+/**
+ * What step "push N" stores: Daraja's acceptance (and the waitpoint its callback completes), a refusal, or that an
+ * earlier attempt's push has an unknown outcome (its callback may still come).
+ */
+type PushStep = { accepted: StkPushAccepted; waitpoint_id: string } | { refused: string } | { unknown_since: string; waitpoint_id: string };
+
+/** What the callback completes the waitpoint with (StkCallbackData in @conveyor/db). */
+type CallbackData = { checkout_request_id: string; callback: Record<string, unknown>; log: { level: LogLevel; message: string } };
+
+const pushStepName = (n: number) => `push ${n}`;
+const callbackWaitpointStepName = (n: number) => `push ${n}: callback waitpoint`;
+const callbackWaitStepName = (n: number) => `push ${n}: callback`;
 
 export function mobileMoneyStkHandler(deps: HandlerDeps): JobHandler<MobileMoneyStkPayload> {
   // One token for every job of this process.
@@ -29,97 +54,120 @@ export function mobileMoneyStkHandler(deps: HandlerDeps): JobHandler<MobileMoney
       timeoutMs: settings.PROVIDER_TIMEOUT_MS,
     };
     const publicUrl = requireSetting(settings.PUBLIC_URL, "PUBLIC_URL");
-    const store = deps.stkPushes;
-    if (!store) throw new PermanentJobError("mobile_money_stk needs the worker's database to track its pushes, and this worker was started without it");
-
-    const earlier = await store.find(ctx.jobId);
-    if (earlier?.checkoutRequestId) return resume(config, earlier.checkoutRequestId, earlier.merchantRequestId ?? "", ctx);
-    if (earlier?.pushStartedAt) throw unknownEarlierPush(earlier.pushStartedAt);
-
-    const secret = randomBytes(32).toString("base64url");
-    if (!(await store.beginPush(ctx.jobId, createHash("sha256").update(secret).digest()))) {
-      // Another attempt of this job claimed the push between find() and here.
-      const now = await store.find(ctx.jobId);
-      if (now?.checkoutRequestId) return resume(config, now.checkoutRequestId, now.merchantRequestId ?? "", ctx);
-      throw unknownEarlierPush(now?.pushStartedAt ?? new Date());
-    }
-
+    const store = deps.stkCallbacks;
+    if (!store) throw new PermanentJobError("mobile_money_stk needs the worker's database for its callback waitpoints, and this worker was started without it");
     const who = `${maskPhone(payload.phone)} for KES ${payload.amount} (ref ${payload.ref})`;
-    let accepted: StkPushAccepted;
-    try {
-      accepted = await sendStkPush(
-        config,
-        tokens,
-        {
-          phone: payload.phone,
-          amount: payload.amount,
-          accountReference: payload.ref,
-          transactionDesc: TRANSACTION_DESC,
-          // The secret stays in the query string: access logs carry paths only.
-          callbackUrl: `${publicUrl}/callbacks/mpesa/${ctx.jobId}?secret=${secret}`,
-          transactionType: settings.MPESA_TRANSACTION_TYPE,
-          partyB: settings.MPESA_PARTY_B ?? config.shortcode,
-        },
-        ctx.signal,
-      );
-    } catch (error) {
-      if (error instanceof PushRefusedError) {
-        await store.pushRefused(ctx.jobId);
-        throw error.failure;
+
+    for (let n = 1; ; n++) {
+      // Set only by this attempt's own run of the steps: a replayed step leaves them as they are.
+      let preparedHere = false;
+      let secret = "";
+      let refusal: PushRefusedError | undefined;
+      const prepared = await ctx.step(callbackWaitpointStepName(n), async () => {
+        preparedHere = true;
+        secret = randomBytes(32).toString("base64url");
+        const secretHash = createHash("sha256").update(secret).digest();
+        const waitpointId = await store.createWaitpoint({ jobId: ctx.jobId, orgId: ctx.orgId, secretHash, timeoutSeconds: STK_CALLBACK_TIMEOUT_SECONDS });
+        return { waitpoint_id: waitpointId, started_at: new Date().toISOString() };
+      });
+      let unknownHere = false;
+      const push = await ctx.step<PushStep>(pushStepName(n), async () => {
+        if (!preparedHere) {
+          unknownHere = true;
+          return { unknown_since: prepared.started_at, waitpoint_id: prepared.waitpoint_id };
+        }
+        try {
+          const accepted = await sendStkPush(
+            config,
+            tokens,
+            {
+              phone: payload.phone,
+              amount: payload.amount,
+              accountReference: payload.ref,
+              transactionDesc: TRANSACTION_DESC,
+              // The secret stays in the query string: access logs carry paths only.
+              callbackUrl: `${publicUrl}/callbacks/mpesa/${ctx.jobId}?secret=${secret}`,
+              transactionType: settings.MPESA_TRANSACTION_TYPE,
+              partyB: settings.MPESA_PARTY_B ?? config.shortcode,
+            },
+            ctx.signal,
+          );
+          return { accepted: { ...accepted }, waitpoint_id: prepared.waitpoint_id };
+        } catch (error) {
+          if (error instanceof PushRefusedError) {
+            // Nothing reached the payer: recorded, so the next attempt pushes afresh (push N+1).
+            refusal = error;
+            await store.cancelWaitpoint({ orgId: ctx.orgId, jobId: ctx.jobId, waitpointId: prepared.waitpoint_id });
+            return { refused: error.message };
+          }
+          if (error instanceof PushOutcomeUnknownError) {
+            ctx.log("error", `STK push to ${who}: ${error.message}. Its outcome is unknown, so it will not be sent again.`);
+            throw new PermanentJobError(
+              `STK push outcome unknown (${error.message}); not retried, so the payer is not prompted twice. Check M-Pesa before sending a new job.`,
+            );
+          }
+          // Aborted mid-push: step 1 stays without step 2, so the next attempt treats the outcome as unknown.
+          throw error;
+        }
+      });
+      if ("refused" in push) {
+        if (refusal) throw refusal.failure;
+        continue; // An earlier attempt's refused push: this attempt tries the next one.
       }
-      if (error instanceof PushOutcomeUnknownError) {
-        ctx.log("error", `STK push to ${who}: ${error.message}. Its outcome is unknown, so it will not be sent again.`);
-        throw new PermanentJobError(
-          `STK push outcome unknown (${error.message}); not retried, so the payer is not prompted twice. Check M-Pesa before sending a new job; a late callback is still recorded on this job.`,
+
+      if ("unknown_since" in push) {
+        if (unknownHere) {
+          ctx.log(
+            "warn",
+            `An earlier attempt sent an STK push to ${who} at ${push.unknown_since} and never learnt its outcome: not pushing again, so the payer is not prompted twice. Waiting for that push's callback instead.`,
+          );
+        }
+        let data: CallbackData;
+        try {
+          data = (await ctx.waitFor(callbackWaitStepName(n), push.waitpoint_id)) as CallbackData;
+        } catch (error) {
+          if (error instanceof WaitpointFailedError) throw unknownEarlierPush(new Date(push.unknown_since));
+          throw error;
+        }
+        ctx.log(data.log.level, data.log.message);
+        return { CheckoutRequestID: data.checkout_request_id, callback: data.callback };
+      }
+
+      const { accepted } = push;
+      if (preparedHere) {
+        ctx.log(
+          "info",
+          `STK push sent to ${who}: ${accepted.ResponseDescription || "accepted"} (CheckoutRequestID ${accepted.CheckoutRequestID}). The payment outcome arrives by callback.`,
         );
       }
-      // Aborted mid-push: the record stays "started", so the next attempt treats the outcome as unknown.
-      throw error;
+      let data: CallbackData;
+      try {
+        data = (await ctx.waitFor(callbackWaitStepName(n), push.waitpoint_id)) as CallbackData;
+      } catch (error) {
+        if (!(error instanceof WaitpointFailedError)) throw error;
+        return await noCallback(config, accepted, ctx);
+      }
+      ctx.log(data.log.level, data.log.message);
+      return { ...accepted, callback: data.callback };
     }
-
-    await recordAccepted(store, ctx, accepted);
-    ctx.log(
-      "info",
-      `STK push sent to ${who}: ${accepted.ResponseDescription || "accepted"} (CheckoutRequestID ${accepted.CheckoutRequestID}). The payment outcome arrives by callback.`,
-    );
-    return { ...accepted };
   };
 
-  /** An earlier attempt's push was accepted: report it (with its current status) instead of pushing again. */
-  async function resume(config: DarajaConfig, checkoutRequestId: string, merchantRequestId: string, ctx: JobContext) {
-    const status = await queryStkPush(config, tokens, checkoutRequestId, ctx.signal);
-    const line = `An earlier attempt's STK push was accepted (CheckoutRequestID ${checkoutRequestId}); not pushing again.`;
-    if (status.state === "final") ctx.log("info", `${line} STK query: ResultCode ${status.result_code} (${status.result_desc}).`);
-    else if (status.state === "pending") ctx.log("info", `${line} STK query: still pending (${status.result_desc}).`);
-    else ctx.log("warn", `${line} The STK query failed: ${status.reason}. The outcome arrives by callback.`);
-    return {
-      CheckoutRequestID: checkoutRequestId,
-      MerchantRequestID: merchantRequestId,
-      ResponseDescription: "Accepted by an earlier attempt",
-      CustomerMessage: "",
-      query: status,
-    };
+  /** The callback never came (its waitpoint expired): report the push with Daraja's current status of it. */
+  async function noCallback(config: DarajaConfig, accepted: StkPushAccepted, ctx: JobContext) {
+    const status = await queryStkPush(config, tokens, accepted.CheckoutRequestID, ctx.signal);
+    const line = `No M-Pesa callback arrived for CheckoutRequestID ${accepted.CheckoutRequestID} within ${STK_CALLBACK_TIMEOUT_SECONDS / 3600} hours.`;
+    if (status.state === "final") ctx.log("warn", `${line} STK query: ResultCode ${status.result_code} (${status.result_desc}).`);
+    else if (status.state === "pending") ctx.log("warn", `${line} STK query: still pending (${status.result_desc}).`);
+    else ctx.log("warn", `${line} The STK query failed: ${status.reason}.`);
+    return { ...accepted, query: status };
   }
 }
 
-/** An earlier (or concurrent) attempt started a push and has not recorded its outcome. */
+/** An earlier attempt started a push, never learnt its outcome, and no callback came for it. */
 function unknownEarlierPush(startedAt: Date): PermanentJobError {
   return new PermanentJobError(
-    `An earlier attempt sent an STK push at ${startedAt.toISOString()} and never learnt its outcome; not pushing again, so the payer is not prompted twice. Check M-Pesa before sending a new job.`,
+    `An earlier attempt sent an STK push at ${startedAt.toISOString()} and never learnt its outcome, and no callback came for it within ${STK_CALLBACK_TIMEOUT_SECONDS / 3600} hours; not pushing again, so the payer is not prompted twice. Check M-Pesa before sending a new job.`,
   );
-}
-
-/** A write failure here must not fail an accepted push: the callback can still name the push (its secret proves it). */
-async function recordAccepted(store: StkPushStore, ctx: JobContext, accepted: StkPushAccepted): Promise<void> {
-  const ids = { checkoutRequestId: accepted.CheckoutRequestID, merchantRequestId: accepted.MerchantRequestID };
-  try {
-    await store.pushAccepted(ctx.jobId, ids);
-  } catch {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await store.pushAccepted(ctx.jobId, ids).catch((error: Error) => {
-      ctx.log("warn", `Could not record the CheckoutRequestID for later attempts: ${error.message}`);
-    });
-  }
 }
 
 /** 254712345678 → 2547••••5678: enough to recognise, not to copy. */

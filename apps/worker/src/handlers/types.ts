@@ -7,19 +7,14 @@ export type HandlerDeps = {
   settings: WorkerConfig;
   /** Process logger, for operator-facing lines; job-facing lines go through ctx.log. */
   logger: Logger;
-  /** Where mobile_money_stk keeps its pushes (`stkPushStore(db.prisma)` from @conveyor/db); without it that type fails permanently. */
-  stkPushes?: StkPushStore;
+  /** Where mobile_money_stk makes its callback waitpoints (`stkCallbackStore(pool)` from @conveyor/db); without it that type fails permanently. */
+  stkCallbacks?: StkCallbackStore;
 };
 
-/**
- * What mobile_money_stk remembers about a job's STK push across attempts. A push is not idempotent, so a retried
- * attempt must know whether an earlier one may already have prompted the payer.
- */
-export type StkPushStore = {
-  find(jobId: string): Promise<{ checkoutRequestId: string | null; merchantRequestId: string | null; pushStartedAt: Date | null } | null>;
-  /** Claims the push and stores the callback secret's hash; false when another attempt already pushed. */
-  beginPush(jobId: string, secretHash: Buffer): Promise<boolean>;
-  pushAccepted(jobId: string, ids: { checkoutRequestId: string; merchantRequestId: string }): Promise<void>;
-  /** Daraja refused the push before processing it: a later attempt may push again. */
-  pushRefused(jobId: string): Promise<void>;
+/** The waitpoints an STK push's callback completes: one per push, made before the push is sent. */
+export type StkCallbackStore = {
+  /** A waiting waitpoint of the job whose token hash is the hash of the push's callback secret; its id. */
+  createWaitpoint(w: { jobId: string; orgId: string; secretHash: Buffer; timeoutSeconds: number }): Promise<string>;
+  /** Daraja refused the push: its callback will never come. */
+  cancelWaitpoint(w: { orgId: string; jobId: string; waitpointId: string }): Promise<void>;
 };

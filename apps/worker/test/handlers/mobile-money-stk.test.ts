@@ -1,8 +1,10 @@
-// mobile_money_stk against a strict Daraja fake, with its push records in a real (per-file) Postgres database.
+// mobile_money_stk against a strict Daraja fake, with its callback waitpoints in a real (per-file) Postgres database.
+// The handler is called directly: its steps are kept in memory across a job's attempts and ctx.waitFor answers from
+// the real waitpoint row (the worker runtime's steps, SIGKILLs included, are test/jobs-mobile-money-stk.test.ts's).
 import { createHash } from "node:crypto";
 import { PassThrough } from "node:stream";
 import { PermanentJobError, RetryableJobError, type MobileMoneyStkPayload } from "@conveyor/contracts";
-import { newId, stkPushStore } from "@conveyor/db";
+import { expireWaitpoints, newId, recordJobCallback, stkCallbackStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import { loadWorkerConfig } from "../../src/env";
@@ -11,10 +13,12 @@ import { DarajaTokens, darajaTimestamp } from "../../src/handlers/mpesa/daraja";
 import { MissingSettingError } from "../../src/handlers/settings";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { startDarajaFake, SANDBOX, type DarajaFake, startFakeServer, type FakeServer } from "@conveyor/testkit/fakes";
-import { handlerContext } from "../support/handler-context";
+import { handlerContext, StillWaiting, withStoredSteps, type RecordedContext } from "../support/handler-context";
 
 const PAYLOAD: MobileMoneyStkPayload = { phone: "254708374149", amount: 1, ref: "INV0042" };
 const PUSH_PATH = "/mpesa/stkpush/v1/processrequest";
+
+type Accepted = { CheckoutRequestID: string; MerchantRequestID: string };
 
 describe("mobile_money_stk", () => {
   let database: TestDatabase;
@@ -41,7 +45,7 @@ describe("mobile_money_stk", () => {
     daraja.pushes.length = 0;
   });
 
-  function deps(env: Record<string, string | undefined> = {}, store: HandlerDeps["stkPushes"] | null = stkPushStore(database.db.prisma)): HandlerDeps {
+  function deps(env: Record<string, string | undefined> = {}, store: HandlerDeps["stkCallbacks"] | null = stkCallbackStore(database.db.pool)): HandlerDeps {
     const stream = new PassThrough();
     stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     const config = loadWorkerConfig({
@@ -55,30 +59,61 @@ describe("mobile_money_stk", () => {
       PROVIDER_TIMEOUT_MS: "1000",
       ...env,
     });
-    return { settings: config, logger: createLogger({ service: "worker", level: "debug", json: true, stream }), stkPushes: store ?? undefined };
+    return { settings: config, logger: createLogger({ service: "worker", level: "debug", json: true, stream }), stkCallbacks: store ?? undefined };
   }
 
-  /** A job row for the handler's push record to belong to; returns a context for its attempt 1. */
-  async function newJob(attempt = 1) {
+  /** Each job's stored steps, by job id: what its later attempts replay. */
+  const storedSteps = new Map<string, Map<string, unknown>>();
+
+  /** A context for an attempt of the job: ctx.step kept across its attempts, ctx.waitFor read from the waitpoint. */
+  function attemptOf(jobId: string, attempt: number): RecordedContext {
+    const stored = storedSteps.get(jobId) ?? new Map<string, unknown>();
+    storedSteps.set(jobId, stored);
+    return withStoredSteps(handlerContext({ jobId, orgId, type: "mobile_money_stk", attempt, maxRetries: 3 }), database.db.pool, stored);
+  }
+
+  /** A job row for the handler's waitpoints to belong to; returns a context for its attempt 1. */
+  async function newJob() {
     const id = newId();
     await database.db.prisma.job.create({ data: { id, orgId, type: "mobile_money_stk", payload: PAYLOAD, status: "processing" } });
-    return handlerContext({ jobId: id, orgId, type: "mobile_money_stk", attempt, maxRetries: 3 });
+    return attemptOf(id, 1);
   }
 
-  const record = (jobId: string) => database.db.prisma.jobCallback.findUnique({ where: { jobId } });
+  /** Runs an attempt up to its wait for the callback; the waitpoint it waits for. */
+  async function untilCallback(handle: ReturnType<typeof mobileMoneyStkHandler>, ctx: RecordedContext): Promise<string> {
+    const outcome = await handle(PAYLOAD, ctx).catch((error: unknown) => error);
+    if (!(outcome instanceof StillWaiting)) throw new Error(`expected the attempt to wait for the callback, got ${String(outcome)}`);
+    return outcome.waitpointId;
+  }
 
-  it("sends one STK push with Daraja's fields, returns its ids, and keeps only the callback secret's hash", async () => {
+  /** The push step "push n" as stored. */
+  const pushStep = (jobId: string, n = 1) =>
+    storedSteps.get(jobId)?.get(`push ${n}`) as { accepted?: Accepted; waitpoint_id?: string; refused?: string } | undefined;
+
+  /** The job's callback waitpoints, oldest first. */
+  const waitpoints = async (jobId: string) =>
+    (
+      await database.db.pool.query<{ id: string; status: string; token_hash: Buffer; description: string; tags: string[] }>(
+        "SELECT id, status, token_hash, description, tags FROM waitpoints WHERE job_id = $1 ORDER BY id",
+        [jobId],
+      )
+    ).rows;
+
+  it("sends one STK push with Daraja's fields, stores its ids in the push step, and keeps only the callback secret's hash", async () => {
     const handle = mobileMoneyStkHandler(deps());
     const ctx = await newJob();
-    const result = await handle(PAYLOAD, ctx);
+    const waitpointId = await untilCallback(handle, ctx);
 
     expect(daraja.pushRequests()).toHaveLength(1);
     const push = daraja.pushes[0]!;
-    expect(result).toEqual({
-      CheckoutRequestID: push.checkoutRequestId,
-      MerchantRequestID: push.merchantRequestId,
-      ResponseDescription: "Success. Request accepted for processing",
-      CustomerMessage: "Success. Request accepted for processing",
+    expect(pushStep(ctx.jobId)).toEqual({
+      waitpoint_id: waitpointId,
+      accepted: {
+        CheckoutRequestID: push.checkoutRequestId,
+        MerchantRequestID: push.merchantRequestId,
+        ResponseDescription: "Success. Request accepted for processing",
+        CustomerMessage: "Success. Request accepted for processing",
+      },
     });
     const body = push.body;
     expect(body).toMatchObject({
@@ -98,9 +133,11 @@ describe("mobile_money_stk", () => {
     expect(`${callback.origin}${callback.pathname}`).toBe(`${receiver.url}/callbacks/mpesa/${ctx.jobId}`);
     const secret = callback.searchParams.get("secret")!;
     expect(secret.length).toBeGreaterThanOrEqual(43);
-    const row = await record(ctx.jobId);
-    expect(Buffer.from(row!.secretHash)).toEqual(createHash("sha256").update(secret).digest());
-    expect(row).toMatchObject({ checkoutRequestId: push.checkoutRequestId, merchantRequestId: push.merchantRequestId });
+    // The callback's waitpoint: only the secret's hash is kept, as its token hash.
+    const [row, ...others] = await waitpoints(ctx.jobId);
+    expect(others).toEqual([]);
+    expect(row).toMatchObject({ id: waitpointId, status: "waiting", description: "M-Pesa STK push callback", tags: ["mobile_money_stk"] });
+    expect(row!.token_hash).toEqual(createHash("sha256").update(secret).digest());
 
     expect(ctx.lines).toEqual([{ level: "info", message: expect.stringContaining(`CheckoutRequestID ${push.checkoutRequestId}`) }]);
     const written = JSON.stringify(ctx.lines) + output;
@@ -110,13 +147,14 @@ describe("mobile_money_stk", () => {
   it("sends Daraja's real callback format to the CallBackURL, secret included", async () => {
     const handle = mobileMoneyStkHandler(deps());
     const ctx = await newJob();
-    const result = (await handle(PAYLOAD, ctx)) as { CheckoutRequestID: string };
+    await untilCallback(handle, ctx);
+    const result = pushStep(ctx.jobId)!.accepted!;
     receiver.reset();
     const answer = await daraja.completeAndCallBack(result.CheckoutRequestID, { receipt: "ABC1DEF2GH" });
     expect(answer.status).toBe(200);
     const delivered = receiver.lastRequest();
     expect(delivered.path).toBe(`/callbacks/mpesa/${ctx.jobId}`);
-    expect(createHash("sha256").update(delivered.query.get("secret")!).digest()).toEqual(Buffer.from((await record(ctx.jobId))!.secretHash));
+    expect(createHash("sha256").update(delivered.query.get("secret")!).digest()).toEqual((await waitpoints(ctx.jobId))[0]!.token_hash);
     expect(JSON.parse(delivered.body).Body.stkCallback).toMatchObject({
       CheckoutRequestID: result.CheckoutRequestID,
       ResultCode: 0,
@@ -132,28 +170,29 @@ describe("mobile_money_stk", () => {
   it("reuses one OAuth token across jobs of the process", async () => {
     const handle = mobileMoneyStkHandler(deps());
     const before = daraja.tokenRequests();
-    await handle(PAYLOAD, await newJob());
-    await handle(PAYLOAD, await newJob());
-    await Promise.all([handle(PAYLOAD, await newJob()), handle(PAYLOAD, await newJob())]);
+    await untilCallback(handle, await newJob());
+    await untilCallback(handle, await newJob());
+    await Promise.all([untilCallback(handle, await newJob()), untilCallback(handle, await newJob())]);
     expect(daraja.tokenRequests() - before).toBe(1);
     expect(daraja.pushRequests()).toHaveLength(4);
   });
 
   it("uses MPESA_PARTY_B and Buy Goods when configured", async () => {
     const handle = mobileMoneyStkHandler(deps({ MPESA_TRANSACTION_TYPE: "CustomerBuyGoodsOnline", MPESA_PARTY_B: "600000" }));
-    await handle(PAYLOAD, await newJob());
+    await untilCallback(handle, await newJob());
     expect(daraja.pushes[0]!.body).toMatchObject({ TransactionType: "CustomerBuyGoodsOnline", PartyB: "600000", BusinessShortCode: "174379" });
   });
 
   it("refreshes a token Daraja calls invalid and pushes once more", async () => {
     const handle = mobileMoneyStkHandler(deps());
-    await handle(PAYLOAD, await newJob());
+    await untilCallback(handle, await newJob());
     daraja.revokeTokens();
     const before = daraja.tokenRequests();
     daraja.server.reset();
     daraja.pushes.length = 0;
     const ctx = await newJob();
-    const result = (await handle(PAYLOAD, ctx)) as { CheckoutRequestID: string };
+    await untilCallback(handle, ctx);
+    const result = pushStep(ctx.jobId)!.accepted!;
     expect(daraja.tokenRequests() - before).toBe(1);
     expect(daraja.pushRequests()).toHaveLength(2);
     expect(result.CheckoutRequestID).toBe(daraja.pushes[1]!.checkoutRequestId);
@@ -165,7 +204,9 @@ describe("mobile_money_stk", () => {
     const ctx = await newJob();
     await expect(handle(PAYLOAD, ctx)).rejects.toThrow(RetryableJobError);
     expect(daraja.pushRequests()).toHaveLength(2);
-    expect((await record(ctx.jobId))!.pushStartedAt).toBeNull();
+    // Recorded as refused, so a retry may push again; its waitpoint will never be called back.
+    expect(pushStep(ctx.jobId)).toEqual({ refused: expect.any(String) });
+    expect(await waitpoints(ctx.jobId)).toMatchObject([{ status: "cancelled" }]);
   });
 
   it.each([
@@ -180,12 +221,15 @@ describe("mobile_money_stk", () => {
     expect(failure).toBeInstanceOf(RetryableJobError);
     expect(failure).not.toBeInstanceOf(PermanentJobError);
     expect((failure as Error).message).toContain(code);
-    expect((await record(ctx.jobId))!.pushStartedAt).toBeNull();
+    expect(pushStep(ctx.jobId)).toEqual({ refused: expect.any(String) });
 
-    const retry = { ...ctx, attempt: 2 };
-    const result = (await handle(PAYLOAD, retry)) as { CheckoutRequestID: string };
+    const waitpointId = await untilCallback(handle, attemptOf(ctx.jobId, 2));
     expect(daraja.pushRequests()).toHaveLength(2);
-    expect(result.CheckoutRequestID).toBe(daraja.pushes[1]!.checkoutRequestId);
+    expect(pushStep(ctx.jobId, 2)).toEqual({
+      waitpoint_id: waitpointId,
+      accepted: expect.objectContaining({ CheckoutRequestID: daraja.pushes[1]!.checkoutRequestId }),
+    });
+    expect((await waitpoints(ctx.jobId)).map((w) => w.status)).toEqual(["cancelled", "waiting"]);
   });
 
   it("waits at least a minute after 'Unable to lock subscriber'", async () => {
@@ -226,7 +270,7 @@ describe("mobile_money_stk", () => {
     expect((failure as Error).message).toMatch(/400\.008\.01.*MPESA_CONSUMER_KEY and MPESA_CONSUMER_SECRET/);
     expect((failure as Error).message).not.toContain("wrong-secret");
     expect(daraja.pushRequests()).toHaveLength(0);
-    expect((await record(ctx.jobId))?.pushStartedAt ?? null).toBeNull();
+    expect(pushStep(ctx.jobId)).toEqual({ refused: expect.any(String) });
   });
 
   it("never pushes twice after a push that timed out: the job fails as 'outcome unknown', and a retry does not push", async () => {
@@ -238,20 +282,22 @@ describe("mobile_money_stk", () => {
     expect((failure as Error).message).toMatch(/outcome unknown.*Check M-Pesa/);
     expect(ctx.lines.at(-1)).toMatchObject({ level: "error" });
 
-    const retry = await handle(PAYLOAD, { ...ctx, attempt: 2 }).catch((error: Error) => error);
-    expect(retry).toBeInstanceOf(PermanentJobError);
-    expect((retry as Error).message).toMatch(/never learnt its outcome/);
+    // Were it retried, the next attempt would wait for that push's callback instead of pushing.
+    const retry = attemptOf(ctx.jobId, 2);
+    expect(await untilCallback(handle, retry)).toBe((await waitpoints(ctx.jobId))[0]!.id);
+    expect(pushStep(ctx.jobId)).toEqual({ unknown_since: expect.any(String), waitpoint_id: (await waitpoints(ctx.jobId))[0]!.id });
+    expect(retry.lines).toEqual([{ level: "warn", message: expect.stringMatching(/never learnt its outcome: not pushing again/) }]);
     expect(daraja.pushRequests()).toHaveLength(1);
   });
 
   it("never pushes twice after the connection was reset mid-push", async () => {
     const handle = mobileMoneyStkHandler(deps());
-    await handle(PAYLOAD, await newJob()); // warms the token, so the next request is the push
+    await untilCallback(handle, await newJob()); // warms the token, so the next request is the push
     daraja.server.reset();
     daraja.server.dropNext();
     const ctx = await newJob();
     await expect(handle(PAYLOAD, ctx)).rejects.toThrow(/outcome unknown/);
-    await expect(handle(PAYLOAD, { ...ctx, attempt: 2 })).rejects.toThrow(PermanentJobError);
+    await untilCallback(handle, attemptOf(ctx.jobId, 2));
     expect(daraja.server.requests.filter((r) => r.path === PUSH_PATH)).toHaveLength(1);
   });
 
@@ -260,7 +306,7 @@ describe("mobile_money_stk", () => {
     daraja.scriptPush("bad_gateway");
     const ctx = await newJob();
     await expect(handle(PAYLOAD, ctx)).rejects.toThrow(/outcome unknown/);
-    await expect(handle(PAYLOAD, { ...ctx, attempt: 2 })).rejects.toThrow(PermanentJobError);
+    await untilCallback(handle, attemptOf(ctx.jobId, 2));
     expect(daraja.pushRequests()).toHaveLength(1);
   });
 
@@ -272,7 +318,12 @@ describe("mobile_money_stk", () => {
     await daraja.server.waitForRequests(2); // token, then the push
     ctx.abort("worker shutting down");
     await expect(pending).rejects.toThrow();
-    await expect(handle(PAYLOAD, { ...handlerContext({ jobId: ctx.jobId, orgId }), attempt: 2 })).rejects.toThrow(/never learnt its outcome/);
+    // The next attempt does not push: it waits for the callback of the push that may have left, and fails if none comes.
+    const waitpointId = await untilCallback(handle, attemptOf(ctx.jobId, 2));
+    expect(daraja.pushRequests()).toHaveLength(1);
+    await database.db.pool.query("UPDATE waitpoints SET expires_at = now() - interval '1 second' WHERE id = $1", [waitpointId]);
+    await expireWaitpoints(database.db.pool, 10);
+    await expect(handle(PAYLOAD, attemptOf(ctx.jobId, 3))).rejects.toThrow(/never learnt its outcome, and no callback came/);
     expect(daraja.pushRequests()).toHaveLength(1);
   });
 
@@ -282,40 +333,70 @@ describe("mobile_money_stk", () => {
     ctx.abort("worker shutting down");
     await expect(handle(PAYLOAD, ctx)).rejects.toThrow(RetryableJobError);
     expect(daraja.pushRequests()).toHaveLength(0);
-    await handle(PAYLOAD, { ...handlerContext({ jobId: ctx.jobId, orgId }), attempt: 2 });
+    await untilCallback(handle, attemptOf(ctx.jobId, 2));
     expect(daraja.pushRequests()).toHaveLength(1);
   });
 
   it("retries a push that could not connect at all (it never left), and pushes on the retry", async () => {
     const other = await startDarajaFake();
     const handle = mobileMoneyStkHandler(deps({ MPESA_BASE_URL: other.url }));
-    await handle(PAYLOAD, await newJob()); // caches a token, so the next job goes straight to the push
+    await untilCallback(handle, await newJob()); // caches a token, so the next job goes straight to the push
     await other.close(); // nothing listens there any more: the connection is refused
     const ctx = await newJob();
     const failure = await handle(PAYLOAD, ctx).catch((error: Error) => error);
     expect(failure).toBeInstanceOf(RetryableJobError);
     expect((failure as Error).message).toMatch(/ECONNREFUSED/);
-    expect((await record(ctx.jobId))!.pushStartedAt).toBeNull();
+    expect(pushStep(ctx.jobId)).toEqual({ refused: expect.any(String) });
 
-    await mobileMoneyStkHandler(deps())(PAYLOAD, { ...ctx, attempt: 2 });
+    await untilCallback(mobileMoneyStkHandler(deps()), attemptOf(ctx.jobId, 2));
     expect(daraja.pushRequests()).toHaveLength(1);
   });
 
-  it("queries, instead of pushing again, when an earlier attempt's push was accepted", async () => {
+  it("waits for the callback instead of pushing again when an earlier attempt's push was accepted, and ends with it", async () => {
     const handle = mobileMoneyStkHandler(deps());
     const ctx = await newJob();
-    const first = (await handle(PAYLOAD, ctx)) as { CheckoutRequestID: string; MerchantRequestID: string };
+    const waitpointId = await untilCallback(handle, ctx);
+    const { accepted } = pushStep(ctx.jobId)!;
 
-    // The worker died before recording the outcome: the job runs again.
-    const pending = await handle(PAYLOAD, { ...ctx, attempt: 2 });
-    expect(pending).toMatchObject({ CheckoutRequestID: first.CheckoutRequestID, MerchantRequestID: first.MerchantRequestID, query: { state: "pending" } });
-
-    daraja.complete(first.CheckoutRequestID, 1032, "Request cancelled by user");
-    const final = await handle(PAYLOAD, { ...ctx, attempt: 3 });
-    expect(final).toMatchObject({ query: { state: "final", result_code: "1032", result_desc: "Request cancelled by user" } });
+    // The worker died while the job waited: the job runs again, and waits for the same callback.
+    expect(await untilCallback(handle, attemptOf(ctx.jobId, 2))).toBe(waitpointId);
     expect(daraja.pushRequests()).toHaveLength(1);
-    expect(daraja.queries()).toHaveLength(2);
-    expect(daraja.queries()[0]!.body).toContain(first.CheckoutRequestID);
+
+    // The callback (as POST /callbacks/mpesa records it) completes the waitpoint; the next attempt ends with it.
+    const secret = new URL(daraja.pushes[0]!.body.CallBackURL).searchParams.get("secret")!;
+    const callback = { result_code: 0, result_desc: "The service request is processed successfully.", mpesa_receipt_number: "QK7ABC1XYZ" };
+    const recorded = await recordJobCallback(database.db.pool, {
+      jobId: ctx.jobId,
+      secretHash: createHash("sha256").update(secret).digest(),
+      checkoutRequestId: accepted!.CheckoutRequestID,
+      callback,
+      log: { level: "info", message: "M-Pesa callback: ResultCode 0 (The service request is processed successfully.), receipt QK7ABC1XYZ" },
+      at: new Date(),
+    });
+    expect(recorded).toBe("recorded");
+    const third = attemptOf(ctx.jobId, 3);
+    expect(await handle(PAYLOAD, third)).toEqual({ ...accepted, callback });
+    expect(third.lines).toEqual([{ level: "info", message: expect.stringContaining("receipt QK7ABC1XYZ") }]);
+    expect(daraja.pushRequests()).toHaveLength(1);
+  });
+
+  it("queries Daraja when no callback came before its waitpoint expired, and ends with the query's answer", async () => {
+    const handle = mobileMoneyStkHandler(deps());
+    const ctx = await newJob();
+    const waitpointId = await untilCallback(handle, ctx);
+    const { accepted } = pushStep(ctx.jobId)!;
+    daraja.complete(accepted!.CheckoutRequestID, 1032, "Request cancelled by user");
+    await database.db.pool.query("UPDATE waitpoints SET expires_at = now() - interval '1 second' WHERE id = $1", [waitpointId]);
+    expect(await expireWaitpoints(database.db.pool, 10)).toContain(waitpointId);
+
+    const retry = attemptOf(ctx.jobId, 2);
+    expect(await handle(PAYLOAD, retry)).toMatchObject({
+      ...accepted,
+      query: { state: "final", result_code: "1032", result_desc: "Request cancelled by user" },
+    });
+    expect(retry.lines).toEqual([{ level: "warn", message: expect.stringMatching(/No M-Pesa callback arrived.*ResultCode 1032/) }]);
+    expect(daraja.pushRequests()).toHaveLength(1);
+    expect(daraja.queries()[0]!.body).toContain(accepted!.CheckoutRequestID);
   });
 
   it("fails permanently naming PUBLIC_URL when it is not set, before calling Daraja", async () => {
@@ -334,7 +415,7 @@ describe("mobile_money_stk", () => {
     },
   );
 
-  it("fails permanently when the worker gave it no push store", async () => {
+  it("fails permanently when the worker gave it no callback store", async () => {
     const handle = mobileMoneyStkHandler(deps({}, null));
     await expect(handle(PAYLOAD, await newJob())).rejects.toThrow(PermanentJobError);
     expect(daraja.server.requests).toHaveLength(0);

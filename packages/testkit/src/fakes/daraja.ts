@@ -27,6 +27,8 @@ export type PushScript =
   | "invalid_shortcode"
   | "bad_gateway"
   | "hang"
+  /** Accepted (the payer is prompted; completeAndCallBack works) but the answer never comes: a response lost in flight. */
+  | "accept_and_hang"
   | FakeReply;
 
 export type RecordedPush = {
@@ -77,7 +79,7 @@ const darajaError = (status: number, errorCode: string, errorMessage: string): F
 });
 const badRequest = (what: string) => darajaError(400, "400.002.02", `Bad Request - Invalid ${what}`);
 
-const SCRIPTS: Record<Exclude<PushScript, FakeReply | "hang">, FakeReply> = {
+const SCRIPTS: Record<Exclude<PushScript, FakeReply | "hang" | "accept_and_hang">, FakeReply> = {
   invalid_token: darajaError(404, "404.001.03", "Invalid Access Token"),
   spike_arrest: darajaError(500, "500.003.02", "Error Occured: Spike Arrest Violation"),
   quota_violation: darajaError(500, "500.003.03", "Error Occured: Quota Violation"),
@@ -200,13 +202,14 @@ export async function startDarajaFake(credentials: DarajaCredentials = SANDBOX):
       // STK push.
       const script = scripts.shift();
       if (script === "hang") return new Promise<FakeReply>(() => {});
-      if (script !== undefined) return typeof script === "string" ? SCRIPTS[script] : script;
+      if (script !== undefined && script !== "accept_and_hang") return typeof script === "string" ? SCRIPTS[script] : script;
       const merchantRequestId = `${randomBytes(2).toString("hex")}-${randomBytes(4).toString("hex")}-1`;
       const checkoutRequestId = `ws_CO_${eatNow().toISOString().replace(/\D/g, "").slice(0, 14)}${randomBytes(5).toString("hex")}`;
       checkouts.set(checkoutRequestId, { merchantRequestId, callbackUrl: body.CallBackURL, amount: Number(body.Amount), phone: body.PhoneNumber });
       const record = pushes.at(-1)!;
       record.checkoutRequestId = checkoutRequestId;
       record.merchantRequestId = merchantRequestId;
+      if (script === "accept_and_hang") return new Promise<FakeReply>(() => {});
       return {
         status: 200,
         body: {

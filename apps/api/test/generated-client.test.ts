@@ -10,10 +10,15 @@ import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyo
 const ROOT = path.resolve(__dirname, "../../..");
 const OUT = path.join(ROOT, "test-artifacts", "generated-client");
 
-/** The JSON bodies of POST /jobs in the README: every `'{"type":…}'` between single quotes. */
-function readmeJobs(): { type: string; payload: Record<string, unknown>; max_retries?: number }[] {
+/**
+ * The JSON bodies of POST /jobs in the README: every `'{"type":…}'` between single quotes. A shell variable spliced into
+ * one (`"'$WAITPOINT'"`) is given its value from `values`.
+ */
+function readmeJobs(values: Record<string, string> = {}): { type: string; payload: Record<string, unknown>; max_retries?: number }[] {
   const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-  return [...readme.matchAll(/'(\{"type":[\s\S]*?\})'/g)].map((m) => JSON.parse(m[1]!));
+  return [...readme.matchAll(/'(\{"type":[\s\S]*?\})'/g)].map((m) =>
+    JSON.parse(m[1]!.replace(/'\$([A-Z_]+)'/g, (_, name: string) => values[name] ?? `$${name}`)),
+  );
 }
 
 /** openapi-typescript with its default options; it is an ES module, so it runs in a child process. */
@@ -97,7 +102,9 @@ describe("a client generated from /openapi.json", () => {
   });
 
   it("is right about the examples: the API accepts each of them", async () => {
-    for (const job of readmeJobs()) {
+    const waitpoint = await api.request.post("/waitpoints").set("Authorization", `Bearer ${owner.token}`).send({});
+    expect(waitpoint.status).toBe(201);
+    for (const job of readmeJobs({ WAITPOINT: waitpoint.body.id as string })) {
       const res = await api.request.post("/jobs").set("Authorization", `Bearer ${owner.token}`).send(job);
       if (res.status !== 202) throw new Error(`${job.type}: ${res.status} ${JSON.stringify(res.body)}`);
     }

@@ -54,7 +54,8 @@ async function stored(id: string): Promise<{ id: string; type: string }[]> {
 
 /** The job as GET /jobs/{id} shows it, without its payload: what the final event's data must be. */
 function withoutPayload(job: JobView): Record<string, unknown> {
-  // An event holds the job as it was; `waiting_for` (a live answer), the job's place in a graph and its replays are GET /jobs/{id}'s.
+  // An event holds the job as it was; `waiting_for` (a live answer), the job's place in a graph, its replays and its
+  // durable steps are GET /jobs/{id}'s.
   const {
     payload: _payload,
     waiting_for: _waiting,
@@ -62,6 +63,7 @@ function withoutPayload(job: JobView): Record<string, unknown> {
     dependents: _dependents,
     on_dependency_failure: _onFailure,
     replayed_as: _replayedAs,
+    steps: _steps,
     ...rest
   } = job as JobView & Record<string, unknown>;
   return rest;

@@ -113,7 +113,8 @@ describe("GET /jobs without limit", () => {
     expect(jobs).toHaveLength(JOBS);
     expect(new Set(jobs.map((j) => j.id)).size).toBe(JOBS);
     for (let i = 1; i < jobs.length; i += 997) expect(jobs[i - 1]!.id > jobs[i]!.id).toBe(true);
-    // The seed's list fields in their order, then SPEC §8's additions, then §14's, then the last attempt's times.
+    // The seed's list fields in their order, then SPEC §8's additions, then §14's, then the last attempt's times, then
+    // the last progress report (§21).
     expect(Object.keys(jobs[0]!)).toEqual([
       "id",
       "type",
@@ -136,6 +137,7 @@ describe("GET /jobs without limit", () => {
       "waiting_for",
       "started_at",
       "finished_at",
+      "progress",
     ]);
 
     // The response is over 15 MiB; holding the rows (or the JSON) would cost far more than this.

@@ -261,10 +261,14 @@ export class EnvelopeWorker {
     while (this.runs.size) await Promise.allSettled([...this.runs]);
   }
 
+  /**
+   * Closes the BullMQ worker. Called once every delivered envelope has completed (drained), so it does not wait for
+   * the fetch blocked on BullMQ's marker (up to `drainDelay`): its connection is closed at once.
+   */
   async close(): Promise<void> {
     this.stopping = true;
     clearInterval(this.lockTimer);
-    await this.bull.close();
+    await this.bull.close(true);
     await this.fetching;
   }
 }

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     connection.on("error", (error: Error) => logger.debug("redis connection error", { error: error.message }));
 
   const builtIns = config.WORKER_TYPES ? config.WORKER_TYPES.filter(isBuiltInType) : BUILT_IN_TYPES;
-  const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.prisma) }, builtIns);
+  const handlerSet = createBuiltInHandlers({ settings: config, logger, stkPushes: stkPushStore(db.pool) }, builtIns);
   const metrics = createWorkerMetrics();
   const runtime = await startRuntime({
     db,

@@ -46,7 +46,7 @@ function handler() {
   return mobileMoneyStkHandler({
     settings: config,
     logger: createLogger({ service: "worker", level: "error", json: true }),
-    stkPushes: stkPushStore(api.database.db.prisma),
+    stkPushes: stkPushStore(api.database.db.pool),
   });
 }
 

@@ -2,9 +2,9 @@
 // retried attempt never prompts the payer twice, and the API authenticates and records Safaricom's callback.
 import type pg from "pg";
 import type { LogLevel } from "@conveyor/contracts";
-import type { Db } from "./client";
 import { isUniqueViolation } from "./errors";
 import { amendResult } from "./job-machine/amend";
+import { inTransaction, type Queryable } from "./transaction";
 
 /** What an earlier attempt left behind about its push. */
 export type StkPushRecord = {
@@ -14,20 +14,27 @@ export type StkPushRecord = {
   pushStartedAt: Date | null;
 };
 
-export async function findStkPush(db: Db, jobId: string): Promise<StkPushRecord | null> {
-  return db.jobCallback.findUnique({ where: { jobId }, select: { checkoutRequestId: true, merchantRequestId: true, pushStartedAt: true } });
+export async function findStkPush(db: Queryable, jobId: string): Promise<StkPushRecord | null> {
+  const { rows } = await db.query<StkPushRecord>(
+    `SELECT checkout_request_id AS "checkoutRequestId", merchant_request_id AS "merchantRequestId", push_started_at AS "pushStartedAt"
+       FROM job_callbacks WHERE job_id = $1::uuid`,
+    [jobId],
+  );
+  return rows[0] ?? null;
 }
 
 /**
  * Claims the job's push before it is sent, storing the hash of the new callback secret. False when another
  * attempt has already sent one (or is sending one): the caller must not push.
  */
-export async function beginStkPush(db: Db, jobId: string, secretHash: Buffer, at: Date): Promise<boolean> {
-  const data = { secretHash: new Uint8Array(secretHash), pushStartedAt: at };
-  const claimed = await db.jobCallback.updateMany({ where: { jobId, pushStartedAt: null, checkoutRequestId: null }, data });
-  if (claimed.count === 1) return true;
+export async function beginStkPush(db: Queryable, jobId: string, secretHash: Buffer, at: Date): Promise<boolean> {
+  const claimed = await db.query(
+    "UPDATE job_callbacks SET secret_hash = $2, push_started_at = $3 WHERE job_id = $1::uuid AND push_started_at IS NULL AND checkout_request_id IS NULL",
+    [jobId, secretHash, at],
+  );
+  if (claimed.rowCount === 1) return true;
   try {
-    await db.jobCallback.create({ data: { jobId, ...data } });
+    await db.query("INSERT INTO job_callbacks (job_id, secret_hash, push_started_at) VALUES ($1::uuid, $2, $3)", [jobId, secretHash, at]);
     return true;
   } catch (error) {
     if (isUniqueViolation(error)) return false;
@@ -36,20 +43,21 @@ export async function beginStkPush(db: Db, jobId: string, secretHash: Buffer, at
 }
 
 /** Daraja accepted the push: the callback and any later attempt are tied to this CheckoutRequestID. */
-export async function recordStkPushAccepted(db: Db, jobId: string, ids: { checkoutRequestId: string; merchantRequestId: string }): Promise<void> {
-  await db.jobCallback.updateMany({
-    where: { jobId, OR: [{ checkoutRequestId: null }, { checkoutRequestId: ids.checkoutRequestId }] },
-    data: ids,
-  });
+export async function recordStkPushAccepted(db: Queryable, jobId: string, ids: { checkoutRequestId: string; merchantRequestId: string }): Promise<void> {
+  await db.query(
+    `UPDATE job_callbacks SET checkout_request_id = $2, merchant_request_id = $3
+      WHERE job_id = $1::uuid AND (checkout_request_id IS NULL OR checkout_request_id = $2)`,
+    [jobId, ids.checkoutRequestId, ids.merchantRequestId],
+  );
 }
 
 /** Daraja refused the push before processing it, so a later attempt may push again. */
-export async function recordStkPushRefused(db: Db, jobId: string): Promise<void> {
-  await db.jobCallback.updateMany({ where: { jobId, checkoutRequestId: null }, data: { pushStartedAt: null } });
+export async function recordStkPushRefused(db: Queryable, jobId: string): Promise<void> {
+  await db.query("UPDATE job_callbacks SET push_started_at = NULL WHERE job_id = $1::uuid AND checkout_request_id IS NULL", [jobId]);
 }
 
 /** The three writes above, bound to one client: what the worker hands to the mobile_money_stk handler. */
-export function stkPushStore(db: Db) {
+export function stkPushStore(db: Queryable) {
   return {
     find: (jobId: string) => findStkPush(db, jobId),
     beginPush: (jobId: string, secretHash: Buffer) => beginStkPush(db, jobId, secretHash, new Date()),
@@ -59,9 +67,12 @@ export function stkPushStore(db: Db) {
 }
 
 /** The secret hash and push of a job, for authenticating its callback. */
-export async function findCallbackTarget(db: Db, jobId: string): Promise<{ secretHash: Buffer; checkoutRequestId: string | null } | null> {
-  const row = await db.jobCallback.findUnique({ where: { jobId }, select: { secretHash: true, checkoutRequestId: true } });
-  return row ? { secretHash: Buffer.from(row.secretHash), checkoutRequestId: row.checkoutRequestId } : null;
+export async function findCallbackTarget(db: Queryable, jobId: string): Promise<{ secretHash: Buffer; checkoutRequestId: string | null } | null> {
+  const { rows } = await db.query<{ secretHash: Buffer; checkoutRequestId: string | null }>(
+    `SELECT secret_hash AS "secretHash", checkout_request_id AS "checkoutRequestId" FROM job_callbacks WHERE job_id = $1::uuid`,
+    [jobId],
+  );
+  return rows[0] ?? null;
 }
 
 export type JobCallbackInput = {
@@ -83,47 +94,46 @@ export type JobCallbackOutcome = "recorded" | "duplicate" | "mismatch" | "missin
  */
 export async function recordJobCallback(pool: pg.Pool, input: JobCallbackInput): Promise<JobCallbackOutcome> {
   const { jobId, checkoutRequestId, at } = input;
-  const client = await pool.connect();
   try {
-    await client.query("BEGIN");
-    const { rows } = await client.query<{ checkout_request_id: string | null; callback_received_at: Date | null; retries: number }>(
-      `SELECT c.checkout_request_id, c.callback_received_at, j.retries
-         FROM job_callbacks c JOIN jobs j ON j.id = c.job_id
-        WHERE c.job_id = $1::uuid
-          FOR UPDATE OF c`,
-      [jobId],
-    );
-    const row = rows[0];
-    // A callback may beat the worker's own write of the CheckoutRequestID; its secret already proves it belongs to
-    // this job's push, so it names the push.
-    const outcome: JobCallbackOutcome = !row
-      ? "missing"
-      : row.checkout_request_id !== null && row.checkout_request_id !== checkoutRequestId
-        ? "mismatch"
-        : row.callback_received_at
-          ? "duplicate"
-          : "recorded";
-    if (outcome !== "recorded") {
-      await client.query("ROLLBACK");
-      return outcome;
-    }
-    await client.query("UPDATE job_callbacks SET checkout_request_id = $2, callback_received_at = $3 WHERE job_id = $1::uuid", [jobId, checkoutRequestId, at]);
-    // The line takes Postgres's time, like the lifecycle lines read from events, so it sorts after "succeeded".
-    await client.query("INSERT INTO job_logs (job_id, attempt, level, message, timestamp) VALUES ($1, $2, $3::log_level, $4, now())", [
-      jobId,
-      row!.retries + 1,
-      input.log.level,
-      input.log.message,
-    ]);
-    await amendResult(client, { jobId, fields: { callback: input.callback }, at });
-    await client.query("COMMIT");
-    return "recorded";
+    return await inTransaction(pool, async (client) => {
+      const { rows } = await client.query<{ checkout_request_id: string | null; callback_received_at: Date | null; retries: number }>(
+        `SELECT c.checkout_request_id, c.callback_received_at, j.retries
+           FROM job_callbacks c JOIN jobs j ON j.id = c.job_id
+          WHERE c.job_id = $1::uuid
+            FOR UPDATE OF c`,
+        [jobId],
+      );
+      const row = rows[0];
+      // A callback may beat the worker's own write of the CheckoutRequestID; its secret already proves it belongs to
+      // this job's push, so it names the push.
+      const outcome: JobCallbackOutcome = !row
+        ? "missing"
+        : row.checkout_request_id !== null && row.checkout_request_id !== checkoutRequestId
+          ? "mismatch"
+          : row.callback_received_at
+            ? "duplicate"
+            : "recorded";
+      if (outcome !== "recorded") {
+        return outcome;
+      }
+      await client.query("UPDATE job_callbacks SET checkout_request_id = $2, callback_received_at = $3 WHERE job_id = $1::uuid", [
+        jobId,
+        checkoutRequestId,
+        at,
+      ]);
+      // The line takes Postgres's time, like the lifecycle lines read from events, so it sorts after "succeeded".
+      await client.query("INSERT INTO job_logs (job_id, attempt, level, message, timestamp) VALUES ($1, $2, $3::log_level, $4, now())", [
+        jobId,
+        row!.retries + 1,
+        input.log.level,
+        input.log.message,
+      ]);
+      await amendResult(client, { jobId, fields: { callback: input.callback }, at });
+      return "recorded";
+    });
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
     // Another job's push already holds this CheckoutRequestID.
     if (isUniqueViolation(error)) return "mismatch";
     throw error;
-  } finally {
-    client.release();
   }
 }

@@ -50,7 +50,7 @@ export type MpesaCallbackOptions = {
 /** Records the callback; resolves for a new or a repeated one. Unknown job, wrong secret, other push: 404. */
 export async function recordMpesaCallback({ jobId, secret, body }: MpesaCallbackOptions, deps: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const refused = () => notFound("Callback");
-  const target = isUuid(jobId) ? await findCallbackTarget(deps.db.prisma, jobId) : null;
+  const target = isUuid(jobId) ? await findCallbackTarget(deps.db.pool, jobId) : null;
   const given = createHash("sha256")
     .update(secret ?? "")
     .digest();

@@ -7,7 +7,7 @@ export type HandlerDeps = {
   settings: WorkerConfig;
   /** Process logger, for operator-facing lines; job-facing lines go through ctx.log. */
   logger: Logger;
-  /** Where mobile_money_stk keeps its pushes (`stkPushStore(db.prisma)` from @conveyor/db); without it that type fails permanently. */
+  /** Where mobile_money_stk keeps its pushes (`stkPushStore(db.pool)` from @conveyor/db); without it that type fails permanently. */
   stkPushes?: StkPushStore;
 };
 

@@ -41,7 +41,7 @@ describe("mobile_money_stk", () => {
     daraja.pushes.length = 0;
   });
 
-  function deps(env: Record<string, string | undefined> = {}, store: HandlerDeps["stkPushes"] | null = stkPushStore(database.db.prisma)): HandlerDeps {
+  function deps(env: Record<string, string | undefined> = {}, store: HandlerDeps["stkPushes"] | null = stkPushStore(database.db.pool)): HandlerDeps {
     const stream = new PassThrough();
     stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     const config = loadWorkerConfig({

@@ -44,9 +44,6 @@ export type Database = {
   close(): Promise<void>;
 };
 
-/** A Prisma client or an interactive transaction: what data-access functions accept as `db`. */
-export type Db = PrismaClient | Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
-
 const sessions = new WeakMap<pg.Pool, pg.Pool>();
 
 /**

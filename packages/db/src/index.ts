@@ -22,7 +22,6 @@ export * from "./backlog";
 export * from "./events";
 export * from "./public-tokens";
 export * from "./notifications";
-export * from "./wake-loop";
 export * from "./schedules";
 export { DISPATCH_CHANNEL, EVENTS_CHANNEL } from "./job-sql";
 export * from "./job-filter";

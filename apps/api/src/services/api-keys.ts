@@ -11,8 +11,7 @@ import {
   revokeApiKey as revokeKey,
   type ListedApiKey,
 } from "@conveyor/db";
-import { forbidden, notFound } from "../http/errors";
-import { ssoRequired } from "../middleware/authenticate";
+import { forbidden, notFound, ssoRequired } from "../http/errors";
 import { generateApiKey } from "./api-key-secrets";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

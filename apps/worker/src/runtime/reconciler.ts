@@ -9,7 +9,8 @@
 // - Done, failed and cancelled jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { deleteExpiredDedupeKeys, deleteExpiredIdempotencyKeys, liveJobsPage, WakeLoop, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import { deleteExpiredDedupeKeys, deleteExpiredIdempotencyKeys, liveJobsPage, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { restoreMissing } from "./redis-repair";

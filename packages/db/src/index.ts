@@ -15,6 +15,7 @@ export * from "./api-keys";
 export * from "./sessions";
 export * from "./job-stats";
 export * from "./job-runtime";
+export * from "./key-expiry";
 export * from "./job-machine";
 export * from "./dispatch";
 export * from "./flow-control";

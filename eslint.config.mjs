@@ -63,6 +63,26 @@ export default tseslint.config(
     },
   },
   {
+    // CONTRIBUTING "Reach Postgres one way": the service's code reaches Postgres with raw SQL on `db.pool` and runs
+    // transactions with `inTransaction`; Prisma's client is for the schema, the migrations and tests' fixtures.
+    files: ["apps/*/src/**/*.{ts,tsx}", "packages/*/src/**/*.{ts,tsx}"],
+    ignores: ["packages/testkit/**", "packages/db/src/client.ts", "packages/db/src/generated/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "MemberExpression[property.name='prisma']",
+          message: "Reach Postgres through the db package's functions on db.pool (CONTRIBUTING: Reach Postgres one way), not Prisma's client.",
+        },
+        {
+          selector: "CallExpression[callee.property.name='query'] > Literal[value=/^\\s*(BEGIN|START TRANSACTION)\\b/i]",
+          message:
+            "Run a transaction with inTransaction (packages/db/src/transaction.ts), which rolls back, drops a broken connection and knows the retryable codes.",
+        },
+      ],
+    },
+  },
+  {
     // Tests, benchmarks and scripts may print, and read untyped response bodies.
     files: ["**/test/**/*.ts", "test/**/*.ts", "packages/testkit/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "**/cli/**/*.ts"],
     rules: { "no-console": "off", "@typescript-eslint/no-explicit-any": "off" },

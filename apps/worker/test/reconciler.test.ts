@@ -177,15 +177,4 @@ describe("Reconciler", () => {
     await redis.set(`${prefix}:reconciler:lock`, "someone-else", "PX", 10_000);
     expect(await reconciler().runOnce()).toEqual({ ran: false, fullSweep: false, checked: 0, reenqueued: 0 });
   });
-
-  it("forgets idempotency keys older than 24 hours", async () => {
-    const id = await insertJob({ status: "done" });
-    await database.db.pool.query(
-      `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at) VALUES ($1, 'old', $2, '\\x00', now() - interval '1 minute'), ($1, 'new', $2, '\\x00', now() + interval '1 hour')`,
-      [orgId, id],
-    );
-    await reconciler().runOnce();
-    const { rows } = await database.db.pool.query("SELECT key FROM idempotency_keys ORDER BY key");
-    expect(rows.map((r) => r.key)).toEqual(["new"]);
-  });
 });

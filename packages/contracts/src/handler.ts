@@ -1,5 +1,6 @@
 // What a job handler sees. Handlers are plain async functions; the worker runtime owns BullMQ, Postgres,
 // retries and the fence, so a handler only does its job and says how it went.
+import { ATTEMPT_TIMEOUT_CODE } from "./flow-control";
 import type { LogLevel } from "./limits";
 
 export type JobContext = {
@@ -120,7 +121,7 @@ export class ProviderRateLimitedError extends RetryableJobError {
 export class AttemptTimeoutError extends Error {
   override name = "AttemptTimeoutError";
   constructor(readonly timeoutMs: number) {
-    super(`attempt_timeout: the attempt ran longer than its timeout of ${timeoutMs} ms`);
+    super(`${ATTEMPT_TIMEOUT_CODE}: the attempt ran longer than its timeout of ${timeoutMs} ms`);
   }
 }
 

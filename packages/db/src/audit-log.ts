@@ -3,8 +3,8 @@
 // retention's (deleteAuditEntriesBefore), which names its cut-off in the transaction.
 import type pg from "pg";
 import type { AuditAction, AuditActorType } from "@conveyor/contracts";
-import type { Db } from "./client";
 import { newId } from "./ids";
+import { inTransaction, type Queryable } from "./transaction";
 
 /** A field's value before and after the change (null: it did not exist, or was not set). */
 export type AuditChange = { before: unknown; after: unknown };
@@ -28,10 +28,10 @@ export type NewAuditEntry = {
 export type AuditRequest = { ip: string | null; userAgent: string | null; requestId: string | null };
 
 /**
- * Anything that can run the insert: the transaction of the change — a pg client inside BEGIN/COMMIT, or a Prisma
- * interactive transaction. (A pool works too, for an entry that records no change of its own: a failed login.)
+ * Anything that can run the insert: the transaction of the change (a connection inside `inTransaction`), or the pool
+ * for an entry that records no change of its own (a failed login).
  */
-export type AuditWriter = pg.Pool | pg.PoolClient | pg.ClientBase | Db;
+export type AuditWriter = Queryable;
 
 const INSERT = `INSERT INTO audit_log (id, org_id, time, actor_type, actor_id, actor_label, action, target_type, target_id, target_label,
                                  ip, user_agent, request_id, changes, details)
@@ -62,8 +62,7 @@ export async function writeAuditEntry(db: AuditWriter, entry: NewAuditEntry): Pr
     entry.changes && Object.keys(entry.changes).length ? JSON.stringify(entry.changes) : null,
     entry.details && Object.keys(entry.details).length ? JSON.stringify(entry.details) : null,
   ];
-  if ("query" in db) await db.query(INSERT, values);
-  else await db.$executeRawUnsafe(INSERT, ...values);
+  await db.query(INSERT, values);
 }
 
 export type AuditEntryView = {
@@ -153,20 +152,12 @@ export async function listAuditEntries(pool: pg.Pool, query: AuditQuery): Promis
  * trigger refuses a cut-off less than a day old.
  */
 export async function deleteAuditEntriesBefore(pool: pg.Pool, options: { before: Date; limit: number }): Promise<number> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     await client.query("SELECT set_config('conveyor.audit_delete_before', $1, true)", [options.before.toISOString()]);
     const { rowCount } = await client.query(
       "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE time < $1 ORDER BY time LIMIT $2 FOR UPDATE SKIP LOCKED)",
       [options.before, options.limit],
     );
-    await client.query("COMMIT");
     return rowCount ?? 0;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

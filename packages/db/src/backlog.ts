@@ -2,6 +2,7 @@
 // organization (flow-control.ts `listQueues`), summed over every organization, read from the dispatcher's queue in
 // Postgres. The leader serves it as Prometheus gauges; nothing here is per organization.
 import type pg from "pg";
+import { inTransaction } from "./transaction";
 
 export type TypeBacklog = {
   type: string;
@@ -29,13 +30,12 @@ export type TypeBacklog = {
  * scrape must not hang on a busy database).
  */
 export async function readBacklog(pool: pg.Pool, knownTypes: readonly string[], timeoutMs = 2_000): Promise<TypeBacklog[]> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query("BEGIN READ ONLY");
-    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-    const { rows } = await client.query<TypeBacklog>(
-      `WITH delayed AS (SELECT type, count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at > now() GROUP BY type),
+  return inTransaction(
+    pool,
+    async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+      const { rows } = await client.query<TypeBacklog>(
+        `WITH delayed AS (SELECT type, count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at > now() GROUP BY type),
        groups AS (SELECT type, org_id, concurrency_key, max(concurrency_limit) AS key_limit, rate_limit, count(*)::int AS n, min(due_at) AS oldest
                     FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()
                    GROUP BY type, org_id, concurrency_key, rate_limit),
@@ -63,15 +63,10 @@ export async function readBacklog(pool: pg.Pool, knownTypes: readonly string[], 
          LEFT JOIN delayed d ON d.type = t.type
          LEFT JOIN handed h ON h.type = t.type
         ORDER BY t.type`,
-      [knownTypes],
-    );
-    await client.query("COMMIT");
-    return rows;
-  } catch (error) {
-    await client.query("ROLLBACK").catch((e: Error) => (broken = e));
-    throw error;
-  } finally {
-    // A connection that could not even roll back is dropped from the pool rather than handed to the next user.
-    client.release(broken);
-  }
+        [knownTypes],
+      );
+      return rows;
+    },
+    { mode: "READ ONLY" },
+  );
 }

@@ -1,6 +1,8 @@
-// The process' Postgres connections, and the one way the rest of the code reaches Postgres: `db.pool` (or `db.prisma`,
-// which runs on it) for every statement and transaction, `sessionPool(db.pool)` for what keeps state on its
-// connection (LISTEN, a session advisory lock, SET), `db.read` for the heavy reads a replica may serve. The pools
+// The process' Postgres connections, and the one way the rest of the code reaches Postgres: `db.pool` for every
+// statement and transaction (raw SQL in this package's functions; transactions through `inTransaction`),
+// `sessionPool(db.pool)` for what keeps state on its connection (LISTEN, a session advisory lock, SET), `db.read` for
+// the heavy reads a replica may serve. Prisma owns the schema and the migrations; its client (`db.prisma`, on the same
+// pool) is there for tests' fixtures only — the lint refuses it in the service's code. The pools
 // decide what is safe where their URL points: through a pooler in transaction mode (DATABASE_DIRECT_URL set) a
 // statement's `name` is dropped, since PgBouncer 1.18 does not carry a prepared statement to the next transaction's
 // server connection; straight to Postgres, named statements stay prepared per connection. A URL with several hosts
@@ -31,6 +33,7 @@ export type DatabaseOptions = {
 };
 
 export type Database = {
+  /** Prisma's client on `pool`, for tests' fixtures only (CONTRIBUTING "Reach Postgres one way"). */
   prisma: PrismaClient;
   /** Every statement and transaction. */
   pool: pg.Pool;
@@ -40,9 +43,6 @@ export type Database = {
   read: pg.Pool;
   close(): Promise<void>;
 };
-
-/** A Prisma client or an interactive transaction: what data-access functions accept as `db`. */
-export type Db = PrismaClient | Parameters<Parameters<PrismaClient["$transaction"]>[0]>[0];
 
 const sessions = new WeakMap<pg.Pool, pg.Pool>();
 

@@ -2,8 +2,7 @@
 // at most once even when several requests race for it.
 import type { Role } from "@conveyor/contracts";
 import type pg from "pg";
-import type { Db } from "./client";
-import { inTransaction } from "./transaction";
+import { inTransaction, Rollback, rollingBack, type Queryable } from "./transaction";
 
 export type NewInvite = {
   id: string;
@@ -44,14 +43,15 @@ export type InviteRecord = {
 };
 
 /** The invite whose token has this SHA-256, whatever its state, or null. */
-export async function findInviteByTokenHash(db: Db, tokenHash: Buffer): Promise<InviteRecord | null> {
-  const row = await db.invite.findUnique({
-    where: { tokenHash: new Uint8Array(tokenHash) },
-    select: { id: true, orgId: true, email: true, role: true, expiresAt: true, acceptedAt: true, supersededAt: true, org: { select: { name: true } } },
-  });
-  if (!row) return null;
-  const { org, ...invite } = row;
-  return { ...invite, orgName: org.name };
+export async function findInviteByTokenHash(db: Queryable, tokenHash: Buffer): Promise<InviteRecord | null> {
+  const { rows } = await db.query<InviteRecord>(
+    `SELECT i.id, i.org_id AS "orgId", o.name AS "orgName", i.email, i.role, i.expires_at AS "expiresAt", i.accepted_at AS "acceptedAt",
+            i.superseded_at AS "supersededAt"
+       FROM invites i JOIN organizations o ON o.id = i.org_id
+      WHERE i.token_hash = $1`,
+    [tokenHash],
+  );
+  return rows[0] ?? null;
 }
 
 export type InviteRedemption = {
@@ -72,12 +72,6 @@ export type AcceptOutcome =
   | { kind: "email_taken" }
   | { kind: "already_member" };
 
-class Rollback extends Error {
-  constructor(readonly outcome: AcceptOutcome) {
-    super(outcome.kind);
-  }
-}
-
 /**
  * Claims the invite with a conditional UPDATE (only one of any number of concurrent callers sees its row
  * come back), creates the account if needed and adds the membership, all in one transaction — in which
@@ -88,15 +82,15 @@ export async function redeemInvite(
   input: InviteRedemption,
   onAccepted?: (tx: pg.PoolClient, userId: string) => Promise<void>,
 ): Promise<AcceptOutcome> {
-  try {
-    return await inTransaction(pool, async (tx) => {
+  return rollingBack(
+    inTransaction(pool, async (tx): Promise<AcceptOutcome> => {
       const claimed = await tx.query(
         `UPDATE invites SET accepted_at = $2
           WHERE id = $1 AND accepted_at IS NULL AND superseded_at IS NULL AND expires_at > $2
          RETURNING id`,
         [input.inviteId, input.at],
       );
-      if (claimed.rowCount === 0) throw new Rollback({ kind: "unavailable" });
+      if (claimed.rowCount === 0) throw new Rollback<AcceptOutcome>({ kind: "unavailable" });
 
       let userId: string;
       if ("existingId" in input.user) {
@@ -106,7 +100,7 @@ export async function redeemInvite(
           `INSERT INTO users (id, email, password_hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (email) DO NOTHING RETURNING id`,
           [input.user.newId, input.email, input.user.passwordHash, input.at],
         );
-        if (created.rowCount === 0) throw new Rollback({ kind: "email_taken" });
+        if (created.rowCount === 0) throw new Rollback<AcceptOutcome>({ kind: "email_taken" });
         userId = input.user.newId;
       }
 
@@ -114,25 +108,24 @@ export async function redeemInvite(
         `INSERT INTO memberships (org_id, user_id, role, joined_at) VALUES ($1, $2, $3, $4) ON CONFLICT (org_id, user_id) DO NOTHING RETURNING user_id`,
         [input.orgId, userId, input.role, input.at],
       );
-      if (joined.rowCount === 0) throw new Rollback({ kind: "already_member" });
+      if (joined.rowCount === 0) throw new Rollback<AcceptOutcome>({ kind: "already_member" });
       await onAccepted?.(tx, userId);
       return { kind: "accepted" as const, userId };
-    });
-  } catch (error) {
-    if (error instanceof Rollback) return error.outcome;
-    throw error;
-  }
+    }),
+  );
 }
 
 export type PendingInvite = { id: string; email: string; role: Role; invitedBy: string; expiresAt: Date; createdAt: Date };
 
 /** Invites of `orgId` that can still be accepted at `now`, newest first. Never their tokens (only hashes are stored). */
-export async function listPendingInvites(db: Db, query: { orgId: string; now: Date }): Promise<PendingInvite[]> {
-  return db.invite.findMany({
-    where: { orgId: query.orgId, acceptedAt: null, supersededAt: null, expiresAt: { gt: query.now } },
-    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
-    select: { id: true, email: true, role: true, invitedBy: true, expiresAt: true, createdAt: true },
-  });
+export async function listPendingInvites(db: Queryable, query: { orgId: string; now: Date }): Promise<PendingInvite[]> {
+  const { rows } = await db.query<PendingInvite>(
+    `SELECT id, email, role, invited_by AS "invitedBy", expires_at AS "expiresAt", created_at AS "createdAt" FROM invites
+      WHERE org_id = $1::uuid AND accepted_at IS NULL AND superseded_at IS NULL AND expires_at > $2
+      ORDER BY created_at DESC, id DESC`,
+    [query.orgId, query.now],
+  );
+  return rows;
 }
 
 /**
@@ -140,10 +133,7 @@ export async function listPendingInvites(db: Db, query: { orgId: string; now: Da
  * invite's email and role, or null when there was no such pending invite (unknown, another organization's,
  * accepted, replaced or expired).
  */
-export async function withdrawInvite(
-  db: pg.Pool | pg.PoolClient,
-  input: { orgId: string; id: string; at: Date },
-): Promise<{ email: string; role: Role } | null> {
+export async function withdrawInvite(db: Queryable, input: { orgId: string; id: string; at: Date }): Promise<{ email: string; role: Role } | null> {
   const { rows } = await db.query<{ email: string; role: Role }>(
     `UPDATE invites SET superseded_at = $3
       WHERE id = $1 AND org_id = $2 AND accepted_at IS NULL AND superseded_at IS NULL AND expires_at > $3

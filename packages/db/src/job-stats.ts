@@ -5,6 +5,7 @@
 // jobs_org_id_finished_at_idx. Internal jobs (types starting with `_`) are never counted.
 import type pg from "pg";
 import { DUE_LATER, TENANT_JOB } from "./job-sql";
+import { inTransaction } from "./transaction";
 
 export type JobCounts = { created: number; done: number; failed: number; cancelled: number };
 
@@ -51,26 +52,17 @@ const ROLL_SQL = `
  */
 export async function rollJobStats(pool: pg.Pool, input: { orgId: string; from: Date; until: Date }): Promise<Date> {
   const { orgId, from, until } = input;
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`job-stats:${orgId}`]);
     const { rows } = await client.query<{ rolled_until: Date }>("SELECT rolled_until FROM job_stats_progress WHERE org_id = $1", [orgId]);
     const reached = rows[0]?.rolled_until;
     const start = reached && reached > from ? reached : from;
     if (until <= start) {
-      await client.query("COMMIT");
       return start;
     }
     await client.query(ROLL_SQL, [orgId, start, until, uuidFloor(start.getTime() - ID_CLOCK_MARGIN_MS), from]);
-    await client.query("COMMIT");
     return until;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 export type BucketCounts = JobCounts & { bucket: number; type: string };

@@ -1,30 +1,28 @@
 // Who belongs to which organization, and removing someone from one (with everything their membership carried).
 import type { Role } from "@conveyor/contracts";
-import type pg from "pg";
-import type { Db } from "./client";
+import type { Queryable } from "./transaction";
 
 export type UserOrg = { orgId: string; orgName: string; role: Role; joinedAt: Date };
 
 /** Every organization `userId` belongs to, oldest membership first. */
-export async function listUserOrgs(db: Db, userId: string): Promise<UserOrg[]> {
-  const rows = await db.membership.findMany({
-    where: { userId },
-    orderBy: [{ joinedAt: "asc" }, { orgId: "asc" }],
-    select: { orgId: true, role: true, joinedAt: true, org: { select: { name: true } } },
-  });
-  return rows.map((r) => ({ orgId: r.orgId, orgName: r.org.name, role: r.role, joinedAt: r.joinedAt }));
+export async function listUserOrgs(db: Queryable, userId: string): Promise<UserOrg[]> {
+  const { rows } = await db.query<UserOrg>(
+    `SELECT m.org_id AS "orgId", o.name AS "orgName", m.role, m.joined_at AS "joinedAt"
+       FROM memberships m JOIN organizations o ON o.id = m.org_id
+      WHERE m.user_id = $1::uuid ORDER BY m.joined_at, m.org_id`,
+    [userId],
+  );
+  return rows;
 }
 
 export type MemberView = { userId: string; email: string; role: Role; joinedAt: Date };
 
+const MEMBER = `SELECT m.user_id AS "userId", u.email, m.role, m.joined_at AS "joinedAt" FROM memberships m JOIN users u ON u.id = m.user_id`;
+
 /** The members of `orgId`, in the order they joined. */
-export async function listOrgMembers(db: Db, orgId: string): Promise<MemberView[]> {
-  const rows = await db.membership.findMany({
-    where: { orgId },
-    orderBy: [{ joinedAt: "asc" }, { userId: "asc" }],
-    select: { userId: true, role: true, joinedAt: true, user: { select: { email: true } } },
-  });
-  return rows.map((r) => ({ userId: r.userId, email: r.user.email, role: r.role, joinedAt: r.joinedAt }));
+export async function listOrgMembers(db: Queryable, orgId: string): Promise<MemberView[]> {
+  const { rows } = await db.query<MemberView>(`${MEMBER} WHERE m.org_id = $1::uuid ORDER BY m.joined_at, m.user_id`, [orgId]);
+  return rows;
 }
 
 /** Where a page of members starts: after this member, in joining order. */
@@ -32,21 +30,16 @@ export type MemberCursor = { joinedAt: Date; userId: string };
 
 /** Up to `limit` members of `orgId` in the order they joined, after `after`; `more` tells whether others follow. */
 export async function listOrgMembersPage(
-  db: Db,
+  db: Queryable,
   query: { orgId: string; limit: number; after?: MemberCursor },
 ): Promise<{ items: MemberView[]; more: boolean }> {
   const { orgId, limit, after } = query;
-  const rows = await db.membership.findMany({
-    where: {
-      orgId,
-      ...(after ? { OR: [{ joinedAt: { gt: after.joinedAt } }, { joinedAt: after.joinedAt, userId: { gt: after.userId } }] } : {}),
-    },
-    orderBy: [{ joinedAt: "asc" }, { userId: "asc" }],
-    take: limit + 1,
-    select: { userId: true, role: true, joinedAt: true, user: { select: { email: true } } },
-  });
-  const items = rows.slice(0, limit).map((r) => ({ userId: r.userId, email: r.user.email, role: r.role, joinedAt: r.joinedAt }));
-  return { items, more: rows.length > limit };
+  const { rows } = await db.query<MemberView>(
+    `${MEMBER} WHERE m.org_id = $1::uuid AND ($2::timestamptz IS NULL OR (m.joined_at, m.user_id) > ($2::timestamptz, $3::uuid))
+      ORDER BY m.joined_at, m.user_id LIMIT $4`,
+    [orgId, after?.joinedAt ?? null, after?.userId ?? null, limit + 1],
+  );
+  return { items: rows.slice(0, limit), more: rows.length > limit };
 }
 
 export type RoleChange = { kind: "changed"; member: MemberView; before: Role } | { kind: "owner" } | { kind: "not_member" };
@@ -55,7 +48,7 @@ export type RoleChange = { kind: "changed"; member: MemberView; before: Role } |
  * Gives `userId` the role `role` (admin or member) in `orgId`, in one statement that also answers the role before.
  * An owner's role is never changed here: ownership is neither granted nor taken away by a role change.
  */
-export async function changeMemberRole(db: pg.Pool | pg.PoolClient, input: { orgId: string; userId: string; role: "admin" | "member" }): Promise<RoleChange> {
+export async function changeMemberRole(db: Queryable, input: { orgId: string; userId: string; role: "admin" | "member" }): Promise<RoleChange> {
   const { rows } = await db.query<{ before: Role; email: string; joined_at: Date }>(
     `WITH target AS (
        SELECT m.role FROM memberships m WHERE m.org_id = $1 AND m.user_id = $2 FOR UPDATE
@@ -74,18 +67,23 @@ export async function changeMemberRole(db: pg.Pool | pg.PoolClient, input: { org
 export type MembershipDetails = { user: { id: string; email: string }; org: { id: string; name: string }; role: Role };
 
 /** A membership with its user and organization, or null. */
-export async function findMembershipDetails(db: Db, orgId: string, userId: string): Promise<MembershipDetails | null> {
-  const row = await db.membership.findUnique({
-    where: { orgId_userId: { orgId, userId } },
-    select: { role: true, user: { select: { id: true, email: true } }, org: { select: { id: true, name: true } } },
-  });
-  return row ? { user: row.user, org: row.org, role: row.role } : null;
+export async function findMembershipDetails(db: Queryable, orgId: string, userId: string): Promise<MembershipDetails | null> {
+  const { rows } = await db.query<MembershipDetails>(
+    `SELECT json_build_object('id', u.id, 'email', u.email) AS user, json_build_object('id', o.id, 'name', o.name) AS org, m.role
+       FROM memberships m JOIN users u ON u.id = m.user_id JOIN organizations o ON o.id = m.org_id
+      WHERE m.org_id = $1::uuid AND m.user_id = $2::uuid`,
+    [orgId, userId],
+  );
+  return rows[0] ?? null;
 }
 
 /** Whether the account with this email is a member of `orgId`. */
-export async function isMemberByEmail(db: Db, orgId: string, email: string): Promise<boolean> {
-  const row = await db.membership.findFirst({ where: { orgId, user: { email } }, select: { userId: true } });
-  return row !== null;
+export async function isMemberByEmail(db: Queryable, orgId: string, email: string): Promise<boolean> {
+  const { rowCount } = await db.query("SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = $1::uuid AND u.email = $2", [
+    orgId,
+    email,
+  ]);
+  return (rowCount ?? 0) > 0;
 }
 
 /**
@@ -94,10 +92,7 @@ export async function isMemberByEmail(db: Db, orgId: string, email: string): Pro
  * back through a link they hold, and ends their console sessions there — in one statement. Answers the role and
  * e-mail they had, or null when they were not a member.
  */
-export async function removeMembership(
-  db: pg.Pool | pg.PoolClient,
-  input: { orgId: string; userId: string; at: Date },
-): Promise<{ role: Role; email: string } | null> {
+export async function removeMembership(db: Queryable, input: { orgId: string; userId: string; at: Date }): Promise<{ role: Role; email: string } | null> {
   const { rows } = await db.query<{ role: Role; email: string }>(
     `WITH removed AS (
        DELETE FROM memberships WHERE org_id = $1 AND user_id = $2 RETURNING role

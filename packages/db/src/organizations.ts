@@ -1,6 +1,7 @@
 // Organizations and their founding owner, created together or not at all.
-import type { PrismaClient } from "./client";
+import type pg from "pg";
 import { isUniqueViolation } from "./errors";
+import { inTransaction } from "./transaction";
 
 export type NewOrganization = {
   orgId: string;
@@ -13,13 +14,22 @@ export type NewOrganization = {
  * Creates a user, an organization and the owner membership in one transaction. Returns false (and creates
  * nothing) when the email already has an account.
  */
-export async function createOrganizationWithOwner(prisma: PrismaClient, input: NewOrganization): Promise<boolean> {
+export async function createOrganizationWithOwner(pool: pg.Pool, input: NewOrganization): Promise<boolean> {
   try {
-    await prisma.$transaction([
-      prisma.user.create({ data: { id: input.owner.id, email: input.owner.email, passwordHash: input.owner.passwordHash, createdAt: input.at } }),
-      prisma.organization.create({ data: { id: input.orgId, name: input.name, createdAt: input.at } }),
-      prisma.membership.create({ data: { orgId: input.orgId, userId: input.owner.id, role: "owner", joinedAt: input.at } }),
-    ]);
+    await inTransaction(pool, async (client) => {
+      await client.query("INSERT INTO users (id, email, password_hash, created_at) VALUES ($1::uuid, $2, $3, $4)", [
+        input.owner.id,
+        input.owner.email,
+        input.owner.passwordHash,
+        input.at,
+      ]);
+      await client.query("INSERT INTO organizations (id, name, created_at) VALUES ($1::uuid, $2, $3)", [input.orgId, input.name, input.at]);
+      await client.query("INSERT INTO memberships (org_id, user_id, role, joined_at) VALUES ($1::uuid, $2::uuid, 'owner', $3)", [
+        input.orgId,
+        input.owner.id,
+        input.at,
+      ]);
+    });
     return true;
   } catch (error) {
     if (isUniqueViolation(error)) return false;

@@ -9,6 +9,7 @@ import { newId } from "./ids";
 import { writeAuditEntry } from "./audit-log";
 import { insertJobs, type NewJob } from "./job-machine";
 import { enforceQuotas, findQuotaOverrides, hasQuota, limitsInForce, NO_QUOTAS, QuotaExceededError, type QuotaLimits, type QuotaName } from "./quotas";
+import { inTransaction } from "./transaction";
 
 /** The job a schedule creates at each tick, as validated when the schedule was saved. */
 export type JobTemplate = {
@@ -100,13 +101,10 @@ export async function updateSchedule(
   /** Runs in the edit's transaction before it commits (the audit entry). */
   record?: (client: pg.PoolClient, before: ScheduleRow, after: ScheduleRow) => Promise<void>,
 ): Promise<ScheduleRow | null> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     const { rows } = await client.query<ScheduleRow>(`SELECT ${COLUMNS} FROM schedules WHERE id = $1 AND org_id = $2 FOR UPDATE`, [where.id, where.orgId]);
     const current = rows[0];
     if (!current) {
-      await client.query("ROLLBACK");
       return null;
     }
     const next = change(current);
@@ -117,14 +115,8 @@ export async function updateSchedule(
       [where.id, where.orgId, next.name, next.cron, next.timezone, JSON.stringify(next.job), next.paused, next.nextRunAt, where.at],
     );
     await record?.(client, current, updated[0]!);
-    await client.query("COMMIT");
     return updated[0]!;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Deletes a schedule of `orgId` (waiting for a tick in progress); the jobs it made keep their schedule_id. */
@@ -152,9 +144,7 @@ export async function runDueSchedules(
   /** The QUOTA_* defaults (SPEC §22): a tick that would take its organization past a quota is skipped, not failed. */
   quotaDefaults: QuotaLimits = NO_QUOTAS,
 ): Promise<{ ticks: ScheduleTick[]; failures: ScheduleTickFailure[]; full: boolean }> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     const { rows } = await client.query<{ id: string; org_id: string; cron: string; timezone: string; job: JobTemplate; last_run_at: Date | null; now: Date }>(
       `SELECT id, org_id, cron, timezone, job, last_run_at, now() AS now FROM schedules
         WHERE NOT paused AND next_run_at <= now()
@@ -239,14 +229,8 @@ export async function runDueSchedules(
         [...ticks.map((t) => t.nextRunAt), ...failures.map(() => null)],
       ],
     );
-    await client.query("COMMIT");
     return { ticks, failures, full: rows.length === limit };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Milliseconds until the earliest unpaused schedule is due by Postgres' clock (≤ 0: due now), or null when none is. */

@@ -1,6 +1,5 @@
 // Users: one account per e-mail address across the deployment. Emails arrive trimmed and lower-cased.
-import type pg from "pg";
-import type { Db } from "./client";
+import type { Queryable } from "./transaction";
 
 export type UserRecord = {
   id: string;
@@ -10,15 +9,17 @@ export type UserRecord = {
   credentialVersion: number;
 };
 
-const userFields = { id: true, email: true, passwordHash: true, credentialVersion: true } as const;
+const USER = `SELECT id, email, password_hash AS "passwordHash", credential_version AS "credentialVersion" FROM users`;
 
 /** The account with this (normalized) email, or null. */
-export async function findUserByEmail(db: Db, email: string): Promise<UserRecord | null> {
-  return db.user.findUnique({ where: { email }, select: userFields });
+export async function findUserByEmail(db: Queryable, email: string): Promise<UserRecord | null> {
+  const { rows } = await db.query<UserRecord>(`${USER} WHERE email = $1`, [email]);
+  return rows[0] ?? null;
 }
 
-export async function findUserById(db: Db, id: string): Promise<UserRecord | null> {
-  return db.user.findUnique({ where: { id }, select: userFields });
+export async function findUserById(db: Queryable, id: string): Promise<UserRecord | null> {
+  const { rows } = await db.query<UserRecord>(`${USER} WHERE id = $1::uuid`, [id]);
+  return rows[0] ?? null;
 }
 
 /**
@@ -26,10 +27,7 @@ export async function findUserById(db: Db, id: string): Promise<UserRecord | nul
  * the user issued before stops working, except the session `keepSessionId` (the one that asked), which moves to the
  * new version. The user's other sessions are deleted. Returns the new version, or null when the user is gone.
  */
-export async function changePassword(
-  db: pg.Pool | pg.PoolClient,
-  input: { userId: string; passwordHash: string; keepSessionId?: string },
-): Promise<number | null> {
+export async function changePassword(db: Queryable, input: { userId: string; passwordHash: string; keepSessionId?: string }): Promise<number | null> {
   const { rows } = await db.query<{ credential_version: number }>(
     `WITH changed AS (
        UPDATE users SET password_hash = $2, credential_version = credential_version + 1 WHERE id = $1 RETURNING credential_version

@@ -12,6 +12,7 @@ import {
 import { newId } from "./ids";
 import { iso } from "./job-sql";
 import { insertJobs } from "./job-machine";
+import { inTransaction } from "./transaction";
 
 /** An endpoint as its org sees it: never its secrets. */
 export type WebhookEndpointView = {
@@ -440,9 +441,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
     [cursor],
   );
   if (idle[0]!.idle) return { events: 0, deliveries: 0 };
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  return inTransaction(pool, async (client) => {
     // The horizon is only worked out when the row is missing (the first round ever).
     await client.query(
       `INSERT INTO event_cursors (name, last_event_id)
@@ -493,7 +492,6 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
     });
     const { last, events, joined, deliveries } = rows[0]!;
     if (last === null && joined.length === 0) {
-      await client.query("COMMIT");
       return { events: 0, deliveries: 0 };
     }
     const now = new Date();
@@ -511,12 +509,6 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
     if (joined.length) await client.query("UPDATE webhook_endpoints SET relay_start = $2::bigint WHERE id = ANY($1::uuid[])", [joined, after]);
     // Written even when no event was read: a round that joined an endpoint must fail a concurrent idle move.
     await client.query("UPDATE event_cursors SET last_event_id = $2::bigint, updated_at = now() WHERE name = $1", [cursor, last ?? after]);
-    await client.query("COMMIT");
     return { events, deliveries: deliveries.length };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

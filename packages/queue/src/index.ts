@@ -1,2 +1,3 @@
 export * from "./redis";
 export * from "./producer";
+export * from "./wake-loop";

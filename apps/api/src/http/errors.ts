@@ -65,6 +65,10 @@ export const notFound = (what = "Resource") => new AppError("not_found", `${what
 export const unauthorized = (message = "A valid credential is required.") => new AppError("unauthorized", message);
 export const forbidden = (message = "Your role does not allow this.") => new AppError("forbidden", message);
 
+/** Password credentials of a non-owner in an organization that requires single sign-on (SPEC §16). */
+export const ssoRequired = () =>
+  new AppError("sso_required", "This organization requires single sign-on: sign in through its identity provider (GET /auth/sso/start).");
+
 export function validationFailed(details: ErrorDetail[], message?: string): AppError {
   const summary = details
     .slice(0, 3)

@@ -12,7 +12,7 @@ import type { Role } from "@conveyor/contracts";
 import { findLiveApiKey, findLivePublicToken, findLiveSession, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
 import type { AppDeps } from "../context";
 import type { Access } from "../http/endpoint";
-import { AppError, forbidden, unauthorized } from "../http/errors";
+import { AppError, forbidden, ssoRequired, unauthorized } from "../http/errors";
 import { requestOrigin } from "../services/audit";
 import { clearedSessionCookie, sessionTokenOf } from "../http/session-cookie";
 import type { Caller } from "../services/deps";
@@ -156,10 +156,6 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     };
   };
 }
-
-/** Password credentials of a non-owner in an organization that requires single sign-on (SPEC §16). */
-export const ssoRequired = () =>
-  new AppError("sso_required", "This organization requires single sign-on: sign in through its identity provider (GET /auth/sso/start).");
 
 /** Refuses (403) callers whose role is not in `roles`. Place after an authenticate middleware. */
 export function requireRole(...roles: Role[]): RequestHandler {

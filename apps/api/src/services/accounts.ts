@@ -18,8 +18,7 @@ import {
 import type { Role } from "@conveyor/contracts";
 import Joi from "joi";
 import type { Clock } from "../context";
-import { AppError, notFound, unauthorized, validationFailed } from "../http/errors";
-import { ssoRequired } from "../middleware/authenticate";
+import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "../http/errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
@@ -51,7 +50,7 @@ export async function createOrganization(
   if (emailSchema.validate(email).error) throw validationFailed([{ path: "email", message: "must be a valid email" }]);
   const user = { id: newId(), email, passwordHash: await hashPassword(input.password, config.BCRYPT_COST) };
   const org = { id: newId(), name };
-  const created = await createOrganizationWithOwner(db.prisma, { orgId: org.id, name, owner: user, at: clock.now() });
+  const created = await createOrganizationWithOwner(db.pool, { orgId: org.id, name, owner: user, at: clock.now() });
   if (!created) throw new AppError("email_taken", "An account with this email already exists; log in instead.");
   return { user: { id: user.id, email }, org };
 }
@@ -94,7 +93,7 @@ export async function checkLogin(input: LoginInput, deps: LoginDeps): Promise<Ch
   const { db, config, failedLogins } = deps;
   const email = normalizeEmail(input.email);
   await failedLogins.attempt(email);
-  const user = await findUserByEmail(db.prisma, email);
+  const user = await findUserByEmail(db.pool, email);
   const valid = user ? await verifyPassword(input.password, user.passwordHash) : await verifyAgainstNothing(input.password, config.BCRYPT_COST);
   if (!user || !valid) {
     if (user) await recordFailedLogin(db.pool, { userId: user.id, email, orgId: input.orgId, request: input.request, reason: "wrong_password" }, deps);
@@ -102,7 +101,7 @@ export async function checkLogin(input: LoginInput, deps: LoginDeps): Promise<Ch
   }
   await failedLogins.succeeded(email);
 
-  const orgs = (await listUserOrgs(db.prisma, user.id)).map((o) => ({ id: o.orgId, name: o.orgName, role: o.role }));
+  const orgs = (await listUserOrgs(db.pool, user.id)).map((o) => ({ id: o.orgId, name: o.orgName, role: o.role }));
   const enforced = new Set(
     await listSsoEnforcedOrgs(
       db.pool,
@@ -132,7 +131,7 @@ async function recordFailedLogin(
   attempt: { userId: string; email: string; orgId?: string; request: AuditRequest; reason: "wrong_password" | "sso_required" },
   deps: Pick<ServiceDeps, "db" | "clock">,
 ): Promise<void> {
-  const orgs = (await listUserOrgs(deps.db.prisma, attempt.userId)).map((o) => o.orgId);
+  const orgs = (await listUserOrgs(deps.db.pool, attempt.userId)).map((o) => o.orgId);
   const where = attempt.orgId && orgs.includes(attempt.orgId) ? [attempt.orgId] : orgs;
   const at = deps.clock.now();
   for (const orgId of where) {
@@ -187,7 +186,7 @@ export async function changePassword(
   { db, config, failedLogins, clock }: Pick<ServiceDeps, "db" | "config" | "failedLogins" | "clock">,
 ): Promise<void> {
   const { caller } = input;
-  const user = await findUserById(db.prisma, caller.userId);
+  const user = await findUserById(db.pool, caller.userId);
   if (!user) throw unauthorized("This account no longer exists.");
   await failedLogins.attempt(user.email);
   if (!(await verifyPassword(input.currentPassword, user.passwordHash))) throw unauthorized("The current password is not correct.");
@@ -203,7 +202,7 @@ export async function changePassword(
 
 /** GET /me: the caller's user, organization and role. */
 export async function describeCaller({ caller }: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<MembershipDetails> {
-  const details = await findMembershipDetails(db.prisma, caller.orgId, caller.userId);
+  const details = await findMembershipDetails(db.pool, caller.orgId, caller.userId);
   // The membership was read a moment ago by authenticate; it can only be gone if it was removed since.
   if (!details) throw unauthorized("This token's user is no longer a member of its organization.");
   return details;

@@ -1,8 +1,17 @@
 // API keys (SPEC §3): any role creates keys and revokes its own; owners and admins see and revoke all of
 // the organization's keys, members only their own. The key itself is returned once, at creation.
-import { findApiKey, insertApiKey, isSsoEnforced, isUuid, listApiKeys as listKeys, newId, revokeApiKey as revokeKey, type ListedApiKey } from "@conveyor/db";
-import { forbidden, notFound } from "../http/errors";
-import { ssoRequired } from "../middleware/authenticate";
+import {
+  findApiKey,
+  inTransaction,
+  insertApiKey,
+  isSsoEnforced,
+  isUuid,
+  listApiKeys as listKeys,
+  newId,
+  revokeApiKey as revokeKey,
+  type ListedApiKey,
+} from "@conveyor/db";
+import { forbidden, notFound, ssoRequired } from "../http/errors";
 import { generateApiKey } from "./api-key-secrets";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
@@ -37,7 +46,7 @@ export async function createApiKey(input: { caller: Caller; name: string }, { db
   const { caller } = input;
   if (caller.role !== "owner" && (await isSsoEnforced(db.pool, caller.orgId))) throw ssoRequired();
   const { key, prefix, hash } = generateApiKey();
-  const stored = await db.prisma.$transaction(async (tx) => {
+  const stored = await inTransaction(db.pool, async (tx) => {
     const stored = await insertApiKey(tx, {
       id: newId(),
       orgId: caller.orgId,
@@ -59,17 +68,17 @@ export async function createApiKey(input: { caller: Caller; name: string }, { db
 
 export async function listApiKeys(input: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<ApiKeyJson[]> {
   const { caller } = input;
-  const keys = await listKeys(db.prisma, { orgId: caller.orgId, createdBy: seesAllKeys(caller) ? undefined : caller.userId });
+  const keys = await listKeys(db.pool, { orgId: caller.orgId, createdBy: seesAllKeys(caller) ? undefined : caller.userId });
   return keys.map(toJson);
 }
 
 /** Revokes a key of the caller's organization: 404 when absent, revoked or elsewhere; 403 for a member's colleague's key. */
 export async function revokeApiKey(input: { caller: Caller; id: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<void> {
   const { caller, id } = input;
-  const key = isUuid(id) ? await findApiKey(db.prisma, caller.orgId, id) : null;
+  const key = isUuid(id) ? await findApiKey(db.pool, caller.orgId, id) : null;
   if (!key) throw notFound("API key");
   if (key.createdBy !== caller.userId && !seesAllKeys(caller)) throw forbidden("Members can only revoke their own API keys.");
-  const revoked = await db.prisma.$transaction(async (tx) => {
+  const revoked = await inTransaction(db.pool, async (tx) => {
     const revoked = await revokeKey(tx, { orgId: caller.orgId, id, at: clock.now() });
     if (revoked) await audit(tx, caller, clock, { action: "api_key.revoke", target: { type: "api_key", id, label: key.name } });
     return revoked;

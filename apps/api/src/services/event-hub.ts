@@ -6,7 +6,8 @@
 // arrives; the tail looks again, sooner and then later, until they can be read. It runs only while someone subscribes.
 import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
-import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, WakeLoop, type EventText } from "@conveyor/db";
+import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, type EventText } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import { AppError } from "../http/errors";
 

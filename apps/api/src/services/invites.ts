@@ -38,8 +38,7 @@ export async function createInvite(
     );
   if (role === "admin" && caller.role !== "owner") throw forbidden("Only the owner can invite admins.");
   const email = normalizeEmail(input.email);
-  if (await isMemberByEmail(db.prisma, caller.orgId, email))
-    throw new AppError("already_member", "This email already belongs to a member of the organization.");
+  if (await isMemberByEmail(db.pool, caller.orgId, email)) throw new AppError("already_member", "This email already belongs to a member of the organization.");
 
   const now = clock.now();
   const { token, hash } = generateInviteToken();
@@ -68,7 +67,7 @@ function refusal(invite: InviteRecord | null, now: Date): AppError | null {
 }
 
 async function usableInvite(token: string, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<InviteRecord> {
-  const invite = looksLikeInviteToken(token) ? await findInviteByTokenHash(db.prisma, hashInviteToken(token)) : null;
+  const invite = looksLikeInviteToken(token) ? await findInviteByTokenHash(db.pool, hashInviteToken(token)) : null;
   const refused = refusal(invite, clock.now());
   if (refused) throw refused;
   return invite!;
@@ -94,7 +93,7 @@ export async function acceptInvite(
   // Twice at most: if an account with this email appears while we hash the new one's password, the second
   // round treats it as the existing account it now is.
   for (let round = 0; round < 2; round++) {
-    const existing = await findUserByEmail(db.prisma, invite.email);
+    const existing = await findUserByEmail(db.pool, invite.email);
     let user: { existingId: string } | { newId: string; passwordHash: string };
     // Tokens carry the credential version read with the password that was checked (a new account starts at 0).
     let credentialVersion = 0;
@@ -103,7 +102,7 @@ export async function acceptInvite(
       if (!(await verifyPassword(input.password, existing.passwordHash))) {
         // The account may be the one a concurrent accept just created with this very invite: then the
         // honest answer is that the invite is spent, and the password says nothing.
-        const spent = refusal(await findInviteByTokenHash(db.prisma, tokenHash), clock.now());
+        const spent = refusal(await findInviteByTokenHash(db.pool, tokenHash), clock.now());
         if (spent) throw spent;
         throw unauthorized("This email already has an account: enter that account's current password to accept the invite.");
       }
@@ -140,7 +139,7 @@ export async function acceptInvite(
           org: { id: invite.orgId, name: invite.orgName },
         };
       case "unavailable":
-        throw refusal(await findInviteByTokenHash(db.prisma, tokenHash), now) ?? new AppError("invite_used", "This invite has already been used.");
+        throw refusal(await findInviteByTokenHash(db.pool, tokenHash), now) ?? new AppError("invite_used", "This invite has already been used.");
       case "already_member":
         throw new AppError("already_member", "This account is already a member of the organization. Log in instead.");
       case "email_taken":

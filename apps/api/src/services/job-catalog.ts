@@ -4,6 +4,7 @@ import { templateNames, urlPolicy } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, validatePayload, type CatalogOptions, type ValidationDetail } from "@conveyor/contracts";
 import { listRegisteredTypes } from "@conveyor/db";
 import type { AppDeps } from "../context";
+import { AppError, type ErrorDetail } from "../http/errors";
 
 const REGISTERED_TYPES_TTL_MS = 5_000;
 
@@ -50,4 +51,25 @@ export function createJobCatalog({ config, db }: Pick<AppDeps, "config" | "db">)
       return validatePayload(type, payload, options) as ReturnType<JobCatalog["checkPayload"]>;
     },
   };
+}
+
+/** A job's type and payload as every way of making a job checks them (POST /jobs, a schedule's template, a replay). */
+export type CheckedJob =
+  { ok: true; payload: Record<string, unknown> } | { ok: false; unknownType: true } | { ok: false; unknownType: false; details: ErrorDetail[] };
+
+/**
+ * Whether `type` is known and `payload` fits it: the payload with its defaults applied, or what is wrong, with each
+ * detail's path under `payloadPath` (e.g. "jobs[2].payload").
+ */
+export async function checkJob(catalog: JobCatalog, type: string, payload: Record<string, unknown>, payloadPath: string): Promise<CheckedJob> {
+  if (!(await catalog.isKnownType(type))) return { ok: false, unknownType: true };
+  const checked = catalog.checkPayload(type, payload);
+  if (!checked.ok) return { ok: false, unknownType: false, details: checked.details.map((d) => ({ path: `${payloadPath}.${d.path}`, message: d.message })) };
+  return { ok: true, payload: checked.value };
+}
+
+/** 400 unknown_job_type, listing the types the API knows now; `lead` replaces the sentence naming the type. */
+export async function unknownJobType(catalog: JobCatalog, type: string, details: ErrorDetail[] = [], lead = `Unknown job type "${type}".`): Promise<AppError> {
+  const known = (await catalog.knownTypes()).join(", ");
+  return new AppError("unknown_job_type", `${lead} Known types: ${known}.`, details.length ? details : undefined);
 }

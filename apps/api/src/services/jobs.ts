@@ -37,6 +37,7 @@ import {
   type NewJob,
 } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { checkJob, unknownJobType } from "./job-catalog";
 import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
 import { admitJobs, type JobInserter } from "./quotas";
@@ -107,14 +108,14 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
   const now = deps.clock.now();
   const jobs: NewJob[] = [];
   for (const [i, input] of inputs.entries()) {
-    if (!(await deps.catalog.isKnownType(input.type))) {
+    const checked = await checkJob(deps.catalog, input.type, input.payload, `${prefixes[i]}payload`);
+    if (!checked.ok && checked.unknownType) {
       unknownTypes.push({ path: `${prefixes[i]}type`, message: "is not a known job type" });
       firstUnknown ??= input.type;
       continue;
     }
-    const checked = deps.catalog.checkPayload(input.type, input.payload);
     if (!checked.ok) {
-      invalid.push(...checked.details.map((d) => ({ path: `${prefixes[i]}payload.${d.path}`, message: d.message })));
+      invalid.push(...checked.details);
       continue;
     }
     const runAt = input.run_at === undefined ? null : new Date(input.run_at);
@@ -126,8 +127,8 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       id: newId(),
       orgId,
       type: input.type,
-      payloadJson: JSON.stringify(checked.value),
-      payload: checked.value,
+      payloadJson: JSON.stringify(checked.payload),
+      payload: checked.payload,
       maxRetries: input.max_retries,
       createdAt: now,
       priority: input.priority,
@@ -139,10 +140,7 @@ async function prepare(inputs: JobInput[], prefixes: string[], orgId: string, de
       runOnDependencyFailure: input.on_dependency_failure === "run",
     });
   }
-  if (firstUnknown !== undefined) {
-    const known = (await deps.catalog.knownTypes()).join(", ");
-    throw new AppError("unknown_job_type", `Unknown job type "${firstUnknown}". Known types: ${known}.`, unknownTypes);
-  }
+  if (firstUnknown !== undefined) throw await unknownJobType(deps.catalog, firstUnknown, unknownTypes);
   if (invalid.length) throw validationFailed(invalid);
   return jobs;
 }

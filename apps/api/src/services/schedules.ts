@@ -14,7 +14,8 @@ import {
   type JobTemplate,
   type ScheduleRow,
 } from "@conveyor/db";
-import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { checkJob, unknownJobType } from "./job-catalog";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { checkRateLimitNames } from "./jobs";
@@ -61,15 +62,10 @@ function toJson(row: ScheduleRow): ScheduleJson {
 /** The template with the payload's defaults applied, or the refusal POST /jobs would give, with paths under job. */
 async function checkTemplate(job: JobTemplate, orgId: string, deps: Pick<ServiceDeps, "catalog" | "db">): Promise<JobTemplate> {
   await checkRateLimitNames([{ path: "job.rate_limit", name: job.rate_limit }], orgId, deps);
-  if (!(await deps.catalog.isKnownType(job.type))) {
-    const known = (await deps.catalog.knownTypes()).join(", ");
-    throw new AppError("unknown_job_type", `Unknown job type "${job.type}". Known types: ${known}.`, [
-      { path: "job.type", message: "is not a known job type" },
-    ]);
-  }
-  const checked = deps.catalog.checkPayload(job.type, job.payload);
-  if (!checked.ok) throw validationFailed(checked.details.map((d) => ({ path: `job.payload.${d.path}`, message: d.message })));
-  return { ...job, payload: checked.value };
+  const checked = await checkJob(deps.catalog, job.type, job.payload, "job.payload");
+  if (checked.ok) return { ...job, payload: checked.payload };
+  if (checked.unknownType) throw await unknownJobType(deps.catalog, job.type, [{ path: "job.type", message: "is not a known job type" }]);
+  throw validationFailed(checked.details);
 }
 
 /** Cron and zone as stored (cron normalised), or 400 naming each field that is wrong. */

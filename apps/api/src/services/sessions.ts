@@ -15,8 +15,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { durationMs } from "../env";
-import { AppError, notFound, unauthorized } from "../http/errors";
-import { ssoRequired } from "../middleware/authenticate";
+import { AppError, notFound, ssoRequired, unauthorized } from "../http/errors";
 import { checkLogin, recordLogin, type LoginInput, type OrgChoice } from "./accounts";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
@@ -35,7 +34,7 @@ export type SessionJson = {
  * organization's single sign-on stays in it, so it lists that organization only.
  */
 async function sessionJson(userId: string, orgId: string, csrf: string, viaSso: boolean, { db }: Pick<ServiceDeps, "db">): Promise<SessionJson> {
-  const [details, orgs] = await Promise.all([findMembershipDetails(db.prisma, orgId, userId), listUserOrgs(db.prisma, userId)]);
+  const [details, orgs] = await Promise.all([findMembershipDetails(db.pool, orgId, userId), listUserOrgs(db.pool, userId)]);
   // Read a moment ago by the authenticator (or the login); gone only if the member was removed since.
   if (!details) throw unauthorized("The console session has ended or expired; log in again.");
   const listed = viaSso ? orgs.filter((o) => o.orgId === orgId) : orgs;
@@ -123,7 +122,7 @@ export async function switchSessionOrg(input: { caller: Caller; orgId: string },
   if (session.viaSso && orgId !== caller.orgId) {
     throw new AppError("forbidden", "A session begun with single sign-on stays in its organization; log in again to use another one.");
   }
-  const membership = (await listUserOrgs(deps.db.prisma, caller.userId)).find((o) => o.orgId === orgId);
+  const membership = (await listUserOrgs(deps.db.pool, caller.userId)).find((o) => o.orgId === orgId);
   if (!membership) throw notFound("Organization");
   if (!session.viaSso && membership.role !== "owner" && (await isSsoEnforced(deps.db.pool, orgId))) throw ssoRequired();
   if (!(await moveSession(deps.db.pool, { sessionId: session.id, userId: caller.userId, orgId }))) throw notFound("Organization");

@@ -199,7 +199,7 @@ async function openSsoSession(
   const { record, email } = input;
   const { db, config, clock } = deps;
   // An account made here has a password nobody knows: it signs in through the provider (docs/decisions.md).
-  const newUser = (await findUserByEmail(db.prisma, email))
+  const newUser = (await findUserByEmail(db.pool, email))
     ? null
     : { id: newId(), passwordHash: await hashPassword(randomBytes(32).toString("base64"), config.BCRYPT_COST) };
   const defaultRole: Role = record.defaultRole === "admin" ? "admin" : "member";

@@ -26,6 +26,7 @@ import {
 import type pg from "pg";
 import { cancelChannel, redisKeyPrefix } from "@conveyor/queue";
 import { AppError, notFound, validationFailed } from "../http/errors";
+import { checkJob, unknownJobType } from "./job-catalog";
 import { audit } from "./audit";
 import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
@@ -171,13 +172,10 @@ export type ReplayInput = { payload?: Record<string, unknown> };
 
 /** A replay's new payload as JSON text, when the type's schema accepts it; 400 naming each bad path otherwise. */
 async function checkedPayload(type: string, payload: Record<string, unknown>, deps: Pick<ServiceDeps, "catalog">): Promise<string> {
-  if (!(await deps.catalog.isKnownType(type))) {
-    const known = (await deps.catalog.knownTypes()).join(", ");
-    throw new AppError("unknown_job_type", `The job's type "${type}" is no longer known, so its payload cannot be checked. Known types: ${known}.`);
-  }
-  const checked = deps.catalog.checkPayload(type, payload);
-  if (!checked.ok) throw validationFailed(checked.details.map((d) => ({ path: `payload.${d.path}`, message: d.message })));
-  return JSON.stringify(checked.value);
+  const checked = await checkJob(deps.catalog, type, payload, "payload");
+  if (checked.ok) return JSON.stringify(checked.payload);
+  if (checked.unknownType) throw await unknownJobType(deps.catalog, type, [], `The job's type "${type}" is no longer known, so its payload cannot be checked.`);
+  throw validationFailed(checked.details);
 }
 
 export type BulkInput = { action: BulkAction; filter?: JobFilterInput; ids?: string[] };

@@ -46,9 +46,9 @@ export async function listMembers(
   const { caller, query = {} } = input;
   if (query.limit === undefined) {
     if (query.cursor !== undefined) throw validationFailed([{ path: "query.cursor", message: "needs limit" }]);
-    return { items: (await listOrgMembers(db.prisma, caller.orgId)).map(memberJson), next: null };
+    return { items: (await listOrgMembers(db.pool, caller.orgId)).map(memberJson), next: null };
   }
-  const page = await listOrgMembersPage(db.prisma, {
+  const page = await listOrgMembersPage(db.pool, {
     orgId: caller.orgId,
     limit: query.limit,
     after: query.cursor ? decodeCursor(query.cursor) : undefined,
@@ -123,7 +123,7 @@ export type PendingInviteJson = { id: string; email: string; role: Role; expires
 
 /** Invites of the caller's organization that can still be accepted, newest first; never their links. */
 export async function listInvites(input: { caller: Caller }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<PendingInviteJson[]> {
-  const invites = await listPendingInvites(db.prisma, { orgId: input.caller.orgId, now: clock.now() });
+  const invites = await listPendingInvites(db.pool, { orgId: input.caller.orgId, now: clock.now() });
   return invites.map((i) => ({
     id: i.id,
     email: i.email,

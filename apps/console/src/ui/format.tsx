@@ -63,7 +63,6 @@ export function ZonedTime({ iso, timeZone }: { iso: string | null | undefined; t
 }
 
 export const STATUSES = ["pending", "processing", "done", "failed", "cancelled"] as const;
-export type JobStatus = (typeof STATUSES)[number];
 export const FINAL_STATUSES: readonly string[] = ["done", "failed", "cancelled"];
 
 // A coloured dot beside text in the body colour: readable whatever the colour.

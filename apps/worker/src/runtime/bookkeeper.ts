@@ -4,7 +4,7 @@
 // attempt waits; BullMQ keeps renewing its lock), so an outcome is never dropped.
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
-import { claimJobs, isDatabaseUnavailable, writeOutcomes, type ClaimedJob, type ClaimWait, type LogRow, type Outcome } from "@conveyor/db";
+import { claimJobs, isRetryable, retryDelayMs, writeOutcomes, type ClaimedJob, type ClaimWait, type LogRow, type Outcome } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 
 type Waiter<T> = { resolve(value: T): void; reject(error: unknown): void };
@@ -196,13 +196,11 @@ export class Bookkeeper {
       try {
         return await fn();
       } catch (error) {
-        const code = (error as { code?: string }).code;
-        const transient = isDatabaseUnavailable(error) || code === "40P01" || code === "40001";
-        if (!transient) throw error;
+        if (!isRetryable(error)) throw error;
         if (attempt === 1 || attempt % 20 === 0) {
           this.options.logger.warn(`Postgres unavailable, will retry to ${what}`, { attempt, error: (error as Error).message });
         }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 50 * 2 ** Math.min(attempt, 6))));
+        await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt)));
       }
     }
   }

@@ -16,13 +16,13 @@ import {
   NotificationListener,
   recentHandOvers,
   recordTypeState,
-  WakeLoop,
   takeDueJobs,
   typesWithDueJobs,
   returnToLine,
   type DispatchedEnvelope,
   type DueWork,
 } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { capacityOf } from "./capacity";

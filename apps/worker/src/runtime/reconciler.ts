@@ -9,7 +9,8 @@
 // - Done, failed and cancelled jobs are never re-enqueued, and a stray delivery of one is skipped by the claim.
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { deleteExpiredDedupeKeys, deleteExpiredIdempotencyKeys, liveJobsPage, WakeLoop, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import { liveJobsPage, type LiveJob, type LiveJobCursor } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { restoreMissing } from "./redis-repair";
@@ -70,8 +71,6 @@ export class Reconciler {
       const fullSweep = (await this.options.redis.exists(this.sentinelKey)) === 0;
       const report = fullSweep ? await this.sweepAll() : await this.sweepSlice();
       if (fullSweep) await this.options.redis.set(this.sentinelKey, new Date().toISOString());
-      await deleteExpiredIdempotencyKeys(this.options.pool);
-      await deleteExpiredDedupeKeys(this.options.pool);
       if (report.reenqueued > 0) {
         this.options.logger.info(
           `reconciler re-enqueued ${report.reenqueued} job(s) that Redis did not hold (${fullSweep ? "full sweep after Redis lost its data" : "routine check"})`,

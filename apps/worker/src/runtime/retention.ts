@@ -4,7 +4,8 @@
 // own statements slip between, and never hold a lock or the event readers' horizon for long; a backlog of millions
 // still goes at thousands of jobs a second.
 import type pg from "pg";
-import { deleteFinishedJobs, WakeLoop } from "@conveyor/db";
+import { deleteFinishedJobs } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 

@@ -3,7 +3,8 @@
 // with two leaders), then sleeps until the earliest next_run_at, at most a second — so an edit that makes a schedule
 // due sooner is seen within a second too. The jobs go through insertJobs, which queues them and wakes the dispatcher.
 import type pg from "pg";
-import { msUntilNextTick, NO_QUOTAS, runDueSchedules, WakeLoop, type QuotaLimits } from "@conveyor/db";
+import { msUntilNextTick, NO_QUOTAS, runDueSchedules, type QuotaLimits } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 

@@ -3,7 +3,8 @@
 // be clear of late writers) its stripes are folded into one row, so GET /usage over 400 days reads one row per day and
 // type. Every 10 minutes while leading; the sums never change.
 import type pg from "pg";
-import { foldUsage, WakeLoop } from "@conveyor/db";
+import { foldUsage } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 

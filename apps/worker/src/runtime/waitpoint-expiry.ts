@@ -3,7 +3,8 @@
 // jobs waiting on it — a failed dependency, or a suspended ctx.waitFor told it timed out), then sleeps until the
 // next expiry, at most a second. A completion racing an expiry ends in one state: both update only a waiting row.
 import type pg from "pg";
-import { expireWaitpoints, nextWaitpointExpiry, WakeLoop } from "@conveyor/db";
+import { expireWaitpoints, nextWaitpointExpiry } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 

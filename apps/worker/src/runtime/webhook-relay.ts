@@ -4,7 +4,8 @@
 // that were still above the horizon when their notification came.
 import type pg from "pg";
 import { WEBHOOK_DELIVERY_MAX_RETRIES } from "@conveyor/contracts";
-import { EVENTS_CHANNEL, NotificationListener, relayEventsToWebhooks, WakeLoop } from "@conveyor/db";
+import { EVENTS_CHANNEL, NotificationListener, relayEventsToWebhooks } from "@conveyor/db";
+import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "./leadership";
 

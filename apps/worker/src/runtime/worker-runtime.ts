@@ -19,6 +19,7 @@ import { WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from 
 import { Bookkeeper } from "./bookkeeper";
 import { CancelWatcher } from "./cancellations";
 import { CapacityAnnouncer } from "./capacity";
+import { KeyExpiry } from "./key-expiry";
 import { Dispatcher } from "./dispatcher";
 import { EnvelopeWorker } from "./envelopes";
 import { Leadership, type LeaderTask } from "./leadership";
@@ -177,6 +178,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         typeRateLimits: options.typeRateLimits,
         envelopeMax: options.envelopeMax,
       }),
+      new KeyExpiry({ pool: options.db.pool, logger: options.logger, intervalMs: options.reconcileIntervalMs }),
       ...(options.leaderTasks ?? []),
     ],
   });

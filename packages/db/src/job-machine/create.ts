@@ -4,7 +4,7 @@
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction } from "../transaction";
+import { inTransaction, Rollback, rollingBack } from "../transaction";
 import { insertDependencyEdges, lockDependencies, settleDependents, type DependencyEdge } from "./dependencies";
 import { announce, eventOf } from "./sql";
 
@@ -203,45 +203,41 @@ export async function insertJobIdempotently(
   /** Runs in the transaction after the insert (quotas.ts `enforceQuotas`); throwing rolls it back. */
   guard?: CreationGuard,
 ): Promise<IdempotentInsert> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    const refused = await insertJobs(client, [job]);
-    if (guard && !refused.has(job.id)) await guard(client);
-    const holder = refused.has(job.id)
-      ? (await client.query<{ job_id: string }>("SELECT job_id FROM dedupe_keys WHERE org_id = $1 AND key = $2", [job.orgId, job.dedupe!.key])).rows[0]!.job_id
-      : job.id;
-    const claimed = await client.query(
-      `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at)
+  // Claimed for this job: created. Claimed for the dedupe key's holder: committed, then read. Not claimed (a live key
+  // of another request): rolled back, then read.
+  const created = await rollingBack(
+    inTransaction(pool, async (client): Promise<IdempotentInsert | null | false> => {
+      const refused = await insertJobs(client, [job]);
+      if (guard && !refused.has(job.id)) await guard(client);
+      const holder = refused.has(job.id)
+        ? (await client.query<{ job_id: string }>("SELECT job_id FROM dedupe_keys WHERE org_id = $1 AND key = $2", [job.orgId, job.dedupe!.key])).rows[0]!
+            .job_id
+        : job.id;
+      const claimed = await client.query(
+        `INSERT INTO idempotency_keys (org_id, key, job_id, request_hash, expires_at)
        VALUES ($1, $2, $3, $4, $5::timestamptz + $6 * interval '1 millisecond')
        ON CONFLICT (org_id, key) DO UPDATE
          SET job_id = EXCLUDED.job_id, request_hash = EXCLUDED.request_hash, expires_at = EXCLUDED.expires_at
          WHERE idempotency_keys.expires_at <= $5
        RETURNING job_id`,
-      [job.orgId, key, holder, requestHash, job.createdAt, ttlMs],
-    );
-    if (claimed.rowCount && holder === job.id) {
+        [job.orgId, key, holder, requestHash, job.createdAt, ttlMs],
+      );
+      if (!claimed.rowCount) throw new Rollback(false);
+      if (holder !== job.id) return null;
       // Read before the commit: once committed, a dispatcher may hand the job over before a later read.
       const status = job.dependsOn?.length
         ? (await client.query<{ status: JobStatus }>("SELECT status FROM jobs WHERE id = $1", [job.id])).rows[0]!.status
         : ("pending" as const);
-      await client.query("COMMIT");
       return { created: true, status };
-    }
-    if (claimed.rowCount) await client.query("COMMIT");
-    else await client.query("ROLLBACK");
-    const { rows } = await client.query<{ id: string; status: JobStatus; request_hash: Buffer }>(
-      `SELECT j.id, j.status, k.request_hash FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
-        WHERE k.org_id = $1 AND k.key = $2`,
-      [job.orgId, key],
-    );
-    const row = rows[0];
-    if (!row) throw new Error("idempotency key vanished between conflict and read");
-    return { created: false, deduplicated: claimed.rowCount !== 0, existing: { id: row.id, status: row.status, requestHash: row.request_hash } };
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    client.release();
-  }
+    }),
+  );
+  if (created) return created;
+  const { rows } = await pool.query<{ id: string; status: JobStatus; request_hash: Buffer }>(
+    `SELECT j.id, j.status, k.request_hash FROM idempotency_keys k JOIN jobs j ON j.id = k.job_id
+      WHERE k.org_id = $1 AND k.key = $2`,
+    [job.orgId, key],
+  );
+  const row = rows[0];
+  if (!row) throw new Error("idempotency key vanished between conflict and read");
+  return { created: false, deduplicated: created === null, existing: { id: row.id, status: row.status, requestHash: row.request_hash } };
 }

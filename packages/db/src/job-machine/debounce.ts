@@ -6,6 +6,7 @@ import type pg from "pg";
 import { searchValues } from "@conveyor/contracts";
 import { isUniqueViolation } from "../errors";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
+import { inTransaction } from "../transaction";
 import { insertJobs, type CreationGuard, type NewJob } from "./create";
 import { announce, eventOf } from "./sql";
 
@@ -24,55 +25,50 @@ export async function debounceJob(
   guard?: CreationGuard,
 ): Promise<Debounced> {
   for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
     try {
-      await client.query("BEGIN");
-      const { rows } = await client.query<{ id: string }>(
-        `WITH ${EVENT_BASE}, target AS (
-           SELECT q.job_id FROM job_queue q
-            WHERE q.org_id = $1 AND q.type = $2 AND q.debounce_key = $3
-              FOR UPDATE
-         ), replaced AS (
-           UPDATE jobs j SET payload = $4::jsonb, max_retries = $5, priority = $6,
-                             run_at = now() + $7 * interval '1 millisecond', updated_at = now()
-             FROM target t WHERE j.id = t.job_id AND j.status = 'pending'
-           RETURNING j.*
-         ), requeued AS (
-           UPDATE job_queue q SET due_at = r.run_at, priority = r.priority FROM replaced r WHERE q.job_id = r.id
-         ), searchable AS (
-           INSERT INTO job_search (job_id, org_id, search_values)
-           SELECT r.id, r.org_id, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) || right(r.id::text, 8) FROM replaced r
-           ON CONFLICT (job_id) DO UPDATE SET search_values = EXCLUDED.search_values
-         ), announced AS (
-           ${announce({ from: "(SELECT r.id, r.org_id, r.type, r::jobs AS job FROM replaced r)", event: eventOf("debounced") })}
-         )
-         SELECT id, pg_notify('${EVENTS_CHANNEL}', '') FROM replaced`,
-        [
-          job.orgId,
-          job.type,
-          job.debounceKey,
-          job.payloadJson,
-          job.maxRetries,
-          job.priority ?? 5,
-          debounceMs,
-          JSON.stringify(searchValues(job.payload ?? JSON.parse(job.payloadJson))),
-        ],
-      );
-      if (rows[0]) {
-        await client.query("COMMIT");
-        return { id: rows[0].id, replaced: true };
-      }
-      await insertJobs(client, [{ ...job, runAt: new Date(job.createdAt.getTime() + debounceMs) }]);
-      if (guard) await guard(client);
-      await client.query("COMMIT");
-      return { id: job.id, replaced: false };
+      return await inTransaction(pool, async (client) => {
+        const { rows } = await client.query<{ id: string }>(
+          `WITH ${EVENT_BASE}, target AS (
+             SELECT q.job_id FROM job_queue q
+              WHERE q.org_id = $1 AND q.type = $2 AND q.debounce_key = $3
+                FOR UPDATE
+           ), replaced AS (
+             UPDATE jobs j SET payload = $4::jsonb, max_retries = $5, priority = $6,
+                               run_at = now() + $7 * interval '1 millisecond', updated_at = now()
+               FROM target t WHERE j.id = t.job_id AND j.status = 'pending'
+             RETURNING j.*
+           ), requeued AS (
+             UPDATE job_queue q SET due_at = r.run_at, priority = r.priority FROM replaced r WHERE q.job_id = r.id
+           ), searchable AS (
+             INSERT INTO job_search (job_id, org_id, search_values)
+             SELECT r.id, r.org_id, ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) || right(r.id::text, 8) FROM replaced r
+             ON CONFLICT (job_id) DO UPDATE SET search_values = EXCLUDED.search_values
+           ), announced AS (
+             ${announce({ from: "(SELECT r.id, r.org_id, r.type, r::jobs AS job FROM replaced r)", event: eventOf("debounced") })}
+           )
+           SELECT id, pg_notify('${EVENTS_CHANNEL}', '') FROM replaced`,
+          [
+            job.orgId,
+            job.type,
+            job.debounceKey,
+            job.payloadJson,
+            job.maxRetries,
+            job.priority ?? 5,
+            debounceMs,
+            JSON.stringify(searchValues(job.payload ?? JSON.parse(job.payloadJson))),
+          ],
+        );
+        if (rows[0]) {
+          return { id: rows[0].id, replaced: true };
+        }
+        await insertJobs(client, [{ ...job, runAt: new Date(job.createdAt.getTime() + debounceMs) }]);
+        if (guard) await guard(client);
+        return { id: job.id, replaced: false };
+      });
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
       // Another post created the job with this key meanwhile: replace it instead.
       if (isUniqueViolation(error) && attempt < 5) continue;
       throw error;
-    } finally {
-      client.release();
     }
   }
 }

@@ -12,7 +12,6 @@
 // row) needs no second statement: the finishing transitions take their one-statement path for those.
 import type pg from "pg";
 import { DEPENDENCY_FAILED_CODE } from "@conveyor/contracts";
-import { isDatabaseUnavailable } from "../errors";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
 import { announce, eventOf } from "./sql";
 
@@ -97,38 +96,6 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
     [finished, onlyFor],
   );
   return { cancelled: rows[0]?.cancelled ?? [], released: rows[0]?.released ?? [] };
-}
-
-/**
- * Runs `fn` in a transaction of its own, again (for as long as it takes, like the worker's bookkeeper) on a deadlock,
- * a serialization failure or Postgres being away: the slow path of a finishing transition, whose fast path has
- * already committed what it could and must not be repeated by the caller.
- */
-export async function inSettlingTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect().catch((error: unknown) => {
-      if (isDatabaseUnavailable(error)) return null;
-      throw error;
-    });
-    if (!client) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 50 * 2 ** Math.min(attempt, 6))));
-      continue;
-    }
-    let broken: Error | undefined;
-    try {
-      await client.query("BEGIN");
-      const result = await fn(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (error) {
-      await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
-      const code = (error as { code?: string }).code;
-      if (!(code === "40P01" || code === "40001" || isDatabaseUnavailable(error))) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 50 * 2 ** Math.min(attempt, 6))));
-    } finally {
-      client.release(broken);
-    }
-  }
 }
 
 /** A dependency named at creation that is neither a job nor a waitpoint of the dependent's organization. */

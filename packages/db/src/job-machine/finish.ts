@@ -4,7 +4,8 @@
 import type pg from "pg";
 import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inSettlingTransaction, settleDependents } from "./dependencies";
+import { inTransaction } from "../transaction";
+import { settleDependents } from "./dependencies";
 import { announce, countFailures, eventOfStatus, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
@@ -42,24 +43,30 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
   // dependents, in one transaction. (The others missing lost their fence.)
   // Past this point the statement above has committed: what follows retries on its own rather than have the caller
   // write the outcomes and log lines again.
-  const { rows } = await inSettlingTransaction(pool, (tx) =>
-    tx.query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0", [missing]),
+  const { rows } = await inTransaction(
+    pool,
+    (tx) => tx.query<{ id: string }>("SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0", [missing]),
+    { retry: true },
   );
   if (rows.length === 0) return applied;
   const slow = new Set(rows.map((r) => r.id));
-  const settled = await inSettlingTransaction(pool, async (tx) => {
-    const done = await applyOutcomes(
-      tx,
-      [],
-      outcomes.filter((o) => slow.has(o.id)),
-      true,
-    );
-    await settleDependents(
-      tx,
-      [...done].flatMap(([id, status]) => (status === "pending" ? [] : [id])),
-    );
-    return done;
-  });
+  const settled = await inTransaction(
+    pool,
+    async (tx) => {
+      const done = await applyOutcomes(
+        tx,
+        [],
+        outcomes.filter((o) => slow.has(o.id)),
+        true,
+      );
+      await settleDependents(
+        tx,
+        [...done].flatMap(([id, status]) => (status === "pending" ? [] : [id])),
+      );
+      return done;
+    },
+    { retry: true },
+  );
   for (const [id, status] of settled) applied.set(id, status);
   return applied;
 }

@@ -5,7 +5,8 @@
 import type pg from "pg";
 import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inSettlingTransaction, settleDependents } from "./dependencies";
+import { inTransaction } from "../transaction";
+import { settleDependents } from "./dependencies";
 import { announce, countFailures, eventOfStatus } from "./sql";
 
 /**
@@ -85,23 +86,30 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
   const returned = new Set(claimed.map((c) => c.id));
   // Past this point the claim above has committed: what follows retries on its own rather than have the caller claim
   // again (which would count the attempts just started as lost).
-  const { rows } = await inSettlingTransaction(pool, (tx) =>
-    tx.query<{ id: string }>(
-      `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0
+  const { rows } = await inTransaction(
+    pool,
+    (tx) =>
+      tx.query<{ id: string }>(
+        `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0
           AND (cancel_requested_at IS NOT NULL OR interruptions >= ${MAX_INTERRUPTIONS})`,
-      [requests.filter((r) => !returned.has(r.id)).map((r) => r.id)],
-    ),
+        [requests.filter((r) => !returned.has(r.id)).map((r) => r.id)],
+      ),
+    { retry: true },
   );
   if (rows.length === 0) return claimed;
   const slow = new Set(rows.map((r) => r.id));
-  await inSettlingTransaction(pool, async (tx) => {
-    await claim(
-      tx,
-      requests.filter((r) => slow.has(r.id)),
-      true,
-    );
-    await settleDependents(tx, [...slow]);
-  });
+  await inTransaction(
+    pool,
+    async (tx) => {
+      await claim(
+        tx,
+        requests.filter((r) => slow.has(r.id)),
+        true,
+      );
+      await settleDependents(tx, [...slow]);
+    },
+    { retry: true },
+  );
   return claimed;
 }
 

@@ -1,6 +1,6 @@
 // The API reference page (GET /docs): Scalar's standalone renderer, served by the API itself, started by a
 // script file rather than inline code so the page's policy can allow scripts from 'self' only.
-export { docsBundle, type DocsBundle } from "./bundle";
+export { docsBundle } from "./bundle";
 
 /** The page; `bundleUrl` carries the bundle's content hash, so the bundle itself can be cached for a year. */
 export function docsHtml(bundleUrl: string): string {

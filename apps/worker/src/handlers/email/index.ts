@@ -5,4 +5,4 @@ import { sendgrid } from "./sendgrid";
 import type { EmailProvider } from "./types";
 
 export const emailProviders: Record<"sendgrid" | "resend" | "postmark", EmailProvider> = { sendgrid, resend, postmark };
-export type { EmailMessage, EmailProvider } from "./types";
+export type { EmailProvider } from "./types";

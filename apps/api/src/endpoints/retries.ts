@@ -33,6 +33,7 @@ const item = {
   waiting_for: "retry",
   started_at: "2026-11-21T09:31:03.900Z",
   finished_at: null,
+  progress: null,
 };
 
 export const retryEndpoints = [
@@ -92,6 +93,7 @@ export const retryEndpoints = [
             dependents: [],
             on_dependency_failure: "cancel",
             replayed_as: [],
+            steps: [],
             payload: payloadExamples.webhook,
             result: null,
             error: "The receiver answered HTTP 503",

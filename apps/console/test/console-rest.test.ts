@@ -174,6 +174,7 @@ describe("the audit log (#7)", () => {
     const bulk = all.find((sentence) => sentence.includes("in bulk"))!;
     expect(bulk).toMatch(/^.+ cancelled \d+ jobs? in bulk, matching status pending, of type send_email$/);
     expect(all.join("\n")).not.toMatch(/queue\.update|rate_limit\.put|\{"/);
+    expect(await page.locator('[data-action="session.login"] [data-testid="audit-link"]').count()).toBe(0);
     await checkPage(page, "audit-log-sentences");
 
     // The What filter has queues and limits.

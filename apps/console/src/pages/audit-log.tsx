@@ -116,7 +116,8 @@ function entryLink(entry: AuditEntry): EntryLink | null {
     const filter = (entry.details as { filter?: unknown } | null)?.filter;
     return filter && typeof filter === "object" ? { to: "/jobs", search: filter as JobFilter, label: "the jobs this filter matches now" } : null;
   }
-  if (!target) return null;
+  // A person's own session or password is about them, not something to open.
+  if (!target || entry.action.startsWith("session.") || entry.action === "password.change" || entry.action === "sso.login") return null;
   switch (target.type) {
     case "job":
       return target.id ? { to: "/jobs/$id", params: { id: target.id }, label: `job …${target.id.slice(-8)}` } : null;
@@ -135,7 +136,7 @@ function entryLink(entry: AuditEntry): EntryLink | null {
     case "waitpoint":
       return { to: "/waitpoints", label: "the waitpoints" };
     default:
-      return entry.action.startsWith("sso.") && entry.action !== "sso.login" ? { to: "/sso", label: "single sign-on" } : null;
+      return entry.action.startsWith("sso.") ? { to: "/sso", label: "single sign-on" } : null;
   }
 }
 

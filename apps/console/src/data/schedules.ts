@@ -6,8 +6,9 @@ import { keys } from "./keys";
 
 export const schedulesQuery = () => queryOptions({ queryKey: keys.schedules.all, queryFn: () => call(api.GET("/schedules")) });
 
-export function useSchedules() {
-  return useQuery(schedulesQuery());
+/** `enabled: false` reads nothing until asked (the jobs list's picker, before it is opened). */
+export function useSchedules({ enabled = true }: { enabled?: boolean } = {}) {
+  return useQuery({ ...schedulesQuery(), enabled });
 }
 
 /** A schedule's name by its id; its short id while the list loads or when it is gone (deleted since). */

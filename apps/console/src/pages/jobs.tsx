@@ -419,19 +419,22 @@ export function MatchedPath({ path }: { path: string }) {
 
 /** The schedule filter: the organization's schedules by name (an id in the address that names none is kept, by its short id). */
 function SchedulePicker({ value, onChange }: { value: string | undefined; onChange(value: string | undefined): void }) {
-  const schedules = useSchedules();
+  // Read when the picker is opened or a schedule is set, not with every jobs list.
+  const [opened, setOpened] = useState(false);
+  const schedules = useSchedules({ enabled: opened || Boolean(value) });
   const data = (schedules.data ?? []).map((schedule) => ({ value: schedule.id, label: schedule.name }));
   if (value && !data.some((option) => option.value.toLowerCase() === value.toLowerCase())) data.push({ value, label: `Schedule …${value.slice(-8)}` });
   return (
     <Select
       label="Schedule"
-      placeholder={schedules.isPending ? "Loading the schedules…" : data.length ? "Any schedule" : "No schedules"}
+      placeholder="Any schedule"
       data={data}
       value={value ?? null}
       onChange={(next) => onChange(next ?? undefined)}
       searchable
       clearable
-      nothingFoundMessage="No schedule of that name"
+      nothingFoundMessage={schedules.isFetching ? "Loading the schedules…" : "No schedule of that name"}
+      onDropdownOpen={() => setOpened(true)}
       comboboxProps={{ withinPortal: true, keepMounted: false }}
     />
   );

@@ -49,6 +49,7 @@ function eventJob(event: ConveyorEvent, row?: Record<string, unknown>) {
     status: text(data.status),
     type: text(data.type),
     created_at: text(data.created_at),
+    finished_at: "finished_at" in data ? (text(data.finished_at) ?? null) : undefined,
     schedule_id: "schedule_id" in data ? (text(data.schedule_id) ?? null) : undefined,
   };
 }

@@ -8,7 +8,7 @@ import { forwardRef, useEffect, type AnchorHTMLAttributes } from "react";
 import { api, call } from "./api";
 import { useLiveJobEvents } from "./live";
 import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
-import { notify } from "./ui/notify";
+import { useAction } from "./data/actions";
 import { useNarrow } from "./ui/narrow";
 import "./shell.css";
 
@@ -87,14 +87,16 @@ export function Shell() {
 function AccountMenu({ session }: { session: Session }) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const switchOrg = async (orgId: string) => {
-    try {
-      startSession(queryClient, await call(api.POST("/auth/session/org", { body: { org_id: orgId } })));
-      await navigate({ to: "/overview" });
-    } catch (error) {
-      notify({ color: "red", title: "Could not switch organization", message: (error as Error).message });
-    }
-  };
+  const switching = useAction({
+    run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
+    failed: "Could not switch organization",
+    // The new session refreshes everything it shows itself.
+    refresh: () => [],
+    onSuccess: (next) => {
+      startSession(queryClient, next);
+      void navigate({ to: "/overview" });
+    },
+  });
   const signOut = async () => {
     await logOut(queryClient).catch(() => undefined);
     await navigate({ to: "/login", search: {} });
@@ -116,7 +118,7 @@ function AccountMenu({ session }: { session: Session }) {
           <>
             <Menu.Label>Organizations</Menu.Label>
             {session.orgs.map((org) => (
-              <Menu.Item key={org.id} disabled={org.id === session.org.id} onClick={() => void switchOrg(org.id)}>
+              <Menu.Item key={org.id} disabled={org.id === session.org.id} onClick={() => switching.mutate(org.id)}>
                 {org.name} ({org.role})
               </Menu.Item>
             ))}

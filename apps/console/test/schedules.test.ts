@@ -45,7 +45,7 @@ describe("schedules", () => {
     await field(page, "Cron").fill("*/15 9-17 * * MON-FRI");
     await page.getByRole("combobox", { name: "Time zone" }).fill("America/New_Y");
     await page.getByRole("option", { name: "America/New_York" }).click();
-    await field(page, "Job type").fill("send_email");
+    await page.getByRole("combobox", { name: "Job type" }).fill("send_email");
     await field(page, "Payload").fill(JSON.stringify(EMAIL, null, 2));
 
     // The helper lists the next five runs, in the schedule's zone, while the person types.
@@ -181,7 +181,7 @@ describe("schedules", () => {
     await dialog.waitFor();
     // The default type's template, then another type's when the type changes.
     expect(JSON.parse(await field(page, "Payload").inputValue())).toEqual(BUILT_IN_PAYLOAD_TEMPLATES.send_email);
-    await field(page, "Job type").fill("send_sms");
+    await page.getByRole("combobox", { name: "Job type" }).fill("send_sms");
     expect(JSON.parse(await field(page, "Payload").inputValue())).toEqual(BUILT_IN_PAYLOAD_TEMPLATES.send_sms);
     expect(Object.keys(BUILT_IN_PAYLOAD_TEMPLATES.send_sms).sort()).toEqual(["message", "to"]);
 
@@ -207,8 +207,8 @@ describe("schedules", () => {
 
     // At 375 px the type field shows the whole type (it was cut to "send_e" beside two number fields).
     await page.setViewportSize({ width: 375, height: 740 });
-    await field(page, "Job type").fill("mobile_money_stk");
-    const typeInput = field(page, "Job type");
+    await page.getByRole("combobox", { name: "Job type" }).fill("mobile_money_stk");
+    const typeInput = page.getByRole("combobox", { name: "Job type" });
     expect(await typeInput.evaluate((el: HTMLInputElement) => el.scrollWidth <= el.clientWidth)).toBe(true);
     expect((await ourSchedules()).map((s) => s.name)).not.toContain("SMS reminder");
   });

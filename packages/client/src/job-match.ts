@@ -8,6 +8,8 @@ export type JobListFilter = {
   type?: string;
   created_after?: string;
   created_before?: string;
+  finished_after?: string;
+  finished_before?: string;
   schedule_id?: string;
   q?: string;
   failure_group?: string;
@@ -19,6 +21,8 @@ export type FilterableJob = {
   status?: string;
   type?: string;
   created_at?: string;
+  /** null while the job has not finished. */
+  finished_at?: string | null;
   schedule_id?: string | null;
   failure_group?: string | null;
 };
@@ -45,6 +49,11 @@ export function jobMatchesFilter(job: FilterableJob, filter: JobListFilter): "ye
     !filter.type || holds(job.type !== undefined, () => job.type === filter.type),
     !filter.created_after || holds(job.created_at !== undefined, () => Date.parse(job.created_at!) >= Date.parse(filter.created_after!)),
     !filter.created_before || holds(job.created_at !== undefined, () => Date.parse(job.created_at!) < Date.parse(filter.created_before!)),
+    // A job not finished yet has no finishing time: it is in no finished_after/finished_before list.
+    !filter.finished_after ||
+      holds(job.finished_at !== undefined, () => job.finished_at != null && Date.parse(job.finished_at) >= Date.parse(filter.finished_after!)),
+    !filter.finished_before ||
+      holds(job.finished_at !== undefined, () => job.finished_at != null && Date.parse(job.finished_at) < Date.parse(filter.finished_before!)),
     !filter.schedule_id || holds(job.schedule_id !== undefined, () => job.schedule_id?.toLowerCase() === filter.schedule_id!.toLowerCase()),
     !filter.failure_group || holds(job.failure_group !== undefined, () => job.failure_group?.toLowerCase() === filter.failure_group!.toLowerCase()),
     // Due now or later: pending jobs only; which of the two, the queue's state says (not a field of the job).

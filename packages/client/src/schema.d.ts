@@ -3606,6 +3606,10 @@ export interface operations {
                 created_after?: string;
                 /** @description Only jobs created before this time: an ISO 8601 date (midnight UTC) or date-time with a zone. */
                 created_before?: string;
+                /** @description Only jobs that finished (done, failed or cancelled) at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone. The overview's bars count jobs by it. */
+                finished_after?: string;
+                /** @description Only jobs that finished before this time: an ISO 8601 date (midnight UTC) or date-time with a zone. */
+                finished_before?: string;
                 /** @description Only jobs made by this schedule. */
                 schedule_id?: string;
                 /** @description A job id or its short id (its last 8 characters, as the console shows it), a string or number value found anywhere in the payload (numbers as JSON writes them: `42`, `19.9`), or `field:value`: that value under a key named `field` or at that dotted path (`customer:Globex`); each matched exactly (case too), at most 256 characters. A value ending in `*` after at least 3 characters is also a prefix: `INV-20*` finds every value starting with `INV-20`, `customer:Glo*` those under `customer` (a shorter one, `IN*`, is only the literal value). Each item then says what matched in `matched`. */
@@ -4275,6 +4279,10 @@ export interface operations {
                         created_after?: string;
                         /** @description ISO 8601 date, or date-time with a zone: jobs created before it. */
                         created_before?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: jobs that finished (done, failed or cancelled) at or after it. */
+                        finished_after?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: jobs that finished before it. */
+                        finished_before?: string;
                         /**
                          * Format: uuid
                          * @description Jobs made by this schedule.

@@ -4,7 +4,7 @@
 import { createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
 import { jobMatchesFilter, type JobListFilter } from "../src";
 
-type Item = { id: string; status: string; type: string; created_at: string; schedule_id: string | null };
+type Item = { id: string; status: string; type: string; created_at: string; finished_at: string | null; schedule_id: string | null };
 
 let api: TestApi;
 let token: string;
@@ -57,6 +57,10 @@ describe("jobMatchesFilter against GET /jobs", () => {
       { created_after: middle },
       { created_before: middle },
       { schedule_id: schedule.body.id as string },
+      // Finished jobs by when they finished (the overview's bars): the cancelled one only; a live job never.
+      { finished_after: middle },
+      { finished_before: new Date(Date.now() + 60_000).toISOString() },
+      { finished_after: middle, status: "pending" },
       { due: "later" },
       { due: "now", type: "chat_notify" },
     ];
@@ -73,5 +77,13 @@ describe("jobMatchesFilter against GET /jobs", () => {
     expect(jobMatchesFilter({ ...all[0]!, status: "pending" }, { due: "later" })).toBe("unknown");
     expect(jobMatchesFilter({ ...all[0]!, status: "cancelled" }, { due: "later" })).toBe("no");
     expect(jobMatchesFilter(all[0]!, { q: "anything" })).toBe("unknown");
+    const cancelled = all.find((job) => job.id === ids[2])!;
+    expect(jobMatchesFilter(cancelled, { finished_after: middle })).toBe("yes");
+    expect(
+      jobMatchesFilter(
+        all.find((job) => job.id === ids[1])!,
+        { finished_after: middle },
+      ),
+    ).toBe("no");
   });
 });

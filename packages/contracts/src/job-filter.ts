@@ -22,6 +22,10 @@ export type JobFilterInput = {
   created_after?: string;
   /** ISO 8601; jobs created before it. */
   created_before?: string;
+  /** ISO 8601; jobs that finished (done, failed or cancelled) at or after it. */
+  finished_after?: string;
+  /** ISO 8601; jobs that finished before it. */
+  finished_before?: string;
   schedule_id?: string;
   /** A job id, or a string or number value anywhere in the payload, matched exactly. */
   q?: string;
@@ -37,6 +41,8 @@ export type JobFilter = {
   type?: string;
   createdAfter?: Date;
   createdBefore?: Date;
+  finishedAfter?: Date;
+  finishedBefore?: Date;
   scheduleId?: string;
   q?: string;
   failureGroup?: string;
@@ -84,6 +90,11 @@ export const jobFilterFields = {
   type: Joi.string().pattern(TYPE_NAME_PATTERN, "job type name").description("A job type."),
   created_after: Joi.string().max(40).custom(instant).description("ISO 8601 date, or date-time with a zone: jobs created at or after it."),
   created_before: Joi.string().max(40).custom(instant).description("ISO 8601 date, or date-time with a zone: jobs created before it."),
+  finished_after: Joi.string()
+    .max(40)
+    .custom(instant)
+    .description("ISO 8601 date, or date-time with a zone: jobs that finished (done, failed or cancelled) at or after it."),
+  finished_before: Joi.string().max(40).custom(instant).description("ISO 8601 date, or date-time with a zone: jobs that finished before it."),
   schedule_id: Joi.string().guid().description("Jobs made by this schedule."),
   q: Joi.string()
     .max(SEARCH_VALUE_MAX_LENGTH)
@@ -115,6 +126,8 @@ export function toJobFilter(input: JobFilterInput): JobFilter {
   if (input.type) filter.type = input.type;
   if (input.created_after) filter.createdAfter = new Date(input.created_after);
   if (input.created_before) filter.createdBefore = new Date(input.created_before);
+  if (input.finished_after) filter.finishedAfter = new Date(input.finished_after);
+  if (input.finished_before) filter.finishedBefore = new Date(input.finished_before);
   if (input.schedule_id) filter.scheduleId = input.schedule_id.toLowerCase();
   if (input.q !== undefined) filter.q = input.q;
   if (input.failure_group) filter.failureGroup = input.failure_group.toLowerCase();
@@ -129,6 +142,8 @@ export function jobFilterParams(filter: JobFilter): [string, string][] {
   if (filter.type) params.push(["type", filter.type]);
   if (filter.createdAfter) params.push(["created_after", filter.createdAfter.toISOString()]);
   if (filter.createdBefore) params.push(["created_before", filter.createdBefore.toISOString()]);
+  if (filter.finishedAfter) params.push(["finished_after", filter.finishedAfter.toISOString()]);
+  if (filter.finishedBefore) params.push(["finished_before", filter.finishedBefore.toISOString()]);
   if (filter.scheduleId) params.push(["schedule_id", filter.scheduleId]);
   if (filter.q !== undefined) params.push(["q", filter.q]);
   if (filter.failureGroup) params.push(["failure_group", filter.failureGroup]);

@@ -86,6 +86,9 @@ export function jobsMatching(alias: string, orgId: string, filter: JobSelection 
   if (filter?.type) where.push(`${alias}.type = ${param(filter.type)}`);
   if (filter?.createdAfter) where.push(`${alias}.created_at >= ${param(filter.createdAfter)}::timestamptz`);
   if (filter?.createdBefore) where.push(`${alias}.created_at < ${param(filter.createdBefore)}::timestamptz`);
+  // Through jobs_org_id_finished_at_idx, the index the overview's finished counts read (a job unfinished has none).
+  if (filter?.finishedAfter) where.push(`${alias}.finished_at >= ${param(filter.finishedAfter)}::timestamptz`);
+  if (filter?.finishedBefore) where.push(`${alias}.finished_at < ${param(filter.finishedBefore)}::timestamptz`);
   if (filter?.scheduleId) where.push(`${alias}.schedule_id = ${param(filter.scheduleId)}::uuid`);
   // Through jobs_failure_group_idx (partial: only jobs with an error).
   if (filter?.failureGroup) where.push(`${alias}.failure_group IS NOT NULL AND ${alias}.failure_group = ${param(filter.failureGroup)}`);

@@ -191,6 +191,9 @@ export const jobEndpoints = [
       type: "Only jobs of this type.",
       created_after: "Only jobs created at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       created_before: "Only jobs created before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
+      finished_after:
+        "Only jobs that finished (done, failed or cancelled) at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone. The overview's bars count jobs by it.",
+      finished_before: "Only jobs that finished before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
       schedule_id: "Only jobs made by this schedule.",
       failure_group:
         "Only jobs whose last error is of this failure group (GET /jobs/failures): its failed jobs, and those waiting to retry after such an error.",

@@ -26,12 +26,12 @@ export const keys = {
     /** Every job's dependency graph (live events patch the jobs each one shows). */
     graphs: () => ({ queryKey: ["job"] as const, predicate: (query: { queryKey: readonly unknown[] }) => query.queryKey[2] === "graph" }),
     artifact: (id: string) => ["job", id, "artifact"] as const,
+    output: (id: string) => ["job", id, "output"] as const,
   },
   retries: { all: ["retries"] as const },
   queues: { all: ["queues"] as const },
   rateLimits: { all: ["rate-limits"] as const },
   schedules: { all: ["schedules"] as const },
-  members: { all: ["members"] as const },
   invites: { all: ["invites"] as const },
   apiKeys: { all: ["api-keys"] as const },
   webhookEndpoints: {
@@ -40,4 +40,11 @@ export const keys = {
   },
   auditLog: { all: ["audit-log"] as const, list: (search: object) => ["audit-log", search] as const },
   sso: { all: ["sso"] as const },
+  waitpoints: { all: ["waitpoints"] as const, waiting: () => ["waitpoints", "waiting"] as const },
+  usage: {
+    byDay: (from: string, to: string) => ["usage", "day", from, to] as const,
+    byType: (from: string, to: string) => ["usage", "type", from, to] as const,
+  },
+  quotas: { all: ["quotas"] as const },
+  members: { all: ["members"] as const, every: () => ["members", "all"] as const },
 };

@@ -5,16 +5,24 @@ import { useState, type FormEvent } from "react";
 import { api, call } from "../api";
 import { formErrors, passwordProblem, problems, type FormErrors } from "../ui/form";
 import { useSession } from "../session";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 
 export function AccountPage() {
   const session = useSession();
   const [values, setValues] = useState({ current_password: "", new_password: "", confirm: "" });
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
+  const changing = useAction({
+    run: (body: { current_password: string; new_password: string }) => call(api.POST("/auth/password", { body }), { quiet401: true }),
+    done: () => ({ title: "Password changed", message: "Your other sessions and tokens were signed out." }),
+    failed: "Could not change the password",
+    // A wrong current password is a 401 that must not end this session: it belongs at its field.
+    shownAt: (error) => setErrors(formErrors(error, ["current_password", "new_password"], { unauthorized: "current_password" })),
+    refresh: () => [],
+    onSuccess: () => setValues({ current_password: "", new_password: "", confirm: "" }),
+  });
   const set = (field: keyof typeof values) => (event: { currentTarget: { value: string } }) => setValues({ ...values, [field]: event.currentTarget.value });
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const local = problems({
       current_password: values.current_password ? undefined : "is required",
@@ -23,17 +31,7 @@ export function AccountPage() {
     });
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
-    setBusy(true);
-    try {
-      await call(api.POST("/auth/password", { body: { current_password: values.current_password, new_password: values.new_password } }), { quiet401: true });
-      setValues({ current_password: "", new_password: "", confirm: "" });
-      notify({ color: "green", title: "Password changed", message: "Your other sessions and tokens were signed out." });
-    } catch (error) {
-      // A wrong current password is a 401 that must not end this session: it belongs at its field.
-      setErrors(formErrors(error, ["current_password", "new_password"], { unauthorized: "current_password" }));
-    } finally {
-      setBusy(false);
-    }
+    changing.mutate({ current_password: values.current_password, new_password: values.new_password });
   };
 
   return (
@@ -47,7 +45,7 @@ export function AccountPage() {
         </Text>
       </Paper>
       <Paper withBorder p="md" component="section" aria-labelledby="password-title">
-        <form onSubmit={(event) => void submit(event)} noValidate>
+        <form onSubmit={submit} noValidate>
           <Stack>
             <Title order={2} size="h4" id="password-title">
               Change password
@@ -82,7 +80,7 @@ export function AccountPage() {
               error={errors.fields.confirm}
               required
             />
-            <Button type="submit" loading={busy} style={{ alignSelf: "flex-start" }}>
+            <Button type="submit" loading={changing.isPending} style={{ alignSelf: "flex-start" }}>
               Change password
             </Button>
           </Stack>

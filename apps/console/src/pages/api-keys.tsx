@@ -1,7 +1,7 @@
 // API keys (SPEC §3): create one (shown once, with a copy button), see every key with who created it and its last
 // use, revoke.
 import { Button, Group, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
@@ -11,6 +11,7 @@ import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { useSession } from "../session";
+import { useAction } from "../data/actions";
 import { keys as queryKeys } from "../data/keys";
 
 type ApiKey = ResponseBody<"/api-keys", "get">[number];
@@ -108,31 +109,27 @@ export function ApiKeysPage() {
 }
 
 function CreateKey({ opened, onClose }: { opened: boolean; onClose(): void }) {
-  const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const [created, setCreated] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const creating = useAction({
+    run: (name: string) => call(api.POST("/api-keys", { body: { name } })),
+    failed: "Could not create the key",
+    shownAt: (error) => setErrors(formErrors(error, ["name"])),
+    refresh: () => [queryKeys.apiKeys.all],
+    onSuccess: (key) => setCreated(key.key),
+  });
   const close = () => {
     setName("");
     setErrors({ fields: {} });
     setCreated(null);
     onClose();
   };
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const trimmed = name.trim();
     if (!trimmed || trimmed.length > 100) return setErrors({ fields: { name: trimmed ? "must be at most 100 characters long" : "is required" } });
-    setBusy(true);
-    try {
-      const key = await call(api.POST("/api-keys", { body: { name: trimmed } }));
-      setCreated(key.key);
-      await queryClient.invalidateQueries({ queryKey: queryKeys.apiKeys.all });
-    } catch (error) {
-      setErrors(formErrors(error, ["name"]));
-    } finally {
-      setBusy(false);
-    }
+    creating.mutate(trimmed);
   };
   return (
     <ShownOnceModal
@@ -150,7 +147,7 @@ function CreateKey({ opened, onClose }: { opened: boolean; onClose(): void }) {
           : null
       }
       formError={errors.form}
-      busy={busy}
+      busy={creating.isPending}
       submitLabel="Create key"
       onSubmit={submit}
     >

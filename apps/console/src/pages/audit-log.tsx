@@ -11,6 +11,8 @@ import { Time } from "../ui/format";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { AUDIT_FILTER_KEYS as FILTER_KEYS, type AuditSearch } from "./audit-search";
 import { auditSentence, type AuditEntry } from "./audit-sentence";
+import type { JobFilter } from "./job-search";
+import { RouterAnchor } from "../ui/link";
 import { fromLocalInput, toLocalInput } from "./jobs";
 import { keys as queryKeys } from "../data/keys";
 
@@ -27,6 +29,9 @@ export const ACTION_CHOICES = [
   { value: "schedule.", label: "Schedules" },
   { value: "job.", label: "Jobs cancelled or replayed" },
   { value: "jobs.bulk", label: "Bulk actions on jobs" },
+  { value: "queue.", label: "Queues: pauses and limits" },
+  { value: "rate_limit.", label: "Rate limits" },
+  { value: "waitpoint.", label: "Waitpoints completed or cancelled" },
   { value: "session.", label: "Logins and logouts" },
   { value: "session.login_failed", label: "Failed logins" },
   { value: "password.", label: "Password changes" },
@@ -99,14 +104,68 @@ function AuditLog() {
   );
 }
 
+type EntryLink =
+  | { to: "/jobs/$id"; params: { id: string }; label: string }
+  | { to: "/jobs"; search: JobFilter; label: string }
+  | { to: "/schedules" | "/webhooks" | "/queues" | "/api-keys" | "/team" | "/sso" | "/waitpoints"; label: string };
+
+/** Where an entry's target is seen now: its job, the jobs a bulk action's filter matches, or the page of its kind. */
+function entryLink(entry: AuditEntry): EntryLink | null {
+  const target = entry.target;
+  if (entry.action === "jobs.bulk") {
+    const filter = (entry.details as { filter?: unknown } | null)?.filter;
+    return filter && typeof filter === "object" ? { to: "/jobs", search: filter as JobFilter, label: "the jobs this filter matches now" } : null;
+  }
+  // A person's own session or password is about them, not something to open.
+  if (!target || entry.action.startsWith("session.") || entry.action === "password.change" || entry.action === "sso.login") return null;
+  switch (target.type) {
+    case "job":
+      return target.id ? { to: "/jobs/$id", params: { id: target.id }, label: `job …${target.id.slice(-8)}` } : null;
+    case "schedule":
+      return entry.action === "schedule.delete" ? null : { to: "/schedules", label: "the schedules" };
+    case "webhook_endpoint":
+      return entry.action === "webhook_endpoint.delete" ? null : { to: "/webhooks", label: "the webhook endpoints" };
+    case "queue":
+    case "rate_limit":
+      return { to: "/queues", label: "the queues and their limits" };
+    case "api_key":
+      return { to: "/api-keys", label: "the API keys" };
+    case "user":
+    case "invite":
+      return { to: "/team", label: "the team" };
+    case "waitpoint":
+      return { to: "/waitpoints", label: "the waitpoints" };
+    default:
+      return entry.action.startsWith("sso.") ? { to: "/sso", label: "single sign-on" } : null;
+  }
+}
+
 function Entry({ entry }: { entry: AuditEntry }) {
+  const link = entryLink(entry);
   const meta = [entry.ip && `from ${entry.ip}`, entry.request_id && `request ${entry.request_id}`].filter(Boolean).join(" · ");
   return (
     <Paper withBorder p="sm" component="li" data-entry={entry.id} data-action={entry.action}>
       <Stack gap={4}>
-        <Text size="sm" style={{ wordBreak: "break-word" }} data-testid="audit-sentence">
+        <Text size="sm" style={{ wordBreak: "normal", overflowWrap: "break-word" }} data-testid="audit-sentence">
           {auditSentence(entry)}
         </Text>
+        {link && (
+          <Text size="xs">
+            {link.to === "/jobs/$id" ? (
+              <RouterAnchor to="/jobs/$id" params={link.params} data-testid="audit-link">
+                See {link.label}
+              </RouterAnchor>
+            ) : link.to === "/jobs" ? (
+              <RouterAnchor to="/jobs" search={link.search} data-testid="audit-link">
+                See {link.label}
+              </RouterAnchor>
+            ) : (
+              <RouterAnchor to={link.to} data-testid="audit-link">
+                See {link.label}
+              </RouterAnchor>
+            )}
+          </Text>
+        )}
         <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
           <Time iso={entry.time} />
           {meta && ` · ${meta}`}
@@ -125,7 +184,7 @@ function Filters({ search, onChange }: { search: AuditSearch; onChange(next: Aud
   const [draft, setDraft] = useState(search);
   useEffect(() => setDraft(search), [search]);
   // Who can be an actor: the members, and the API keys the caller can see.
-  const members = useQuery({ queryKey: [...queryKeys.members.all, "all"], queryFn: () => call(api.GET("/org/members")) });
+  const members = useQuery({ queryKey: queryKeys.members.every(), queryFn: () => call(api.GET("/org/members")) });
   const keys = useQuery({ queryKey: queryKeys.apiKeys.all, queryFn: () => call(api.GET("/api-keys")) });
   const actors = [
     { value: "", label: "Anyone" },

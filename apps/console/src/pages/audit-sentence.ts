@@ -14,6 +14,8 @@ const KIND: Record<string, string> = {
   invite: "invite",
   organization: "organization",
   user: "user",
+  queue: "queue",
+  rate_limit: "rate limit",
 };
 
 /** How a party is named: a person by e-mail, a key or a thing by its name in quotes, else by kind and short id. */
@@ -50,6 +52,47 @@ const FAILURES: Record<string, string> = {
   email_unverified: "the e-mail address is not verified",
   domain_not_allowed: "the e-mail domain is not allowed",
 };
+
+/** "100 per minute", from a rate limit's changes (null when it had none then). */
+function rate(limit: unknown, period: unknown): string | null {
+  return limit === null || limit === undefined ? null : `${show(limit)} per ${show(period)}`;
+}
+
+/** A queue's settings changed, as verbs: "paused", "set its concurrency limit to 5", "put it under rate limit “api”". */
+function queueChanges(changes: NonNullable<AuditEntry["changes"]>): string[] {
+  const parts: string[] = [];
+  if (changes.paused) parts.push(changes.paused.after ? "paused" : "resumed");
+  const concurrency = changes.concurrency_limit;
+  if (concurrency)
+    parts.push(
+      concurrency.after === null
+        ? `removed its concurrency limit (was ${show(concurrency.before)})`
+        : `set its concurrency limit to ${show(concurrency.after)}`,
+    );
+  const limit = changes.rate_limit;
+  if (limit) parts.push(limit.after === null ? `took it off rate limit “${show(limit.before)}”` : `put it under rate limit “${show(limit.after)}”`);
+  return parts;
+}
+
+/** A bulk action's filter in words: "status failed, of type webhook, created from 2026-11-20T00:00:00.000Z". */
+export function filterWords(filter: unknown): string {
+  if (!filter || typeof filter !== "object") return "every job";
+  const f = filter as Record<string, unknown>;
+  const text = (key: string) => (typeof f[key] === "string" ? (f[key] as string) : undefined);
+  const parts = [
+    text("status") && `status ${text("status")!.split(",").join(" or ")}`,
+    text("type") && `of type ${text("type")}`,
+    text("created_after") && `created from ${text("created_after")}`,
+    text("created_before") && `created before ${text("created_before")}`,
+    text("finished_after") && `finished from ${text("finished_after")}`,
+    text("finished_before") && `finished before ${text("finished_before")}`,
+    text("schedule_id") && `made by schedule …${text("schedule_id")!.slice(-8)}`,
+    text("failure_group") && `of failure group ${text("failure_group")}`,
+    text("due") && (text("due") === "now" ? "due now" : "due later"),
+    text("q") !== undefined && `found by the search “${text("q")}”`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(", ") : "every job";
+}
 
 const plural = (n: number, one: string) => `${n.toLocaleString("en-US")} ${one}${n === 1 ? "" : "s"}`;
 
@@ -103,8 +146,24 @@ export function auditSentence(entry: AuditEntry): string {
       return `${who} ran ${what} now instead of waiting for its time`;
     case "jobs.bulk": {
       const action = details.action === "replay" ? "replayed" : "cancelled";
-      const scope = typeof details.ids === "number" ? `of ${plural(details.ids, "named job")}` : `matching ${show(details.filter)}`;
+      const scope = typeof details.ids === "number" ? `of ${plural(details.ids, "named job")}` : `matching ${filterWords(details.filter)}`;
       return `${who} ${action} ${plural(Number(details.affected ?? 0), "job")} in bulk, ${scope}`;
+    }
+    case "queue.update": {
+      const parts = queueChanges(changes);
+      return parts.length ? `${who} ${parts.join(" and ")} on ${what}` : `${who} saved ${what}'s settings unchanged`;
+    }
+    case "rate_limit.put": {
+      if (changes.limit?.before === null) return `${who} created ${what}: ${rate(changes.limit.after, changes.period?.after)}`;
+      const parts = [
+        changes.limit && `its limit from ${show(changes.limit.before)} to ${show(changes.limit.after)}`,
+        changes.period && `its period from a ${show(changes.period.before)} to a ${show(changes.period.after)}`,
+      ].filter(Boolean);
+      return parts.length ? `${who} changed ${what}: ${parts.join(" and ")}` : `${who} saved ${what} unchanged`;
+    }
+    case "rate_limit.delete": {
+      const was = rate(changes.limit?.before, changes.period?.before);
+      return `${who} deleted ${what}${was ? ` (${was})` : ""}`;
     }
     case "session.login":
       return `${who} logged in with a password${details.credential === "token" ? " (API token)" : ""}`;

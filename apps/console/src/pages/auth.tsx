@@ -8,6 +8,7 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { api, call } from "../api";
 import { emailProblem, formErrors, passwordProblem, problems, type FormErrors } from "../ui/form";
 import { logIn, safeRedirect } from "../session";
+import { useAction } from "../data/actions";
 import { RouterAnchor } from "../ui/link";
 
 function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
@@ -45,22 +46,23 @@ export function LoginPage() {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
+  const login = useAction({
+    run: async (credentials: { email: string; password: string }) => {
+      await logIn(queryClient, credentials);
+      await navigate({ href: safeRedirect(search.redirect) });
+    },
+    failed: "Could not log in",
+    shownAt: (error) => setErrors(formErrors(error, ["email", "password"])),
+    refresh: () => [],
+  });
+  const busy = login.isPending;
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const local = problems({ email: emailProblem(email), password: password ? undefined : "is required" });
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
-    setBusy(true);
-    try {
-      await logIn(queryClient, { email: email.trim(), password });
-      await navigate({ href: safeRedirect(search.redirect) });
-    } catch (error) {
-      setErrors(formErrors(error, ["email", "password"]));
-    } finally {
-      setBusy(false);
-    }
+    login.mutate({ email: email.trim(), password });
   };
 
   return (
@@ -72,7 +74,7 @@ export function LoginPage() {
           After logging in you go on to <Code>{nextPage(search.redirect)}</Code>.
         </Text>
       )}
-      <form onSubmit={(event) => void submit(event)} noValidate>
+      <form onSubmit={submit} noValidate>
         <Stack>
           {errors.form && (
             <Alert color="red" role="alert">
@@ -159,10 +161,20 @@ export function SignupPage() {
   const navigate = useNavigate();
   const [values, setValues] = useState({ email: "", password: "", org_name: "" });
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
+  const signup = useAction({
+    run: async (body: { email: string; password: string; org_name: string }) => {
+      await call(api.POST("/auth/signup", { body }), { quiet401: true });
+      await logIn(queryClient, { email: body.email, password: body.password });
+      await navigate({ to: "/overview" });
+    },
+    failed: "Could not create the organization",
+    shownAt: (error) => setErrors(formErrors(error, ["email", "password", "org_name"], { email_taken: "email" })),
+    refresh: () => [],
+  });
+  const busy = signup.isPending;
   const set = (field: keyof typeof values) => (event: { currentTarget: { value: string } }) => setValues({ ...values, [field]: event.currentTarget.value });
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const orgName = values.org_name.trim();
     const local = problems({
@@ -172,22 +184,12 @@ export function SignupPage() {
     });
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
-    setBusy(true);
-    try {
-      const body = { email: values.email.trim(), password: values.password, org_name: orgName };
-      await call(api.POST("/auth/signup", { body }), { quiet401: true });
-      await logIn(queryClient, { email: body.email, password: body.password });
-      await navigate({ to: "/overview" });
-    } catch (error) {
-      setErrors(formErrors(error, ["email", "password", "org_name"], { email_taken: "email" }));
-    } finally {
-      setBusy(false);
-    }
+    signup.mutate({ email: values.email.trim(), password: values.password, org_name: orgName });
   };
 
   return (
     <AuthFrame title="Create your organization">
-      <form onSubmit={(event) => void submit(event)} noValidate>
+      <form onSubmit={submit} noValidate>
         <Stack>
           {errors.form && (
             <Alert color="red" role="alert">

@@ -3,7 +3,7 @@
 // its jobs (the list filtered by failure_group), replay its failed jobs, cancel those still waiting to retry after
 // that error — the last two POST /jobs/bulk with the group as the filter, repeated while the API says has_more.
 import { Alert, Button, Group, Paper, ScrollArea, Stack, Table, Text } from "@mantine/core";
-import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
+import { queryOptions, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
@@ -12,7 +12,7 @@ import { Confirm } from "../ui/confirm";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { useNarrow } from "../ui/narrow";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { Empty, ErrorState, Loading } from "../ui/states";
 import type { JobFilter } from "./job-search";
 
@@ -41,36 +41,29 @@ export const failureGroupsQuery = (filter: JobFilter) =>
 
 export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: string): void }) {
   const groups = useQuery(failureGroupsQuery(props.filter));
-  const queryClient = useQueryClient();
   const [action, setAction] = useState<Action | null>(null);
-  const [busy, setBusy] = useState(false);
   const narrow = useNarrow();
-
-  const run = async () => {
-    if (!action) return;
-    setBusy(true);
-    let affected = 0;
-    try {
+  const bulk = useAction({
+    run: async (action: Action) => {
+      let affected = 0;
       const filter = { ...groupFilter(props.filter), failure_group: action.group.failure_group };
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const result = await call(api.POST("/jobs/bulk", { body: { action: action.kind, filter } }));
         affected += result.affected;
         if (!result.has_more) break;
       }
-      const what = action.kind === "replay" ? "Replayed" : "Cancelled";
-      notify({
-        color: "green",
-        title: `${what} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
-        message: action.group.sample_error || action.group.message,
-      });
-      setAction(null);
-    } catch (error) {
-      notify({ color: "red", title: `Could not ${action.kind} the group`, message: (error as Error).message });
-    } finally {
-      setBusy(false);
-      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
-    }
-  };
+      return affected;
+    },
+    done: (affected, action) => ({
+      title: `${action.kind === "replay" ? "Replayed" : "Cancelled"} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
+      message: action.group.sample_error || action.group.message,
+    }),
+    failed: (action) => `Could not ${action.kind} the group`,
+    refresh: () => [keys.jobs.all],
+    onSuccess: () => setAction(null),
+  });
+  const busy = bulk.isPending;
+  const run = () => action && bulk.mutate(action);
 
   if (groups.isPending) return <Loading label="Grouping failures…" />;
   if (groups.isError) return <ErrorState error={groups.error} retry={() => void groups.refetch()} />;
@@ -167,7 +160,7 @@ export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: stri
         confirmLabel={action?.kind === "replay" ? "Replay them" : "Cancel them"}
         color={action?.kind === "replay" ? "indigo" : "red.9"}
         loading={busy}
-        onConfirm={() => void run()}
+        onConfirm={run}
         onClose={() => !busy && setAction(null)}
       >
         <Text size="sm" fw={600} lineClamp={3} style={{ overflowWrap: "break-word" }}>

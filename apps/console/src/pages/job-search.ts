@@ -5,6 +5,9 @@ export type JobSearch = {
   type?: string;
   created_after?: string;
   created_before?: string;
+  /** Jobs that finished (done, failed or cancelled) in a period: what the overview's bars count. */
+  finished_after?: string;
+  finished_before?: string;
   schedule_id?: string;
   q?: string;
   /** A failure group of GET /jobs/failures: the group's jobs. */

@@ -10,6 +10,7 @@ import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
+import { useScheduleName } from "../data/schedules";
 import { startSession, useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { FINAL_STATUSES, formatDuration, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
@@ -19,7 +20,6 @@ import { Artifact } from "./job-artifact";
 import { JobSteps } from "./job-steps";
 import { ReplayDialog } from "./replay-dialog";
 import { RouterAnchor } from "../ui/link";
-import { notify } from "../ui/notify";
 import { JobOutput, JobProgressBar } from "../ui/job-live";
 import { WaitingReason } from "../ui/waiting";
 
@@ -68,7 +68,7 @@ export function JobPage() {
             <StatusBadge status={data.status} />
           </Group>
           <Group gap={4} wrap="nowrap">
-            <Text ff="monospace" size="sm" c="dimmed" style={{ wordBreak: "break-all" }}>
+            <Text ff="monospace" size="sm" c="dimmed" style={{ overflowWrap: "anywhere" }}>
               {data.id}
             </Text>
             <CopyValue value={data.id} what="job id" />
@@ -123,13 +123,7 @@ export function JobPage() {
               </Group>
             </Field>
           )}
-          {data.schedule_id && (
-            <Field label="Schedule">
-              <RouterAnchor to="/jobs" search={{ schedule_id: data.schedule_id }} ff="monospace">
-                {shortId(data.schedule_id)}
-              </RouterAnchor>
-            </Field>
-          )}
+          {data.schedule_id && <ScheduleField id={data.schedule_id} />}
         </SimpleGrid>
       </Paper>
 
@@ -211,6 +205,24 @@ export function JobPage() {
   );
 }
 
+/** The schedule that made the job, by its name (its short id once deleted), opening the jobs it made. */
+function ScheduleField({ id }: { id: string }) {
+  const schedule = useScheduleName(id)!;
+  return (
+    <Field label="Schedule">
+      <RouterAnchor to="/jobs" search={{ schedule_id: id }} ff={schedule.known ? undefined : "monospace"} title={`Jobs made by ${schedule.name}`}>
+        {schedule.name}
+      </RouterAnchor>
+      {!schedule.known && (
+        <Text span size="xs" c="dimmed">
+          {" "}
+          (deleted or loading)
+        </Text>
+      )}
+    </Field>
+  );
+}
+
 /**
  * A job id this organization has no job of (issue 23 #9): said plainly, with no "try again" (asking again finds
  * nothing more), and — for a person in several organizations — a way to look for it in each of the others.
@@ -218,20 +230,16 @@ export function JobPage() {
 function JobNotFound({ id }: { id: string }) {
   const session = useSession();
   const queryClient = useQueryClient();
-  const [busy, setBusy] = useState<string | null>(null);
   // Only a job id can be another organization's job: "not-a-job-id" is not worth a switch (issue 38 #6).
   const isJobId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
   const others = isJobId ? session.orgs.filter((org) => org.id !== session.org.id) : [];
-  const lookIn = async (orgId: string) => {
-    setBusy(orgId);
-    try {
-      startSession(queryClient, await call(api.POST("/auth/session/org", { body: { org_id: orgId } })));
-    } catch (error) {
-      notify({ color: "red", title: "Could not switch organization", message: (error as Error).message });
-    } finally {
-      setBusy(null);
-    }
-  };
+  const lookIn = useAction({
+    run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
+    failed: "Could not switch organization",
+    onSuccess: (session) => startSession(queryClient, session),
+    // The new session refreshes everything it shows itself.
+    refresh: () => [],
+  });
   return (
     <Stack>
       <RouterAnchor to="/jobs" size="sm">
@@ -242,15 +250,23 @@ function JobNotFound({ id }: { id: string }) {
       </Title>
       <Alert color="gray" role="alert" title={`Not in ${session.org.name}`}>
         <Stack gap="xs">
-          <Text size="sm" style={{ wordBreak: "break-all" }}>
-            A job with the id “{id}” was not found in {session.org.name}: the address may be mistyped, or the job was deleted after its retention period.
+          {/* Prose breaks between words; only the id, one long word, may break anywhere (and only where it must). */}
+          <Text size="sm" style={{ wordBreak: "normal" }} data-testid="missing-job-text">
+            A job with the id “<span style={{ overflowWrap: "anywhere" }}>{id}</span>” was not found in {session.org.name}: the address may be mistyped, or the
+            job was deleted after its retention period.
           </Text>
           {others.length > 0 && (
             <>
               <Text size="sm">It may belong to another of your organizations:</Text>
               <Group gap="xs">
                 {others.map((org) => (
-                  <Button key={org.id} size="xs" variant="default" loading={busy === org.id} onClick={() => void lookIn(org.id)}>
+                  <Button
+                    key={org.id}
+                    size="xs"
+                    variant="default"
+                    loading={lookIn.isPending && lookIn.variables === org.id}
+                    onClick={() => lookIn.mutate(org.id)}
+                  >
                     Look in {org.name}
                   </Button>
                 ))}

@@ -2,12 +2,12 @@
 // The confirmation says how many; a filter is counted first (up to the 10,000 one call handles), and the action
 // is repeated while the API says `has_more`.
 import { Alert, Button, Group, Paper, Text } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { api, call, callPage } from "../api";
 import { Confirm } from "../ui/confirm";
 import type { JobFilter } from "./job-search";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { ReplayDialog } from "./replay-dialog";
 import { keys } from "../data/keys";
 
@@ -54,9 +54,40 @@ export function BulkActions(props: {
   selectedStatuses: readonly string[];
 }) {
   const { filter, selection, onSelection } = props;
-  const queryClient = useQueryClient();
   const [action, setAction] = useState<Action | null>(null);
-  const [busy, setBusy] = useState(false);
+  const bulk = useAction({
+    run: async ({ action, ids, filter }: { action: Action; ids: string[] | null; filter: JobFilter }) => {
+      let matched = 0;
+      let affected = 0;
+      if (!ids) {
+        for (let round = 0; round < MAX_ROUNDS; round++) {
+          const result = await call(api.POST("/jobs/bulk", { body: { action, filter } }));
+          matched += result.matched;
+          affected += result.affected;
+          if (!result.has_more) break;
+        }
+      } else {
+        const result = await call(api.POST("/jobs/bulk", { body: { action, ids } }));
+        matched += result.matched;
+        affected += result.affected;
+      }
+      return { matched, affected };
+    },
+    done: ({ matched, affected }, { action }) => ({
+      title: `${action === "cancel" ? "Cancelled" : "Replayed"} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
+      message:
+        matched > affected
+          ? `${(matched - affected).toLocaleString()} of the ${matched.toLocaleString()} matched were skipped: ${action === "cancel" ? "already finished or being cancelled" : "not finished yet"}.`
+          : `${matched.toLocaleString()} matched.`,
+    }),
+    failed: ({ action }) => `Bulk ${action} failed`,
+    refresh: () => [keys.jobs.all],
+    onSuccess: () => {
+      onSelection({ ids: new Set(), allMatching: false });
+      setAction(null);
+    },
+  });
+  const busy = bulk.isPending;
   const [editing, setEditing] = useState<string | null>(null);
   const count = useQuery({
     queryKey: keys.jobs.count(filter),
@@ -80,41 +111,8 @@ export function BulkActions(props: {
   const canCancel = possible.some((status) => CANCELLABLE.includes(status));
   const canReplay = possible.some((status) => REPLAYABLE.includes(status));
 
-  const run = async () => {
-    if (!action) return;
-    setBusy(true);
-    let matched = 0;
-    let affected = 0;
-    try {
-      if (selection.allMatching) {
-        for (let round = 0; round < MAX_ROUNDS; round++) {
-          const result = await call(api.POST("/jobs/bulk", { body: { action, filter } }));
-          matched += result.matched;
-          affected += result.affected;
-          if (!result.has_more) break;
-        }
-      } else {
-        const result = await call(api.POST("/jobs/bulk", { body: { action, ids: [...selection.ids] } }));
-        matched += result.matched;
-        affected += result.affected;
-      }
-      const verb = action === "cancel" ? "Cancelled" : "Replayed";
-      notify({
-        color: "green",
-        title: `${verb} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
-        message:
-          matched > affected
-            ? `${(matched - affected).toLocaleString()} of the ${matched.toLocaleString()} matched were skipped: ${action === "cancel" ? "already finished or being cancelled" : "not finished yet"}.`
-            : `${matched.toLocaleString()} matched.`,
-      });
-      onSelection({ ids: new Set(), allMatching: false });
-      setAction(null);
-    } catch (error) {
-      notify({ color: "red", title: `Bulk ${action} failed`, message: (error as Error).message });
-    } finally {
-      setBusy(false);
-      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
-    }
+  const run = () => {
+    if (action) bulk.mutate({ action, ids: selection.allMatching ? null : [...selection.ids], filter });
   };
 
   const countText = selection.allMatching
@@ -169,7 +167,7 @@ export function BulkActions(props: {
         confirmLabel={action === "cancel" ? "Cancel them" : "Replay them"}
         color={action === "cancel" ? "red.9" : "indigo"}
         loading={busy}
-        onConfirm={() => void run()}
+        onConfirm={run}
         onClose={() => !busy && setAction(null)}
       >
         <Text size="sm" data-testid="bulk-count">

@@ -10,6 +10,7 @@ import {
   Paper,
   ScrollArea,
   SegmentedControl,
+  Select,
   SimpleGrid,
   Stack,
   Table,
@@ -25,11 +26,12 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
 import { api, callPage } from "../api";
 import { keys } from "../data/keys";
+import { useSchedules } from "../data/schedules";
 import { FailureGroups } from "./failure-groups";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
-import { formatDuration, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
+import { formatDuration, formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { JobProgressBar } from "../ui/job-live";
 import { RouterAnchor } from "../ui/link";
 import { useNarrow } from "../ui/narrow";
@@ -39,7 +41,18 @@ export type JobRow = ResponseBody<"/jobs", "get">[number];
 
 export type { JobFilter, JobSearch };
 
-const FILTER_KEYS = ["status", "type", "created_after", "created_before", "schedule_id", "q", "failure_group", "due"] as const;
+const FILTER_KEYS = [
+  "status",
+  "type",
+  "created_after",
+  "created_before",
+  "finished_after",
+  "finished_before",
+  "schedule_id",
+  "q",
+  "failure_group",
+  "due",
+] as const;
 
 /** What a `due` filter shows, in words (the overview's Due now and Delayed open these). */
 const DUE_WORDS: Record<NonNullable<JobSearch["due"]>, string> = {
@@ -47,6 +60,12 @@ const DUE_WORDS: Record<NonNullable<JobSearch["due"]>, string> = {
   later: "Pending jobs due later: run_at or a retry's wait still ahead",
 };
 const PAGE_SIZE = 50;
+
+/** What a finished_after/finished_before filter shows, in words (the overview's bars open these). */
+function finishedWords(after: string | undefined, before: string | undefined): string {
+  if (after && before) return `Jobs that finished from ${formatTime(after)} to before ${formatTime(before)}`;
+  return after ? `Jobs that finished at or after ${formatTime(after)}` : `Jobs that finished before ${formatTime(before)}`;
+}
 
 /** The URL's search, kept to the known filters with string values (anything else in the address is dropped). */
 export function parseJobSearch(search: Record<string, unknown>): JobSearch {
@@ -398,6 +417,29 @@ export function MatchedPath({ path }: { path: string }) {
   );
 }
 
+/** The schedule filter: the organization's schedules by name (an id in the address that names none is kept, by its short id). */
+function SchedulePicker({ value, onChange }: { value: string | undefined; onChange(value: string | undefined): void }) {
+  // Read when the picker is opened or a schedule is set, not with every jobs list.
+  const [opened, setOpened] = useState(false);
+  const schedules = useSchedules({ enabled: opened || Boolean(value) });
+  const data = (schedules.data ?? []).map((schedule) => ({ value: schedule.id, label: schedule.name }));
+  if (value && !data.some((option) => option.value.toLowerCase() === value.toLowerCase())) data.push({ value, label: `Schedule …${value.slice(-8)}` });
+  return (
+    <Select
+      label="Schedule"
+      placeholder="Any schedule"
+      data={data}
+      value={value ?? null}
+      onChange={(next) => onChange(next ?? undefined)}
+      searchable
+      clearable
+      nothingFoundMessage={schedules.isFetching ? "Loading the schedules…" : "No schedule of that name"}
+      onDropdownOpen={() => setOpened(true)}
+      comboboxProps={{ withinPortal: true, keepMounted: false }}
+    />
+  );
+}
+
 function Filters({ search, failureExample, onChange }: { search: JobSearch; failureExample?: JobRow; onChange(filter: JobFilter): void }) {
   const [draft, setDraft] = useState<JobFilter>(filterOf(search));
   // A new search (a link, Back, a chip removed) replaces the draft; the one the draft was first made from does not.
@@ -413,7 +455,7 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
     event.preventDefault();
     apply();
   };
-  const text = (key: "q" | "type" | "schedule_id") => ({
+  const text = (key: "q" | "type") => ({
     value: draft[key] ?? "",
     onChange: (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [key]: event.currentTarget.value }),
     onBlur: () => {
@@ -426,6 +468,13 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
   const others = FILTER_KEYS.filter((key) => key !== "q" && search[key]).length;
   const [unfolded, setUnfolded] = useState(others > 0);
   const showOthers = !narrow || unfolded;
+  const [datesOpen, setDatesOpen] = useState(false);
+  // The button that opened them is gone: the first date field takes its focus.
+  const firstDate = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (datesOpen) firstDate.current?.focus();
+  }, [datesOpen]);
+  const showDates = datesOpen || Boolean(search.created_after || search.created_before || draft.created_after || draft.created_before);
   return (
     <form onSubmit={submit} role="search" aria-label="Filter jobs">
       <Stack gap="xs">
@@ -450,6 +499,16 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
             <CloseButton size="sm" aria-label="Show jobs of every error" onClick={() => apply({ ...draft, failure_group: undefined })} />
           </Group>
         )}
+        {(search.finished_after || search.finished_before) && (
+          <Group gap={4} wrap="nowrap" data-testid="finished-filter">
+            <Text size="sm">{finishedWords(search.finished_after, search.finished_before)}</Text>
+            <CloseButton
+              size="sm"
+              aria-label="Show jobs whenever they finished"
+              onClick={() => apply({ ...draft, finished_after: undefined, finished_before: undefined })}
+            />
+          </Group>
+        )}
         {search.due && (
           <Group gap={4} wrap="nowrap" data-testid="due-filter">
             <Text size="sm">{DUE_WORDS[search.due]}</Text>
@@ -468,19 +527,32 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
             comboboxProps={{ withinPortal: true, keepMounted: false }}
           />
           <TextInput label="Type" placeholder="e.g. send_email" list="job-types" {...text("type")} />
-          <TextInput
-            label="Created after"
-            type="datetime-local"
-            value={toLocalInput(draft.created_after)}
-            onChange={(e) => apply({ ...draft, created_after: fromLocalInput(e.currentTarget.value) })}
-          />
-          <TextInput
-            label="Created before"
-            type="datetime-local"
-            value={toLocalInput(draft.created_before)}
-            onChange={(e) => apply({ ...draft, created_before: fromLocalInput(e.currentTarget.value) })}
-          />
-          <TextInput label="Schedule id" {...text("schedule_id")} />
+          {/* Each date field is seven Tab stops in Chromium (one per part of the date): they stay behind a button until
+              asked for or set, so the first job is not 14 presses further away (issue 38 #13). */}
+          {showDates ? (
+            <>
+              <TextInput
+                ref={firstDate}
+                label="Created after"
+                type="datetime-local"
+                value={toLocalInput(draft.created_after)}
+                onChange={(e) => apply({ ...draft, created_after: fromLocalInput(e.currentTarget.value) })}
+              />
+              <TextInput
+                label="Created before"
+                type="datetime-local"
+                value={toLocalInput(draft.created_before)}
+                onChange={(e) => apply({ ...draft, created_before: fromLocalInput(e.currentTarget.value) })}
+              />
+            </>
+          ) : (
+            <Stack justify="flex-end">
+              <Button variant="default" size="sm" onClick={() => setDatesOpen(true)}>
+                Created between…
+              </Button>
+            </Stack>
+          )}
+          <SchedulePicker value={draft.schedule_id} onChange={(schedule_id) => apply({ ...draft, schedule_id })} />
         </SimpleGrid>
         <datalist id="job-types">
           {BUILT_IN_JOB_TYPES.map((type) => (

@@ -103,28 +103,38 @@ function Figure({ label, value, hint, search }: { label: string; value: string; 
   );
 }
 
-/** The jobs list's filter for a bucket of the chart: created in it, and of the status or type the segment shows. */
-function bucketSearch(start: string, seconds: number, extra: JobFilter): JobFilter {
-  return { ...extra, created_after: start, created_before: new Date(Date.parse(start) + seconds * 1000).toISOString() };
+/**
+ * The jobs list's filter for a bucket of the chart, by the time the bucket counts its jobs at: created in it (the
+ * line, the type chart), or finished in it (a bar of done, failed or cancelled jobs: a job finished at 04:57 may
+ * have been created an hour before) — and of the status or type the segment shows.
+ */
+function bucketSearch(start: string, seconds: number, extra: JobFilter, by: "created" | "finished" = "created"): JobFilter {
+  const end = new Date(Date.parse(start) + seconds * 1000).toISOString();
+  return by === "finished" ? { ...extra, finished_after: start, finished_before: end } : { ...extra, created_after: start, created_before: end };
 }
+
+/** A bar of one or two jobs beside a spike still shows: a count above zero is at least this many pixels high. */
+const MIN_BAR_PX = 4;
+const minBar = (value: number | null | undefined) => (value ? MIN_BAR_PX : 0);
 
 function Charts({ stats, window }: { stats: Stats; window: Window }) {
   const navigate = useNavigate();
   const perMinute = stats.bucket_seconds / 60;
   const windowStart = stats.buckets[0]?.start;
-  const open = (index: number, extra: JobFilter) => {
+  const open = (index: number, extra: JobFilter, by: "created" | "finished" = "created") => {
     const bucket = stats.buckets[index];
-    if (bucket) void navigate({ to: "/jobs", search: bucketSearch(bucket.start, stats.bucket_seconds, extra) });
+    if (bucket) void navigate({ to: "/jobs", search: bucketSearch(bucket.start, stats.bucket_seconds, extra, by) });
   };
   // recharts calls a bar's onClick with the bar's data and index; then the chart's own, which opens the jobs created
   // in the minute clicked (the line) unless a bar took the click.
   const barTookClick = useRef(false);
-  const onSegment = (extra: JobFilter) => ({
+  const onSegment = (extra: JobFilter, by: "created" | "finished" = "created") => ({
     onClick: (_data: unknown, index: number) => {
       barTookClick.current = true;
-      open(index, extra);
+      open(index, extra, by);
     },
     cursor: "pointer",
+    minPointSize: minBar,
   });
   const onChart = (state: { activeTooltipIndex?: number | string | null } | null) => {
     if (barTookClick.current) {
@@ -191,7 +201,7 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
               data={byStatus}
               dataKey="time"
               series={STATUS_SERIES}
-              barProps={(series) => ({ stackId: "finished", ...onSegment({ status: series.name }) })}
+              barProps={(series) => ({ stackId: "finished", ...onSegment({ status: series.name }, "finished") })}
               yAxisProps={{ allowDecimals: false }}
               // The chart is keyboard-explorable (arrow keys move through the minutes); it needs a name to be announced.
               composedChartProps={{
@@ -217,6 +227,7 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
                   label: status[0]!.toUpperCase() + status.slice(1),
                   count: (b: Bucket) => b[status],
                   search: { status },
+                  by: "finished" as const,
                 })),
               ]}
             />
@@ -266,7 +277,7 @@ function FiguresTable(props: {
   caption: string;
   stats: Stats;
   window: Window;
-  columns: { label: string; count(bucket: Bucket): number; search: JobFilter }[];
+  columns: { label: string; count(bucket: Bucket): number; search: JobFilter; by?: "created" | "finished" }[];
 }) {
   const [open, setOpen] = useState(false);
   const id = useId();
@@ -304,7 +315,7 @@ function FiguresTable(props: {
                         {count > 0 ? (
                           <RouterAnchor
                             to="/jobs"
-                            search={bucketSearch(bucket.start, stats.bucket_seconds, column.search)}
+                            search={bucketSearch(bucket.start, stats.bucket_seconds, column.search, column.by)}
                             aria-label={`${count} ${column.label.toLowerCase()} from ${clock(bucket.start, props.window)}`}
                           >
                             {count.toLocaleString()}

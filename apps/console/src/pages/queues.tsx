@@ -20,17 +20,17 @@ import {
   Title,
   VisuallyHidden,
 } from "@mantine/core";
-import { useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
+import { useQuery, type UseQueryResult } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
+import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 import { canManageTeam, useSession } from "../session";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { formatTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
-import { notify } from "../ui/notify";
 import { ErrorState, Empty, Loading } from "../ui/states";
 
 export type Queue = ResponseBody<"/queues", "get">[number];
@@ -62,24 +62,18 @@ const per = (period: string) => (period === "second" ? "a second" : period === "
 export function QueuesPage() {
   const session = useSession();
   const manager = canManageTeam(session.role);
-  const queryClient = useQueryClient();
   const queues = useQuery(queuesQuery);
   const limits = useQuery(rateLimitsQuery);
   const [editing, setEditing] = useState<Queue | null>(null);
-  const [busyType, setBusyType] = useState<string | null>(null);
-
-  const setPaused = async (queue: Queue, paused: boolean) => {
-    setBusyType(queue.type);
-    try {
-      await call(api.PATCH("/queues/{type}", { params: { path: { type: queue.type } }, body: { paused } }));
-      notify({ color: "green", message: paused ? `${queue.type} paused: none of its jobs starts until it is resumed.` : `${queue.type} resumed.` });
-    } catch (error) {
-      notify({ color: "red", title: `Could not ${paused ? "pause" : "resume"} ${queue.type}`, message: (error as Error).message });
-    } finally {
-      setBusyType(null);
-      await queryClient.invalidateQueries({ queryKey: keys.queues.all });
-    }
-  };
+  const pausing = useAction({
+    run: ({ queue, paused }: { queue: Queue; paused: boolean }) =>
+      call(api.PATCH("/queues/{type}", { params: { path: { type: queue.type } }, body: { paused } })),
+    done: (_, { queue, paused }) => (paused ? `${queue.type} paused: none of its jobs starts until it is resumed.` : `${queue.type} resumed.`),
+    failed: ({ queue, paused }) => `Could not ${paused ? "pause" : "resume"} ${queue.type}`,
+    refresh: () => [keys.queues.all],
+  });
+  const busyType = pausing.isPending ? pausing.variables?.queue.type : undefined;
+  const setPaused = (queue: Queue, paused: boolean) => pausing.mutate({ queue, paused });
 
   return (
     <Stack>
@@ -239,7 +233,7 @@ function CountLink({ queue, figure }: { queue: Queue; figure: Figure }) {
   );
 }
 
-function QueueButtons(props: { queue: Queue; busy: boolean; onPause(queue: Queue, paused: boolean): Promise<void>; onLimits(queue: Queue): void }) {
+function QueueButtons(props: { queue: Queue; busy: boolean; onPause(queue: Queue, paused: boolean): void; onLimits(queue: Queue): void }) {
   const { queue } = props;
   return (
     <Flex gap={4} direction="row" wrap="wrap">
@@ -249,7 +243,7 @@ function QueueButtons(props: { queue: Queue; busy: boolean; onPause(queue: Queue
         // One width for both words: the buttons beside it stay where they were.
         miw={80}
         loading={props.busy}
-        onClick={() => void props.onPause(queue, !queue.paused)}
+        onClick={() => props.onPause(queue, !queue.paused)}
         aria-label={`${queue.paused ? "Resume" : "Pause"} ${queue.type}`}
       >
         {queue.paused ? "Resume" : "Pause"}
@@ -271,18 +265,25 @@ function limitsText(queue: Queue): string {
 
 /** The queue's cap (empty: none) and rate limit (one of the organization's, or none). */
 function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; rateLimits: RateLimit[]; onClose(): void }) {
-  const queryClient = useQueryClient();
   const [cap, setCap] = useState<string | number>("");
   const [rateLimit, setRateLimit] = useState<string | null>(null);
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
+  const saving = useAction({
+    run: ({ type, body }: { type: string; body: { concurrency_limit: number | null; rate_limit: string | null } }) =>
+      call(api.PATCH("/queues/{type}", { params: { path: { type } }, body })),
+    done: (_, { type }) => `Limits of ${type} saved.`,
+    failed: "Could not save the limits",
+    shownAt: (error) => setErrors(formErrors(error, ["concurrency_limit", "rate_limit"])),
+    refresh: () => [keys.queues.all],
+    onSuccess: () => onClose(),
+  });
   useEffect(() => {
     setCap(queue?.concurrency_limit ?? "");
     setRateLimit(queue?.rate_limit ?? null);
     setErrors({ fields: {} });
   }, [queue]);
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!queue) return;
     const capValue = cap === "" ? null : Number(cap);
@@ -293,22 +294,12 @@ function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; 
           : undefined,
     });
     if (Object.keys(found).length) return setErrors({ fields: found });
-    setBusy(true);
-    try {
-      await call(api.PATCH("/queues/{type}", { params: { path: { type: queue.type } }, body: { concurrency_limit: capValue, rate_limit: rateLimit } }));
-      notify({ color: "green", message: `Limits of ${queue.type} saved.` });
-      await queryClient.invalidateQueries({ queryKey: keys.queues.all });
-      onClose();
-    } catch (error) {
-      setErrors(formErrors(error, ["concurrency_limit", "rate_limit"]));
-    } finally {
-      setBusy(false);
-    }
+    saving.mutate({ type: queue.type, body: { concurrency_limit: capValue, rate_limit: rateLimit } });
   };
 
   return (
     <Modal opened={queue !== null} onClose={onClose} title={queue ? `Limits of ${queue.type}` : "Limits"} centered>
-      <form onSubmit={(e) => void submit(e)} noValidate>
+      <form onSubmit={submit} noValidate>
         <Stack>
           <NumberInput
             label="Most running at once"
@@ -344,7 +335,7 @@ function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; 
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={busy}>
+            <Button type="submit" loading={saving.isPending}>
               Save limits
             </Button>
           </Group>
@@ -451,13 +442,20 @@ function RateLimits({ manager, limits }: { manager: boolean; limits: UseQueryRes
 }
 
 function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; onClose(): void }) {
-  const queryClient = useQueryClient();
   const existing = limit && limit !== "new" ? limit : null;
   const [name, setName] = useState("");
   const [count, setCount] = useState<string | number>(10);
   const [period, setPeriod] = useState<Period>("second");
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
+  const saving = useAction({
+    run: ({ name, body }: { name: string; body: { limit: number; period: Period } }) =>
+      call(api.PUT("/rate-limits/{name}", { params: { path: { name } }, body })),
+    done: (_, { name, body }) => `Rate limit “${name}” saved: ${body.limit} ${per(body.period)}.`,
+    failed: "Could not save the rate limit",
+    shownAt: (error) => setErrors(formErrors(error, ["name", "limit", "period"])),
+    refresh: () => [keys.rateLimits.all],
+    onSuccess: () => onClose(),
+  });
   useEffect(() => {
     setName(existing?.name ?? "");
     setCount(existing?.limit ?? 10);
@@ -465,7 +463,7 @@ function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; on
     setErrors({ fields: {} });
   }, [limit]);
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const trimmed = name.trim();
     const value = Number(count);
@@ -474,22 +472,12 @@ function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; on
       limit: count === "" || !Number.isInteger(value) || value < 1 || value > LIMIT_MAX ? `must be a whole number from 1 to ${LIMIT_MAX}` : undefined,
     });
     if (Object.keys(found).length) return setErrors({ fields: found });
-    setBusy(true);
-    try {
-      await call(api.PUT("/rate-limits/{name}", { params: { path: { name: trimmed } }, body: { limit: value, period } }));
-      notify({ color: "green", message: `Rate limit “${trimmed}” saved: ${value} ${per(period)}.` });
-      await queryClient.invalidateQueries({ queryKey: keys.rateLimits.all });
-      onClose();
-    } catch (error) {
-      setErrors(formErrors(error, ["name", "limit", "period"]));
-    } finally {
-      setBusy(false);
-    }
+    saving.mutate({ name: trimmed, body: { limit: value, period } });
   };
 
   return (
     <Modal opened={limit !== null} onClose={onClose} title={existing ? `Edit ${existing.name}` : "New rate limit"} centered>
-      <form onSubmit={(e) => void submit(e)} noValidate>
+      <form onSubmit={submit} noValidate>
         <Stack>
           <TextInput
             label="Name"
@@ -534,7 +522,7 @@ function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; on
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={busy}>
+            <Button type="submit" loading={saving.isPending}>
               Save rate limit
             </Button>
           </Group>

@@ -2,12 +2,12 @@
 // `payload`, which the API checks as POST /jobs checks a payload; its refusals are shown by path beside the box.
 // Opens on the new job once it is created.
 import { Alert, Button, Group, List, Modal, Stack, Text, Textarea } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { ApiError, api, call, type FieldError } from "../api";
 import { keys } from "../data/keys";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 
 const TYPE_WORDS: Record<string, string> = {
   object: "an object ({ … })",
@@ -59,7 +59,6 @@ function editedChanges(original: unknown, text: string): PayloadChange[] | null 
 export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   const { jobId } = props;
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
   const job = useQuery({
     queryKey: keys.job.detail(jobId ?? ""),
     queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id: jobId! } } })),
@@ -67,13 +66,30 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   });
   const [text, setText] = useState("");
   const [problems, setProblems] = useState<FieldError[]>([]);
-  const [busy, setBusy] = useState(false);
+  const replaying = useAction({
+    run: ({ id, payload }: { id: string; payload: Record<string, unknown> }) =>
+      call(api.POST("/jobs/{id}/replay", { params: { path: { id } }, body: { payload } })),
+    done: (replay) => ({ title: "Replayed with the edited payload", message: `The new job is ${replay.status}.` }),
+    failed: "Could not replay",
+    // The refusal is read at the payload box, in its words.
+    shownAt: (error) => {
+      if (error instanceof ApiError && error.details.length) setProblems(error.details);
+      else setProblems([{ path: "", message: `was not replayed: ${error.message}` }]);
+    },
+    // The original now lists its replay (replayed_as), and the lists have a new job.
+    refresh: ({ id }) => [keys.job.detail(id), keys.jobs.all],
+    onSuccess: (replay) => {
+      props.onClose();
+      void navigate({ to: "/jobs/$id", params: { id: replay.id } });
+    },
+  });
+  const busy = replaying.isPending;
   useEffect(() => {
     setProblems([]);
     if (job.data) setText(JSON.stringify(job.data.payload, null, 2));
   }, [job.data]);
 
-  const submit = async () => {
+  const submit = () => {
     if (!jobId) return;
     let payload: Record<string, unknown>;
     try {
@@ -83,21 +99,7 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
       setProblems([{ path: "payload", message: "must be a JSON object ({ … }): check the commas, quotes and braces" }]);
       return;
     }
-    setBusy(true);
-    try {
-      const replay = await call(api.POST("/jobs/{id}/replay", { params: { path: { id: jobId } }, body: { payload } }));
-      // The original now lists its replay (replayed_as), and the lists have a new job.
-      void queryClient.invalidateQueries({ queryKey: keys.job.detail(jobId) });
-      void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
-      notify({ color: "green", title: "Replayed with the edited payload", message: `The new job is ${replay.status}.` });
-      props.onClose();
-      void navigate({ to: "/jobs/$id", params: { id: replay.id } });
-    } catch (error) {
-      if (error instanceof ApiError && error.details.length) setProblems(error.details);
-      else setProblems([{ path: "", message: `was not replayed: ${(error as Error).message}` }]);
-    } finally {
-      setBusy(false);
-    }
+    replaying.mutate({ id: jobId, payload });
   };
 
   return (
@@ -141,7 +143,7 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
           <Button variant="default" onClick={props.onClose} disabled={busy}>
             Keep it
           </Button>
-          <Button onClick={() => void submit()} loading={busy} disabled={!job.data}>
+          <Button onClick={submit} loading={busy} disabled={!job.data}>
             Replay
           </Button>
         </Group>

@@ -1,18 +1,19 @@
 // Create or edit a schedule. The cron helper reads the expression as the API does (five fields, croner, the
 // schedule's IANA zone) and lists the next five runs while you type; every one of the API's refusals lands at its
 // field, in words (schedule-errors.ts). A built-in type's payload starts from its template (the typed client's).
-import { Alert, Button, Group, JsonInput, List, Modal, NumberInput, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
-import { useQueryClient } from "@tanstack/react-query";
+import { Alert, Autocomplete, Button, Group, JsonInput, List, Modal, NumberInput, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { Cron } from "croner";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
-import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type ResponseBody } from "@conveyor/client";
+import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type RequestBody, type ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
+import { cronInWords } from "../ui/cron-words";
 import { problems, type FormErrors } from "../ui/form";
 import { scheduleErrors } from "./schedule-errors";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 
 export type Schedule = ResponseBody<"/schedules", "get">[number];
+type ScheduleBody = RequestBody<"/schedules", "post">;
 
 type Draft = {
   name: string;
@@ -87,11 +88,9 @@ function draftOf(schedule: Schedule | null): Draft {
 }
 
 export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new" | null; onClose(): void }) {
-  const queryClient = useQueryClient();
   const existing = schedule && schedule !== "new" ? schedule : null;
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
   useEffect(() => {
     setDraft(draftOf(existing));
     setErrors({ fields: {} });
@@ -111,7 +110,18 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
       setErrors({ ...errors, fields: Object.fromEntries(Object.entries(errors.fields).filter(([field]) => field !== "cron")) });
   };
 
-  const submit = async (event: FormEvent) => {
+  const saving = useAction({
+    run: (body: ScheduleBody) =>
+      existing ? call(api.PATCH("/schedules/{id}", { params: { path: { id: existing.id } }, body })) : call(api.POST("/schedules", { body })),
+    done: (_, body) => (existing ? `“${body.name}” saved.` : `“${body.name}” created.`),
+    failed: "Could not save the schedule",
+    // The API's refusal lands at the fields it names (the cron's own message at the cron field).
+    shownAt: (error) => setErrors(scheduleErrors(error, FIELDS)),
+    refresh: () => [keys.schedules.all],
+    onSuccess: () => onClose(),
+  });
+
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     let payload: Record<string, unknown> | undefined;
     try {
@@ -136,23 +146,12 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
       paused: draft.paused,
       job: { type: draft.type.trim(), payload, max_retries: Number(draft.max_retries), priority: Number(draft.priority) },
     };
-    setBusy(true);
-    try {
-      if (existing) await call(api.PATCH("/schedules/{id}", { params: { path: { id: existing.id } }, body }));
-      else await call(api.POST("/schedules", { body }));
-      notify({ color: "green", message: existing ? `“${body.name}” saved.` : `“${body.name}” created.` });
-      await queryClient.invalidateQueries({ queryKey: keys.schedules.all });
-      onClose();
-    } catch (error) {
-      setErrors(scheduleErrors(error, FIELDS));
-    } finally {
-      setBusy(false);
-    }
+    saving.mutate(body);
   };
 
   return (
     <Modal opened={schedule !== null} onClose={onClose} title={existing ? `Edit “${existing.name}”` : "New schedule"} size="lg" centered>
-      <form onSubmit={(event) => void submit(event)} noValidate>
+      <form onSubmit={submit} noValidate>
         <Stack>
           {errors.form && (
             <Alert color="red" role="alert">
@@ -185,6 +184,11 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
           <div aria-live="polite" data-testid="cron-helper">
             {"runs" in upcoming ? (
               <>
+                {cronInWords(draft.cron) && (
+                  <Text size="sm" mb={4} data-testid="cron-words">
+                    {cronInWords(draft.cron)} ({draft.timezone})
+                  </Text>
+                )}
                 <Text size="sm" fw={600}>
                   Next five runs ({draft.timezone})
                 </Text>
@@ -204,14 +208,17 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             )}
           </div>
           {/* The type on a line of its own: on a phone, three fields side by side cut it to "send_e". */}
-          <TextInput
+          {/* Mantine's combobox, not a <datalist>: while its suggestions are open, Escape closes them and not the dialog
+              (the dialog listens for Escape and lets an open combobox keep it); a datalist's Escape reached the dialog. */}
+          <Autocomplete
             label="Job type"
             description="A built-in type (suggested as you type) or one your workers' plugins add."
             inputWrapperOrder={["label", "input", "description", "error"]}
-            list="schedule-job-types"
+            data={[...BUILT_IN_JOB_TYPES]}
             value={draft.type}
-            onChange={(e) => set("type", e.currentTarget.value)}
+            onChange={(value) => set("type", value)}
             error={errors.fields["job.type"]}
+            comboboxProps={{ withinPortal: true }}
             required
           />
           <SimpleGrid cols={2} verticalSpacing="sm">
@@ -232,11 +239,6 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
               error={errors.fields["job.priority"]}
             />
           </SimpleGrid>
-          <datalist id="schedule-job-types">
-            {BUILT_IN_JOB_TYPES.map((type) => (
-              <option key={type} value={type} />
-            ))}
-          </datalist>
           {payloadTemplate(draft.type.trim()) && draft.payload !== payloadTemplate(draft.type.trim()) && (
             <Group justify="flex-end" mb={-8}>
               <Button size="compact-xs" variant="subtle" onClick={() => setDraft({ ...draft, payload: payloadTemplate(draft.type.trim())! })}>
@@ -260,7 +262,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={busy}>
+            <Button type="submit" loading={saving.isPending}>
               {existing ? "Save" : "Create schedule"}
             </Button>
           </Group>

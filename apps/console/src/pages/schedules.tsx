@@ -1,16 +1,17 @@
 // Schedules (SPEC §9): the list, a form to create or edit one with a cron helper showing the next five runs in
 // the schedule's time zone (croner, read as the API reads it: five fields), pause and resume, delete.
 import { Box, Button, Flex, Group, Paper, ScrollArea, Switch, Table, Text, Title, Stack, VisuallyHidden } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Fragment, useState } from "react";
 import { api, call } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { cronInWords } from "../ui/cron-words";
 import { ZonedTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { ScheduleForm, type Schedule } from "./schedule-form";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
+import { useSchedules } from "../data/schedules";
 
 /** A cron expression that wraps only between its five fields, never inside one ("*\/1" and "5" on two lines). */
 function CronText({ cron, zone }: { cron: string; zone?: string }) {
@@ -28,9 +29,18 @@ function CronText({ cron, zone }: { cron: string; zone?: string }) {
   );
 }
 
+/** The expression in words, under it (nothing when cronstrue cannot read it). */
+function CronWords({ cron }: { cron: string }) {
+  const words = cronInWords(cron);
+  return words ? (
+    <Text size="xs" data-testid="cron-words">
+      {words}
+    </Text>
+  ) : null;
+}
+
 export function SchedulesPage() {
-  const queryClient = useQueryClient();
-  const schedules = useQuery({ queryKey: keys.schedules.all, queryFn: () => call(api.GET("/schedules")) });
+  const schedules = useSchedules();
   const [editing, setEditing] = useState<Schedule | "new" | null>(null);
   const deleting = useConfirmedAction<Schedule>({
     queryKey: keys.schedules.all,
@@ -41,16 +51,13 @@ export function SchedulesPage() {
     },
   });
 
-  const setPaused = async (schedule: Schedule, paused: boolean) => {
-    try {
-      await call(api.PATCH("/schedules/{id}", { params: { path: { id: schedule.id } }, body: { paused } }));
-      notify({ color: "green", message: `“${schedule.name}” ${paused ? "paused" : "resumed"}.` });
-    } catch (error) {
-      notify({ color: "red", title: "Could not change the schedule", message: (error as Error).message });
-    } finally {
-      await queryClient.invalidateQueries({ queryKey: keys.schedules.all });
-    }
-  };
+  const pausing = useAction({
+    run: ({ schedule, paused }: { schedule: Schedule; paused: boolean }) =>
+      call(api.PATCH("/schedules/{id}", { params: { path: { id: schedule.id } }, body: { paused } })),
+    done: (_, { schedule, paused }) => `“${schedule.name}” ${paused ? "paused" : "resumed"}.`,
+    failed: "Could not change the schedule",
+    refresh: () => [keys.schedules.all],
+  });
 
   return (
     <Stack>
@@ -93,6 +100,7 @@ export function SchedulesPage() {
                         <Text size="xs">
                           <CronText cron={schedule.cron} zone={schedule.timezone} />
                         </Text>
+                        <CronWords cron={schedule.cron} />
                         <Text size="xs" c="dimmed">
                           {schedule.paused ? (
                             "Paused"
@@ -108,6 +116,7 @@ export function SchedulesPage() {
                       <Text size="sm">
                         <CronText cron={schedule.cron} />
                       </Text>
+                      <CronWords cron={schedule.cron} />
                       <Text size="xs" c="dimmed">
                         {schedule.timezone}
                       </Text>
@@ -124,7 +133,7 @@ export function SchedulesPage() {
                     <Table.Td>
                       <Switch
                         checked={!schedule.paused}
-                        onChange={(e) => void setPaused(schedule, !e.currentTarget.checked)}
+                        onChange={(e) => pausing.mutate({ schedule, paused: !e.currentTarget.checked })}
                         aria-label={`${schedule.paused ? "Resume" : "Pause"} ${schedule.name}`}
                       />
                     </Table.Td>

@@ -4,13 +4,13 @@
 import { Alert, Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
-import type { ResponseBody } from "@conveyor/client";
+import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { CopyValue } from "../ui/secret";
 import { ErrorState, Loading } from "../ui/states";
 import { keys } from "../data/keys";
@@ -85,13 +85,31 @@ function SsoForm({ current }: { current: Settings | null }) {
   const session = useSession();
   const [draft, setDraft] = useState<Draft>(() => draftOf(current));
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
   const [removing, setRemoving] = useState(false);
+  const saving = useAction({
+    run: (body: RequestBody<"/org/sso", "put">) => call(api.PUT("/org/sso", { body })),
+    done: () => "Single sign-on saved: the provider answered as it should.",
+    failed: "Could not save single sign-on",
+    shownAt: (error) => setErrors(formErrors(error, ["issuer", "client_id", "client_secret", "email_domains", "default_role", "enforce"])),
+    refresh: () => [],
+    onSuccess: (saved) => queryClient.setQueryData(ssoQuery.queryKey, saved),
+  });
+  const removal = useAction({
+    run: () => call(api.DELETE("/org/sso")),
+    done: () => "Single sign-on removed: members log in with their passwords.",
+    failed: "Could not remove single sign-on",
+    refresh: () => [],
+    onSuccess: () => {
+      queryClient.setQueryData(ssoQuery.queryKey, null);
+      setRemoving(false);
+    },
+  });
+  const busy = saving.isPending || removal.isPending;
   useEffect(() => setDraft(draftOf(current)), [current]);
   const redirectUri = current?.redirect_uri ?? `${window.location.origin}/auth/sso/callback`;
   const set = (field: keyof Draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [field]: event.currentTarget.value });
 
-  const save = async (event: FormEvent) => {
+  const save = (event: FormEvent) => {
     event.preventDefault();
     const domains = draft.email_domains
       .split(/[\s,]+/)
@@ -104,41 +122,14 @@ function SsoForm({ current }: { current: Settings | null }) {
     if (domains.length === 0) local.email_domains = "needs at least one domain";
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
-    setBusy(true);
-    try {
-      const saved = await call(
-        api.PUT("/org/sso", {
-          body: {
-            issuer: draft.issuer.trim(),
-            client_id: draft.client_id.trim(),
-            ...(draft.client_secret ? { client_secret: draft.client_secret } : {}),
-            email_domains: domains,
-            default_role: draft.default_role,
-            enforce: draft.enforce,
-          },
-        }),
-      );
-      queryClient.setQueryData(ssoQuery.queryKey, saved);
-      notify({ color: "green", message: "Single sign-on saved: the provider answered as it should." });
-    } catch (error) {
-      setErrors(formErrors(error, ["issuer", "client_id", "client_secret", "email_domains", "default_role", "enforce"]));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const remove = async () => {
-    setBusy(true);
-    try {
-      await call(api.DELETE("/org/sso"));
-      queryClient.setQueryData(ssoQuery.queryKey, null);
-      setRemoving(false);
-      notify({ color: "green", message: "Single sign-on removed: members log in with their passwords." });
-    } catch (error) {
-      notify({ color: "red", title: "Could not remove single sign-on", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
+    saving.mutate({
+      issuer: draft.issuer.trim(),
+      client_id: draft.client_id.trim(),
+      ...(draft.client_secret ? { client_secret: draft.client_secret } : {}),
+      email_domains: domains,
+      default_role: draft.default_role,
+      enforce: draft.enforce,
+    });
   };
 
   return (
@@ -163,7 +154,7 @@ function SsoForm({ current }: { current: Settings | null }) {
         </Stack>
       </Paper>
       <Paper withBorder p="md">
-        <form onSubmit={(event) => void save(event)} noValidate aria-label="Single sign-on settings">
+        <form onSubmit={save} noValidate aria-label="Single sign-on settings">
           <Stack>
             {errors.form && (
               <Alert color="red" role="alert">
@@ -232,7 +223,7 @@ function SsoForm({ current }: { current: Settings | null }) {
         title="Remove single sign-on?"
         confirmLabel="Remove"
         loading={busy}
-        onConfirm={() => void remove()}
+        onConfirm={() => removal.mutate(undefined)}
         onClose={() => setRemoving(false)}
       >
         Members log in with their passwords again. Accounts that single sign-on made have no password: they cannot log in until single sign-on is set up again.

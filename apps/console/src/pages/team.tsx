@@ -2,7 +2,7 @@
 // invites (revocable), and a new invite whose link is shown with a copy button — the API keeps only a hash of
 // the token, so the link exists only in that answer. Owners and admins only; members are told so.
 import { Alert, Button, Group, NativeSelect, Paper, ScrollArea, Select, Stack, Table, TextInput, Title, VisuallyHidden } from "@mantine/core";
-import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call, callPage } from "../api";
@@ -12,7 +12,7 @@ import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 
 type Member = ResponseBody<"/org/members", "get">[number];
@@ -44,7 +44,6 @@ export function TeamPage() {
 
 function Members() {
   const session = useSession();
-  const queryClient = useQueryClient();
   const owner = session.role === "owner";
   const members = useInfiniteQuery({
     queryKey: keys.members.all,
@@ -61,16 +60,13 @@ function Members() {
     },
   });
 
-  const changeRole = async (member: Member, role: string) => {
-    try {
-      await call(api.PATCH("/org/members/{user_id}", { params: { path: { user_id: member.id } }, body: { role: role as "admin" | "member" } }));
-      notify({ color: "green", message: `${member.email} is now ${role === "admin" ? "an admin" : "a member"}.` });
-    } catch (error) {
-      notify({ color: "red", title: "Could not change the role", message: (error as Error).message });
-    } finally {
-      await queryClient.invalidateQueries({ queryKey: keys.members.all });
-    }
-  };
+  const roleChange = useAction({
+    run: ({ member, role }: { member: Member; role: "admin" | "member" }) =>
+      call(api.PATCH("/org/members/{user_id}", { params: { path: { user_id: member.id } }, body: { role } })),
+    done: (_, { member, role }) => `${member.email} is now ${role === "admin" ? "an admin" : "a member"}.`,
+    failed: "Could not change the role",
+    refresh: () => [keys.members.all],
+  });
 
   const rows = members.data?.pages.flatMap((page) => page.items) ?? [];
   return (
@@ -112,7 +108,7 @@ function Members() {
                             aria-label={`Role of ${member.email}`}
                             data={["admin", "member"]}
                             value={member.role}
-                            onChange={(e) => void changeRole(member, e.currentTarget.value)}
+                            onChange={(e) => roleChange.mutate({ member, role: e.currentTarget.value as "admin" | "member" })}
                             size="xs"
                             w={{ base: 104, sm: 120 }}
                           />
@@ -260,12 +256,17 @@ function Invites() {
 }
 
 function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolean; onClose(): void }) {
-  const queryClient = useQueryClient();
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<"member" | "admin">("member");
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const [link, setLink] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const inviting = useAction({
+    run: (body: { email: string; role: "member" | "admin" }) => call(api.POST("/org/invite", { body })),
+    failed: "Could not create the invite",
+    shownAt: (error) => setErrors(formErrors(error, ["email", "role"], { already_member: "email" })),
+    refresh: () => [keys.invites.all],
+    onSuccess: (invite) => setLink(invite.invite_url),
+  });
   const close = () => {
     setEmail("");
     setRole("member");
@@ -273,21 +274,12 @@ function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolea
     setLink(null);
     onClose();
   };
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const local = problems({ email: emailProblem(email) });
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
-    setBusy(true);
-    try {
-      const invite = await call(api.POST("/org/invite", { body: { email: email.trim(), role } }));
-      setLink(invite.invite_url);
-      await queryClient.invalidateQueries({ queryKey: keys.invites.all });
-    } catch (error) {
-      setErrors(formErrors(error, ["email", "role"], { already_member: "email" }));
-    } finally {
-      setBusy(false);
-    }
+    inviting.mutate({ email: email.trim(), role });
   };
   return (
     <ShownOnceModal
@@ -305,7 +297,7 @@ function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolea
           : null
       }
       formError={errors.form}
-      busy={busy}
+      busy={inviting.isPending}
       submitLabel="Create invite"
       onSubmit={submit}
     >

@@ -8,6 +8,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
+import { keys } from "../data/keys";
 import { canManageTeam, useSession } from "../session";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -54,11 +55,11 @@ function Usage() {
   const [range, setRange] = useState<Range>("30");
   const { from, to } = rangeOf(Number(range));
   const byDay = useQuery({
-    queryKey: ["usage", "day", from, to],
+    queryKey: keys.usage.byDay(from, to),
     queryFn: () => call(api.GET("/usage", { params: { query: { from, to, group_by: "day" } } })),
   });
   const byType = useQuery({
-    queryKey: ["usage", "type", from, to],
+    queryKey: keys.usage.byType(from, to),
     queryFn: () => call(api.GET("/usage", { params: { query: { from, to, group_by: "type" } } })),
   });
   const csv = `/usage?from=${from}&to=${to}&group_by=`;
@@ -179,7 +180,7 @@ function TypeTable({ rows }: { rows: UsageRow[] }) {
 }
 
 /** The quotas, read again every 30 s (the Usage page and the overview's notice share them). */
-const quotasQuery = { queryKey: ["quotas"], queryFn: () => call(api.GET("/quotas")), refetchInterval: 30_000 };
+const quotasQuery = { queryKey: keys.quotas.all, queryFn: () => call(api.GET("/quotas")), refetchInterval: 30_000 };
 
 function Quotas() {
   const quotas = useQuery(quotasQuery);

@@ -1,12 +1,13 @@
 // Open waitpoints (SPEC §20): what the organization's jobs wait on, and a Complete action for every member — the
 // data is JSON, checked here (valid, at most 64 KiB) before it is sent; the API checks it again.
 import { Button, Group, Modal, Paper, ScrollArea, Stack, Table, Text, Textarea, Title, VisuallyHidden } from "@mantine/core";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { Time } from "../ui/format";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
+import { keys } from "../data/keys";
 import { Empty, ErrorState, Loading } from "../ui/states";
 
 type Waitpoint = ResponseBody<"/waitpoints", "get">[number];
@@ -25,8 +26,7 @@ export function parseData(text: string): { ok: true; data: unknown } | { ok: fal
 }
 
 export function WaitpointsPage() {
-  const queryClient = useQueryClient();
-  const open = useQuery({ queryKey: ["waitpoints", "waiting"], queryFn: () => call(api.GET("/waitpoints", { params: { query: { status: "waiting" } } })) });
+  const open = useQuery({ queryKey: keys.waitpoints.waiting(), queryFn: () => call(api.GET("/waitpoints", { params: { query: { status: "waiting" } } })) });
   const [completing, setCompleting] = useState<Waitpoint | null>(null);
 
   return (
@@ -83,16 +83,7 @@ export function WaitpointsPage() {
           </ScrollArea>
         </Paper>
       )}
-      {completing && (
-        <CompleteDialog
-          waitpoint={completing}
-          onClose={() => setCompleting(null)}
-          onDone={() => {
-            setCompleting(null);
-            void queryClient.invalidateQueries({ queryKey: ["waitpoints"] });
-          }}
-        />
-      )}
+      {completing && <CompleteDialog waitpoint={completing} onClose={() => setCompleting(null)} onDone={() => setCompleting(null)} />}
     </Stack>
   );
 }
@@ -100,13 +91,13 @@ export function WaitpointsPage() {
 function CompleteDialog({ waitpoint, onClose, onDone }: { waitpoint: Waitpoint; onClose(): void; onDone(): void }) {
   const [text, setText] = useState("{}");
   const [problem, setProblem] = useState<string | null>(null);
-  const complete = useMutation({
-    mutationFn: (data: unknown) => call(api.POST("/waitpoints/{id}/complete", { params: { path: { id: waitpoint.id } }, body: { data } as never })),
-    onSuccess: () => {
-      notify({ color: "green", message: `Waitpoint “${waitpoint.description ?? waitpoint.id}” completed.` });
-      onDone();
-    },
-    onError: (error) => setProblem(error instanceof Error ? error.message : String(error)),
+  const complete = useAction({
+    run: (data: unknown) => call(api.POST("/waitpoints/{id}/complete", { params: { path: { id: waitpoint.id } }, body: { data } as never })),
+    done: () => `Waitpoint “${waitpoint.description ?? waitpoint.id}” completed.`,
+    failed: "Could not complete the waitpoint",
+    shownAt: (error) => setProblem(error.message),
+    refresh: () => [keys.waitpoints.all],
+    onSuccess: () => onDone(),
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();

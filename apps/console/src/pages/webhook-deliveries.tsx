@@ -2,13 +2,12 @@
 // sent it, the receiver's status and the start of its answer, and a button to send the event again; a test event
 // can be sent from here. The receiver's answer is shown as text, in a box that scrolls by keyboard too.
 import { Badge, Button, Code, Drawer, Group, ScrollArea, Stack, Table, Text } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { Time, shortId } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { keys } from "../data/keys";
 
@@ -53,7 +52,6 @@ function Answer({ delivery }: { delivery: Delivery }) {
 }
 
 export function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; onClose(): void }) {
-  const queryClient = useQueryClient();
   const queryKey = keys.webhookEndpoints.deliveries(endpoint?.id);
   const deliveries = useQuery({
     queryKey,
@@ -61,26 +59,20 @@ export function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; o
     enabled: endpoint !== null,
     refetchInterval: 3000,
   });
-  const [sending, setSending] = useState<string | null>(null);
-
-  const send = async (what: "test" | number) => {
-    if (!endpoint) return;
-    setSending(String(what));
-    try {
-      if (what === "test") {
-        await call(api.POST("/webhook-endpoints/{id}/test", { params: { path: { id: endpoint.id } } }));
-        notify({ color: "green", title: "Test event queued", message: "Its delivery appears in this list in a few seconds." });
-      } else {
-        await call(api.POST("/webhook-endpoints/{id}/redeliver", { params: { path: { id: endpoint.id } }, body: { event_id: what } }));
-        notify({ color: "green", title: `Event ${what} queued again`, message: "Its delivery appears in this list in a few seconds." });
-      }
-      await queryClient.invalidateQueries({ queryKey });
-    } catch (error) {
-      notify({ color: "red", title: what === "test" ? "Could not send a test event" : "Could not send the event again", message: (error as Error).message });
-    } finally {
-      setSending(null);
-    }
-  };
+  const sendAction = useAction({
+    run: async ({ id, what }: { id: string; what: "test" | number }) => {
+      if (what === "test") await call(api.POST("/webhook-endpoints/{id}/test", { params: { path: { id } } }));
+      else await call(api.POST("/webhook-endpoints/{id}/redeliver", { params: { path: { id } }, body: { event_id: what } }));
+    },
+    done: (_, { what }) => ({
+      title: what === "test" ? "Test event queued" : `Event ${what} queued again`,
+      message: "Its delivery appears in this list in a few seconds.",
+    }),
+    failed: ({ what }) => (what === "test" ? "Could not send a test event" : "Could not send the event again"),
+    refresh: () => [queryKey],
+  });
+  const sending = sendAction.isPending ? String(sendAction.variables?.what) : null;
+  const send = (what: "test" | number) => endpoint && sendAction.mutate({ id: endpoint.id, what });
 
   return (
     <Drawer opened={endpoint !== null} onClose={onClose} title="Recent deliveries" position="right" size="xl">
@@ -89,7 +81,7 @@ export function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; o
           <Text size="xs" c="dimmed" ff="monospace" style={{ wordBreak: "break-all", flex: "1 1 12rem" }}>
             {endpoint.url}
           </Text>
-          <Button size="xs" variant="default" loading={sending === "test"} disabled={Boolean(endpoint.disabled_at)} onClick={() => void send("test")}>
+          <Button size="xs" variant="default" loading={sending === "test"} disabled={Boolean(endpoint.disabled_at)} onClick={() => send("test")}>
             Send test event
           </Button>
         </Group>
@@ -146,7 +138,7 @@ export function Deliveries({ endpoint, onClose }: { endpoint: Endpoint | null; o
                           mt={4}
                           loading={sending === String(delivery.event_id)}
                           disabled={Boolean(endpoint?.disabled_at)}
-                          onClick={() => void send(delivery.event_id!)}
+                          onClick={() => send(delivery.event_id!)}
                           aria-label={`Send again: event ${delivery.event_id}`}
                         >
                           Send again

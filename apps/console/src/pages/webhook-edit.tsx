@@ -2,12 +2,11 @@
 // Only what changed is sent; the API's refusals (a URL the org already has, an address it will not call) show at
 // their field, in words.
 import { Button, Group, Modal, MultiSelect, Stack, Switch, Text, TextInput } from "@mantine/core";
-import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { formErrors, problems, type FormErrors } from "../ui/form";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
@@ -69,16 +68,22 @@ const valuesOf = (endpoint: Endpoint): Values => ({
 });
 
 export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endpoint | null; eventTypes: EventType[]; onClose(): void }) {
-  const queryClient = useQueryClient();
   const [values, setValues] = useState<Values | null>(null);
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
-  const [busy, setBusy] = useState(false);
+  const saving = useAction({
+    run: ({ id, patch }: { id: string; patch: Patch }) => call(api.PATCH("/webhook-endpoints/{id}", { params: { path: { id } }, body: patch })),
+    done: () => ({ title: "Endpoint saved", message: "Deliveries use the new settings from now on." }),
+    failed: "Could not save the endpoint",
+    shownAt: (error) => setErrors(formErrors(error, ["url", "events", "description", "enabled"], { webhook_url_taken: "url" })),
+    refresh: () => [keys.webhookEndpoints.all],
+    onSuccess: () => onClose(),
+  });
   useEffect(() => {
     setValues(endpoint ? valuesOf(endpoint) : null);
     setErrors({ fields: {} });
   }, [endpoint]);
 
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     if (!endpoint || !values) return;
     const url = values.url.trim();
@@ -96,23 +101,13 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
       onClose();
       return;
     }
-    setBusy(true);
-    try {
-      await call(api.PATCH("/webhook-endpoints/{id}", { params: { path: { id: endpoint.id } }, body: patch }));
-      await queryClient.invalidateQueries({ queryKey: keys.webhookEndpoints.all });
-      notify({ color: "green", title: "Endpoint saved", message: "Deliveries use the new settings from now on." });
-      onClose();
-    } catch (error) {
-      setErrors(formErrors(error, ["url", "events", "description", "enabled"], { webhook_url_taken: "url" }));
-    } finally {
-      setBusy(false);
-    }
+    saving.mutate({ id: endpoint.id, patch });
   };
 
   return (
     <Modal opened={endpoint !== null} onClose={onClose} title="Edit webhook endpoint" centered>
       {values && endpoint && (
-        <form onSubmit={(event) => void submit(event)} noValidate>
+        <form onSubmit={submit} noValidate>
           <Stack>
             {errors.form && (
               <Text c="red.9" size="sm" role="alert">
@@ -135,7 +130,7 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
               <Button variant="default" onClick={onClose}>
                 Cancel
               </Button>
-              <Button type="submit" loading={busy}>
+              <Button type="submit" loading={saving.isPending}>
                 Save changes
               </Button>
             </Group>

@@ -2,9 +2,9 @@
 // secret, delete, and read each endpoint's recent deliveries (webhook-deliveries.tsx), where an event can be sent
 // again and a test event sent. URLs are shown as text, never as links.
 import { Alert, Badge, Button, Flex, Group, Modal, Paper, ScrollArea, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import type { ResponseBody } from "@conveyor/client";
+import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { Confirm, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
@@ -12,7 +12,7 @@ import { Time } from "../ui/format";
 import { ShownOnce, ShownOnceModal } from "../ui/secret";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { canManageTeam, useSession } from "../session";
-import { notify } from "../ui/notify";
+import { useAction } from "../data/actions";
 import { Deliveries } from "./webhook-deliveries";
 import { EditEndpoint, EndpointFields, endpointProblems, type EventType } from "./webhook-edit";
 import { keys } from "../data/keys";
@@ -77,7 +77,15 @@ export function WebhooksPage() {
   const [secret, setSecret] = useState<string | null>(null);
   const [deliveries, setDeliveries] = useState<Endpoint | null>(null);
   const [editing, setEditing] = useState<Endpoint | null>(null);
-  const [busy, setBusy] = useState(false);
+  const rotation = useAction({
+    run: (endpoint: Endpoint) => call(api.POST("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: endpoint.id } } })),
+    failed: "Could not rotate the secret",
+    refresh: () => [keys.webhookEndpoints.all],
+    onSuccess: (rotated) => {
+      setSecret(rotated.secret);
+      setRotating(null);
+    },
+  });
 
   if (!allowed) {
     return (
@@ -91,20 +99,6 @@ export function WebhooksPage() {
       </Stack>
     );
   }
-
-  const rotate = async () => {
-    if (!rotating) return;
-    setBusy(true);
-    try {
-      const rotated = await call(api.POST("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: rotating.id } } }));
-      setSecret(rotated.secret);
-      setRotating(null);
-    } catch (error) {
-      notify({ color: "red", title: "Could not rotate the secret", message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
-  };
 
   return (
     <Stack>
@@ -140,8 +134,9 @@ export function WebhooksPage() {
               <Table.Tbody>
                 {endpoints.data.map((endpoint) => (
                   <Table.Tr key={endpoint.id} data-endpoint={endpoint.url}>
-                    <Table.Td style={{ wordBreak: "break-all" }}>
-                      <Text size="sm" ff="monospace">
+                    {/* Only the URL may break anywhere (where it must); the health line under it is prose and times. */}
+                    <Table.Td style={{ wordBreak: "normal" }}>
+                      <Text size="sm" ff="monospace" style={{ overflowWrap: "anywhere" }}>
                         {endpoint.url}
                       </Text>
                       {endpoint.description && (
@@ -209,8 +204,8 @@ export function WebhooksPage() {
         title="Rotate the signing secret?"
         confirmLabel="Rotate"
         color="yellow"
-        loading={busy}
-        onConfirm={() => void rotate()}
+        loading={rotation.isPending}
+        onConfirm={() => rotating && rotation.mutate(rotating)}
         onClose={() => setRotating(null)}
       >
         Deliveries are signed with a new secret from now on; update your receiver with it.
@@ -223,34 +218,29 @@ export function WebhooksPage() {
 }
 
 function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void }) {
-  const queryClient = useQueryClient();
   const [values, setValues] = useState<{ url: string; events: EventType[]; description: string }>({ url: "", events: ["*"], description: "" });
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const [secret, setSecret] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const creating = useAction({
+    run: (body: RequestBody<"/webhook-endpoints", "post">) => call(api.POST("/webhook-endpoints", { body })),
+    failed: "Could not add the endpoint",
+    shownAt: (error) => setErrors(formErrors(error, ["url", "events", "description"], { webhook_url_taken: "url" })),
+    refresh: () => [keys.webhookEndpoints.all],
+    onSuccess: (created) => setSecret(created.secret),
+  });
   const close = () => {
     setValues({ url: "", events: ["*"], description: "" });
     setErrors({ fields: {} });
     setSecret(null);
     onClose();
   };
-  const submit = async (event: FormEvent) => {
+  const submit = (event: FormEvent) => {
     event.preventDefault();
     const url = values.url.trim();
     const local = endpointProblems(values);
     setErrors({ fields: local });
     if (Object.keys(local).length) return;
-    setBusy(true);
-    try {
-      const body = { url, events: values.events, ...(values.description.trim() ? { description: values.description.trim() } : {}) };
-      const created = await call(api.POST("/webhook-endpoints", { body }));
-      setSecret(created.secret);
-      await queryClient.invalidateQueries({ queryKey: keys.webhookEndpoints.all });
-    } catch (error) {
-      setErrors(formErrors(error, ["url", "events", "description"], { webhook_url_taken: "url" }));
-    } finally {
-      setBusy(false);
-    }
+    creating.mutate({ url, events: values.events, ...(values.description.trim() ? { description: values.description.trim() } : {}) });
   };
   return (
     <ShownOnceModal
@@ -263,7 +253,7 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
           : null
       }
       formError={errors.form}
-      busy={busy}
+      busy={creating.isPending}
       submitLabel="Add endpoint"
       onSubmit={submit}
     >

@@ -1,8 +1,7 @@
 // A confirmation dialog for what cannot be undone (revoke, delete, remove, bulk actions).
 import { Button, Group, Modal, Stack, Text } from "@mantine/core";
-import { useQueryClient } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
-import { notify } from "./notify";
+import { useAction } from "../data/actions";
 
 export function Confirm(props: {
   opened: boolean;
@@ -35,25 +34,20 @@ export function Confirm(props: {
 
 /**
  * An action on one item that asks first (revoke a key, delete a schedule, remove a member…): the item being
- * confirmed (`ask` it, `cancel` the dialog), and `confirm`, which runs it — a green notification with what `run`
- * returns and the list under `queryKey` refreshed, or a red one titled `failed` with the API's message.
+ * confirmed (`ask` it, `cancel` the dialog), and `confirm`, which runs it through useAction — a green notification
+ * with what `run` returns and the list under `queryKey` refreshed, or a red one titled `failed` with the API's message.
  */
 export function useConfirmedAction<T>(options: { queryKey: readonly unknown[]; failed: string; run(item: T): Promise<string> }) {
-  const queryClient = useQueryClient();
   const [target, setTarget] = useState<T | null>(null);
-  const [busy, setBusy] = useState(false);
-  const confirm = async () => {
-    if (!target) return;
-    setBusy(true);
-    try {
-      notify({ color: "green", message: await options.run(target) });
-      setTarget(null);
-      await queryClient.invalidateQueries({ queryKey: options.queryKey });
-    } catch (error) {
-      notify({ color: "red", title: options.failed, message: (error as Error).message });
-    } finally {
-      setBusy(false);
-    }
+  const action = useAction({
+    run: (item: T) => options.run(item),
+    done: (message) => message,
+    failed: options.failed,
+    refresh: () => [options.queryKey],
+    onSuccess: () => setTarget(null),
+  });
+  const confirm = () => {
+    if (target) action.mutate(target);
   };
-  return { target, busy, ask: (item: T) => setTarget(item), cancel: () => setTarget(null), confirm };
+  return { target, busy: action.isPending, ask: (item: T) => setTarget(item), cancel: () => setTarget(null), confirm };
 }

@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import type { Schema } from "@conveyor/client";
 import { api, call } from "../api";
+import { keys } from "../data/keys";
 import { ErrorState, Loading } from "./states";
 
 type JobProgress = NonNullable<Schema<"JobListItem">["progress"]>;
@@ -36,7 +37,7 @@ export function JobProgressBar({ progress, status, compact = false }: { progress
 /** The job's output, whole, following its end while new text arrives. */
 export function JobOutput({ jobId }: { jobId: string }) {
   const output = useQuery({
-    queryKey: ["job", jobId, "output"],
+    queryKey: keys.job.output(jobId),
     queryFn: () => call(api.GET("/jobs/{id}/output", { params: { path: { id: jobId } } })),
   });
   const viewport = useRef<HTMLDivElement>(null);

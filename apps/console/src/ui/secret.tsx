@@ -54,7 +54,7 @@ export function ShownOnceModal(props: {
   formError?: string;
   busy: boolean;
   submitLabel: string;
-  onSubmit(event: FormEvent): Promise<void>;
+  onSubmit(event: FormEvent): void | Promise<void>;
   children: ReactNode;
 }) {
   const { shown, onClose } = props;

@@ -18,13 +18,9 @@ const SUBSET = [
   "test/list-streaming.test.ts",
   // Flow control: concurrency keys, rate limits, debounce and dedupe transactions.
   "test/flow-control.test.ts",
-  // Dependencies: the graph's transactions and their retry on a lost connection.
-  "test/dependencies.test.ts",
-  // The schedules' transactions (row locks) and the scheduler's ticks.
-  "test/schedules.test.ts",
-  // Prisma's queries and interactive transactions: accounts, members and invites with their audit entries.
+  // Accounts, members and invites in transactions with their audit entries.
   "apps/api/test/team.test.ts",
-  // POST /jobs: batches, idempotency keys, Prisma and pg in one request; stats' advisory transaction lock.
+  // POST /jobs: batches and graphs (the graph's transaction), idempotency keys; stats' advisory transaction lock.
   "apps/api/test/jobs-api.test.ts",
   "apps/api/test/job-stats.test.ts",
   // The listener's reconnects, on the direct pool.

@@ -3506,6 +3506,7 @@ export interface operations {
                      *           "waiting_for": "retry",
                      *           "started_at": "2026-11-21T09:31:03.900Z",
                      *           "finished_at": null,
+                     *           "progress": null,
                      *           "error": "The receiver answered HTTP 503",
                      *           "next_attempt_at": "2026-11-21T09:33:04.120Z"
                      *         }
@@ -3568,10 +3569,12 @@ export interface operations {
                      *       "waiting_for": null,
                      *       "started_at": "2026-11-21T09:31:03.900Z",
                      *       "finished_at": null,
+                     *       "progress": null,
                      *       "depends_on": [],
                      *       "dependents": [],
                      *       "on_dependency_failure": "cancel",
                      *       "replayed_as": [],
+                     *       "steps": [],
                      *       "payload": {
                      *         "url": "https://example.com/hooks/orders",
                      *         "payload": {

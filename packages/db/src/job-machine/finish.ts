@@ -6,7 +6,7 @@ import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
 import { inTransaction } from "../transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, eventOfStatus, unlessCancelRequested } from "./sql";
+import { announce, countFailures, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
 
@@ -99,7 +99,7 @@ async function applyOutcomes(
               updated_at = now()
          FROM unnest($6::uuid[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::timestamptz[])
            AS o(id, fence, status, retries, result, error, run_at)
-        WHERE j.id = o.id AND j.fence = o.fence AND j.status = 'processing'
+        WHERE j.id = ANY($6::uuid[]) AND j.id = o.id AND j.fence = o.fence AND ${statusIs("j", "processing")}
           AND ($13::boolean OR j.dependents = 0 OR (o.status = 'pending' AND j.cancel_requested_at IS NULL))
        RETURNING j.*
      ), finished AS (

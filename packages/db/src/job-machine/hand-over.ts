@@ -107,10 +107,14 @@ export type EnvelopePlan = { id: string; jobIds: readonly string[] };
 export async function handOver(db: pg.Pool | pg.PoolClient, envelopes: readonly EnvelopePlan[], traceParents = false): Promise<Map<string, string | null>> {
   const jobIds = envelopes.flatMap((e) => e.jobIds);
   const envelopeIds = envelopes.flatMap((e) => e.jobIds.map(() => e.id));
+  // The rows are named by id (= ANY) and "not handed over" is written as num_nulls(…) = 1, not IS NULL: the planner
+  // then cannot use the partial indexes of waiting rows (whose predicate is dispatched_at IS NULL) and probes the
+  // primary key for each job, instead of reading every waiting row when its statistics are stale (a burst since the
+  // last ANALYZE: 6.6 ms against 1.3 ms for 64 jobs with 20,000 waiting). See sql.ts, statusIs.
   const { rows } = await db.query<{ job_id: string; trace_parent: string | null }>(
     `UPDATE job_queue q SET dispatched_at = now(), debounce_key = NULL, envelope_id = e.envelope_id
        FROM unnest($1::uuid[], $2::uuid[]) AS e(job_id, envelope_id)
-      WHERE q.job_id = e.job_id AND q.dispatched_at IS NULL AND q.due_at <= now()
+      WHERE q.job_id = ANY($1::uuid[]) AND q.job_id = e.job_id AND num_nulls(q.dispatched_at) = 1 AND q.due_at <= now()
      RETURNING q.job_id, ${traceParents ? "(SELECT j.trace_parent FROM jobs j WHERE j.id = q.job_id)" : "NULL::text"} AS trace_parent`,
     [jobIds, envelopeIds],
   );

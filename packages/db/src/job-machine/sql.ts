@@ -3,6 +3,15 @@
 import { EVENT_OF_STATUS, TRANSITION_EVENTS } from "@conveyor/contracts";
 import { TENANT_JOB, utcDay } from "../job-sql";
 
+/**
+ * `job.status = 'status'`, written so that the planner cannot use it to prove the predicate of a partial index on
+ * status (jobs_live_updated_at_idx: pending and processing jobs). The transitions find their jobs by id; with the
+ * plain comparison, a planner whose statistics are stale (a burst of new jobs since the last ANALYZE — every bench run,
+ * and production after a quiet spell) scans that whole index for every batch instead of probing the primary key, and
+ * each claim and outcome costs as many rows as there are live jobs.
+ */
+export const statusIs = (job: string, status: string): string => `${job}.status::text = '${status}'`;
+
 /** A transition's event as an SQL string literal. */
 export const eventOf = (transition: keyof typeof TRANSITION_EVENTS): string => `'${TRANSITION_EVENTS[transition]}'`;
 

@@ -7,7 +7,7 @@ import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
 import { inTransaction } from "../transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, eventOfStatus } from "./sql";
+import { announce, countFailures, eventOfStatus, statusIs } from "./sql";
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
@@ -146,7 +146,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type
         -- (A job waiting for dependencies has no queue row and is never handed over: this only guards a stray.)
-        WHERE j.status = 'pending' AND j.dependencies_pending = 0
+        WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0
      ), wants AS (
        -- Every rate limit each job starts under (its own, its queue's), ranked per limit within this claim.
        SELECT w.id, w.org_id, w.name, row_number() OVER (PARTITION BY w.org_id, w.name ORDER BY w.id) AS rank
@@ -179,7 +179,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
      ), started AS (
        UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now(), started_at = now()
          FROM pending p
-        WHERE j.id = p.id AND j.status = 'pending' AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
+        WHERE j.id = ANY($1::uuid[]) AND j.id = p.id AND ${statusIs("j", "pending")} AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'pending'::text AS previous_status, j AS job
      ), taken_over AS (
        UPDATE jobs j
@@ -193,7 +193,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
               error = CASE WHEN j.cancel_requested_at IS NULL AND j.interruptions >= ${MAX_INTERRUPTIONS} THEN ${GIVING_UP("j")} ELSE j.error END,
               updated_at = now()
          FROM input i
-        WHERE j.id = i.id AND j.status = 'processing'
+        WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND ${statusIs("j", "processing")}
           AND ($3::boolean OR j.dependents = 0 OR (j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS}))
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'processing'::text AS previous_status, j AS job
      ), changed AS (

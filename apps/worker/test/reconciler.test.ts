@@ -7,6 +7,7 @@ import { JobQueues, createRedis, waitForRedis, type RedisClient } from "@conveyo
 import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
 import { PassThrough } from "node:stream";
 import { Reconciler } from "../src/runtime/reconciler";
+import { restoreMissing } from "../src/runtime/redis-repair";
 
 let database: TestDatabase;
 let server: PrivateRedis;
@@ -151,6 +152,27 @@ describe("Reconciler", () => {
     const { rows } = await database.db.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [id]);
     envelopeOf.set(id, rows[0]!.envelope_id);
     expect(await state("webhook", id)).toMatchObject({ state: "waiting" });
+  });
+
+  it("restores nothing that moved on after it was read: a job seen in an envelope Redis has since completed", async () => {
+    // Read as running in an envelope (gone from Redis: it completed once the attempt's outcome was recorded) ...
+    const retried = await insertJob({ status: "processing" });
+    const seenIn = envelopeOf.get(retried)!;
+    // ... and by the time Redis answered, back in line for its retry and handed over again in another envelope.
+    await database.db.pool.query("UPDATE jobs SET status = 'pending' WHERE id = $1", [retried]);
+    await database.db.pool.query("UPDATE job_queue SET envelope_id = $2 WHERE job_id = $1", [retried, newId()]);
+    const done = await insertJob({ status: "processing" });
+    const doneIn = envelopeOf.get(done)!;
+    await database.db.pool.query("UPDATE jobs SET status = 'done' WHERE id = $1", [done]);
+    await database.db.pool.query("DELETE FROM job_queue WHERE job_id = $1", [done]);
+    const restored = await restoreMissing({ pool: database.db.pool, redis, queues, prefix }, [
+      { id: retried, type: "webhook", status: "processing", envelopeId: seenIn },
+      { id: done, type: "webhook", status: "processing", envelopeId: doneIn },
+    ]);
+    expect(restored).toBe(0);
+    expect(await state("webhook", retried)).toBeNull();
+    expect(await state("webhook", done)).toBeNull();
+    expect(await dispatchedAt(retried)).not.toBeNull();
   });
 
   it("A7: two reconcilers running at once enqueue nothing twice", async () => {

@@ -4,7 +4,7 @@
 // and by the reconciler's sweeps. Postgres decides what must run; Redis is refilled from it.
 import type pg from "pg";
 import type { LiveStatus } from "@conveyor/contracts";
-import { newId, returnToLine, setEnvelope } from "@conveyor/db";
+import { newId, returnToLine, setEnvelope, stillInEnvelopes } from "@conveyor/db";
 import { envelopeKey, type Envelope, type JobQueues, type RedisClient } from "@conveyor/queue";
 
 /** A job Postgres says Redis should hold in an envelope: handed over (pending), or running (processing). */
@@ -25,7 +25,14 @@ export async function restoreMissing(deps: RedisRepairDeps, jobs: readonly Hande
   for (const job of envelopes) pipeline.exists(envelopeKey(deps.prefix, job.type, job.envelopeId!));
   const results = (await pipeline.exec()) ?? [];
   const held = new Set(envelopes.filter((_, i) => results[i]?.[1] === 1).map((job) => job.envelopeId));
-  const missing = jobs.filter((job) => !job.envelopeId || !held.has(job.envelopeId));
+  const gone = jobs.filter((job) => !job.envelopeId || !held.has(job.envelopeId));
+  // Read again now that Redis has answered: a job seen in an envelope that has since completed moved on (its outcome
+  // was recorded first), and is not lost; only jobs still in the envelope Redis no longer holds are.
+  const still = await stillInEnvelopes(
+    deps.pool,
+    gone.flatMap((job) => (job.envelopeId ? [{ id: job.id, envelopeId: job.envelopeId }] : [])),
+  );
+  const missing = gone.filter((job) => !job.envelopeId || still.has(job.id));
   if (missing.length === 0) return 0;
 
   // Running jobs: their envelope again, under its own id (a job that had none — it started before envelopes — gets one).

@@ -139,3 +139,20 @@ export async function returnToLine(db: pg.Pool | pg.PoolClient, jobIds: readonly
 export async function setEnvelope(db: pg.Pool | pg.PoolClient, jobIds: readonly string[], envelopeId: string): Promise<void> {
   await db.query("UPDATE job_queue SET envelope_id = $2 WHERE job_id = ANY($1::uuid[])", [jobIds, envelopeId]);
 }
+
+/**
+ * Of `jobs` (ids with the envelope they were seen in), those still handed over in that same envelope — pending or
+ * running — now. The reconciler asks after finding an envelope missing from Redis: an envelope completes only once its
+ * started jobs' outcomes are recorded, so a job that moved on meanwhile (finished, back in line, handed over again) was
+ * not lost with it.
+ */
+export async function stillInEnvelopes(db: pg.Pool | pg.PoolClient, jobs: readonly { id: string; envelopeId: string }[]): Promise<Set<string>> {
+  if (jobs.length === 0) return new Set();
+  const { rows } = await db.query<{ job_id: string }>(
+    `SELECT q.job_id FROM unnest($1::uuid[], $2::uuid[]) AS s(job_id, envelope_id)
+       JOIN job_queue q ON q.job_id = s.job_id AND q.envelope_id = s.envelope_id
+      WHERE q.job_id = ANY($1::uuid[]) AND num_nulls(q.dispatched_at) = 0`,
+    [jobs.map((j) => j.id), jobs.map((j) => j.envelopeId)],
+  );
+  return new Set(rows.map((r) => r.job_id));
+}

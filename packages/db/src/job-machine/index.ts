@@ -10,6 +10,7 @@ export {
   handOverConnection,
   returnToLine,
   setEnvelope,
+  stillInEnvelopes,
   type Candidate,
   type EnvelopePlan,
 } from "./hand-over";

@@ -82,8 +82,32 @@ export async function inspectInvite(input: { token: string }, deps: Pick<Service
 
 export type AcceptedInviteJson = { token: string; user: { id: string; email: string; role: Role }; org: { id: string; name: string } };
 
+/**
+ * Accepts of one token in flight in this process, by token: each waits for the one before it. An accept for an existing
+ * account consumes a point of that account's failed-password limit before it checks the password (so parallel guesses
+ * cannot pass the limit); without this, a burst of accepts of one link would spend the points and be answered 429 while
+ * the first was still redeeming the invite, where the honest answer is 410 invite_used. Across API replicas a burst can
+ * still meet the limit (the database keeps exactly one accept winning either way).
+ */
+const acceptsInFlight = new Map<string, Promise<unknown>>();
+
 /** Exactly one of any number of concurrent accepts of the same token succeeds; the others get 410. */
 export async function acceptInvite(
+  input: { token: string; password: string; request: AuditRequest },
+  deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
+): Promise<AcceptedInviteJson> {
+  // Keyed by the token's hash, like everything else that remembers a token.
+  const key = looksLikeInviteToken(input.token) ? hashInviteToken(input.token).toString("hex") : input.token;
+  const run = (acceptsInFlight.get(key) ?? Promise.resolve()).catch(() => {}).then(() => acceptOnce(input, deps));
+  acceptsInFlight.set(key, run);
+  try {
+    return await run;
+  } finally {
+    if (acceptsInFlight.get(key) === run) acceptsInFlight.delete(key);
+  }
+}
+
+async function acceptOnce(
   input: { token: string; password: string; request: AuditRequest },
   deps: Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">,
 ): Promise<AcceptedInviteJson> {

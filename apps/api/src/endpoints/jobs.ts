@@ -32,7 +32,8 @@ import {
 const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
 const REPLAY_ID = "0193a5d0-11c2-7e4f-8a6b-3c9d2e7f4b02";
 const AT = "2026-11-21T09:30:00.000Z";
-const listItem = {
+/** A list item as GET /jobs answers it: the documents' examples of other job answers start from it. */
+export const listItem = {
   id: JOB_ID,
   type: "send_email",
   status: "done",
@@ -58,7 +59,7 @@ const listItem = {
 };
 
 /** The fields GET /jobs/{id} adds to a list item's, before payload, result and error. */
-const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel", replayed_as: [], steps: [] };
+export const detailExtra = { ...listItem, depends_on: [], dependents: [], on_dependency_failure: "cancel", replayed_as: [], steps: [] };
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
 function bulkDocument(): JsonSchema {

@@ -4,36 +4,24 @@
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
 import { payloadExamples } from "../openapi/job-types";
+import { detailExtra, listItem } from "./jobs";
 import { listRetrying, runJobNow } from "../services/retries";
 
 export const RETRIES_LIMIT_MAX = 200;
 const RETRIES_LIMIT_DEFAULT = 50;
 
-const JOB_ID = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
-const AT = "2026-11-21T09:30:00.000Z";
+/** A job waiting out its retry: the list item's example (jobs.ts) as such a job is. */
 const item = {
-  id: JOB_ID,
+  ...listItem,
   type: "webhook",
   status: "pending",
   retries: 2,
   max_retries: 5,
-  created_at: AT,
   updated_at: "2026-11-21T09:31:04.120Z",
   run_at: "2026-11-21T09:33:04.120Z",
-  priority: 5,
-  replay_of: null,
-  schedule_id: null,
-  cancel_requested_at: null,
-  concurrency_key: null,
-  concurrency_limit: null,
-  rate_limit: null,
-  timeout_ms: null,
-  dedupe_key: null,
-  debounce_key: null,
   waiting_for: "retry",
   started_at: "2026-11-21T09:31:03.900Z",
   finished_at: null,
-  progress: null,
 };
 
 export const retryEndpoints = [
@@ -87,13 +75,9 @@ export const retryEndpoints = [
         json: {
           component: "Job",
           example: {
+            ...detailExtra,
             ...item,
             waiting_for: null,
-            depends_on: [],
-            dependents: [],
-            on_dependency_failure: "cancel",
-            replayed_as: [],
-            steps: [],
             payload: payloadExamples.webhook,
             result: null,
             error: "The receiver answered HTTP 503",

@@ -182,6 +182,8 @@ describe("the audit log (#7)", () => {
     await page.getByRole("button", { name: "Apply filters" }).click();
     await page.waitForURL(/action=queue\./);
     await page.locator('[data-action="jobs.bulk"]').waitFor({ state: "detached" });
+    // The filtered list replaces a loading state: wait for its first entry before reading the whole list.
+    await page.locator('[data-action="queue.update"]').first().waitFor();
     expect(new Set(await page.locator("[data-action]").evaluateAll((items) => items.map((item) => item.getAttribute("data-action"))))).toEqual(
       new Set(["queue.update"]),
     );
@@ -195,7 +197,8 @@ describe("the audit log (#7)", () => {
     await page.getByLabel("What").selectOption("rate_limit.");
     await page.getByRole("button", { name: "Apply filters" }).click();
     await page.waitForURL(/action=rate_limit\./);
-    await page.locator('[data-action="queue.update"]').waitFor({ state: "detached" });
+    await page.locator('[data-action="queue.update"]').first().waitFor({ state: "detached" });
+    await page.locator('[data-action="rate_limit.put"]').first().waitFor();
     expect(await page.locator('[data-action="rate_limit.put"]').count()).toBe(2);
 
     // A bulk action links to the jobs its filter matches; a job's entry to the job.

@@ -320,6 +320,13 @@ describe("a provider's 429", () => {
     const first = await stack.post("/jobs", { type: "chat_notify", payload: { channel: "#ops", text: "one" } });
     expect(first.status).toBe(202);
     await slack.waitForRequests(1, 20_000);
+    // The second job is created once the pause is recorded: a job started while the 429 was still on its way back
+    // could not have known of it.
+    await waitFor(
+      async () => ((await stack.logs(first.body.id)).some((l) => /rate limited by the provider/.test(l.message)) ? true : null),
+      "the pause recorded",
+      20_000,
+    );
     const second = await stack.post("/jobs", { type: "chat_notify", payload: { channel: "#ops", text: "two" } });
     const [one, two] = await allFinal([first.body.id, second.body.id]);
     expect([one!.status, one!.retries, two!.status]).toEqual(["done", 0, "done"]);

@@ -333,7 +333,9 @@ function attemptsOf(events: AttemptEvent[]): JobAttempt[] {
           const retried = e.retries + 1 > (current as JobAttempt).attempt;
           end(retried ? "retried" : "released", e.time, retried ? e.error : null);
         }
-        due = e.run_at ?? e.time;
+        // Due at the retry's time, but never before this was recorded: the worker computes that time when the
+        // attempt fails, and a busy database may commit the failure after it (the job could not start earlier).
+        due = later(e.run_at, e.time);
         break;
       case "job.succeeded":
         end("succeeded", e.time);

@@ -2,8 +2,8 @@
 // stays `pending` (no event): it waits in BullMQ until a worker starts it. Which jobs are handed over is the
 // dispatcher's decision (../dispatch.ts); these only write it down. (Rate limits are spent when a job starts.)
 import type pg from "pg";
-import { sessionPool } from "../client";
-import { DISPATCH_CHANNEL } from "../job-sql";
+import { sessionPool } from "../core/client";
+import { DISPATCH_CHANNEL } from "../core/job-sql";
 
 /**
  * A connection for the dispatcher's marks, with synchronous_commit off (a mark lost in a crash is a job handed over

@@ -1,7 +1,7 @@
 // SQL pieces the transitions share: how an event is written, which event a status announces, and the rule that a
 // cancellation request wins over running again. Only the transitions (this folder) use them.
 import { EVENT_OF_STATUS, TRANSITION_EVENTS } from "@conveyor/contracts";
-import { TENANT_JOB, utcDay } from "../job-sql";
+import { TENANT_JOB, utcDay } from "../core/job-sql";
 
 /**
  * `job.status = 'status'`, written so that the planner cannot use it to prove the predicate of a partial index on

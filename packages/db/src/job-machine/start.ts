@@ -4,8 +4,8 @@
 // cancelled instead of run again.
 import type pg from "pg";
 import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
-import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction } from "../transaction";
+import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
 import { announce, countFailures, eventOfStatus, statusIs } from "./sql";
 

@@ -1,6 +1,6 @@
 // Single sign-on (SPEC §16): each organization's OpenID Connect provider, the e-mail domains it signs in (each domain
 // belongs to one organization at most), the sign-ins on their way through a provider, and the members a first
-// sign-in creates. The client secret is stored sealed (secret-box.ts) and only opened to talk to the provider.
+// sign-in creates. The client secret is stored sealed (core/secret-box.ts) and only opened to talk to the provider.
 import type pg from "pg";
 import type { Role } from "@conveyor/contracts";
 import { isUniqueViolation } from "../core/errors";

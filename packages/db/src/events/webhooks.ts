@@ -1,6 +1,6 @@
 // Webhook endpoints and their deliveries (SPEC §10). The API manages endpoints (every query names the org); the
 // workers' leader relays events to delivery jobs, and each delivery job reads its endpoint and event and records
-// its attempt. Secrets are stored sealed (secret-box.ts) and never read by the API after they are written.
+// its attempt. Secrets are stored sealed (core/secret-box.ts) and never read by the API after they are written.
 import type pg from "pg";
 import {
   LIVE_EVENT_TYPES,
@@ -404,7 +404,7 @@ export type RelayOptions = {
 // Exactly once, because:
 //  - Rounds are serialised by the cursor's row lock, and each reads with a snapshot taken after it locked, so it
 //    sees every earlier round's commit. Every event at or below the cursor was below the horizon of the round that
-//    passed it, so it is visible to every later round (packages/db/src/events.ts).
+//    passed it, so it is visible to every later round (packages/db/src/events/events.ts).
 //  - For an endpoint E, no round before the first one that sees E (R) matches it; R queues E's events up to R's
 //    locked cursor L (catch-up) and in (L, last] (its batch), and sets relay_start, so no later round catches E up
 //    again; later rounds queue E's events in their batches, which follow each other without overlap.

@@ -1,7 +1,7 @@
 // Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
 // idempotency keys (foreign keys cascade) and their events, search values and dependency edges (deleted here: the
 // hot path writes those without a foreign key). A job a live job depends on stays until that one is final. In small
-// statements: every writing transaction holds back the event readers' horizon (events.ts) and its locks, so a batch
+// statements: every writing transaction holds back the event readers' horizon (events/events.ts) and its locks, so a batch
 // must stay short.
 import type pg from "pg";
 import { utcDay } from "../core/job-sql";

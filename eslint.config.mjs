@@ -66,7 +66,7 @@ export default tseslint.config(
     // CONTRIBUTING "Reach Postgres one way": the service's code reaches Postgres with raw SQL on `db.pool` and runs
     // transactions with `inTransaction`; Prisma's client is for the schema, the migrations and tests' fixtures.
     files: ["apps/*/src/**/*.{ts,tsx}", "packages/*/src/**/*.{ts,tsx}"],
-    ignores: ["packages/testkit/**", "packages/db/src/client.ts", "packages/db/src/generated/**"],
+    ignores: ["packages/testkit/**", "packages/db/src/core/client.ts", "packages/db/src/generated/**"],
     rules: {
       "no-restricted-syntax": [
         "error",
@@ -77,7 +77,7 @@ export default tseslint.config(
         {
           selector: "CallExpression[callee.property.name='query'] > Literal[value=/^\\s*(BEGIN|START TRANSACTION)\\b/i]",
           message:
-            "Run a transaction with inTransaction (packages/db/src/transaction.ts), which rolls back, drops a broken connection and knows the retryable codes.",
+            "Run a transaction with inTransaction (packages/db/src/core/transaction.ts), which rolls back, drops a broken connection and knows the retryable codes.",
         },
       ],
     },

@@ -1,6 +1,6 @@
 // "Does this job belong in this list?" for a client holding a list of GET /jobs and hearing of a change: the
 // console's live updates read every event through it. It is the JavaScript reading of the API's one filter
-// (jobsMatching() in packages/db/src/job-filter.ts); test/job-match.test.ts holds the two to the same answers.
+// (jobsMatching() in packages/db/src/jobs/job-filter.ts); test/job-match.test.ts holds the two to the same answers.
 
 /** The filters of GET /jobs as query parameters (strings, as the URL carries them). */
 export type JobListFilter = {
@@ -29,7 +29,7 @@ export type FilterableJob = {
 
 /**
  * Does `job` belong in a list filtered by `filter` (the query parameters of GET /jobs)? The reading in JavaScript of
- * jobsMatching()'s conditions (packages/db/src/job-filter.ts), for a client that holds a list and hears of a change
+ * jobsMatching()'s conditions (packages/db/src/jobs/job-filter.ts), for a client that holds a list and hears of a change
  * (the console's live updates): `"no"` when a condition the job's fields decide fails (its status, type, creation
  * time or schedule; `due` only lists pending jobs), `"yes"` when every condition is decided and holds, and `"unknown"`
  * when one the job's fields cannot decide remains (`q` reads the payload, `due` the queue, `failure_group` a field

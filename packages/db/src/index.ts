@@ -1,42 +1,14 @@
-export * from "./client";
-export { HostChooser, NoSuitableHostError, resolveDatabaseUrl } from "./hosts";
-export * from "./ids";
-export * from "./errors";
-export { migrate, ensureDatabase, withDatabaseName } from "./migrate";
-export { findSchemaDrift } from "./drift";
-export * from "./credentials";
-export * from "./jobs";
-export * from "./job-callbacks";
-export * from "./users";
-export * from "./organizations";
-export * from "./memberships";
-export * from "./invites";
-export * from "./api-keys";
-export * from "./sessions";
-export * from "./job-stats";
-export * from "./job-runtime";
-export * from "./key-expiry";
+// @conveyor/db: every read and write of Postgres, in rooms by concern, each with an index.ts saying what it owns:
+// core/ (connections, transactions, shared SQL), job-machine/ (every change of a job's state), jobs/, flow/
+// (dispatch and flow control), events/ (event log, webhooks), accounts/ (users, organizations, access, audit),
+// schedules/, usage/ (usage, quotas), maintenance/ (migrations, drift, retention, key expiry). cli/ holds the npm
+// scripts' entry points.
+export * from "./core";
 export * from "./job-machine";
-export * from "./dispatch";
-export * from "./flow-control";
-export * from "./backlog";
+export * from "./jobs";
+export * from "./flow";
 export * from "./events";
-export * from "./public-tokens";
-export * from "./notifications";
+export * from "./accounts";
 export * from "./schedules";
-export { DISPATCH_CHANNEL, EVENTS_CHANNEL } from "./job-sql";
-export * from "./job-filter";
-export * from "./failure-groups";
-export * from "./retries";
-export * from "./replay";
-export * from "./retention";
-export * from "./webhooks";
-export { sealSecret, openSecret } from "./secret-box";
-export * from "./transaction";
-export * from "./audit-log";
-export * from "./sso";
 export * from "./usage";
-export * from "./quotas";
-export * from "./pressure";
-
-export * from "./waitpoints";
+export * from "./maintenance";

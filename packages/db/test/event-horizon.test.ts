@@ -1,4 +1,4 @@
-// The event readers' horizon (conveyor_event_horizon(), packages/db/src/events.ts) on a private Postgres server with
+// The event readers' horizon (conveyor_event_horizon(), packages/db/src/events/events.ts) on a private Postgres server with
 // two databases: Conveyor's and another application's. A write transaction of the other database never holds the
 // readers back — running or prepared (two-phase commit) —, one of Conveyor's database holds back every event with a
 // larger id until it ends; and with writers of both coming and going, a reader never skips or repeats an event.

@@ -1,6 +1,6 @@
 // One tail of the event log per API process, shared by every event stream it serves (SPEC §10). It LISTENs on
 // `conveyor_events` on a connection of its own, reads what is new from Postgres (every org's events, below the
-// horizon: see packages/db/src/events.ts), and hands each batch to the subscribed streams of the events' org.
+// horizon: see packages/db/src/events/events.ts), and hands each batch to the subscribed streams of the events' org.
 // Postgres holds the data and NOTIFY only wakes the reader, so any replica serves any client. Events committed
 // while an older transaction of this database was still running lie above the horizon when their notification
 // arrives; the tail looks again, sooner and then later, until they can be read. It runs only while someone subscribes.

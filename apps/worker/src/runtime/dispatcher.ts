@@ -1,6 +1,6 @@
 // The dispatcher: the leader's loop that hands due jobs from Postgres to BullMQ in envelopes (SPEC §19: one BullMQ
 // job carries 1..ENVELOPE_MAX job ids; the decision itself — time, priority, fairness, limits — is
-// packages/db/src/dispatch.ts). BullMQ holds at most `rounds` rounds of each type's worker slots waiting, counted in
+// packages/db/src/flow/dispatch.ts). BullMQ holds at most `rounds` rounds of each type's worker slots waiting, counted in
 // jobs, so a later, higher-priority or other organization's job never waits behind a long backlog there. Woken by
 // NOTIFY (new jobs, retries due, finished attempts) and by a short tick (jobs falling due).
 import type pg from "pg";

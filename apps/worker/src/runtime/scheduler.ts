@@ -1,5 +1,5 @@
 // The ticker: the leader's loop that runs due schedules (SPEC §9). Each round runs every due schedule, a batch per
-// transaction (packages/db/src/schedules.ts: the row lock and the next_run_at condition make one job per tick even
+// transaction (packages/db/src/schedules/schedules.ts: the row lock and the next_run_at condition make one job per tick even
 // with two leaders), then sleeps until the earliest next_run_at, at most a second — so an edit that makes a schedule
 // due sooner is seen within a second too. The jobs go through insertJobs, which queues them and wakes the dispatcher.
 import type pg from "pg";

@@ -1,6 +1,6 @@
 // `npm run db:check`: fails when schema.prisma and prisma/migrations describe different databases.
 import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
-import { findSchemaDrift } from "../drift";
+import { findSchemaDrift } from "../maintenance/drift";
 
 async function main(): Promise<void> {
   const { DATABASE_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL }), process.env);

@@ -1,8 +1,8 @@
 // `npm run db:migrate`: creates the database if it is missing and applies pending migrations.
 import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
-import { migrate } from "../migrate";
-import { databaseUnreachableMessage } from "../errors";
-import { resolveDatabaseUrl } from "../hosts";
+import { migrate } from "../maintenance/migrate";
+import { databaseUnreachableMessage } from "../core/errors";
+import { resolveDatabaseUrl } from "../core/hosts";
 
 async function main(): Promise<void> {
   const env = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL, DATABASE_DIRECT_URL: sharedEnv.DATABASE_DIRECT_URL }), process.env);

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
-import { diffSchemas, prismaDir, readSchema } from "../migrate";
+import { diffSchemas, prismaDir, readSchema } from "../maintenance/migrate";
 
 function committedSchema(rev: string): string | null {
   try {

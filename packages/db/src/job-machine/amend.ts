@@ -2,7 +2,7 @@
 // arrives after the push's job succeeded). The status does not change; the change is announced as `job.updated`, so
 // streams and webhook endpoints learn the payment's outcome like any other change.
 import type pg from "pg";
-import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
+import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { announce, eventOf } from "./sql";
 
 /** Merges `fields` into the job's result object (a non-object result is replaced by one), with its event. */

@@ -4,7 +4,7 @@
 // outcome is recorded as cancelled — or done/failed if the handler finished first. Final jobs are left alone.
 import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
-import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
+import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { settleDependents } from "./dependencies";
 import { announce, eventOf } from "./sql";
 

@@ -3,8 +3,8 @@
 // a job: the dispatcher hands it to BullMQ when it is due and there is room.
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@conveyor/contracts";
-import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction, Rollback, rollingBack } from "../transaction";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { inTransaction, Rollback, rollingBack } from "../core/transaction";
 import { insertDependencyEdges, lockDependencies, settleDependents, type DependencyEdge } from "./dependencies";
 import { announce, eventOf } from "./sql";
 

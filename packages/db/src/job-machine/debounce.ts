@@ -4,9 +4,9 @@
 // clears it from the queue row) and the next post creates a new job. Announced as `job.updated`.
 import type pg from "pg";
 import { searchValues } from "@conveyor/contracts";
-import { isUniqueViolation } from "../errors";
-import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction } from "../transaction";
+import { isUniqueViolation } from "../core/errors";
+import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { inTransaction } from "../core/transaction";
 import { insertJobs, type CreationGuard, type NewJob } from "./create";
 import { announce, eventOf } from "./sql";
 

@@ -12,7 +12,7 @@
 // row) needs no second statement: the finishing transitions take their one-statement path for those.
 import type pg from "pg";
 import { DEPENDENCY_FAILED_CODE } from "@conveyor/contracts";
-import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { announce, eventOf } from "./sql";
 
 export type Settled = { cancelled: string[]; released: string[] };

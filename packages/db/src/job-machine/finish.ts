@@ -3,8 +3,8 @@
 // retry consumed: the worker shut down). With the queued log lines, in one statement per batch.
 import type pg from "pg";
 import type { JobStatus, LogLevel } from "@conveyor/contracts";
-import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction } from "../transaction";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
 import { announce, countFailures, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
 

@@ -1,9 +1,9 @@
 // Transitions "handed over" and "returned to line": the dispatcher's marks on a job's queue row. A handed-over job
 // stays `pending` (no event): it waits in BullMQ until a worker starts it. Which jobs are handed over is the
-// dispatcher's decision (../dispatch.ts); these only write it down. (Rate limits are spent when a job starts.)
+// dispatcher's decision (../flow/dispatch.ts); these only write it down. (Rate limits are spent when a job starts.)
 import type pg from "pg";
-import { sessionPool } from "../client";
-import { DISPATCH_CHANNEL } from "../job-sql";
+import { sessionPool } from "../core/client";
+import { DISPATCH_CHANNEL } from "../core/job-sql";
 
 /**
  * A connection for the dispatcher's marks, with synchronous_commit off (a mark lost in a crash is a job handed over

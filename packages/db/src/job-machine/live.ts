@@ -4,7 +4,7 @@
 // and each job's write is fenced: an attempt that no longer owns its job changes nothing.
 import type pg from "pg";
 import { LIVE_EVENTS, type JobProgress } from "@conveyor/contracts";
-import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
+import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { announce } from "./sql";
 
 /** One job's latest progress, under its attempt's fence. */

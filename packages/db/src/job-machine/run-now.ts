@@ -3,7 +3,7 @@
 // waiting to retry). Only a job still in the dispatcher's queue and not handed over moves: its run_at and the queue
 // row's due time become now, the dispatcher is woken, and the change is announced as `job.updated`.
 import type pg from "pg";
-import { DISPATCH_CHANNEL, DUE_LATER, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../job-sql";
+import { DISPATCH_CHANNEL, DUE_LATER, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { announce, eventOf } from "./sql";
 
 export type BroughtForward = {

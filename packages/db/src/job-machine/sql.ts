@@ -1,7 +1,7 @@
 // SQL pieces the transitions share: how an event is written, which event a status announces, and the rule that a
 // cancellation request wins over running again. Only the transitions (this folder) use them.
 import { EVENT_OF_STATUS, TRANSITION_EVENTS } from "@conveyor/contracts";
-import { TENANT_JOB, utcDay } from "../job-sql";
+import { TENANT_JOB, utcDay } from "../core/job-sql";
 
 /**
  * `job.status = 'status'`, written so that the planner cannot use it to prove the predicate of a partial index on
@@ -44,7 +44,7 @@ export function announce(options: { from: string; event: string; time?: string; 
 /**
  * Two CTEs, `counted` and `counted_by_day`, counting the failures among the rows of `from` (columns `id`, `org_id`,
  * `type`, `status`, `failure_group`, `finished_at`, `created_at`, as a job is after the change) in failure_counts and
- * failure_counts_daily (by the UTC day the job was created), which GET /jobs/failures reads (failure-groups.ts): for
+ * failure_counts_daily (by the UTC day the job was created), which GET /jobs/failures reads (jobs/failure-groups.ts): for
  * use after other CTEs. One row per organization and failure group (and day), taken in key order, so concurrent
  * transitions lock the rows they share in the same order and never wait for each other in a cycle. Nothing is written
  * when no row of `from` failed.

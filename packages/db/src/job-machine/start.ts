@@ -4,8 +4,8 @@
 // cancelled instead of run again.
 import type pg from "pg";
 import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
-import { EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction } from "../transaction";
+import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
 import { announce, countFailures, eventOfStatus, statusIs } from "./sql";
 
@@ -32,7 +32,7 @@ const freesAt = (alias: string, limit: string, period: string) =>
  * How soon a rate limit's window must free for a claim it refuses to wait for it instead of putting the job back in
  * line: the worker waits and claims again. Going back in line costs a dispatcher round, a hand-over and a delivery
  * (a few hundred milliseconds under load) every time a window frees — a limit of 500/s ran at 414/s — so the
- * dispatcher hands jobs over this far ahead of the window (flow-control.ts) and the claim bridges the gap.
+ * dispatcher hands jobs over this far ahead of the window (flow/flow-control.ts) and the claim bridges the gap.
  */
 export const RATE_LIMIT_LEAD_MS = 200;
 

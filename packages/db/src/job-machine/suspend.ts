@@ -9,8 +9,8 @@
 // the notifications in one statement. A job someone asked to cancel is not suspended (the caller's attempt then
 // ends as cancelled through the ordinary outcome path).
 import type pg from "pg";
-import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../job-sql";
-import { inTransaction } from "../transaction";
+import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { inTransaction } from "../core/transaction";
 import { announce, eventOf } from "./sql";
 
 /** The job row's change when an attempt is suspended: pending, no fence, no retry spent. */

@@ -1,0 +1,13 @@
+// Accounts and access (SPEC §11, §16, §21): users, organizations, memberships and invites, console sessions, API
+// keys and what authentication reads on every request (credentials.ts), single sign-on, public tokens, and the audit
+// log that records who changed what in the same transaction as the change. Nothing here changes a job.
+export * from "./credentials";
+export * from "./users";
+export * from "./organizations";
+export * from "./memberships";
+export * from "./invites";
+export * from "./api-keys";
+export * from "./sessions";
+export * from "./public-tokens";
+export * from "./audit-log";
+export * from "./sso";

@@ -1,0 +1,40 @@
+// Backpressure (SPEC §22): the deployment's due backlog — jobs due now and still waiting in Postgres for a worker
+// (job_queue rows not handed over, due_at passed) — and which organizations hold it. Read by each API process at
+// most about once a second (apps/api/src/services/backpressure.ts), never per request.
+import type pg from "pg";
+import { inTransaction } from "../core/transaction";
+
+export type DueBacklog = {
+  /** Due jobs in the deployment, counted up to `max` + 1 (past that, only that it is over matters). */
+  due: number;
+  /** When over `max`: each organization's due jobs, largest first; empty otherwise. */
+  byOrg: { orgId: string; due: number }[];
+};
+
+/**
+ * The due backlog, counted up to `max` + 1 (a bounded scan of the due index); only when it is over, the
+ * organizations' shares (one grouped scan). `timeoutMs` bounds each statement: a busy database must not hang it.
+ */
+export async function readDueBacklog(pool: pg.Pool, max: number, timeoutMs = 1_000): Promise<DueBacklog> {
+  return inTransaction(
+    pool,
+    async (client) => {
+      await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+      const { rows } = await client.query<{ due: number }>(
+        `SELECT count(*)::int AS due FROM (SELECT 1 FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now() LIMIT $1::bigint + 1) d`,
+        [max],
+      );
+      const due = rows[0]!.due;
+      let byOrg: DueBacklog["byOrg"] = [];
+      if (due > max) {
+        const shares = await client.query<{ orgId: string; due: number }>(
+          `SELECT org_id AS "orgId", count(*)::int AS due FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()
+          GROUP BY org_id ORDER BY 2 DESC, 1`,
+        );
+        byOrg = shares.rows;
+      }
+      return { due, byOrg };
+    },
+    { mode: "READ ONLY" },
+  );
+}

@@ -1,0 +1,354 @@
+// Job reads for the API (creating one is the job machine's). Every query names the org: a job of another org is indistinguishable
+// from a job that does not exist. Lists are rendered to JSON by Postgres itself, so streaming a million
+// rows costs the API a string concatenation per row, not a Date and an object.
+import type pg from "pg";
+import QueryStream from "pg-query-stream";
+import { EVENT_TYPES, LIVE_EVENT_TYPES, type JobFilter, type JobStatus, type JobStepJson } from "@conveyor/contracts";
+import { jobListSql, withSearchHits } from "./job-filter";
+import { iso, TENANT_JOB } from "../core/job-sql";
+import { JOB_LOG_ORDER, jobLogSql } from "../job-machine/lines";
+
+export type JobListQuery = {
+  orgId: string;
+  /** GET /jobs's filters (SPEC §8); none: every job of the org. */
+  filter?: JobFilter;
+  /** Only jobs past this id in the list's order: the previous page's last (keyset pagination). */
+  past?: string;
+  /** Oldest first (by creation: ids are time-ordered) instead of newest first. */
+  oldestFirst?: boolean;
+  limit: number;
+  /** Each item also carries `error` (its first 300 characters). */
+  withError?: boolean;
+};
+
+/** One page of the list as JSON texts, in its order; `more` tells whether jobs remain past it. */
+export async function listJobsPage(pool: pg.Pool, query: JobListQuery): Promise<{ items: string[]; more: boolean }> {
+  const { sql, params } = jobListSql({ ...query, filter: await withSearchHits(pool, query.orgId, query.filter) });
+  const { rows } = await pool.query<{ item: string }>(`${sql} LIMIT ${query.limit + 1}`, params);
+  const more = rows.length > query.limit;
+  return { items: rows.slice(0, query.limit).map((r) => r.item), more };
+}
+
+/**
+ * Streams every job of the org (newest first) through a server-side cursor, as JSON texts. Memory stays
+ * flat whatever the count. The caller must `release()` when done or abandoned.
+ */
+export async function streamJobs(
+  pool: pg.Pool,
+  query: Omit<JobListQuery, "limit" | "past">,
+): Promise<{ rows: AsyncIterable<{ item: string }>; release(): void }> {
+  const filter = await withSearchHits(pool, query.orgId, query.filter);
+  const client = await pool.connect();
+  const { sql, params } = jobListSql({ ...query, filter });
+  const stream = client.query(new QueryStream(sql, params, { batchSize: 1000, highWaterMark: 1000 }));
+  let finished = false;
+  stream.once("end", () => (finished = true));
+  let released = false;
+  return {
+    rows: stream as AsyncIterable<{ item: string }>,
+    release() {
+      if (released) return;
+      released = true;
+      if (finished) return client.release();
+      // A cursor abandoned mid-way leaves the connection mid-protocol: close it instead of reusing it.
+      stream.destroy();
+      client.release(true);
+    },
+  };
+}
+
+/** A job as GET /jobs/{id} shows it: the list item's fields, with payload, result and error. */
+export type JobDetail = {
+  id: string;
+  type: string;
+  status: JobStatus;
+  payload: unknown;
+  retries: number;
+  max_retries: number;
+  created_at: string;
+  updated_at: string;
+  run_at: string | null;
+  priority: number;
+  replay_of: string | null;
+  schedule_id: string | null;
+  cancel_requested_at: string | null;
+  concurrency_key: string | null;
+  concurrency_limit: number | null;
+  rate_limit: string | null;
+  timeout_ms: number | null;
+  dedupe_key: string | null;
+  debounce_key: string | null;
+  waiting_for: string | null;
+  /** When its last attempt started, and when it finished (null: not yet, or not recorded). */
+  started_at: string | null;
+  finished_at: string | null;
+  /** What its handler last reported of its progress (SPEC §21), or null. */
+  progress: { fraction: number; message: string | null; at: string } | null;
+  /** Dependencies (SPEC §15): the jobs it waits for, the jobs waiting for it, and what a failed one does to it. */
+  depends_on: string[];
+  dependents: string[];
+  on_dependency_failure: "cancel" | "run";
+  /** Its replays, oldest first (replay history: each names this job in `replay_of`). */
+  replayed_as: string[];
+  /** Its durable steps, sleeps and waits (SPEC §20), in the order they began. */
+  steps: JobStepJson[];
+  result: unknown;
+  error: string | null;
+};
+
+/** The job GET /jobs/{id} shows (fields in their documented order), or null when it is not the org's. */
+export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<JobDetail | null> {
+  const { rows } = await db.query<{ job: JobDetail }>(
+    `SELECT conveyor_job_item(j)::jsonb || jsonb_build_object('payload', j.payload, 'result', j.result, 'error', j.error,
+              'depends_on', CASE WHEN j.dependencies = 0 THEN '[]'::jsonb
+                                 ELSE (SELECT coalesce(jsonb_agg(d.depends_on_id ORDER BY d.depends_on_id), '[]') FROM job_dependencies d WHERE d.job_id = j.id) END,
+              'dependents', CASE WHEN j.dependents = 0 THEN '[]'::jsonb
+                                 ELSE (SELECT coalesce(jsonb_agg(d.job_id ORDER BY d.job_id), '[]') FROM job_dependencies d WHERE d.depends_on_id = j.id) END,
+              'on_dependency_failure', CASE WHEN j.run_on_dependency_failure THEN 'run' ELSE 'cancel' END,
+              -- Through jobs_replay_of_idx (only replays are in it).
+              'replayed_as', (SELECT coalesce(jsonb_agg(r.id ORDER BY r.id), '[]') FROM jobs r WHERE r.replay_of = j.id AND r.org_id = j.org_id),
+              -- Durable steps, sleeps and waits (SPEC §20), in the order they began.
+              'steps', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', s.name, 'kind', s.kind, 'status', s.status, 'attempt', s.attempt,
+                                  'started_at', ${iso("s.started_at")}, 'finished_at', ${iso("s.finished_at")}, 'wake_at', ${iso("s.wake_at")},
+                                  'waitpoint_id', s.waitpoint_id) ORDER BY s.started_at, s.name), '[]') FROM job_steps s WHERE s.job_id = j.id)) AS job
+       FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
+    [id, orgId],
+  );
+  return rows[0] ? orderJobFields(rows[0].job) : null;
+}
+
+const DETAIL_ORDER = [
+  "id",
+  "type",
+  "status",
+  "payload",
+  "retries",
+  "max_retries",
+  "created_at",
+  "updated_at",
+  "run_at",
+  "priority",
+  "replay_of",
+  "schedule_id",
+  "cancel_requested_at",
+  "concurrency_key",
+  "concurrency_limit",
+  "rate_limit",
+  "timeout_ms",
+  "dedupe_key",
+  "debounce_key",
+  "waiting_for",
+  "started_at",
+  "finished_at",
+  "progress",
+  "depends_on",
+  "dependents",
+  "on_dependency_failure",
+  "replayed_as",
+  "steps",
+  "result",
+  "error",
+];
+
+/** jsonb does not keep key order; the seed's fields come first, as documented. */
+function orderJobFields(job: JobDetail): JobDetail {
+  return Object.fromEntries(DETAIL_ORDER.map((key) => [key, job[key as keyof JobDetail] ?? null])) as JobDetail;
+}
+
+export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
+
+/** The job's log lines in order (job-machine/lines.ts), or null when the job is not the org's. */
+export async function findJobLogs(pool: pg.Pool, orgId: string, jobId: string): Promise<JobLogLine[] | null> {
+  const { rows } = await pool.query<{ attempt: number | null; message: string; level: string; timestamp: string }>(
+    `SELECT l.attempt, l.message, l.level, ${iso("l.ts")} AS timestamp
+       FROM jobs j LEFT JOIN LATERAL (${jobLogSql("j.id")}) l ON true
+      WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
+      ORDER BY ${JOB_LOG_ORDER("l")}`,
+    [jobId, orgId],
+  );
+  if (rows.length === 0) return null;
+  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt: attempt!, message, level, timestamp }));
+}
+
+export type JobArtifactFile = { contentType: string; filename: string; data: Buffer };
+
+/** The file a job produced, or null (no such job in the org, or no artifact). */
+export async function findJobArtifact(pool: pg.Pool, orgId: string, jobId: string): Promise<JobArtifactFile | null> {
+  const { rows } = await pool.query<{ content_type: string; filename: string; data: Buffer }>(
+    `SELECT a.content_type, a.filename, a.data FROM job_artifacts a JOIN jobs j ON j.id = a.job_id
+      WHERE a.job_id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
+    [jobId, orgId],
+  );
+  const row = rows[0];
+  return row ? { contentType: row.content_type, filename: row.filename, data: row.data } : null;
+}
+
+export type JobGraph = { nodes: unknown[]; edges: { from: string; to: string }[]; truncated: boolean };
+
+/**
+ * The connected graph of dependencies the job is in (SPEC §15): its jobs as list items (at most `limit`, the job
+ * first, then the nearest) and the edges between them, `from` the dependency `to` the job waiting for it. Null when the job is not the
+ * org's.
+ */
+export async function findJobGraph(pool: pg.Pool, orgId: string, id: string, limit: number): Promise<JobGraph | null> {
+  const { rows } = await pool.query<{ id: string; item: unknown }>(
+    // Breadth first from the job; UNION visits each job once however the edges loop back.
+    `WITH RECURSIVE reach(id) AS (
+       SELECT j.id FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
+       UNION
+       SELECT n.id FROM reach r CROSS JOIN LATERAL (
+         SELECT d.depends_on_id AS id FROM job_dependencies d WHERE d.job_id = r.id AND d.org_id = $2
+         UNION ALL
+         SELECT d.job_id FROM job_dependencies d WHERE d.depends_on_id = r.id AND d.org_id = $2
+       ) n
+     ), nodes AS (
+       SELECT id, row_number() OVER () AS n FROM (SELECT id FROM reach LIMIT $3 + 1) AS r
+     )
+     -- A waitpoint a job waits on is a node of its own (SPEC §20), marked kind "waitpoint".
+     SELECT n.id, CASE WHEN j.id IS NOT NULL THEN conveyor_job_item(j)::jsonb ELSE
+                           jsonb_build_object('kind', 'waitpoint', 'id', w.id, 'status', w.status, 'description', w.description,
+                                              'created_at', ${iso("w.created_at")}, 'expires_at', ${iso("w.expires_at")},
+                                              'finished_at', ${iso("w.finished_at")}) END AS item
+       FROM nodes n LEFT JOIN jobs j ON j.id = n.id LEFT JOIN waitpoints w ON w.id = n.id AND w.org_id = $2
+      WHERE j.id IS NOT NULL OR w.id IS NOT NULL ORDER BY n.n`,
+    [id, orgId, limit],
+  );
+  if (rows.length === 0) return null;
+  const truncated = rows.length > limit;
+  const kept = rows.slice(0, limit);
+  const { rows: edges } = await pool.query<{ from: string; to: string }>(
+    `SELECT depends_on_id AS "from", job_id AS "to" FROM job_dependencies
+      WHERE job_id = ANY($1::uuid[]) AND depends_on_id = ANY($1::uuid[]) ORDER BY depends_on_id, job_id`,
+    [kept.map((r) => r.id)],
+  );
+  return { nodes: kept.map((r) => r.item), edges, truncated };
+}
+
+/** The statuses of jobs by id, in the order given (jobs just created). */
+export async function jobStatuses(client: pg.Pool | pg.PoolClient, ids: readonly string[]): Promise<JobStatus[]> {
+  const { rows } = await client.query<{ id: string; status: JobStatus }>("SELECT id, status FROM jobs WHERE id = ANY($1::uuid[])", [ids]);
+  const byId = new Map(rows.map((r) => [r.id, r.status]));
+  return ids.map((id) => byId.get(id)!);
+}
+
+/** Names of plugin types registered by workers (built-in types are not stored). */
+export async function listRegisteredTypes(pool: pg.Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ name: string }>("SELECT name FROM job_types ORDER BY name");
+  return rows.map((r) => r.name);
+}
+
+/** How an attempt ended: `retried` failed and another attempt followed or is due; `released` gave the job back
+ * without consuming a retry (a worker shutting down); `interrupted` lost its worker (crash, lock expiry). */
+export type AttemptOutcome = "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled";
+
+export type JobAttempt = {
+  attempt: number;
+  outcome: AttemptOutcome;
+  queued_at: string | null;
+  started_at: string;
+  finished_at: string | null;
+  wait_ms: number | null;
+  duration_ms: number | null;
+  error: string | null;
+};
+
+type AttemptEvent = {
+  type: string;
+  time: string;
+  retries: number;
+  run_at: string | null;
+  created_at: string;
+  status: string;
+  error: string | null;
+  deps_done: string | null;
+};
+
+const ms = (from: string, to: string) => Math.max(0, new Date(to).getTime() - new Date(from).getTime());
+const later = (a: string | null, b: string | null) => (a === null ? b : b === null || new Date(a) >= new Date(b) ? a : b);
+
+/**
+ * Each attempt of a job, oldest first, read from its events (the same record its log's lifecycle lines come from):
+ * when it became due (`queued_at`: its run_at, or when it was created, as rescheduled last, no earlier than its last
+ * dependency's finish; after a failure, the retry's due time; null for a take-over of an interrupted attempt),
+ * started, finished, and how it ended. A job cancelled before it ran has none. Null when the job is not the org's.
+ */
+export async function findJobAttempts(pool: pg.Pool, orgId: string, jobId: string): Promise<JobAttempt[] | null> {
+  const { rows } = await pool.query<AttemptEvent>(
+    `SELECT e.type, ${iso("e.time")} AS time, (e.data->>'retries')::int AS retries, e.data->>'run_at' AS run_at,
+            e.data->>'status' AS status, e.data->>'error' AS error,
+            (SELECT ${iso("max(d.finished_at)")} FROM job_dependencies jd JOIN jobs d ON d.id = jd.depends_on_id WHERE jd.job_id = j.id) AS deps_done
+       FROM jobs j LEFT JOIN events e ON e.job_id = j.id
+        AND e.type = ANY($3::text[])
+      WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
+      ORDER BY e.id`,
+    [jobId, orgId, EVENT_TYPES.filter((t) => !(LIVE_EVENT_TYPES as readonly string[]).includes(t))],
+  );
+  if (rows.length === 0) return null;
+  return attemptsOf(rows.filter((row) => row.type !== null));
+}
+
+/** Folds a job's events (in order) into its attempts. */
+function attemptsOf(events: AttemptEvent[]): JobAttempt[] {
+  const attempts: JobAttempt[] = [];
+  let due: string | null = null;
+  let current: JobAttempt | null = null;
+  const end = (outcome: AttemptOutcome, at: string | null, error: string | null = null) => {
+    if (!current) return;
+    attempts.push({ ...current, outcome, finished_at: at, duration_ms: at === null ? null : ms(current.started_at, at), error });
+    current = null;
+  };
+  for (const e of events) {
+    switch (e.type) {
+      case "job.created":
+        // Due at its run_at, or since it was created: the event's time, Postgres' clock like every start and finish
+        // (created_at is the creating process's clock).
+        if (e.status === "pending") due = e.run_at ?? e.time;
+        break;
+      case "job.updated":
+        // Rescheduled while it waited (a debounce).
+        if (!current && e.status === "pending") due = e.run_at ?? due;
+        break;
+      case "job.started": {
+        const takeOver: boolean = current !== null;
+        // A start while an attempt runs: that attempt's worker vanished and this one took the job over.
+        if (takeOver) end("interrupted", null);
+        const attempt = e.retries + 1;
+        const queued: string | null = takeOver ? null : attempt === 1 ? later(due ?? e.time, e.deps_done) : due;
+        current = {
+          attempt,
+          outcome: "running",
+          queued_at: queued,
+          started_at: e.time,
+          finished_at: null,
+          wait_ms: queued === null ? null : ms(queued, e.time),
+          duration_ms: null,
+          error: null,
+        };
+        due = null;
+        break;
+      }
+      case "job.retrying":
+        // A retry consumes one (retries goes up); a release gives the job back as it was.
+        if (current) {
+          const retried = e.retries + 1 > (current as JobAttempt).attempt;
+          end(retried ? "retried" : "released", e.time, retried ? e.error : null);
+        }
+        // Due at the retry's time, but never before this was recorded: the worker computes that time when the
+        // attempt fails, and a busy database may commit the failure after it (the job could not start earlier).
+        due = later(e.run_at, e.time);
+        break;
+      case "job.succeeded":
+        end("succeeded", e.time);
+        break;
+      case "job.failed":
+        end("failed", e.time, e.error);
+        break;
+      case "job.cancelled":
+        // Its error, if any, is an earlier attempt's or the cancellation's reason, not this attempt's failure.
+        end("cancelled", e.time);
+        break;
+    }
+  }
+  if (current) attempts.push(current);
+  return attempts;
+}

@@ -1,0 +1,96 @@
+// Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
+// idempotency keys (foreign keys cascade) and their events, search values and dependency edges (deleted here: the
+// hot path writes those without a foreign key). A job a live job depends on stays until that one is final. In small
+// statements: every writing transaction holds back the event readers' horizon (events/events.ts) and its locks, so a batch
+// must stay short.
+import type pg from "pg";
+import { utcDay } from "../core/job-sql";
+
+/**
+ * Deletes at most `limit` jobs that finished before `before`, oldest first, and answers how many. Rows another
+ * transaction holds are skipped (SKIP LOCKED): the next batch takes them.
+ */
+export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
+  const { rows } = await db.query<{ n: number; emptied: { org_id: string; day: string; failure_group: string }[] | null }>(
+    `WITH gone AS (
+       DELETE FROM jobs WHERE id IN (
+         SELECT x.id FROM jobs x
+          WHERE x.finished_at < $1 AND x.status IN ('done', 'failed', 'cancelled')
+            -- Never a job a live job depends on (SPEC §15): its handler reads the job's result and artifact.
+            AND NOT (x.dependents > 0 AND EXISTS (
+                  SELECT 1 FROM job_dependencies d JOIN jobs w ON w.id = d.job_id
+                   WHERE d.depends_on_id = x.id AND w.status IN ('pending', 'processing')))
+          ORDER BY x.finished_at
+          LIMIT $2
+            FOR UPDATE SKIP LOCKED)
+       RETURNING id, org_id, status, failure_group, created_at
+     ), counts_gone AS (
+       -- GET /jobs/failures counts the failed jobs there are; a group none is left of goes (failure-groups.ts).
+       UPDATE failure_counts c SET failed = c.failed - g.n
+         FROM (SELECT org_id, failure_group, count(*)::int AS n FROM gone WHERE status = 'failed' AND failure_group IS NOT NULL
+                GROUP BY org_id, failure_group ORDER BY org_id, failure_group) g
+        WHERE c.org_id = g.org_id AND c.failure_group = g.failure_group
+     ), days_gone AS (
+       -- And by creation day, in the same key order as the transitions count them (job-machine/sql.ts).
+       UPDATE failure_counts_daily d SET failed = d.failed - g.n
+         FROM (SELECT org_id, ${utcDay("created_at")} AS day, failure_group, count(*)::int AS n FROM gone WHERE status = 'failed' AND failure_group IS NOT NULL
+                GROUP BY 1, 2, 3 ORDER BY 1, 2, 3) g
+        WHERE d.org_id = g.org_id AND d.day = g.day AND d.failure_group = g.failure_group
+       RETURNING d.org_id, d.day, d.failure_group, d.failed
+     ), events_gone AS (
+       DELETE FROM events WHERE job_id IN (SELECT id FROM gone)
+     ), search_gone AS (
+       DELETE FROM job_search WHERE job_id IN (SELECT id FROM gone)
+     ), edges_gone AS (
+       DELETE FROM job_dependencies WHERE job_id IN (SELECT id FROM gone) OR depends_on_id IN (SELECT id FROM gone)
+     ), queue_gone AS (
+       DELETE FROM job_queue WHERE job_id IN (SELECT id FROM gone)
+     ), steps_gone AS (
+       DELETE FROM job_steps WHERE job_id IN (SELECT id FROM gone)
+     )
+     SELECT (SELECT count(*)::int FROM gone) AS n,
+            (SELECT json_agg(json_build_object('org_id', org_id, 'day', day, 'failure_group', failure_group)) FROM days_gone WHERE failed <= 0) AS emptied`,
+    [options.before, options.limit],
+  );
+  const { n, emptied } = rows[0]!;
+  if (emptied) await trimFailureDays(db, emptied);
+  return n;
+}
+
+/**
+ * Deletes the failure_counts_daily rows of `days` that count no failed job any more (retention deleted the last of
+ * them): old days go with their jobs. Apart from the statement that emptied them, so a failure counted meanwhile
+ * (a job of that day failing only now) is never lost: the row is deleted only if it still counts none.
+ */
+async function trimFailureDays(db: pg.Pool | pg.PoolClient, days: { org_id: string; day: string; failure_group: string }[]): Promise<void> {
+  await db.query(
+    `DELETE FROM failure_counts_daily d
+      WHERE (d.org_id, d.day, d.failure_group) IN (
+              -- Locked in key order, as the transitions lock them (job-machine/sql.ts): never a wait in a cycle.
+              SELECT x.org_id, x.day, x.failure_group FROM failure_counts_daily x
+                JOIN unnest($1::uuid[], $2::date[], $3::text[]) AS t(org_id, day, failure_group)
+                  ON x.org_id = t.org_id AND x.day = t.day AND x.failure_group = t.failure_group
+               WHERE x.failed <= 0
+               ORDER BY x.org_id, x.day, x.failure_group
+                 FOR UPDATE OF x)
+        AND d.failed <= 0`,
+    [days.map((d) => d.org_id), days.map((d) => d.day), days.map((d) => d.failure_group)],
+  );
+}
+
+/**
+ * Deletes at most `limit` webhook delivery records made before `before`, and answers how many. Records are taken in
+ * id order, which is the order they were written (their `at` is Postgres' time at the write), from the oldest: the
+ * statement reads at most `limit` rows of the primary key and needs no index on `at`. A younger record among the
+ * oldest `limit` (a write whose transaction began earlier than it took its id) ends the batch short; the next sweep
+ * goes on from there.
+ */
+export async function deleteWebhookDeliveriesBefore(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM webhook_deliveries
+      WHERE id IN (SELECT id FROM webhook_deliveries ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
+        AND at < $1`,
+    [options.before, options.limit],
+  );
+  return rowCount ?? 0;
+}

@@ -40,3 +40,4 @@ export * from "./quotas";
 export * from "./pressure";
 
 export * from "./waitpoints";
+export * from "./workers";

@@ -23,6 +23,8 @@ const SUBSET = [
   // POST /jobs: batches and graphs (the graph's transaction), idempotency keys; stats' advisory transaction lock.
   "apps/api/test/jobs-api.test.ts",
   "apps/api/test/job-stats.test.ts",
+  // The worker registry: registration, heartbeats and the reaper's delete, and GET /workers' read (issue 38).
+  "test/workers.test.ts",
   // The listener's reconnects, on the direct pool.
   "packages/db/test/notifications.test.ts",
 ];

@@ -22,6 +22,9 @@ const SHOWN = [
   "jobs-cards-375",
   "failure-groups-retrying",
   "queues-375",
+  // Issue 38, the Workers view (workers.test.ts).
+  "workers",
+  "workers-375",
 ];
 
 mkdirSync(TO, { recursive: true });

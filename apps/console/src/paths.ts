@@ -11,6 +11,7 @@ export const CONSOLE_PATHS = [
   "/jobs/$id",
   "/queues",
   "/retries",
+  "/workers",
   "/schedules",
   "/waitpoints",
   "/team",

@@ -81,6 +81,7 @@ const jobs = createRoute({
 const job = createRoute({ getParentRoute: () => app, path: "/jobs/$id", component: lazyRouteComponent(() => import("./pages/job"), "JobPage") });
 const queues = createRoute({ getParentRoute: () => app, path: "/queues", component: lazyRouteComponent(() => import("./pages/queues"), "QueuesPage") });
 const retries = createRoute({ getParentRoute: () => app, path: "/retries", component: lazyRouteComponent(() => import("./pages/retries"), "RetriesPage") });
+const workers = createRoute({ getParentRoute: () => app, path: "/workers", component: lazyRouteComponent(() => import("./pages/workers"), "WorkersPage") });
 const schedules = createRoute({
   getParentRoute: () => app,
   path: "/schedules",
@@ -111,7 +112,7 @@ const account = createRoute({ getParentRoute: () => app, path: "/account", compo
 const tree = root.addChildren([
   login,
   signup,
-  app.addChildren([index, overview, jobs, job, queues, retries, schedules, waitpoints, team, apiKeys, webhooks, auditLog, usage, sso, account]),
+  app.addChildren([index, overview, jobs, job, queues, retries, workers, schedules, waitpoints, team, apiKeys, webhooks, auditLog, usage, sso, account]),
 ]);
 
 /** Every full path in a route tree (the router's own types carry each route's children). */

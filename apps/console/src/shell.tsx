@@ -23,6 +23,7 @@ const SECTIONS = [
   { to: "/jobs", label: "Jobs" },
   { to: "/queues", label: "Queues" },
   { to: "/retries", label: "Retries" },
+  { to: "/workers", label: "Workers" },
   { to: "/schedules", label: "Schedules" },
   { to: "/waitpoints", label: "Waitpoints" },
   { to: "/team", label: "Team", managers: true },

@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     envelopeMax: config.ENVELOPE_MAX,
     typeRateLimits: config.TYPE_RATE_LIMITS,
     typeTimeouts: config.TYPE_TIMEOUTS,
+    heartbeatMs: config.WORKER_HEARTBEAT_MS,
     leaderTasks: [
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),

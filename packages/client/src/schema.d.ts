@@ -646,6 +646,26 @@ export interface paths {
         patch: operations["updateQueue"];
         trace?: never;
     };
+    "/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List worker processes
+         * @description The deployment's worker processes as the worker registry in Postgres knows them: each one's host and pid, the job types it serves, its concurrency and slots, its busy slots and the jobs of your organization it runs, as of its last heartbeat (every WORKER_HEARTBEAT_MS, 5 s by default). A worker that stopped gracefully is gone from the list; one silent for three heartbeats (killed, or its host lost) is `gone` for 15 minutes, then removed. Work of other organizations shows only as a count of busy slots. Running workers first, then by host and pid.
+         */
+        get: operations["listWorkers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/signup": {
         parameters: {
             query?: never;
@@ -1290,7 +1310,7 @@ export interface paths {
         };
         /**
          * The web console
-         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /schedules, /waitpoints, /team, /api-keys, /webhooks, /audit-log, /usage, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
+         * @description The console's page, for people. A browser navigation (a GET whose Accept prefers text/html) to one of the console's routes (/login, /signup, /account, /overview, /jobs, /jobs/{id}, /queues, /retries, /workers, /schedules, /waitpoints, /team, /api-keys, /webhooks, /audit-log, /usage, /sso) gets this page too; API clients asking those paths (Accept: application/json, or *\/*) get the API's JSON as documented. When the console was not built, a short page says so; the API works either way.
          */
         get: operations["console"];
         put?: never;
@@ -3231,6 +3251,62 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds and Z.
              */
             created_at: string;
+        };
+        Worker: {
+            /**
+             * Format: uuid
+             * @description The worker process' id in the registry (new at each start).
+             */
+            id: string;
+            /** @description The host (container or machine) name it runs on. */
+            host: string;
+            /** @description Its process id on that host. */
+            pid: number;
+            /** @description Its Conveyor release. */
+            version: string;
+            /** @description The Node.js it runs on. */
+            node_version: string;
+            /** @description The job types it serves. */
+            types: string[];
+            /** @description Jobs it runs at once per type (WORKER_CONCURRENCY). */
+            concurrency: number;
+            /** @description Its slots in all: concurrency × the number of types. */
+            slots: number;
+            /** @description Slots running a job at its last heartbeat, any organization's. */
+            busy_slots: number;
+            /** @description Of those, the slots running work that is not one of your jobs (other organizations', Conveyor's own): a count, never the jobs. */
+            other_busy_slots: number;
+            /**
+             * @description running, or gone: no heartbeat for three intervals (killed, or its host lost); its jobs are recovered by the other workers.
+             * @enum {string}
+             */
+            state: "running" | "gone";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Its last heartbeat (the database's clock).
+             */
+            heartbeat_at: string;
+            /** @description How often it heartbeats (WORKER_HEARTBEAT_MS). */
+            heartbeat_ms: number;
+            /** @description Your organization's jobs it was running at its last heartbeat (still processing), oldest start first. */
+            jobs: {
+                /**
+                 * Format: uuid
+                 * @description UUID v7.
+                 */
+                id: string;
+                type: string;
+                /**
+                 * Format: date-time
+                 * @description When its current attempt started.
+                 */
+                started_at: string | null;
+            }[];
         };
     };
     responses: {
@@ -5474,6 +5550,67 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWorkers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The worker processes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "019a8c3e-4f10-7c2a-9d61-3b5e2a7f9c01",
+                     *         "host": "worker-general-7d9f8b6c5-x2k4p",
+                     *         "pid": 1,
+                     *         "version": "0.1.0",
+                     *         "node_version": "v24.11.1",
+                     *         "types": [
+                     *           "send_email",
+                     *           "webhook"
+                     *         ],
+                     *         "concurrency": 10,
+                     *         "slots": 20,
+                     *         "busy_slots": 7,
+                     *         "other_busy_slots": 5,
+                     *         "state": "running",
+                     *         "started_at": "2026-11-21T09:30:00.000Z",
+                     *         "heartbeat_at": "2026-11-21T10:12:04.518Z",
+                     *         "heartbeat_ms": 5000,
+                     *         "jobs": [
+                     *           {
+                     *             "id": "019a8c52-1b77-7e01-8a3c-5d2f6e9b1a44",
+                     *             "type": "send_email",
+                     *             "started_at": "2026-11-21T10:12:03.902Z"
+                     *           },
+                     *           {
+                     *             "id": "019a8c52-1c02-7a9e-b1f0-2c7d8e4a6b10",
+                     *             "type": "webhook",
+                     *             "started_at": "2026-11-21T10:12:04.011Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Worker"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

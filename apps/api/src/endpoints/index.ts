@@ -23,6 +23,7 @@ import { usageEndpoints } from "./usage";
 
 import { waitpointEndpoints } from "./waitpoints";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
+import { workerEndpoints } from "./workers";
 
 export const endpoints: readonly Endpoint[] = [
   // Before /jobs/{id}, which would take "stats" for an id.
@@ -35,6 +36,8 @@ export const endpoints: readonly Endpoint[] = [
   ...webhookEndpointEndpoints,
   ...scheduleEndpoints,
   ...flowControlEndpoints,
+  // Issue 38 (the console's Workers view).
+  ...workerEndpoints,
   signupEndpoint,
   ...accountEndpoints,
   ...sessionEndpoints,

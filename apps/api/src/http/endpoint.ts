@@ -34,6 +34,7 @@ export type Tag =
   | "Usage"
   | "Single sign-on"
   | "Waitpoints"
+  | "Workers"
   | "Callbacks"
   | "Operations"
   | "Reference"

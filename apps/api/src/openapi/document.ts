@@ -45,6 +45,10 @@ const TAGS = [
     description:
       "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (SPEC §20).",
   },
+  {
+    name: "Workers",
+    description: "The deployment's worker processes, their slots and the jobs of your organization they run. Anyone of the organization reads them.",
+  },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
   { name: "Reference", description: "This document and its page." },

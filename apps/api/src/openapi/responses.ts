@@ -18,6 +18,7 @@ import {
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
 import { jobProgress, liveSchemas } from "./responses-live";
+import { workerSchemas } from "./responses-workers";
 
 const id = () => Joi.string().guid().description("UUID v7.");
 const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
@@ -504,6 +505,7 @@ export const responseSchemas = {
   }),
   ...auditSsoSchemas,
   ...liveSchemas,
+  ...workerSchemas,
 } satisfies Record<string, Joi.ObjectSchema>;
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

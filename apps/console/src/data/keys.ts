@@ -30,6 +30,7 @@ export const keys = {
   },
   retries: { all: ["retries"] as const },
   queues: { all: ["queues"] as const },
+  workers: { all: ["workers"] as const },
   rateLimits: { all: ["rate-limits"] as const },
   schedules: { all: ["schedules"] as const },
   invites: { all: ["invites"] as const },

@@ -80,6 +80,8 @@ export class EnvelopeWorker {
   private sequence = 0;
   /** Jobs whose handlers are running now. */
   running = 0;
+  /** Their ids (the worker registry's heartbeat reads them; nothing on the hot path does). */
+  readonly runningIds = new Set<string>();
 
   constructor(private readonly options: EnvelopeWorkerOptions) {
     this.slots = new Slots(options.concurrency);
@@ -204,11 +206,13 @@ export class EnvelopeWorker {
   /** Runs one claimed job in the slot taken for it; resolves when its outcome is recorded. */
   private async runJob(claim: ClaimedJob | ClaimWait, fence: string): Promise<void> {
     this.running++;
+    this.runningIds.add(claim.id);
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       this.running--;
+      this.runningIds.delete(claim.id);
       this.slots.give();
       this.wake();
     };

@@ -24,6 +24,8 @@ import { Dispatcher } from "./dispatcher";
 import { EnvelopeWorker } from "./envelopes";
 import { Leadership, type LeaderTask } from "./leadership";
 import { Reconciler } from "./reconciler";
+import { WorkerRegistry } from "./registry";
+import { WorkerReaper } from "./worker-reaper";
 
 export type RuntimeOptions = {
   db: Database;
@@ -56,6 +58,8 @@ export type RuntimeOptions = {
   typeRateLimits?: Map<string, TypeRateLimit>;
   /** TYPE_TIMEOUTS. */
   typeTimeouts?: Map<string, number>;
+  /** WORKER_HEARTBEAT_MS: how often this worker writes its busy slots to the worker registry. Default 5 s. */
+  heartbeatMs?: number;
   /** More tasks for the leader (schedules, the webhook relay, retention). */
   leaderTasks?: LeaderTask[];
   onAttempt?: AttemptDeps["onAttempt"];
@@ -141,6 +145,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   });
   await Promise.all(workers.map((w) => w.start()));
   const active = () => workers.reduce((n, w) => n + w.running, 0);
+  const registry = new WorkerRegistry({
+    pool: options.db.pool,
+    logger: options.logger,
+    types,
+    concurrency: options.concurrency,
+    heartbeatMs: options.heartbeatMs ?? 5_000,
+    busy: () => ({ count: active(), jobIds: workers.flatMap((w) => [...w.runningIds]) }),
+  });
+  await registry.start();
 
   const queues = new JobQueues({ connection: options.producerRedis, prefix: options.prefix });
   const reconciler = new Reconciler({
@@ -179,6 +192,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         envelopeMax: options.envelopeMax,
       }),
       new KeyExpiry({ pool: options.db.pool, logger: options.logger, intervalMs: options.reconcileIntervalMs }),
+      new WorkerReaper({ pool: options.db.pool, logger: options.logger }),
       ...(options.leaderTasks ?? []),
     ],
   });
@@ -203,6 +217,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       const left = active();
       if (left) options.logger.warn(`${left} job(s) ignored the abort; they will be recovered by another worker once their lock expires`);
       await Promise.race([bookkeeper.drain(), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      // Shown on the Workers view while it drains; gone from it once nothing runs.
+      await registry.stop();
       await Promise.all(workers.map((w) => w.close().catch(() => {})));
       cancellations.stop();
       await queues.close();

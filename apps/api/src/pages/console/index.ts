@@ -23,6 +23,7 @@ export const CONSOLE_PAGES = [
   "/jobs/:id",
   "/queues",
   "/retries",
+  "/workers",
   "/schedules",
   "/waitpoints",
   "/team",

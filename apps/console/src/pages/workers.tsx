@@ -1,0 +1,128 @@
+// Workers (issue 38; Sidekiq's Busy tab, Oban Web's nodes): the deployment's worker processes from the worker registry
+// in Postgres (GET /workers) — each one's host and pid, the types it serves, its concurrency, a bar of its busy slots
+// (this organization's jobs and other work), the jobs of this organization it runs, linking to their pages, and its
+// last heartbeat; a worker silent for three heartbeats is shown gone. Read again every few seconds.
+import { Badge, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from "@mantine/core";
+import { useQuery } from "@tanstack/react-query";
+import type { ResponseBody } from "@conveyor/client";
+import { api, call } from "../api";
+import { keys } from "../data/keys";
+import { shortId, Time } from "../ui/format";
+import { RouterAnchor } from "../ui/link";
+import { Empty, ErrorState, Loading } from "../ui/states";
+
+export type WorkerRow = ResponseBody<"/workers", "get">[number];
+
+/** How often the registry is read again while the page is open (workers heartbeat every 5 s by default). */
+const REFRESH_MS = 3_000;
+
+export const workersQuery = () => ({ queryKey: keys.workers.all, queryFn: () => call(api.GET("/workers")), refetchInterval: REFRESH_MS });
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+export function WorkersPage() {
+  const workers = useQuery(workersQuery());
+  const running = workers.data?.filter((w) => w.state === "running") ?? [];
+  const slots = running.reduce((n, w) => n + w.slots, 0);
+  const busy = running.reduce((n, w) => n + w.busy_slots, 0);
+
+  return (
+    <Stack>
+      <Title order={1} size="h2">
+        Workers
+      </Title>
+      <Text c="dimmed" size="sm">
+        The worker processes of this deployment, as they last reported themselves (every few seconds). Only your organization&apos;s jobs are listed; other work
+        shows as busy slots.
+      </Text>
+      {workers.isPending ? (
+        <Loading label="Loading workers…" />
+      ) : workers.isError ? (
+        <ErrorState error={workers.error} retry={() => void workers.refetch()} />
+      ) : workers.data.length === 0 ? (
+        <Empty title="No worker is running">Jobs stay pending until a worker process starts; each one shows here as soon as it does.</Empty>
+      ) : (
+        <>
+          <Text size="sm" data-testid="workers-summary" aria-live="polite">
+            {plural(running.length, "worker")} running · {busy} of {plural(slots, "slot")} busy
+            {workers.data.length > running.length && ` · ${workers.data.length - running.length} gone`}
+          </Text>
+          <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label="Worker processes" style={{ listStyle: "none" }}>
+            {workers.data.map((worker) => (
+              <WorkerCard key={worker.id} worker={worker} />
+            ))}
+          </SimpleGrid>
+        </>
+      )}
+    </Stack>
+  );
+}
+
+function WorkerCard({ worker }: { worker: WorkerRow }) {
+  const gone = worker.state === "gone";
+  const yours = worker.busy_slots - worker.other_busy_slots;
+  const percent = (n: number) => (worker.slots > 0 ? (100 * n) / worker.slots : 0);
+  const name = `${worker.host} · pid ${worker.pid}`;
+  return (
+    <Paper component="li" withBorder p="sm" data-worker-id={worker.id} data-state={worker.state} aria-label={name} style={{ minWidth: 0 }}>
+      <Stack gap={8}>
+        <Group justify="space-between" align="flex-start" gap="xs" wrap="nowrap">
+          <Stack gap={0} miw={0}>
+            <Text fw={600} size="sm" style={{ overflowWrap: "anywhere" }} data-testid="worker-name">
+              {worker.host} <span style={{ whiteSpace: "nowrap" }}>· pid {worker.pid}</span>
+            </Text>
+            <Text size="xs" c="dimmed">
+              Conveyor {worker.version} on Node.js {worker.node_version} · started <Time iso={worker.started_at} />
+            </Text>
+          </Stack>
+          <Badge color={gone ? "red" : "green"} variant="dot" miw="max-content" style={{ flexShrink: 0 }}>
+            {gone ? "Gone" : "Running"}
+          </Badge>
+        </Group>
+        {gone && (
+          <Text size="sm" c="red.9" data-testid="gone-note">
+            No heartbeat for {plural(3, "interval")}: it was killed or lost its host. Its jobs go to the other workers; it leaves this list 15 minutes after.
+          </Text>
+        )}
+        <Stack gap={4}>
+          <Text size="sm" data-testid="slots">
+            {gone && "When last heard: "}
+            {worker.busy_slots} of {plural(worker.slots, "slot")} busy{" "}
+            <Text span c="dimmed" size="xs">
+              ({worker.concurrency} per type{yours > 0 ? ` · ${yours} yours` : ""}
+              {worker.other_busy_slots > 0 ? ` · ${worker.other_busy_slots} other work` : ""})
+            </Text>
+          </Text>
+          <Progress.Root size="lg" aria-hidden>
+            <Progress.Section value={percent(yours)} color="blue.8" />
+            <Progress.Section value={percent(worker.other_busy_slots)} color="gray.6" />
+          </Progress.Root>
+        </Stack>
+        <Group gap={4} aria-label="Job types it serves" role="list">
+          {worker.types.map((type) => (
+            <Badge key={type} role="listitem" variant="default" tt="none" fw={500}>
+              {type}
+            </Badge>
+          ))}
+        </Group>
+        {worker.jobs.length > 0 && (
+          <Stack gap={2} component="ul" p={0} m={0} aria-label={`Your jobs on ${name}`} style={{ listStyle: "none" }}>
+            {worker.jobs.map((job) => (
+              <Text component="li" size="sm" key={job.id} data-job-id={job.id}>
+                <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
+                  {job.type} {shortId(job.id)}
+                </RouterAnchor>{" "}
+                <Text span size="xs" c="dimmed">
+                  started <Time iso={job.started_at} />
+                </Text>
+              </Text>
+            ))}
+          </Stack>
+        )}
+        <Text size="xs" c="dimmed" data-testid="heartbeat">
+          Last heartbeat <Time iso={worker.heartbeat_at} />
+        </Text>
+      </Stack>
+    </Paper>
+  );
+}

@@ -28,7 +28,8 @@ import {
   PRIORITY_MIN,
   TYPE_NAME_PATTERN,
 } from "@conveyor/contracts";
-import type { FailureGroupsQuery, JobInput, JobListQuery } from "../services/jobs";
+import type { JobInput } from "../services/job-input";
+import type { FailureGroupsQuery, JobListQuery } from "../services/job-reads";
 
 /** Groups GET /jobs/failures answers at most, and by default. */
 export const FAILURE_GROUPS_LIMIT_MAX = 200;

@@ -268,6 +268,34 @@ describe("the first completion wins", () => {
     );
   });
 
+  it("50 parallel completions with the same data all answer 200 with the completed waitpoint, and it ends once", async () => {
+    const wp = await createWaitpoint();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(`/waitpoints/${wp.id}/complete`, { data: { approved: true, n: [1, 2] } })));
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 50 }, () => 200));
+    for (const a of answers) expect(a.body).toMatchObject({ id: wp.id, status: "completed", data: { approved: true, n: [1, 2] } });
+    // Every answer is the one ending: the same finished_at, one event, one audit entry (only the winner writes one).
+    expect(new Set(answers.map((a) => a.body.finished_at)).size).toBe(1);
+    expect((await eventsOf(wp.id)).map((e) => e.type)).toEqual(["waitpoint.completed"]);
+    const { rows } = await stack.api.database.db.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'waitpoint.complete' AND target_id = $1", [
+      wp.id,
+    ]);
+    expect(rows[0].n).toBe(1);
+    // Cancelling it now is a conflict that reports it completed, whoever asks.
+    const cancels = await Promise.all(Array.from({ length: 10 }, () => post(`/waitpoints/${wp.id}/cancel`, {})));
+    expect(cancels.map((c) => c.status)).toEqual(Array.from({ length: 10 }, () => 409));
+    expect(cancels[0]!.body.error.message).toMatch(/already completed/);
+  });
+
+  it("parallel cancellations: one 200, the others 409 saying it was cancelled", async () => {
+    const wp = await createWaitpoint();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(`/waitpoints/${wp.id}/cancel`, {})));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.map((a) => a.status)).toEqual(Array.from({ length: 19 }, () => 409));
+    for (const a of refused) expect(a.body.error.message).toMatch(/been cancelled/);
+    expect((await eventsOf(wp.id)).map((e) => e.type)).toEqual(["waitpoint.cancelled"]);
+  });
+
   it("an expiry racing completions ends in one state, with one event", async () => {
     const ends = new Set<string>();
     // Expiring 0 to 600 ms from now while completions arrive from 100 ms on: some rounds end expired (by the loop or

@@ -208,6 +208,31 @@ describe("a job depending on a waitpoint", () => {
     expect((await eventsOf(wp.id)).map((e) => e.type)).toEqual(["waitpoint.completed"]);
   });
 
+  it("made in the job's own batch: waits for it by ref, runs once complete_url completes it, and sees its data", async () => {
+    const res = await post("/jobs/batch", {
+      waitpoints: [{ ref: "approval", description: "Approve the batch" }],
+      jobs: [
+        { ref: "first", type: "scripted", payload: {} },
+        { ref: "gated", type: "scripted", payload: { echo_dependencies: true }, depends_on: ["first", "approval"] },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const [first, gated, approval] = res.body as { id: string; ref: string; complete_url?: string }[];
+    expect(approval).toMatchObject({ kind: "waitpoint", ref: "approval", status: "waiting" });
+    // The job with no dependency runs; the gated one waits for the waitpoint, holding nothing.
+    await stack.waitForJob(first!.id, (j) => j.status === "done", 60_000);
+    expect((await get(`/jobs/${gated!.id}`)).body).toMatchObject({ status: "pending", waiting_for: "waitpoint" });
+    const graph = (await get(`/jobs/${gated!.id}/graph`)).body;
+    expect(graph.nodes).toContainEqual(expect.objectContaining({ kind: "waitpoint", id: approval!.id, status: "waiting" }));
+
+    expect((await postAnonymous(approval!.complete_url!, { data: { approved: "by Amina" } })).status).toBe(200);
+    const done = await stack.waitForJob(gated!.id, (j) => j.status === "done", 60_000);
+    const dependencies = (done.result as { dependencies: { id: string; type: string; status: string; result: unknown }[] }).dependencies;
+    expect(dependencies).toContainEqual({ id: approval!.id, type: "waitpoint", status: "completed", result: { approved: "by Amina" } });
+    expect(dependencies).toContainEqual(expect.objectContaining({ id: first!.id, type: "scripted", status: "done" }));
+    expect((await eventsOf(approval!.id)).map((e) => e.type)).toEqual(["waitpoint.completed"]);
+  });
+
   it("is cancelled (dependency_failed) when the waitpoint expires, or runs anyway with on_dependency_failure run", async () => {
     const wp = await createWaitpoint({ timeout_seconds: 60 });
     const doomed = (await post("/jobs", { type: "scripted", payload: {}, depends_on: [wp.id] })).body.id as string;

@@ -97,6 +97,37 @@ export async function insertWaitpoint(
   }
 }
 
+/**
+ * Inserts waitpoints without idempotency keys in one statement (a batch's, POST /jobs/batch: `db` is the graph's
+ * transaction, so they commit with the jobs that depend on them), each expiring `timeoutSeconds` after now by
+ * Postgres' clock. Answers them in the order given.
+ */
+export async function insertWaitpoints(db: pg.Pool | pg.PoolClient, wps: readonly NewWaitpoint[]): Promise<WaitpointJson[]> {
+  if (wps.length === 0) return [];
+  const { rows } = await db.query<{ json: WaitpointJson; n: number }>(
+    `WITH given AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::bytea[], $6::int[]) WITH ORDINALITY
+         AS g(id, org_id, description, tags, token_hash, timeout_seconds, n)
+     ), made AS (
+       INSERT INTO waitpoints AS w (id, org_id, status, description, tags, token_hash, expires_at, created_at)
+       SELECT g.id, g.org_id, 'waiting', g.description, coalesce(g.tags::text[], '{}'), g.token_hash, now() + g.timeout_seconds * interval '1 second', now()
+         FROM given g ORDER BY g.n
+       RETURNING w.*
+     )
+     SELECT ${waitpointJson("w")} AS json, g.n FROM made w JOIN given g ON g.id = w.id ORDER BY g.n`,
+    [
+      wps.map((w) => w.id),
+      wps.map((w) => w.orgId),
+      wps.map((w) => w.description),
+      // Each tag list as a Postgres array literal: unnest cannot take an array of arrays of different lengths.
+      wps.map((w) => `{${w.tags.map((t) => `"${t.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(",")}}`),
+      wps.map((w) => w.tokenHash),
+      wps.map((w) => w.timeoutSeconds),
+    ],
+  );
+  return rows.map((r) => r.json);
+}
+
 /** The org's waitpoint, or null (another org's is null too). */
 export async function findWaitpoint(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<WaitpointJson | null> {
   const { rows } = await db.query<{ json: WaitpointJson }>(`SELECT ${waitpointJson("w")} AS json FROM waitpoints w WHERE w.id = $1 AND w.org_id = $2`, [

@@ -1,12 +1,15 @@
-// Enqueueing up to 1,000 jobs at once (POST /jobs/batch, SPEC §5, §15): independent jobs, or a whole dependency graph.
+// Enqueueing up to 1,000 jobs at once (POST /jobs/batch, SPEC §5, §15, §20): independent jobs, or a whole dependency
+// graph, with the waitpoints it waits on.
 import { BATCH_LIMIT } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
 import { validationFailed } from "../http/errors";
 import { payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
 import { createJobs } from "../services/job-batch";
-import { JOB_ID } from "./job-examples";
+import { AT, JOB_ID } from "./job-examples";
 import { batchInput } from "./job-fields";
+
+const WAITPOINT_ID = "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07";
 
 export const jobBatchEndpoints = [
   endpoint({
@@ -19,7 +22,10 @@ export const jobBatchEndpoints = [
       `All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most ${BATCH_LIMIT} jobs; no Idempotency-Key. ` +
       "A whole graph of dependencies (SPEC §15) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` " +
       "mixing job ids and refs of earlier or later items. A cycle, a job depending on itself, an unknown ref or a job id that is " +
-      "not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id.",
+      "not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id. " +
+      "`waitpoints` (SPEC §20) are made in the same transaction, for the jobs to wait on by ref (an approval graph in one request); " +
+      "refs are unique across jobs and waitpoints. The answer lists them after the jobs, with `kind: waitpoint` and their " +
+      "`complete_url`, shown only here.",
     access: "job",
     body: {
       schema: batchInput,
@@ -48,12 +54,39 @@ export const jobBatchEndpoints = [
             ],
           },
         },
+        approvalGraph: {
+          summary: "An invoice e-mailed once a person approves it (a waitpoint made in the batch)",
+          value: {
+            waitpoints: [{ ref: "approval", timeout_seconds: 172800, description: "Approve invoice 2026-118", tags: ["invoices"] }],
+            jobs: [{ ref: "email", type: "send_email", depends_on: ["approval"], payload: payloadExamples.send_email }],
+          },
+        },
       },
     },
     responses: {
       202: {
-        description: "Every job created, in request order.",
-        json: { component: "JobAccepted", array: true, example: [{ id: JOB_ID, status: "pending", ref: "invoice" }] },
+        description: "Every job created, in request order; then each waitpoint made, in request order, with its one-time complete_url.",
+        json: {
+          component: "BatchItemAccepted",
+          array: true,
+          example: [
+            { id: JOB_ID, status: "pending", ref: "email" },
+            {
+              kind: "waitpoint",
+              ref: "approval",
+              id: WAITPOINT_ID,
+              status: "waiting",
+              description: "Approve invoice 2026-118",
+              tags: ["invoices"],
+              data: null,
+              job_id: null,
+              expires_at: "2026-11-23T09:30:00.000Z",
+              finished_at: null,
+              created_at: AT,
+              complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE",
+            },
+          ],
+        },
       },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 413, 415, 429],
@@ -61,7 +94,7 @@ export const jobBatchEndpoints = [
       if (req.get("idempotency-key") !== undefined) {
         throw validationFailed([{ path: "headers.idempotency-key", message: "is supported on POST /jobs only" }]);
       }
-      return { status: 202, json: await createJobs({ caller, inputs: body.jobs }, deps) };
+      return { status: 202, json: await createJobs({ caller, inputs: body.jobs, waitpoints: body.waitpoints }, deps) };
     },
   }),
 ];

@@ -6,27 +6,38 @@ import { findOrgJobs, findOrgWaitpoints, isUuid, UnknownDependencyError, type Ne
 import { validationFailed, type ErrorDetail } from "../http/errors";
 import type { ServiceDeps } from "./deps";
 import type { Accepted, JobInput } from "./job-input";
+import type { GraphPrelude } from "./job-writer";
 import type { JobInserter } from "./quotas";
 
-/** Refs unique and not job ids, and no dedupe keys: a deduplicated item would leave its dependents without it. */
-export function checkGraphItems(inputs: JobInput[], prefixes: string[]): void {
+/** A waitpoint made by the batch (SPEC §20): its ref, for the items' depends_on, and its id. */
+export type BatchWaitpointRef = { ref: string; id: string };
+
+/**
+ * Refs unique across the batch's jobs and waitpoints and not ids, and no dedupe keys: a deduplicated item would leave
+ * its dependents without it.
+ */
+export function checkGraphItems(inputs: JobInput[], prefixes: string[], waitpointRefs: readonly string[] = []): void {
   const details: ErrorDetail[] = [];
-  const refs = new Map<string, number>();
+  const refs = new Map<string, string>();
+  const claim = (ref: string, item: string) => {
+    if (isUuid(ref)) details.push({ path: `${item}.ref`, message: "must not look like a job id" });
+    const first = refs.get(ref);
+    if (first !== undefined) details.push({ path: `${item}.ref`, message: `is also the ref of ${first}; refs are unique in a batch` });
+    else refs.set(ref, item);
+  };
   inputs.forEach((input, i) => {
     if (input.dedupe_key !== undefined) details.push({ path: `${prefixes[i]}dedupe_key`, message: "cannot be used in a batch with depends_on or ref" });
-    if (input.ref === undefined) return;
-    if (isUuid(input.ref)) details.push({ path: `${prefixes[i]}ref`, message: "must not look like a job id" });
-    const first = refs.get(input.ref);
-    if (first !== undefined) details.push({ path: `${prefixes[i]}ref`, message: `is also the ref of jobs.${first}; refs are unique in a batch` });
-    else refs.set(input.ref, i);
+    if (input.ref !== undefined) claim(input.ref, prefixes[i]!.slice(0, -1));
   });
+  waitpointRefs.forEach((ref, i) => claim(ref, `waitpoints.${i}`));
   if (details.length) throw validationFailed(details);
 }
 
 /**
- * Each input's depends_on as job ids: refs of the batch become their items' ids, ids are checked to be jobs of the
- * org. Refused (400, naming each item): an unknown ref, a reference to the item itself, another org's or no job, and
- * a cycle among the batch's items (every item on one is named).
+ * Each input's depends_on as ids: refs of the batch become their items' ids (a job's, or a waitpoint's the batch
+ * makes), ids are checked to be jobs or waitpoints of the org. Refused (400, naming each item): an unknown ref, a
+ * reference to the item itself, another org's or no job, and a cycle among the batch's items (every item on one is
+ * named).
  */
 export async function resolveDependencies(
   inputs: JobInput[],
@@ -34,8 +45,10 @@ export async function resolveDependencies(
   prefixes: string[],
   orgId: string,
   deps: Pick<ServiceDeps, "db">,
+  waitpoints: readonly BatchWaitpointRef[] = [],
 ): Promise<string[][]> {
   const byRef = new Map(inputs.flatMap((input, i) => (input.ref === undefined ? [] : [[input.ref, i] as const])));
+  const waitpointByRef = new Map(waitpoints.map((w) => [w.ref, w.id]));
   const details: ErrorDetail[] = [];
   const outside = new Map<string, { path: string }[]>();
   const internal: number[][] = inputs.map(() => []);
@@ -48,8 +61,13 @@ export async function resolveDependencies(
         else internal[i]!.push(item);
         return [jobs[item]!.id];
       }
+      const waitpoint = waitpointByRef.get(name);
+      if (waitpoint !== undefined) return [waitpoint];
       if (!isUuid(name)) {
-        details.push({ path, message: byRef.size || inputs.length > 1 ? `names no ref of this batch ("${name}") and is not a job id` : "is not a job id" });
+        details.push({
+          path,
+          message: byRef.size || waitpointByRef.size || inputs.length > 1 ? `names no ref of this batch ("${name}") and is not a job id` : "is not a job id",
+        });
         return [];
       }
       const id = name.toLowerCase();
@@ -119,14 +137,17 @@ function onCycles(edges: number[][]): number[] {
   return [...edges.keys()].filter((i) => !gone.has(i));
 }
 
-/** Inserts jobs with dependencies (not grouped with other requests: a graph takes a transaction of its own). */
-export async function insertGraph(jobs: NewJob[], prefixes: string[], writer: JobInserter): Promise<Accepted[]> {
+/**
+ * Inserts jobs with dependencies (not grouped with other requests: a graph takes a transaction of its own), after
+ * `before` in the same transaction (what they may depend on that the request makes too: a batch's waitpoints).
+ */
+export async function insertGraph(jobs: NewJob[], prefixes: string[], writer: JobInserter, before?: GraphPrelude): Promise<Accepted[]> {
   // The answer is the state this request created (pending, or cancelled by a dependency that had already failed),
   // read in the insert's transaction (the writer's insertGraph): after the commit a dispatcher may already have
   // handed over a job that depends on nothing pending, and a later read would answer queued or even done.
   let statuses: JobStatus[];
   try {
-    statuses = await writer.insertGraph(jobs);
+    statuses = await writer.insertGraph(jobs, before);
   } catch (error) {
     if (!(error instanceof UnknownDependencyError)) throw error;
     // Deleted (retention) between the check and the insert.

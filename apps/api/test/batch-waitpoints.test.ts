@@ -134,6 +134,10 @@ describe("POST /jobs/batch with waitpoints", () => {
     expect(await refused({ jobs: [job(1, { depends_on: ["approval", "nope"] })], waitpoints: [{ ref: "approval" }] })).toEqual([
       { path: "jobs.0.depends_on.1", message: 'names no ref of this batch ("nope") and is not a job id' },
     ]);
+    // A deduplicated item would leave the graph: dedupe keys stay out of batches with waitpoints too.
+    expect(await refused({ jobs: [job(1, { dedupe_key: "once" })], waitpoints: [{ ref: "a" }] })).toEqual([
+      { path: "jobs.0.dedupe_key", message: "cannot be used in a batch with depends_on, ref or waitpoints" },
+    ]);
     // An attachment must name a job: a waitpoint's ref is not one.
     const email = {
       type: "send_email",

@@ -26,7 +26,8 @@ export function checkGraphItems(inputs: JobInput[], prefixes: string[], waitpoin
     else refs.set(ref, item);
   };
   inputs.forEach((input, i) => {
-    if (input.dedupe_key !== undefined) details.push({ path: `${prefixes[i]}dedupe_key`, message: "cannot be used in a batch with depends_on or ref" });
+    if (input.dedupe_key !== undefined)
+      details.push({ path: `${prefixes[i]}dedupe_key`, message: "cannot be used in a batch with depends_on, ref or waitpoints" });
     if (input.ref !== undefined) claim(input.ref, prefixes[i]!.slice(0, -1));
   });
   waitpointRefs.forEach((ref, i) => claim(ref, `waitpoints.${i}`));

@@ -131,6 +131,17 @@ it("ctx.waitFor suspends until the waitpoint is completed and returns its data; 
   expect(failed.retries).toBe(0);
 });
 
+it("ctx.waitFor on a waitpoint already completed returns its data at once and records the wait with its waitpoint", async () => {
+  if (live().length === 0) await stack.startWorker();
+  const point = (await stack.post("/waitpoints", { timeout_seconds: 600 })).body.id as string;
+  expect((await stack.post(`/waitpoints/${point}/complete`, { data: { approved: "earlier" } })).status).toBe(200);
+  const id = await create("stepped", { steps: 1, wait: point });
+  const job = await stack.waitForJob(id, (j) => j.status === "done", 60_000);
+  expect(job.result).toMatchObject({ waited: { approved: "earlier" } });
+  // Linked by its step: retention keeps the waitpoint while the job is there, and a replay of the attempt reads it.
+  expect((await detail(id)).steps).toContainEqual(expect.objectContaining({ name: "approval", kind: "wait", status: "completed", waitpoint_id: point }));
+});
+
 it("a repeated step name, a step result over 256 KiB or one that is not JSON fails the job permanently naming it", async () => {
   if (live().length === 0) await stack.startWorker();
   const dup = await create("stepped", { steps: 1, duplicate: true }, { max_retries: 3 });

@@ -208,6 +208,31 @@ describe("a job depending on a waitpoint", () => {
     expect((await eventsOf(wp.id)).map((e) => e.type)).toEqual(["waitpoint.completed"]);
   });
 
+  it("made in the job's own batch: waits for it by ref, runs once complete_url completes it, and sees its data", async () => {
+    const res = await post("/jobs/batch", {
+      waitpoints: [{ ref: "approval", description: "Approve the batch" }],
+      jobs: [
+        { ref: "first", type: "scripted", payload: {} },
+        { ref: "gated", type: "scripted", payload: { echo_dependencies: true }, depends_on: ["first", "approval"] },
+      ],
+    });
+    expect(res.status).toBe(202);
+    const [first, gated, approval] = res.body as { id: string; ref: string; complete_url?: string }[];
+    expect(approval).toMatchObject({ kind: "waitpoint", ref: "approval", status: "waiting" });
+    // The job with no dependency runs; the gated one waits for the waitpoint, holding nothing.
+    await stack.waitForJob(first!.id, (j) => j.status === "done", 60_000);
+    expect((await get(`/jobs/${gated!.id}`)).body).toMatchObject({ status: "pending", waiting_for: "waitpoint" });
+    const graph = (await get(`/jobs/${gated!.id}/graph`)).body;
+    expect(graph.nodes).toContainEqual(expect.objectContaining({ kind: "waitpoint", id: approval!.id, status: "waiting" }));
+
+    expect((await postAnonymous(approval!.complete_url!, { data: { approved: "by Amina" } })).status).toBe(200);
+    const done = await stack.waitForJob(gated!.id, (j) => j.status === "done", 60_000);
+    const dependencies = (done.result as { dependencies: { id: string; type: string; status: string; result: unknown }[] }).dependencies;
+    expect(dependencies).toContainEqual({ id: approval!.id, type: "waitpoint", status: "completed", result: { approved: "by Amina" } });
+    expect(dependencies).toContainEqual(expect.objectContaining({ id: first!.id, type: "scripted", status: "done" }));
+    expect((await eventsOf(approval!.id)).map((e) => e.type)).toEqual(["waitpoint.completed"]);
+  });
+
   it("is cancelled (dependency_failed) when the waitpoint expires, or runs anyway with on_dependency_failure run", async () => {
     const wp = await createWaitpoint({ timeout_seconds: 60 });
     const doomed = (await post("/jobs", { type: "scripted", payload: {}, depends_on: [wp.id] })).body.id as string;
@@ -266,6 +291,34 @@ describe("the first completion wins", () => {
     expect(audit.body.items ?? audit.body).toEqual(
       expect.arrayContaining([expect.objectContaining({ action: "waitpoint.complete", target: expect.objectContaining({ type: "waitpoint", id: wp.id }) })]),
     );
+  });
+
+  it("50 parallel completions with the same data all answer 200 with the completed waitpoint, and it ends once", async () => {
+    const wp = await createWaitpoint();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => post(`/waitpoints/${wp.id}/complete`, { data: { approved: true, n: [1, 2] } })));
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 50 }, () => 200));
+    for (const a of answers) expect(a.body).toMatchObject({ id: wp.id, status: "completed", data: { approved: true, n: [1, 2] } });
+    // Every answer is the one ending: the same finished_at, one event, one audit entry (only the winner writes one).
+    expect(new Set(answers.map((a) => a.body.finished_at)).size).toBe(1);
+    expect((await eventsOf(wp.id)).map((e) => e.type)).toEqual(["waitpoint.completed"]);
+    const { rows } = await stack.api.database.db.pool.query("SELECT count(*)::int AS n FROM audit_log WHERE action = 'waitpoint.complete' AND target_id = $1", [
+      wp.id,
+    ]);
+    expect(rows[0].n).toBe(1);
+    // Cancelling it now is a conflict that reports it completed, whoever asks.
+    const cancels = await Promise.all(Array.from({ length: 10 }, () => post(`/waitpoints/${wp.id}/cancel`, {})));
+    expect(cancels.map((c) => c.status)).toEqual(Array.from({ length: 10 }, () => 409));
+    expect(cancels[0]!.body.error.message).toMatch(/already completed/);
+  });
+
+  it("parallel cancellations: one 200, the others 409 saying it was cancelled", async () => {
+    const wp = await createWaitpoint();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(`/waitpoints/${wp.id}/cancel`, {})));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    const refused = answers.filter((a) => a.status !== 200);
+    expect(refused.map((a) => a.status)).toEqual(Array.from({ length: 19 }, () => 409));
+    for (const a of refused) expect(a.body.error.message).toMatch(/been cancelled/);
+    expect((await eventsOf(wp.id)).map((e) => e.type)).toEqual(["waitpoint.cancelled"]);
   });
 
   it("an expiry racing completions ends in one state, with one event", async () => {

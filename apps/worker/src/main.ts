@@ -19,6 +19,7 @@ import { Scheduler } from "./runtime/scheduler";
 import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
 import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
+import { WaitpointRetention } from "./runtime/waitpoint-retention";
 import { startRuntime } from "./runtime/worker-runtime";
 import { stopTracing } from "./tracing";
 
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
       new UsageFold({ pool: db.pool, logger }),
       new WebhookRelay({ pool: db.pool, logger }),
       new WaitpointExpiry({ pool: db.pool, logger }),
+      new WaitpointRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
     ],
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,

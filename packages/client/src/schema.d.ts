@@ -96,7 +96,7 @@ export interface paths {
         put?: never;
         /**
          * Enqueue up to 1,000 jobs at once
-         * @description All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most 1000 jobs; no Idempotency-Key. A whole graph of dependencies (SPEC §15) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` mixing job ids and refs of earlier or later items. A cycle, a job depending on itself, an unknown ref or a job id that is not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id.
+         * @description All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most 1000 jobs; no Idempotency-Key. A whole graph of dependencies (SPEC §15) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` mixing job ids and refs of earlier or later items. A cycle, a job depending on itself, an unknown ref or a job id that is not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id. `waitpoints` (SPEC §20) are made in the same transaction, for the jobs to wait on by ref (an approval graph in one request); refs are unique across jobs and waitpoints. The answer lists them after the jobs, with `kind: waitpoint` and their `complete_url`, shown only here.
          */
         post: operations["createJobs"];
         delete?: never;
@@ -2990,6 +2990,69 @@ export interface components {
              */
             complete_url: string | null;
         };
+        /** @description A job of the batch (in request order), or a waitpoint it made (after the jobs, with kind: waitpoint). */
+        BatchItemAccepted: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /** @enum {string} */
+            status: "pending" | "processing" | "done" | "failed" | "cancelled";
+            /**
+             * @description Present when a dedupe key answered an existing job and nothing was created.
+             * @constant
+             */
+            deduplicated?: true;
+            /**
+             * @description Present when this request replaced a waiting debounced job.
+             * @constant
+             */
+            debounced?: true;
+            /** @description POST /jobs/batch: the item's ref, when it had one. */
+            ref?: string;
+        } | {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "completed" | "expired" | "cancelled";
+            description: string | null;
+            tags: string[];
+            /** @description What it was completed with (any JSON value), or null. */
+            data: unknown[] | boolean | number | Record<string, never> | string | null;
+            /**
+             * Format: uuid
+             * @description The job whose ctx.waitFor made it, or null.
+             */
+            job_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was completed, expired or was cancelled.
+             */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /** @constant */
+            kind: "waitpoint";
+            /** @description Its ref in the batch. */
+            ref: string;
+            /**
+             * Format: uri
+             * @description POST {data} here to complete it, no credential needed; shown only in this answer.
+             */
+            complete_url: string;
+        };
         CallbackAccepted: {
             /** @constant */
             ResultCode: 0;
@@ -3836,11 +3899,22 @@ export interface operations {
             content: {
                 "application/json": {
                     jobs: components["schemas"]["NewJob"][];
+                    /** @description Waitpoints to make with the jobs, in the same transaction (all or nothing), each as POST /waitpoints makes one; a job's depends_on names one by its ref. The answer lists them after the jobs, each with its complete_url. */
+                    waitpoints?: {
+                        /** @description Its name in the batch (unique among the batch's jobs and waitpoints, not a UUID), for the jobs' depends_on. */
+                        ref: string;
+                        /** @description How long it waits before it expires (an expired waitpoint is a failed dependency of the jobs waiting on it). Default: 86400. */
+                        timeout_seconds?: number;
+                        /** @description What completing it means, for people. */
+                        description?: string;
+                        /** @description Labels to find it by (GET /waitpoints?tag=). */
+                        tags?: string[];
+                    }[];
                 };
             };
         };
         responses: {
-            /** @description Every job created, in request order. */
+            /** @description Every job created, in request order; then each waitpoint made, in request order, with its one-time complete_url. */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -3852,11 +3926,27 @@ export interface operations {
                      *       {
                      *         "id": "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01",
                      *         "status": "pending",
-                     *         "ref": "invoice"
+                     *         "ref": "email"
+                     *       },
+                     *       {
+                     *         "kind": "waitpoint",
+                     *         "ref": "approval",
+                     *         "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07",
+                     *         "status": "waiting",
+                     *         "description": "Approve invoice 2026-118",
+                     *         "tags": [
+                     *           "invoices"
+                     *         ],
+                     *         "data": null,
+                     *         "job_id": null,
+                     *         "expires_at": "2026-11-23T09:30:00.000Z",
+                     *         "finished_at": null,
+                     *         "created_at": "2026-11-21T09:30:00.000Z",
+                     *         "complete_url": "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE"
                      *       }
                      *     ]
                      */
-                    "application/json": components["schemas"]["JobAccepted"][];
+                    "application/json": components["schemas"]["BatchItemAccepted"][];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -9,7 +9,10 @@ import { consoleEndpoints } from "./console";
 import { eventEndpoints } from "./events";
 import { flowControlEndpoints } from "./flow-control";
 import { inviteEndpoints } from "./invites";
+import { jobBatchEndpoints } from "./job-batch";
+import { jobReadEndpoints } from "./job-reads";
 import { jobStatsEndpoints } from "./job-stats";
+import { jobSteeringEndpoints } from "./job-steering";
 import { jobEndpoints } from "./jobs";
 import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
@@ -31,6 +34,9 @@ export const endpoints: readonly Endpoint[] = [
   // Issue 38 (the console's Retries view): /jobs/retries, before /jobs/{id}.
   ...retryEndpoints,
   ...jobEndpoints,
+  ...jobBatchEndpoints,
+  ...jobReadEndpoints,
+  ...jobSteeringEndpoints,
   ...liveEndpoints,
   ...eventEndpoints,
   ...webhookEndpointEndpoints,

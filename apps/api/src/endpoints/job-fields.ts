@@ -28,12 +28,15 @@ import {
   PRIORITY_MIN,
   TYPE_NAME_PATTERN,
 } from "@conveyor/contracts";
-import type { FailureGroupsQuery, JobInput, JobListQuery } from "../services/jobs";
+import type { BatchWaitpointInput } from "../services/job-batch";
+import type { JobInput } from "../services/job-input";
+import type { FailureGroupsQuery, JobListQuery } from "../services/job-reads";
 
 /** Groups GET /jobs/failures answers at most, and by default. */
 export const FAILURE_GROUPS_LIMIT_MAX = 200;
 export const FAILURE_GROUPS_LIMIT_DEFAULT = 50;
 import type { BulkInput, ReplayInput } from "../services/steering";
+import { waitpointFields } from "./waitpoint-fields";
 
 const flowKey = () => Joi.string().min(1).max(FLOW_KEY_MAX_LENGTH);
 
@@ -122,8 +125,24 @@ export const jobInput = Joi.object<JobInput>({
     "object.oxor": "{{#peersWithLabels}} exclude each other: pick one",
   });
 
-export const batchInput = Joi.object<{ jobs: JobInput[] }>({
+/** A waitpoint POST /jobs/batch makes (SPEC §20), for the batch's jobs to name by ref in depends_on. */
+const batchWaitpoint = Joi.object<BatchWaitpointInput>({
+  ref: Joi.string()
+    .pattern(JOB_REF_PATTERN, "ref (1 to 100 of A-Z a-z 0-9 _ . : -)")
+    .required()
+    .description("Its name in the batch (unique among the batch's jobs and waitpoints, not a UUID), for the jobs' depends_on."),
+  ...waitpointFields,
+});
+
+export const batchInput = Joi.object<{ jobs: JobInput[]; waitpoints?: BatchWaitpointInput[] }>({
   jobs: Joi.array().items(jobInput).min(1).max(BATCH_LIMIT).required(),
+  waitpoints: Joi.array()
+    .items(batchWaitpoint)
+    .min(1)
+    .max(BATCH_LIMIT)
+    .description(
+      "Waitpoints to make with the jobs, in the same transaction (all or nothing), each as POST /waitpoints makes one; a job's depends_on names one by its ref. The answer lists them after the jobs, each with its complete_url.",
+    ),
 });
 
 export const listQuery = Joi.object<JobListQuery>({

@@ -4,7 +4,7 @@
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
 import { payloadExamples } from "../openapi/job-types";
-import { detailExtra, listItem } from "./jobs";
+import { detailExtra, listItem } from "./job-examples";
 import { listRetrying, runJobNow } from "../services/retries";
 
 export const RETRIES_LIMIT_MAX = 200;

@@ -1,15 +1,7 @@
 // Waitpoints (SPEC §20). Creating, reading, completing and cancelling take the job credentials (a user token, an API
 // key or a console session; any role, so members complete from the console); the capability URL takes none.
 import Joi from "joi";
-import {
-  WAITPOINT_DESCRIPTION_MAX_LENGTH,
-  WAITPOINT_STATUSES,
-  WAITPOINT_TAGS_MAX,
-  WAITPOINT_TAG_MAX_LENGTH,
-  WAITPOINT_TIMEOUT_DEFAULT_SECONDS,
-  WAITPOINT_TIMEOUT_MAX_SECONDS,
-  WAITPOINT_TIMEOUT_MIN_SECONDS,
-} from "@conveyor/contracts";
+import { WAITPOINT_STATUSES, WAITPOINT_TAG_MAX_LENGTH } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
 import {
   cancelWaitpoint,
@@ -23,6 +15,7 @@ import {
   type WaitpointListQuery,
 } from "../services/waitpoints";
 import { idempotencyKey } from "./job-fields";
+import { waitpointFields } from "./waitpoint-fields";
 
 const WAITPOINT_ID = "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07";
 const AT = "2026-11-21T09:30:00.000Z";
@@ -39,19 +32,7 @@ const example = {
 };
 const completed = { ...example, status: "completed", data: { approved: true, by: "amina@example.com" }, finished_at: "2026-11-21T10:02:11.000Z" };
 
-const createBody = Joi.object<WaitpointInput>({
-  timeout_seconds: Joi.number()
-    .integer()
-    .min(WAITPOINT_TIMEOUT_MIN_SECONDS)
-    .max(WAITPOINT_TIMEOUT_MAX_SECONDS)
-    .default(WAITPOINT_TIMEOUT_DEFAULT_SECONDS)
-    .description("How long it waits before it expires (an expired waitpoint is a failed dependency of the jobs waiting on it)."),
-  description: Joi.string().trim().max(WAITPOINT_DESCRIPTION_MAX_LENGTH).prefs({ convert: true }).description("What completing it means, for people."),
-  tags: Joi.array()
-    .items(Joi.string().min(1).max(WAITPOINT_TAG_MAX_LENGTH))
-    .max(WAITPOINT_TAGS_MAX)
-    .description("Labels to find it by (GET /waitpoints?tag=)."),
-});
+const createBody = Joi.object<WaitpointInput>(waitpointFields);
 const completionBody = Joi.object<CompletionInput>({
   data: Joi.any().description("Any JSON value, at most 64 KiB as JSON: the `result` the waiting jobs see for it, and what ctx.waitFor returns."),
 });

@@ -105,6 +105,22 @@ const waitpoint = Joi.object({
   finished_at: timestamp().allow(null).required().description("When it was completed, expired or was cancelled."),
   created_at: timestamp().required(),
 });
+/** A waitpoint and, once, the URL that completes it (POST /waitpoints, POST /jobs/batch). */
+const createdWaitpoint = waitpoint.keys({
+  complete_url: Joi.string()
+    .uri()
+    .allow(null)
+    .required()
+    .description("POST {data} here to complete it, no credential needed; shown once (null on an idempotent repeat)."),
+});
+/** A job a creating request made or found: POST /jobs, the jobs of POST /jobs/batch, a replay. */
+const jobAccepted = Joi.object({
+  id: id().required(),
+  status: jobStatus().required(),
+  deduplicated: Joi.boolean().valid(true).description("Present when a dedupe key answered an existing job and nothing was created."),
+  debounced: Joi.boolean().valid(true).description("Present when this request replaced a waiting debounced job."),
+  ref: Joi.string().description("POST /jobs/batch: the item's ref, when it had one."),
+});
 /** A waitpoint as a node of a job's graph. */
 const waitpointNode = Joi.object({
   kind: Joi.string().valid("waitpoint").required(),
@@ -140,13 +156,7 @@ export const responseSchemas = {
         .description("Which fields were wrong, e.g. payload.to."),
     }).required(),
   }).description("The body of every refusal (SPEC §2)."),
-  JobAccepted: Joi.object({
-    id: id().required(),
-    status: jobStatus().required(),
-    deduplicated: Joi.boolean().valid(true).description("Present when a dedupe key answered an existing job and nothing was created."),
-    debounced: Joi.boolean().valid(true).description("Present when this request replaced a waiting debounced job."),
-    ref: Joi.string().description("POST /jobs/batch: the item's ref, when it had one."),
-  }),
+  JobAccepted: jobAccepted,
   RateLimit: Joi.object({
     name: Joi.string().required(),
     limit: Joi.number().integer().min(1).required(),
@@ -444,13 +454,17 @@ export const responseSchemas = {
     }).required(),
   }),
   Waitpoint: waitpoint,
-  CreatedWaitpoint: waitpoint.keys({
-    complete_url: Joi.string()
-      .uri()
-      .allow(null)
-      .required()
-      .description("POST {data} here to complete it, no credential needed; shown once (null on an idempotent repeat)."),
-  }),
+  CreatedWaitpoint: createdWaitpoint,
+  BatchItemAccepted: Joi.alternatives()
+    .try(
+      jobAccepted,
+      createdWaitpoint.keys({
+        kind: Joi.string().valid("waitpoint").required(),
+        ref: Joi.string().required().description("Its ref in the batch."),
+        complete_url: Joi.string().uri().required().description("POST {data} here to complete it, no credential needed; shown only in this answer."),
+      }),
+    )
+    .description("A job of the batch (in request order), or a waitpoint it made (after the jobs, with kind: waitpoint)."),
   CallbackAccepted: Joi.object({ ResultCode: Joi.number().valid(0).required(), ResultDesc: Joi.string().required() }),
   Event: Joi.object({
     id: Joi.number().integer().min(1).required().description("Grows within the organization; send it back as Last-Event-ID to resume."),
@@ -506,6 +520,6 @@ export const responseSchemas = {
   ...auditSsoSchemas,
   ...liveSchemas,
   ...workerSchemas,
-} satisfies Record<string, Joi.ObjectSchema>;
+} satisfies Record<string, Joi.ObjectSchema | Joi.AlternativesSchema>;
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

@@ -15,7 +15,7 @@ import {
 } from "@conveyor/db";
 import { AppError, notFound } from "../http/errors";
 import { audit, changedFields } from "./audit";
-import { checkRateLimitNames } from "./jobs";
+import { checkRateLimitNames } from "./job-input";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type RateLimitJson = { name: string; limit: number; period: RateLimitPeriod; used: number; created_at: string; updated_at: string };

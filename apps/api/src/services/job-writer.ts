@@ -17,6 +17,9 @@ import {
   type Refused,
 } from "@conveyor/db";
 
+/** What a graph's transaction writes before its jobs (JobWriter.insertGraph). */
+export type GraphPrelude = (tx: pg.PoolClient) => Promise<void>;
+
 /** A check an organization's creations must pass in their transaction (its quotas): keyed by the organization. */
 export type WriterGuard = { orgId: string; check: CreationGuard };
 
@@ -69,10 +72,12 @@ export class JobWriter {
 
   /**
    * Inserts jobs with dependencies in a transaction of their own (never grouped with other requests); answers each
-   * job's status as that transaction left it (a dispatcher may move them on once it commits).
+   * job's status as that transaction left it (a dispatcher may move them on once it commits). `before` writes first in
+   * that transaction what the jobs may depend on and must commit with them (a batch's waitpoints).
    */
-  insertGraph(jobs: NewJob[]): Promise<JobStatus[]> {
+  insertGraph(jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> {
     return inTransaction(this.options.pool, async (tx) => {
+      await before?.(tx);
       await insertJobs(tx, jobs);
       return jobStatuses(
         tx,

@@ -31,7 +31,7 @@ import {
 import type { AppDeps } from "../context";
 import { AppError } from "../http/errors";
 import type { Backpressure } from "./backpressure";
-import type { JobWriter } from "./job-writer";
+import type { GraphPrelude, JobWriter } from "./job-writer";
 
 /** How long after a refusal an organization's posts are checked before inserting. */
 const REFUSED_RECHECK_MS = 1_000;
@@ -89,8 +89,9 @@ export class QuotaBook {
     return {
       // Grouped with other requests like any insert, in a transaction that enforces the quota (job-writer.ts).
       insert: (jobs: NewJob[]): Promise<Refused> => shared.insert(jobs, { orgId, check: guard }).catch(rethrowQuota),
-      insertGraph: (jobs: NewJob[]): Promise<JobStatus[]> =>
+      insertGraph: (jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> =>
         inTransaction(pool, async (tx) => {
+          await before?.(tx);
           await insertJobs(tx, jobs);
           await guard(tx);
           return jobStatuses(

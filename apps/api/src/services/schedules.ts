@@ -18,7 +18,7 @@ import { notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
-import { checkRateLimitNames } from "./jobs";
+import { checkRateLimitNames } from "./job-input";
 
 export type ScheduleInput = { name: string; cron: string; timezone: string; job: JobTemplate; paused: boolean };
 export type SchedulePatch = Partial<ScheduleInput>;

@@ -30,7 +30,7 @@ import { checkJob, unknownJobType } from "./job-catalog";
 import { audit } from "./audit";
 import { currentTraceParent } from "../observability/trace-context";
 import type { Caller, ServiceDeps } from "./deps";
-import type { Accepted } from "./jobs";
+import type { Accepted } from "./job-input";
 
 /** Cancels one job; answers with the job as it is now. 404 for another org's or no job, 409 for a final one. */
 export async function cancelJob(

@@ -12,6 +12,7 @@ import {
   isUuid,
   listWaitpoints as listRows,
   newId,
+  type NewWaitpoint,
   type WaitpointActor,
   type WaitpointJson,
 } from "@conveyor/db";
@@ -50,14 +51,13 @@ export async function createWaitpoint(
   deps: Pick<ServiceDeps, "db" | "config">,
 ): Promise<{ created: boolean; waitpoint: CreatedWaitpoint }> {
   const { caller, input } = options;
-  const token = randomBytes(32).toString("base64url");
-  const tags = [...new Set(input.tags ?? [])];
+  const { row, token } = newWaitpoint(caller.orgId, input);
   const requestHash = createHash("sha256")
-    .update(stringify({ timeout_seconds: input.timeout_seconds, description: input.description ?? null, tags: [...tags].sort() }) ?? "")
+    .update(stringify({ timeout_seconds: input.timeout_seconds, description: input.description ?? null, tags: [...row.tags].sort() }) ?? "")
     .digest();
   const outcome = await insertWaitpoint(
     deps.db.pool,
-    { id: newId(), orgId: caller.orgId, tokenHash: hashToken(token), timeoutSeconds: input.timeout_seconds, description: input.description ?? null, tags },
+    row,
     options.idempotencyKey ? { key: options.idempotencyKey, requestHash, ttlMs: IDEMPOTENCY_TTL_MS } : undefined,
   );
   if (outcome.created) return { created: true, waitpoint: { ...outcome.waitpoint, complete_url: completeUrl(deps, token) } };
@@ -67,7 +67,22 @@ export async function createWaitpoint(
   return { created: false, waitpoint: { ...outcome.waitpoint, complete_url: null } };
 }
 
-const completeUrl = (deps: Pick<ServiceDeps, "config">, token: string) => `${deps.config.PUBLIC_URL}${WAITPOINT_COMPLETE_PATH}${token}`;
+/** A new waitpoint's row and the token of its capability URL (only its hash is in the row). */
+export function newWaitpoint(orgId: string, input: WaitpointInput): { row: NewWaitpoint; token: string } {
+  const token = randomBytes(32).toString("base64url");
+  const row = {
+    id: newId(),
+    orgId,
+    tokenHash: hashToken(token),
+    timeoutSeconds: input.timeout_seconds,
+    description: input.description ?? null,
+    tags: [...new Set(input.tags ?? [])],
+  };
+  return { row, token };
+}
+
+/** The capability URL of a waitpoint's token: shown once, in the answer that created it. */
+export const completeUrl = (deps: Pick<ServiceDeps, "config">, token: string) => `${deps.config.PUBLIC_URL}${WAITPOINT_COMPLETE_PATH}${token}`;
 
 export async function getWaitpoint(options: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">): Promise<WaitpointJson> {
   const waitpoint = isUuid(options.id) ? await findWaitpoint(deps.db.pool, options.caller.orgId, options.id.toLowerCase()) : null;

@@ -78,7 +78,17 @@ export async function suspendForWait(
     );
     const wp = point.rows[0];
     if (!wp) throw lost;
-    if (wp.status !== "waiting") return { outcome: "ended", waitpointId: s.waitpointId, status: wp.status, data: wp.data };
+    if (wp.status !== "waiting") {
+      // Recorded with its waitpoint, already over: a later attempt replays it from that waitpoint, GET /jobs/{id}
+      // lists it, and waitpoint retention keeps the waitpoint while the job is there (nothing else would link them).
+      await tx.query(
+        `INSERT INTO job_steps (job_id, name, kind, status, attempt, waitpoint_id, started_at, finished_at)
+         SELECT j.id, $3, 'wait', $6, $4, $5, now(), now() FROM jobs j WHERE ${OWNED}
+         ON CONFLICT (job_id, name) DO UPDATE SET waitpoint_id = EXCLUDED.waitpoint_id`,
+        [s.jobId, s.fence, s.name, s.attempt, s.waitpointId, wp.status === "completed" ? "completed" : "failed"],
+      );
+      return { outcome: "ended", waitpointId: s.waitpointId, status: wp.status, data: wp.data };
+    }
     const { rows } = await tx.query<{ id: string }>(
       `WITH ${EVENT_BASE}, applied AS (
          UPDATE jobs j SET ${SUSPENDED}, dependencies_pending = j.dependencies_pending + 1 WHERE ${OWNED} RETURNING j.*

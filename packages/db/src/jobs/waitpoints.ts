@@ -2,7 +2,9 @@
 // or cancelled — writes its event and settles the jobs waiting on it (job-machine/dependencies.ts) in one
 // transaction, as a job's final transition does: completed counts as a dependency done, expired or cancelled as one
 // failed. Every change is a conditional update of a waiting row, so of concurrent completions, an expiry and a
-// cancellation exactly one wins and the others see what it left.
+// cancellation exactly one wins and the others see what it left: the row their `target` CTE's FOR UPDATE returned
+// once the winner let go of it (the winner's version), never a read of the statement's snapshot (still waiting), which
+// made a loser of identical concurrent completions answer 409 against a row it saw waiting.
 import type pg from "pg";
 import type { WaitpointStatus } from "@conveyor/contracts";
 import { EVENTS_CHANNEL, EVENT_BASE, iso } from "../core/job-sql";
@@ -95,6 +97,37 @@ export async function insertWaitpoint(
   }
 }
 
+/**
+ * Inserts waitpoints without idempotency keys in one statement (a batch's, POST /jobs/batch: `db` is the graph's
+ * transaction, so they commit with the jobs that depend on them), each expiring `timeoutSeconds` after now by
+ * Postgres' clock. Answers them in the order given.
+ */
+export async function insertWaitpoints(db: pg.Pool | pg.PoolClient, wps: readonly NewWaitpoint[]): Promise<WaitpointJson[]> {
+  if (wps.length === 0) return [];
+  const { rows } = await db.query<{ json: WaitpointJson; n: number }>(
+    `WITH given AS (
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::bytea[], $6::int[]) WITH ORDINALITY
+         AS g(id, org_id, description, tags, token_hash, timeout_seconds, n)
+     ), made AS (
+       INSERT INTO waitpoints AS w (id, org_id, status, description, tags, token_hash, expires_at, created_at)
+       SELECT g.id, g.org_id, 'waiting', g.description, coalesce(g.tags::text[], '{}'), g.token_hash, now() + g.timeout_seconds * interval '1 second', now()
+         FROM given g ORDER BY g.n
+       RETURNING w.*
+     )
+     SELECT ${waitpointJson("w")} AS json, g.n FROM made w JOIN given g ON g.id = w.id ORDER BY g.n`,
+    [
+      wps.map((w) => w.id),
+      wps.map((w) => w.orgId),
+      wps.map((w) => w.description),
+      // Each tag list as a Postgres array literal: unnest cannot take an array of arrays of different lengths.
+      wps.map((w) => `{${w.tags.map((t) => `"${t.replace(/["\\]/g, (c) => `\\${c}`)}"`).join(",")}}`),
+      wps.map((w) => w.tokenHash),
+      wps.map((w) => w.timeoutSeconds),
+    ],
+  );
+  return rows.map((r) => r.json);
+}
+
 /** The org's waitpoint, or null (another org's is null too). */
 export async function findWaitpoint(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<WaitpointJson | null> {
   const { rows } = await db.query<{ json: WaitpointJson }>(`SELECT ${waitpointJson("w")} AS json FROM waitpoints w WHERE w.id = $1 AND w.org_id = $2`, [
@@ -157,7 +190,7 @@ export async function completeWaitpoint(
   return inTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ id: string; status: WaitpointStatus; json: WaitpointJson; same: boolean; ended_here: boolean }>(
       `WITH ${EVENT_BASE}, target AS (
-         SELECT w.id FROM waitpoints w WHERE ${where} AND ($2::uuid IS NULL OR w.org_id = $2) FOR UPDATE
+         SELECT w.* FROM waitpoints w WHERE ${where} AND ($2::uuid IS NULL OR w.org_id = $2) FOR UPDATE
        ), ended AS (
          UPDATE waitpoints w
             SET status = CASE WHEN w.expires_at <= now() THEN 'expired' ELSE 'completed' END,
@@ -171,7 +204,7 @@ export async function completeWaitpoint(
          FROM ended w
        UNION ALL
        SELECT w.id, w.status, ${waitpointJson("w")} AS json, coalesce(w.data = $3::jsonb, false), false, 0
-         FROM waitpoints w JOIN target t ON t.id = w.id WHERE NOT EXISTS (SELECT 1 FROM ended)`,
+         FROM target w WHERE NOT EXISTS (SELECT 1 FROM ended)`,
       [...key, dataJson, actorText(actor)],
     );
     const row = rows[0];
@@ -203,7 +236,7 @@ export async function cancelWaitpoint(
   return inTransaction(pool, async (tx) => {
     const { rows } = await tx.query<{ json: WaitpointJson; ended_here: boolean }>(
       `WITH ${EVENT_BASE}, target AS (
-         SELECT w.id FROM waitpoints w WHERE w.id = $1 AND w.org_id = $2 FOR UPDATE
+         SELECT w.* FROM waitpoints w WHERE w.id = $1 AND w.org_id = $2 FOR UPDATE
        ), ended AS (
          UPDATE waitpoints w
             SET status = CASE WHEN w.expires_at <= now() THEN 'expired' ELSE 'cancelled' END, finished_at = now(),
@@ -213,7 +246,7 @@ export async function cancelWaitpoint(
        ), ${announceEnds}
        SELECT ${waitpointJson("w")} AS json, true AS ended_here, (SELECT count(*) FROM notified) AS n FROM ended w
        UNION ALL
-       SELECT ${waitpointJson("w")} AS json, false, 0 FROM waitpoints w JOIN target t ON t.id = w.id WHERE NOT EXISTS (SELECT 1 FROM ended)`,
+       SELECT ${waitpointJson("w")} AS json, false, 0 FROM target w WHERE NOT EXISTS (SELECT 1 FROM ended)`,
       [id, orgId, actorText(actor)],
     );
     const row = rows[0];

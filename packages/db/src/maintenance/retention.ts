@@ -1,10 +1,11 @@
 // Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
 // idempotency keys (foreign keys cascade) and their events, search values and dependency edges (deleted here: the
-// hot path writes those without a foreign key). A job a live job depends on stays until that one is final. In small
-// statements: every writing transaction holds back the event readers' horizon (events/events.ts) and its locks, so a batch
-// must stay short.
+// hot path writes those without a foreign key). A job a live job depends on stays until that one is final. Ended
+// waitpoints (SPEC §20) go the same way once no job left depends on them. In small statements: every writing
+// transaction holds back the event readers' horizon (events/events.ts) and its locks, so a batch must stay short.
 import type pg from "pg";
 import { utcDay } from "../core/job-sql";
+import { inTransaction } from "../core/transaction";
 
 /**
  * Deletes at most `limit` jobs that finished before `before`, oldest first, and answers how many. Rows another
@@ -93,4 +94,42 @@ export async function deleteWebhookDeliveriesBefore(db: pg.Pool | pg.PoolClient,
     [options.before, options.limit],
   );
   return rowCount ?? 0;
+}
+
+/**
+ * Deletes at most `limit` waitpoints that ended (completed, expired, cancelled) before `before`, oldest end first,
+ * with their events, and answers how many. A waitpoint a job still there depends on (an edge of `depends_on` or of a
+ * `ctx.waitFor` step) stays: that job's graph, `ctx.dependencies` and replays read it. Its dependents' own retention
+ * deletes their edges, and a later sweep takes it. The candidates are locked first (SKIP LOCKED: a job being created
+ * on one holds it FOR SHARE and keeps it) and checked for edges again in a second statement, whose snapshot sees every
+ * edge committed before the lock was taken; no new edge can reach a waitpoint while it is locked.
+ */
+export async function deleteEndedWaitpoints(pool: pg.Pool, options: { before: Date; limit: number }): Promise<number> {
+  return inTransaction(pool, async (tx) => {
+    const { rows: locked } = await tx.query<{ id: string }>(
+      `SELECT w.id FROM waitpoints w
+        WHERE w.status <> 'waiting' AND w.finished_at < $1
+          AND NOT EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_id = w.id)
+          AND NOT EXISTS (SELECT 1 FROM job_steps s WHERE s.waitpoint_id = w.id)
+        ORDER BY w.finished_at
+        LIMIT $2
+          FOR UPDATE OF w SKIP LOCKED`,
+      [options.before, options.limit],
+    );
+    if (locked.length === 0) return 0;
+    const { rows } = await tx.query<{ n: number }>(
+      `WITH gone AS (
+         DELETE FROM waitpoints w
+          WHERE w.id = ANY($1::uuid[])
+            AND NOT EXISTS (SELECT 1 FROM job_dependencies d WHERE d.depends_on_id = w.id)
+            AND NOT EXISTS (SELECT 1 FROM job_steps s WHERE s.waitpoint_id = w.id)
+         RETURNING w.id
+       ), events_gone AS (
+         DELETE FROM events WHERE job_id IN (SELECT id FROM gone)
+       )
+       SELECT count(*)::int AS n FROM gone`,
+      [locked.map((r) => r.id)],
+    );
+    return rows[0]!.n;
+  });
 }

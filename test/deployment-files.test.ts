@@ -201,6 +201,7 @@ describe("Dockerfiles", () => {
         "packages/net",
         "packages/queue",
         "packages/testkit",
+        "packages/tracing",
         "apps/api",
         "apps/console",
         "apps/worker",

@@ -20,7 +20,7 @@ import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
 import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
 import { startRuntime } from "./runtime/worker-runtime";
-import { stopTracing } from "./tracing";
+import { stopTracing } from "@conveyor/tracing";
 
 async function main(): Promise<void> {
   loadDotEnv();

@@ -38,7 +38,7 @@ import {
 } from "@conveyor/db";
 import { AppError, notFound, validationFailed, type ErrorDetail } from "../http/errors";
 import { checkJob, unknownJobType } from "./job-catalog";
-import { currentTraceParent } from "../observability/trace-context";
+import { currentTraceParent } from "@conveyor/tracing";
 import type { Caller, ServiceDeps } from "./deps";
 import { admitJobs, type JobInserter } from "./quotas";
 

@@ -90,6 +90,14 @@ describe("docker-compose.yml", () => {
     expect(Object.keys(services.migrate!.environment!)).toEqual(["DATABASE_URL"]);
   });
 
+  it("passes every setting of each app through, so operators can set it (CONTRIBUTING: Add a setting)", () => {
+    const known = { api: schemaKeys(apiEnvSchema), worker: schemaKeys(workerEnvSchema) };
+    for (const app of ["api", "worker"] as const) {
+      const step = `${app}: settings without their pass-through line \`NAME: \${NAME:-}\` in docker-compose.yml (CONTRIBUTING, "Add a setting")`;
+      expect({ [step]: known[app].filter((name) => !(name in services[app]!.environment!)) }).toEqual({ [step]: [] });
+    }
+  });
+
   it("passes every handler setting through to the worker, so operators can set them", () => {
     expect(Object.keys(handlerEnv).filter((name) => !(name in services.worker!.environment!))).toEqual([]);
   });
@@ -111,7 +119,8 @@ describe("README configuration table", () => {
 
   it("documents every variable of the API's and the worker's configuration schemas", () => {
     const missing = [...new Set([...schemaKeys(apiEnvSchema), ...schemaKeys(workerEnvSchema)])].filter((name) => !rows.has(name));
-    expect(missing).toEqual([]);
+    const step = 'settings without a row in the README\'s configuration table (CONTRIBUTING, "Add a setting")';
+    expect({ [step]: missing }).toEqual({ [step]: [] });
   });
 });
 
@@ -201,6 +210,7 @@ describe("Dockerfiles", () => {
         "packages/net",
         "packages/queue",
         "packages/testkit",
+        "packages/tracing",
         "apps/api",
         "apps/console",
         "apps/worker",

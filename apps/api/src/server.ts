@@ -9,7 +9,7 @@ import { connectRedis, redisTarget } from "@conveyor/queue";
 import { createApp, createServer } from "./app";
 import { systemClock, type AppDeps } from "./context";
 import { loadApiConfig, usesDevelopmentJwtSecret } from "./env";
-import { stopTracing } from "./observability/tracing";
+import { stopTracing } from "@conveyor/tracing";
 
 /** How long in-flight requests get to finish after SIGTERM before their connections are closed. */
 const SHUTDOWN_GRACE_MS = 10_000;

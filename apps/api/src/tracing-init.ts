@@ -1,4 +1,5 @@
 // Side effect only: starts tracing before anything it instruments is loaded (the first import of server.ts).
-import { startTracing } from "./observability/tracing";
+import { startTracing } from "@conveyor/tracing";
 
-startTracing("conveyor-api");
+// Probes and scrapes are not traced.
+startTracing({ serviceName: "conveyor-api", untracedIncoming: new Set(["/healthz", "/readyz", "/metrics"]), express: true });

@@ -21,7 +21,7 @@ import { WebhookRelay } from "./runtime/webhook-relay";
 import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
 import { WaitpointRetention } from "./runtime/waitpoint-retention";
 import { startRuntime } from "./runtime/worker-runtime";
-import { stopTracing } from "./tracing";
+import { stopTracing } from "@conveyor/tracing";
 
 async function main(): Promise<void> {
   loadDotEnv();

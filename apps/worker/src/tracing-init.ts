@@ -1,4 +1,5 @@
 // Side effect only: starts tracing before anything it instruments is loaded (the first import of main.ts).
-import { startTracing } from "./tracing";
+import { startTracing } from "@conveyor/tracing";
 
-startTracing("conveyor-worker");
+// The health server's probes and scrapes are not traced.
+startTracing({ serviceName: "conveyor-worker", untracedIncoming: "all" });

@@ -1948,6 +1948,21 @@ export interface components {
                 }[];
             };
         };
+        Health: {
+            /** @constant */
+            status: "ok";
+        };
+        Ready: {
+            /** @constant */
+            status: "ready";
+            checks: {
+                /** @constant */
+                postgres: "ok";
+                /** @constant */
+                redis: "ok";
+                redis_maxmemory_policy: string | null;
+            };
+        };
         JobAccepted: {
             /**
              * Format: uuid
@@ -1969,48 +1984,68 @@ export interface components {
             /** @description POST /jobs/batch: the item's ref, when it had one. */
             ref?: string;
         };
-        RateLimit: {
-            name: string;
-            limit: number;
+        /** @description A job of the batch (in request order), or a waitpoint it made (after the jobs, with kind: waitpoint). */
+        BatchItemAccepted: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
             /** @enum {string} */
-            period: "second" | "minute" | "hour";
-            /** @description Starts in the current window. */
-            used: number;
+            status: "pending" | "processing" | "done" | "failed" | "cancelled";
+            /**
+             * @description Present when a dedupe key answered an existing job and nothing was created.
+             * @constant
+             */
+            deduplicated?: true;
+            /**
+             * @description Present when this request replaced a waiting debounced job.
+             * @constant
+             */
+            debounced?: true;
+            /** @description POST /jobs/batch: the item's ref, when it had one. */
+            ref?: string;
+        } | {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "completed" | "expired" | "cancelled";
+            description: string | null;
+            tags: string[];
+            /** @description What it was completed with (any JSON value), or null. */
+            data: unknown[] | boolean | number | Record<string, never> | string | null;
+            /**
+             * Format: uuid
+             * @description The job whose ctx.waitFor made it, or null.
+             */
+            job_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was completed, expired or was cancelled.
+             */
+            finished_at: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
              */
             created_at: string;
+            /** @constant */
+            kind: "waitpoint";
+            /** @description Its ref in the batch. */
+            ref: string;
             /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
+             * Format: uri
+             * @description POST {data} here to complete it, no credential needed; shown only in this answer.
              */
-            updated_at: string;
-        };
-        Queue: {
-            type: string;
-            paused: boolean;
-            /** @description Your organization's cap on its jobs of this type running at once, or null. */
-            concurrency_limit: number | null;
-            /** @description A rate limit every job of this type starts under, or null. */
-            rate_limit: string | null;
-            /** @description Due now and waiting for a worker. */
-            due: number;
-            /** @description Due later: run_at, a retry, a debounce. */
-            delayed: number;
-            /** @description Handed to a worker or running. */
-            running: number;
-            /** @description Due but held by a pause, a rate limit, a concurrency key or the cap. */
-            waiting_on_limits: number;
-            /**
-             * Format: date-time
-             * @description When the oldest due job fell due, or null.
-             */
-            oldest_due_at: string | null;
-            /** @description Jobs of the type that started in the last minute: the live start rate. */
-            started_last_minute: number;
-            /** @description The 95th percentile, in milliseconds, of the wait from due (run_at, a retry's time, else creation) to start of the jobs that started in the last 15 minutes; null when none did. Read from your organization's newest 20,000 events. */
-            p95_wait_ms: number | null;
+            complete_url: string;
         };
         BulkResult: {
             /** @enum {string} */
@@ -2506,6 +2541,166 @@ export interface components {
             /** @description The last error message, or null. */
             error: string | null;
         };
+        JobAttempt: {
+            /** @description Its number, as the log's lines give it; an interrupted attempt and its take-over share one. */
+            attempt: number;
+            /**
+             * @description retried: it failed and another attempt followed or is due; released: a worker shutting down gave the job back without using a retry; interrupted: its worker vanished (crash, kill, lost lock) and another took the job over.
+             * @enum {string}
+             */
+            outcome: "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled";
+            /**
+             * Format: date-time
+             * @description When it became due: the job's due time (no earlier than its last dependency's finish), or after a failure the retry's; null for the take-over of an interrupted attempt.
+             */
+            queued_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Null while it runs, and for an interrupted attempt (its end is not known).
+             */
+            finished_at: string | null;
+            /** @description From queued_at to started_at. */
+            wait_ms: number | null;
+            /** @description From started_at to finished_at. */
+            duration_ms: number | null;
+            /** @description The error it failed with (outcome failed or retried), else null. */
+            error: string | null;
+        };
+        JobLogEntry: {
+            attempt: number;
+            message: string;
+            /** @enum {string} */
+            level: "info" | "warn" | "error";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            timestamp: string;
+        };
+        JobStats: {
+            /** @enum {string} */
+            window: "hour" | "day";
+            /**
+             * @description 60 for the hour, 900 (15 minutes) for the day.
+             * @enum {integer}
+             */
+            bucket_seconds: 60 | 900;
+            /** @description Oldest first, every bucket of the window (60 or 96), zeros included. */
+            buckets: {
+                created: number;
+                done: number;
+                failed: number;
+                cancelled: number;
+                /**
+                 * Format: date-time
+                 * @description The bucket's start; it runs bucket_seconds, the last one to now.
+                 */
+                start: string;
+                /** @description The same counts by job type; types without jobs in the bucket are absent. */
+                by_type: {
+                    [key: string]: {
+                        created: number;
+                        done: number;
+                        failed: number;
+                        cancelled: number;
+                    };
+                };
+            }[];
+            /** @description failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out. */
+            failure_rate: number | null;
+            queue: {
+                /** @description Every pending job, as GET /jobs?status=pending lists them; always waiting_due + delayed (one snapshot). */
+                pending: number;
+                processing: number;
+                /** @description Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit. */
+                waiting_due: number;
+                /** @description Pending until a later time: run_at, a retry's wait, a debounce. */
+                delayed: number;
+            };
+        };
+        JobOutput: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            job_id: string;
+            /** @description Everything the job's handler wrote with ctx.output, in order; cut at 1048576 bytes with a marker. */
+            output: string;
+            /** @description Its length in bytes (UTF-8). */
+            bytes: number;
+        };
+        PublicToken: {
+            /**
+             * Format: uuid
+             * @description The token's id, for DELETE /jobs/{id}/public-tokens/{token_id}.
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            job_id: string;
+            /** @description The token (shown only here). Send it as `Authorization: Bearer …` or `?token=` on GET /jobs/{id}, /output and /events. */
+            token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+        };
+        RateLimit: {
+            name: string;
+            limit: number;
+            /** @enum {string} */
+            period: "second" | "minute" | "hour";
+            /** @description Starts in the current window. */
+            used: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            updated_at: string;
+        };
+        Queue: {
+            type: string;
+            paused: boolean;
+            /** @description Your organization's cap on its jobs of this type running at once, or null. */
+            concurrency_limit: number | null;
+            /** @description A rate limit every job of this type starts under, or null. */
+            rate_limit: string | null;
+            /** @description Due now and waiting for a worker. */
+            due: number;
+            /** @description Due later: run_at, a retry, a debounce. */
+            delayed: number;
+            /** @description Handed to a worker or running. */
+            running: number;
+            /** @description Due but held by a pause, a rate limit, a concurrency key or the cap. */
+            waiting_on_limits: number;
+            /**
+             * Format: date-time
+             * @description When the oldest due job fell due, or null.
+             */
+            oldest_due_at: string | null;
+            /** @description Jobs of the type that started in the last minute: the live start rate. */
+            started_last_minute: number;
+            /** @description The 95th percentile, in milliseconds, of the wait from due (run_at, a retry's time, else creation) to start of the jobs that started in the last 15 minutes; null when none did. Read from your organization's newest 20,000 events. */
+            p95_wait_ms: number | null;
+        };
         Schedule: {
             /**
              * Format: uuid
@@ -2547,46 +2742,214 @@ export interface components {
              */
             created_at: string;
         };
-        JobAttempt: {
-            /** @description Its number, as the log's lines give it; an interrupted attempt and its take-over share one. */
-            attempt: number;
+        Waitpoint: {
             /**
-             * @description retried: it failed and another attempt followed or is due; released: a worker shutting down gave the job back without using a retry; interrupted: its worker vanished (crash, kill, lost lock) and another took the job over.
-             * @enum {string}
+             * Format: uuid
+             * @description UUID v7.
              */
-            outcome: "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled";
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "completed" | "expired" | "cancelled";
+            description: string | null;
+            tags: string[];
+            /** @description What it was completed with (any JSON value), or null. */
+            data: unknown[] | boolean | number | Record<string, never> | string | null;
             /**
-             * Format: date-time
-             * @description When it became due: the job's due time (no earlier than its last dependency's finish), or after a failure the retry's; null for the take-over of an interrupted attempt.
+             * Format: uuid
+             * @description The job whose ctx.waitFor made it, or null.
              */
-            queued_at: string | null;
+            job_id: string | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
              */
-            started_at: string;
+            expires_at: string;
             /**
              * Format: date-time
-             * @description Null while it runs, and for an interrupted attempt (its end is not known).
+             * @description When it was completed, expired or was cancelled.
              */
             finished_at: string | null;
-            /** @description From queued_at to started_at. */
-            wait_ms: number | null;
-            /** @description From started_at to finished_at. */
-            duration_ms: number | null;
-            /** @description The error it failed with (outcome failed or retried), else null. */
-            error: string | null;
-        };
-        JobLogEntry: {
-            attempt: number;
-            message: string;
-            /** @enum {string} */
-            level: "info" | "warn" | "error";
             /**
              * Format: date-time
              * @description ISO 8601 UTC with milliseconds and Z.
              */
-            timestamp: string;
+            created_at: string;
+        };
+        CreatedWaitpoint: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            /** @enum {string} */
+            status: "waiting" | "completed" | "expired" | "cancelled";
+            description: string | null;
+            tags: string[];
+            /** @description What it was completed with (any JSON value), or null. */
+            data: unknown[] | boolean | number | Record<string, never> | string | null;
+            /**
+             * Format: uuid
+             * @description The job whose ctx.waitFor made it, or null.
+             */
+            job_id: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it was completed, expired or was cancelled.
+             */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /**
+             * Format: uri
+             * @description POST {data} here to complete it, no credential needed; shown once (null on an idempotent repeat).
+             */
+            complete_url: string | null;
+        };
+        CallbackAccepted: {
+            /** @constant */
+            ResultCode: 0;
+            ResultDesc: string;
+        };
+        /** @description What each server-sent event's `data:` line holds, and the `data` of each webhook delivery's CloudEvent. */
+        Event: {
+            /** @description Grows within the organization; send it back as Last-Event-ID to resume. */
+            id: number;
+            /** @enum {string} */
+            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            time: string;
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            job_id: string;
+            /** @description The job as GET /jobs/{id} shows it, as it was after this change, without its payload, `waiting_for` (a live answer) and its place in a graph (`depends_on`, `dependents`, `on_dependency_failure`): read those from GET /jobs/{id}. */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        WebhookEndpoint: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            url: string;
+            description: string | null;
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Until then, deliveries are also signed with the secret before the last rotation.
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the current run of failed deliveries began, or null.
+             */
+            failing_since: string | null;
+            /**
+             * Format: date-time
+             * @description When deliveries stopped because they had failed for 3 days, or null.
+             */
+            disabled_at: string | null;
+            /** @description Why the endpoint was disabled, or null. */
+            disabled_reason: string | null;
+        };
+        CreatedWebhookEndpoint: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            url: string;
+            description: string | null;
+            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Until then, deliveries are also signed with the secret before the last rotation.
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the current run of failed deliveries began, or null.
+             */
+            failing_since: string | null;
+            /**
+             * Format: date-time
+             * @description When deliveries stopped because they had failed for 3 days, or null.
+             */
+            disabled_at: string | null;
+            /** @description Why the endpoint was disabled, or null. */
+            disabled_reason: string | null;
+            /** @description The signing secret, shown only in this response (Standard Webhooks form: whsec_ and base64). */
+            secret: string;
+        };
+        WebhookDelivery: {
+            /** @description The attempt's id; newer attempts have larger ids. */
+            id: number;
+            /** @description The event delivered (what POST …/redeliver takes); null for a test event. */
+            event_id: number | null;
+            /** @enum {string} */
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
+            /**
+             * Format: uuid
+             * @description The job the event is about (the CloudEvent's `subject`); null for a test event.
+             */
+            job_id: string | null;
+            /**
+             * @description What sent it: `event` (the event happened), `redelivery` or `test` (a person asked).
+             * @enum {string}
+             */
+            trigger: "event" | "redelivery" | "test";
+            attempt: number;
+            /** @description The receiver's HTTP status, or null when none came (network error, timeout, refused address). */
+            status_code: number | null;
+            duration_ms: number;
+            /** @description Why the attempt failed (the host is named, never the path), or null. */
+            error: string | null;
+            /** @description The first KiB of the receiver's answer, as UTF-8 text; null when no answer came. */
+            response_body: string | null;
+            /** @description The answer went on past `response_body`. */
+            response_truncated: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            at: string;
+        };
+        QueuedWebhookDelivery: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            endpoint_id: string;
+            /** @description The event queued; null for a test event. */
+            event_id: number | null;
+            /** @enum {string} */
+            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
+            /** @enum {string} */
+            trigger: "redelivery" | "test";
         };
         SignupResult: {
             token: string;
@@ -2834,363 +3197,6 @@ export interface components {
              */
             created_at: string;
         };
-        Quotas: {
-            quotas: {
-                /** @enum {string} */
-                name: "jobs_per_day" | "jobs_per_month" | "pending_max" | "payload_bytes_max";
-                /** @description null: unlimited. */
-                limit: number | null;
-                /** @description What is used now (0 when the quota is not in force: not counted). */
-                used: number;
-                /**
-                 * Format: date-time
-                 * @description When a period quota starts over (the next UTC day or month); null for the others.
-                 */
-                resets_at: string | null;
-            }[];
-        };
-        UsageRow: {
-            /** @description The UTC day (group_by=day). */
-            day?: string;
-            /** @description The job type (group_by=type). */
-            type?: string;
-            jobs_created: number;
-            attempts_started: number;
-            /** @description Seconds from each attempt's start to its end (or its takeover), to the millisecond. */
-            attempt_seconds: number;
-            /** @description Delivery attempts of webhook events, each POST counted. */
-            webhook_deliveries: number;
-            /** @description Bytes of the payloads (as JSON text) of the jobs created. */
-            payload_bytes: number;
-        };
-        JobStats: {
-            /** @enum {string} */
-            window: "hour" | "day";
-            /**
-             * @description 60 for the hour, 900 (15 minutes) for the day.
-             * @enum {integer}
-             */
-            bucket_seconds: 60 | 900;
-            /** @description Oldest first, every bucket of the window (60 or 96), zeros included. */
-            buckets: {
-                created: number;
-                done: number;
-                failed: number;
-                cancelled: number;
-                /**
-                 * Format: date-time
-                 * @description The bucket's start; it runs bucket_seconds, the last one to now.
-                 */
-                start: string;
-                /** @description The same counts by job type; types without jobs in the bucket are absent. */
-                by_type: {
-                    [key: string]: {
-                        created: number;
-                        done: number;
-                        failed: number;
-                        cancelled: number;
-                    };
-                };
-            }[];
-            /** @description failed ÷ (done + failed) over the window; null when no job finished. Cancelled jobs are left out. */
-            failure_rate: number | null;
-            queue: {
-                /** @description Every pending job, as GET /jobs?status=pending lists them; always waiting_due + delayed (one snapshot). */
-                pending: number;
-                processing: number;
-                /** @description Pending and not delayed: due and waiting for a worker slot, handed to a worker and about to start, or waiting for other jobs or a limit. */
-                waiting_due: number;
-                /** @description Pending until a later time: run_at, a retry's wait, a debounce. */
-                delayed: number;
-            };
-        };
-        Health: {
-            /** @constant */
-            status: "ok";
-        };
-        Ready: {
-            /** @constant */
-            status: "ready";
-            checks: {
-                /** @constant */
-                postgres: "ok";
-                /** @constant */
-                redis: "ok";
-                redis_maxmemory_policy: string | null;
-            };
-        };
-        Waitpoint: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            id: string;
-            /** @enum {string} */
-            status: "waiting" | "completed" | "expired" | "cancelled";
-            description: string | null;
-            tags: string[];
-            /** @description What it was completed with (any JSON value), or null. */
-            data: unknown[] | boolean | number | Record<string, never> | string | null;
-            /**
-             * Format: uuid
-             * @description The job whose ctx.waitFor made it, or null.
-             */
-            job_id: string | null;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            expires_at: string;
-            /**
-             * Format: date-time
-             * @description When it was completed, expired or was cancelled.
-             */
-            finished_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            created_at: string;
-        };
-        CreatedWaitpoint: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            id: string;
-            /** @enum {string} */
-            status: "waiting" | "completed" | "expired" | "cancelled";
-            description: string | null;
-            tags: string[];
-            /** @description What it was completed with (any JSON value), or null. */
-            data: unknown[] | boolean | number | Record<string, never> | string | null;
-            /**
-             * Format: uuid
-             * @description The job whose ctx.waitFor made it, or null.
-             */
-            job_id: string | null;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            expires_at: string;
-            /**
-             * Format: date-time
-             * @description When it was completed, expired or was cancelled.
-             */
-            finished_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            created_at: string;
-            /**
-             * Format: uri
-             * @description POST {data} here to complete it, no credential needed; shown once (null on an idempotent repeat).
-             */
-            complete_url: string | null;
-        };
-        /** @description A job of the batch (in request order), or a waitpoint it made (after the jobs, with kind: waitpoint). */
-        BatchItemAccepted: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            id: string;
-            /** @enum {string} */
-            status: "pending" | "processing" | "done" | "failed" | "cancelled";
-            /**
-             * @description Present when a dedupe key answered an existing job and nothing was created.
-             * @constant
-             */
-            deduplicated?: true;
-            /**
-             * @description Present when this request replaced a waiting debounced job.
-             * @constant
-             */
-            debounced?: true;
-            /** @description POST /jobs/batch: the item's ref, when it had one. */
-            ref?: string;
-        } | {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            id: string;
-            /** @enum {string} */
-            status: "waiting" | "completed" | "expired" | "cancelled";
-            description: string | null;
-            tags: string[];
-            /** @description What it was completed with (any JSON value), or null. */
-            data: unknown[] | boolean | number | Record<string, never> | string | null;
-            /**
-             * Format: uuid
-             * @description The job whose ctx.waitFor made it, or null.
-             */
-            job_id: string | null;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            expires_at: string;
-            /**
-             * Format: date-time
-             * @description When it was completed, expired or was cancelled.
-             */
-            finished_at: string | null;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            created_at: string;
-            /** @constant */
-            kind: "waitpoint";
-            /** @description Its ref in the batch. */
-            ref: string;
-            /**
-             * Format: uri
-             * @description POST {data} here to complete it, no credential needed; shown only in this answer.
-             */
-            complete_url: string;
-        };
-        CallbackAccepted: {
-            /** @constant */
-            ResultCode: 0;
-            ResultDesc: string;
-        };
-        /** @description What each server-sent event's `data:` line holds, and the `data` of each webhook delivery's CloudEvent. */
-        Event: {
-            /** @description Grows within the organization; send it back as Last-Event-ID to resume. */
-            id: number;
-            /** @enum {string} */
-            type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled";
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            time: string;
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            job_id: string;
-            /** @description The job as GET /jobs/{id} shows it, as it was after this change, without its payload, `waiting_for` (a live answer) and its place in a graph (`depends_on`, `dependents`, `on_dependency_failure`): read those from GET /jobs/{id}. */
-            data: {
-                [key: string]: unknown;
-            };
-        };
-        WebhookEndpoint: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            id: string;
-            url: string;
-            description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description Until then, deliveries are also signed with the secret before the last rotation.
-             */
-            previous_secret_expires_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the current run of failed deliveries began, or null.
-             */
-            failing_since: string | null;
-            /**
-             * Format: date-time
-             * @description When deliveries stopped because they had failed for 3 days, or null.
-             */
-            disabled_at: string | null;
-            /** @description Why the endpoint was disabled, or null. */
-            disabled_reason: string | null;
-        };
-        CreatedWebhookEndpoint: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            id: string;
-            url: string;
-            description: string | null;
-            events: ("*" | "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled")[];
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description Until then, deliveries are also signed with the secret before the last rotation.
-             */
-            previous_secret_expires_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the current run of failed deliveries began, or null.
-             */
-            failing_since: string | null;
-            /**
-             * Format: date-time
-             * @description When deliveries stopped because they had failed for 3 days, or null.
-             */
-            disabled_at: string | null;
-            /** @description Why the endpoint was disabled, or null. */
-            disabled_reason: string | null;
-            /** @description The signing secret, shown only in this response (Standard Webhooks form: whsec_ and base64). */
-            secret: string;
-        };
-        WebhookDelivery: {
-            /** @description The attempt's id; newer attempts have larger ids. */
-            id: number;
-            /** @description The event delivered (what POST …/redeliver takes); null for a test event. */
-            event_id: number | null;
-            /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
-            /**
-             * Format: uuid
-             * @description The job the event is about (the CloudEvent's `subject`); null for a test event.
-             */
-            job_id: string | null;
-            /**
-             * @description What sent it: `event` (the event happened), `redelivery` or `test` (a person asked).
-             * @enum {string}
-             */
-            trigger: "event" | "redelivery" | "test";
-            attempt: number;
-            /** @description The receiver's HTTP status, or null when none came (network error, timeout, refused address). */
-            status_code: number | null;
-            duration_ms: number;
-            /** @description Why the attempt failed (the host is named, never the path), or null. */
-            error: string | null;
-            /** @description The first KiB of the receiver's answer, as UTF-8 text; null when no answer came. */
-            response_body: string | null;
-            /** @description The answer went on past `response_body`. */
-            response_truncated: boolean;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            at: string;
-        };
-        QueuedWebhookDelivery: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            endpoint_id: string;
-            /** @description The event queued; null for a test event. */
-            event_id: number | null;
-            /** @enum {string} */
-            event_type: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
-            /** @enum {string} */
-            trigger: "redelivery" | "test";
-        };
         AuditEntry: {
             /**
              * Format: uuid
@@ -3280,40 +3286,34 @@ export interface components {
              */
             updated_at: string;
         };
-        JobOutput: {
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            job_id: string;
-            /** @description Everything the job's handler wrote with ctx.output, in order; cut at 1048576 bytes with a marker. */
-            output: string;
-            /** @description Its length in bytes (UTF-8). */
-            bytes: number;
+        Quotas: {
+            quotas: {
+                /** @enum {string} */
+                name: "jobs_per_day" | "jobs_per_month" | "pending_max" | "payload_bytes_max";
+                /** @description null: unlimited. */
+                limit: number | null;
+                /** @description What is used now (0 when the quota is not in force: not counted). */
+                used: number;
+                /**
+                 * Format: date-time
+                 * @description When a period quota starts over (the next UTC day or month); null for the others.
+                 */
+                resets_at: string | null;
+            }[];
         };
-        PublicToken: {
-            /**
-             * Format: uuid
-             * @description The token's id, for DELETE /jobs/{id}/public-tokens/{token_id}.
-             */
-            id: string;
-            /**
-             * Format: uuid
-             * @description UUID v7.
-             */
-            job_id: string;
-            /** @description The token (shown only here). Send it as `Authorization: Bearer …` or `?token=` on GET /jobs/{id}, /output and /events. */
-            token: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            expires_at: string;
-            /**
-             * Format: date-time
-             * @description ISO 8601 UTC with milliseconds and Z.
-             */
-            created_at: string;
+        UsageRow: {
+            /** @description The UTC day (group_by=day). */
+            day?: string;
+            /** @description The job type (group_by=type). */
+            type?: string;
+            jobs_created: number;
+            attempts_started: number;
+            /** @description Seconds from each attempt's start to its end (or its takeover), to the millisecond. */
+            attempt_seconds: number;
+            /** @description Delivery attempts of webhook events, each POST counted. */
+            webhook_deliveries: number;
+            /** @description Bytes of the payloads (as JSON text) of the jobs created. */
+            payload_bytes: number;
         };
         Worker: {
             /**

@@ -1,9 +1,7 @@
 // Response bodies of the audit log and single sign-on (SPEC §16), spread into responseSchemas.
 import Joi from "joi";
 import { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES } from "@conveyor/contracts";
-
-const id = () => Joi.string().guid().description("UUID v7.");
-const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
+import { id, timestamp } from "./responses-fields";
 
 const party = (what: string) =>
   Joi.object({

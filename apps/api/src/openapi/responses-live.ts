@@ -1,9 +1,7 @@
 // Response bodies of progress and live results (SPEC §21), spread into responseSchemas.
 import Joi from "joi";
 import { OUTPUT_MAX_BYTES } from "@conveyor/contracts";
-
-const id = () => Joi.string().guid().description("UUID v7.");
-const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
+import { id, timestamp } from "./responses-fields";
 
 /** A job's progress as its handler last reported it (ctx.progress), or null. */
 export const jobProgress = () =>

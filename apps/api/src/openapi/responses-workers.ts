@@ -1,9 +1,6 @@
 // Response bodies of the Workers view (issue 38, GET /workers), spread into responseSchemas.
 import Joi from "joi";
-
-const id = () => Joi.string().guid().description("UUID v7.");
-const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
-const count = () => Joi.number().integer().min(0);
+import { count, id, timestamp } from "./responses-fields";
 
 export const workerSchemas = {
   Worker: Joi.object({

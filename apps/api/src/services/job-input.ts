@@ -3,7 +3,7 @@
 import { CONCURRENCY_LIMIT_DEFAULT, DEDUPE_SECONDS_DEFAULT, RUN_AT_MAX_AHEAD_MS, type JobStatus, type OnDependencyFailure } from "@conveyor/contracts";
 import { newId, unknownRateLimits, type NewJob } from "@conveyor/db";
 import { validationFailed, type ErrorDetail } from "../http/errors";
-import { currentTraceParent } from "../observability/trace-context";
+import { currentTraceParent } from "@conveyor/tracing";
 import { checkJob, unknownJobType } from "./job-catalog";
 import type { ServiceDeps } from "./deps";
 

@@ -28,7 +28,7 @@ import { cancelChannel, redisKeyPrefix } from "@conveyor/queue";
 import { AppError, notFound, validationFailed } from "../http/errors";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit } from "./audit";
-import { currentTraceParent } from "../observability/trace-context";
+import { currentTraceParent } from "@conveyor/tracing";
 import type { Caller, ServiceDeps } from "./deps";
 import type { Accepted } from "./job-input";
 

@@ -3,7 +3,7 @@
 // Postgres, Redis, a provider's HTTP call (which carries `traceparent` onward) — nests under it. When tracing is off
 // nothing is made: no context, no span, no cost per job.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span } from "@opentelemetry/api";
-import { tracingEnabled } from "../tracing";
+import { tracingEnabled } from "@conveyor/tracing";
 
 const tracer = trace.getTracer("conveyor-worker");
 const ON = tracingEnabled();

@@ -3,7 +3,7 @@
 // moment BullMQ holds it. When tracing is off nothing is made and the jobs' trace contexts are not even read.
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { DispatchCandidate } from "@conveyor/db";
-import { tracingEnabled } from "../tracing";
+import { tracingEnabled } from "@conveyor/tracing";
 
 const tracer = trace.getTracer("conveyor-worker");
 

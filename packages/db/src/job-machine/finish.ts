@@ -110,7 +110,7 @@ async function applyOutcomes(
      ), announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}
      ), ${countFailures("applied")}, logged AS (
-       -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (lines.ts).
+       -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (jobs/attempts.ts).
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT t.job_id, t.attempt, t.level::log_level, t.message, t.ts
          FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) WITH ORDINALITY AS t(job_id, attempt, level, message, ts, n)

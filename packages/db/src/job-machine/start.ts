@@ -74,7 +74,7 @@ export type ClaimedJob = {
  * if someone asked to cancel the job meanwhile, it is cancelled instead of run again, and a job lost more than
  * MAX_INTERRUPTIONS times is failed (it probably crashes its worker). Jobs that are done, failed,
  * cancelled, unknown, or being claimed by a concurrent delivery are not returned. The job.started event is the
- * attempt's first log line (job-machine/lines.ts); it is committed before the handler runs, so it survives a handler
+ * attempt's first log line (jobs/attempts.ts); it is committed before the handler runs, so it survives a handler
  * that kills its process.
  */
 export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]): Promise<(ClaimedJob | ClaimWait)[]> {

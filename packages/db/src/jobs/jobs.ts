@@ -3,10 +3,9 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import { EVENT_TYPES, LIVE_EVENT_TYPES, type JobFilter, type JobStatus, type JobStepJson } from "@conveyor/contracts";
+import { type JobFilter, type JobStatus, type JobStepJson } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
 import { iso, TENANT_JOB } from "../core/job-sql";
-import { JOB_LOG_ORDER, jobLogSql } from "../job-machine/lines";
 
 export type JobListQuery = {
   orgId: string;
@@ -155,21 +154,6 @@ function orderJobFields(job: JobDetail): JobDetail {
   return Object.fromEntries(DETAIL_ORDER.map((key) => [key, job[key as keyof JobDetail] ?? null])) as JobDetail;
 }
 
-export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
-
-/** The job's log lines in order (job-machine/lines.ts), or null when the job is not the org's. */
-export async function findJobLogs(pool: pg.Pool, orgId: string, jobId: string): Promise<JobLogLine[] | null> {
-  const { rows } = await pool.query<{ attempt: number | null; message: string; level: string; timestamp: string }>(
-    `SELECT l.attempt, l.message, l.level, ${iso("l.ts")} AS timestamp
-       FROM jobs j LEFT JOIN LATERAL (${jobLogSql("j.id")}) l ON true
-      WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
-      ORDER BY ${JOB_LOG_ORDER("l")}`,
-    [jobId, orgId],
-  );
-  if (rows.length === 0) return null;
-  return rows.filter((r) => r.attempt !== null).map(({ attempt, message, level, timestamp }) => ({ attempt: attempt!, message, level, timestamp }));
-}
-
 export type JobArtifactFile = { contentType: string; filename: string; data: Buffer };
 
 /** The file a job produced, or null (no such job in the org, or no artifact). */
@@ -235,120 +219,4 @@ export async function jobStatuses(client: pg.Pool | pg.PoolClient, ids: readonly
 export async function listRegisteredTypes(pool: pg.Pool): Promise<string[]> {
   const { rows } = await pool.query<{ name: string }>("SELECT name FROM job_types ORDER BY name");
   return rows.map((r) => r.name);
-}
-
-/** How an attempt ended: `retried` failed and another attempt followed or is due; `released` gave the job back
- * without consuming a retry (a worker shutting down); `interrupted` lost its worker (crash, lock expiry). */
-export type AttemptOutcome = "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled";
-
-export type JobAttempt = {
-  attempt: number;
-  outcome: AttemptOutcome;
-  queued_at: string | null;
-  started_at: string;
-  finished_at: string | null;
-  wait_ms: number | null;
-  duration_ms: number | null;
-  error: string | null;
-};
-
-type AttemptEvent = {
-  type: string;
-  time: string;
-  retries: number;
-  run_at: string | null;
-  created_at: string;
-  status: string;
-  error: string | null;
-  deps_done: string | null;
-};
-
-const ms = (from: string, to: string) => Math.max(0, new Date(to).getTime() - new Date(from).getTime());
-const later = (a: string | null, b: string | null) => (a === null ? b : b === null || new Date(a) >= new Date(b) ? a : b);
-
-/**
- * Each attempt of a job, oldest first, read from its events (the same record its log's lifecycle lines come from):
- * when it became due (`queued_at`: its run_at, or when it was created, as rescheduled last, no earlier than its last
- * dependency's finish; after a failure, the retry's due time; null for a take-over of an interrupted attempt),
- * started, finished, and how it ended. A job cancelled before it ran has none. Null when the job is not the org's.
- */
-export async function findJobAttempts(pool: pg.Pool, orgId: string, jobId: string): Promise<JobAttempt[] | null> {
-  const { rows } = await pool.query<AttemptEvent>(
-    `SELECT e.type, ${iso("e.time")} AS time, (e.data->>'retries')::int AS retries, e.data->>'run_at' AS run_at,
-            e.data->>'status' AS status, e.data->>'error' AS error,
-            (SELECT ${iso("max(d.finished_at)")} FROM job_dependencies jd JOIN jobs d ON d.id = jd.depends_on_id WHERE jd.job_id = j.id) AS deps_done
-       FROM jobs j LEFT JOIN events e ON e.job_id = j.id
-        AND e.type = ANY($3::text[])
-      WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
-      ORDER BY e.id`,
-    [jobId, orgId, EVENT_TYPES.filter((t) => !(LIVE_EVENT_TYPES as readonly string[]).includes(t))],
-  );
-  if (rows.length === 0) return null;
-  return attemptsOf(rows.filter((row) => row.type !== null));
-}
-
-/** Folds a job's events (in order) into its attempts. */
-function attemptsOf(events: AttemptEvent[]): JobAttempt[] {
-  const attempts: JobAttempt[] = [];
-  let due: string | null = null;
-  let current: JobAttempt | null = null;
-  const end = (outcome: AttemptOutcome, at: string | null, error: string | null = null) => {
-    if (!current) return;
-    attempts.push({ ...current, outcome, finished_at: at, duration_ms: at === null ? null : ms(current.started_at, at), error });
-    current = null;
-  };
-  for (const e of events) {
-    switch (e.type) {
-      case "job.created":
-        // Due at its run_at, or since it was created: the event's time, Postgres' clock like every start and finish
-        // (created_at is the creating process's clock).
-        if (e.status === "pending") due = e.run_at ?? e.time;
-        break;
-      case "job.updated":
-        // Rescheduled while it waited (a debounce).
-        if (!current && e.status === "pending") due = e.run_at ?? due;
-        break;
-      case "job.started": {
-        const takeOver: boolean = current !== null;
-        // A start while an attempt runs: that attempt's worker vanished and this one took the job over.
-        if (takeOver) end("interrupted", null);
-        const attempt = e.retries + 1;
-        const queued: string | null = takeOver ? null : attempt === 1 ? later(due ?? e.time, e.deps_done) : due;
-        current = {
-          attempt,
-          outcome: "running",
-          queued_at: queued,
-          started_at: e.time,
-          finished_at: null,
-          wait_ms: queued === null ? null : ms(queued, e.time),
-          duration_ms: null,
-          error: null,
-        };
-        due = null;
-        break;
-      }
-      case "job.retrying":
-        // A retry consumes one (retries goes up); a release gives the job back as it was.
-        if (current) {
-          const retried = e.retries + 1 > (current as JobAttempt).attempt;
-          end(retried ? "retried" : "released", e.time, retried ? e.error : null);
-        }
-        // Due at the retry's time, but never before this was recorded: the worker computes that time when the
-        // attempt fails, and a busy database may commit the failure after it (the job could not start earlier).
-        due = later(e.run_at, e.time);
-        break;
-      case "job.succeeded":
-        end("succeeded", e.time);
-        break;
-      case "job.failed":
-        end("failed", e.time, e.error);
-        break;
-      case "job.cancelled":
-        // Its error, if any, is an earlier attempt's or the cancellation's reason, not this attempt's failure.
-        end("cancelled", e.time);
-        break;
-    }
-  }
-  if (current) attempts.push(current);
-  return attempts;
 }

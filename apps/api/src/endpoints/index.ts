@@ -13,8 +13,10 @@ import { jobStatsEndpoints } from "./job-stats";
 import { jobEndpoints } from "./jobs";
 import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
+import { queueActivityEndpoints } from "./queue-activity";
 import { referenceEndpoints } from "./reference";
 import { retryEndpoints } from "./retries";
+import { savedViewEndpoints } from "./saved-views";
 import { scheduleEndpoints } from "./schedules";
 import { sessionEndpoints } from "./sessions";
 import { ssoEndpoints } from "./sso";
@@ -23,6 +25,7 @@ import { usageEndpoints } from "./usage";
 
 import { waitpointEndpoints } from "./waitpoints";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
+import { webhookRedeliveryEndpoints } from "./webhook-redelivery";
 
 export const endpoints: readonly Endpoint[] = [
   // Before /jobs/{id}, which would take "stats" for an id.
@@ -33,7 +36,10 @@ export const endpoints: readonly Endpoint[] = [
   ...liveEndpoints,
   ...eventEndpoints,
   ...webhookEndpointEndpoints,
+  ...webhookRedeliveryEndpoints,
   ...scheduleEndpoints,
+  // Issue 38 (the Queues page's charts): /queues/activity, before /queues/{type}.
+  ...queueActivityEndpoints,
   ...flowControlEndpoints,
   signupEndpoint,
   ...accountEndpoints,
@@ -50,4 +56,6 @@ export const endpoints: readonly Endpoint[] = [
   ...callbackEndpoints,
   // Waitpoints (issue 34).
   ...waitpointEndpoints,
+  // Saved views of the jobs list (issue 38).
+  ...savedViewEndpoints,
 ];

@@ -10,6 +10,7 @@ import {
   ROLES,
   WAITING_REASONS,
   WAITPOINT_STATUSES,
+  WEBHOOK_DELIVERY_OUTCOMES,
   WEBHOOK_DELIVERY_TRIGGERS,
   WEBHOOK_EVENT_CHOICES,
   WEBHOOK_SECRET_PATTERN,
@@ -18,6 +19,7 @@ import {
 import { ERROR_STATUS } from "../http/errors";
 import { auditSsoSchemas } from "./responses-audit-sso";
 import { jobProgress, liveSchemas } from "./responses-live";
+import { viewSchemas } from "./responses-views";
 
 const id = () => Joi.string().guid().description("UUID v7.");
 const timestamp = () => Joi.string().isoDate().description("ISO 8601 UTC with milliseconds and Z.");
@@ -493,6 +495,10 @@ export const responseSchemas = {
     response_body: Joi.string().allow(null, "").required().description("The first KiB of the receiver's answer, as UTF-8 text; null when no answer came."),
     response_truncated: Joi.boolean().required().description("The answer went on past `response_body`."),
     at: timestamp().required(),
+    outcome: Joi.string()
+      .valid(...WEBHOOK_DELIVERY_OUTCOMES)
+      .required()
+      .description("`succeeded`: the receiver took it; `pending`: it failed and the delivery tries again; `failed`: it failed and no attempt follows."),
   }),
   QueuedWebhookDelivery: Joi.object({
     endpoint_id: id().required(),
@@ -504,6 +510,7 @@ export const responseSchemas = {
   }),
   ...auditSsoSchemas,
   ...liveSchemas,
+  ...viewSchemas,
 } satisfies Record<string, Joi.ObjectSchema>;
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

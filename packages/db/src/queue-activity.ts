@@ -26,7 +26,8 @@ export type QueueActivity = {
   rows: QueueActivityMinute[];
 };
 
-export async function readQueueActivity(db: Queryable, orgId: string): Promise<QueueActivity> {
+/** `maxEvents`: how many of the org's newest events to read at most (QUEUE_ACTIVITY_EVENTS). */
+export async function readQueueActivity(db: Queryable, orgId: string, maxEvents = QUEUE_ACTIVITY_EVENTS): Promise<QueueActivity> {
   const { rows } = await db.query<{ minutes: string[]; covered_from: string | null; rows: QueueActivityMinute[] | null }>(
     `WITH recent AS (
        SELECT type, time, data FROM events WHERE org_id = $1 ORDER BY id DESC LIMIT $2
@@ -47,7 +48,7 @@ export async function readQueueActivity(db: Queryable, orgId: string): Promise<Q
                FROM (SELECT type, minute, count(*)::int AS started, round(avg(wait_ms))::int AS wait_avg_ms,
                             round(percentile_cont(0.95) WITHIN GROUP (ORDER BY wait_ms))::int AS wait_p95_ms
                        FROM starts GROUP BY type, minute) AS g) AS rows`,
-    [orgId, QUEUE_ACTIVITY_EVENTS, TRANSITION_EVENTS.started, QUEUE_ACTIVITY_MINUTES],
+    [orgId, maxEvents, TRANSITION_EVENTS.started, QUEUE_ACTIVITY_MINUTES],
   );
   const row = rows[0]!;
   return { minutes: row.minutes, covered_from: row.covered_from, rows: row.rows ?? [] };

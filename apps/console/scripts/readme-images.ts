@@ -25,6 +25,10 @@ const SHOWN = [
   // Issue 38, the Workers view (workers.test.ts).
   "workers",
   "workers-375",
+  // Issue 38, second part (console-views.test.ts).
+  "saved-views",
+  "webhook-bulk-redeliver-confirm",
+  "queue-charts",
 ];
 
 mkdirSync(TO, { recursive: true });

@@ -502,11 +502,31 @@ export interface paths {
         };
         /**
          * Recent delivery attempts of a webhook endpoint
-         * @description Newest first: each attempt's event and the job it is about (`job_id`), what sent it (`trigger`: the event itself, a redelivery or a test), the receiver's status code (null when none came) and the first KiB of its answer (`response_body`; `response_truncated` when it went on), how long it took, and why it failed.
+         * @description Newest first: each attempt's event and the job it is about (`job_id`), what sent it (`trigger`: the event itself, a redelivery or a test), the receiver's status code (null when none came) and the first KiB of its answer (`response_body`; `response_truncated` when it went on), how long it took, why it failed, and its `outcome`. Filters (`outcome`, `event_type`, `after`, `before`) combine; the limit counts matching attempts.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-endpoints/{id}/redeliver-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send failed deliveries of a webhook endpoint again, in bulk
+         * @description Each event once, with the same `webhook-id`, attempted once without retries and listed with `trigger` "redelivery": the events of the failed deliveries matching `filter`, or of the deliveries picked in `delivery_ids`. An event the endpoint has received since, or still retries, is left out, and so are test deliveries and events no longer retained. At most 1000 events a call (`has_more` says to call again); one audit entry names how many. `dry_run` only counts. 409 `webhook_endpoint_disabled` while the endpoint is disabled.
+         */
+        post: operations["redeliverFailedWebhookDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -560,6 +580,26 @@ export interface paths {
          * @description Any of name, cron, timezone, job (replaced whole) and paused; it takes effect before the next tick. Changing cron, timezone or paused recomputes `next_run_at` from now: pausing clears it, and resuming runs no tick missed while paused.
          */
         patch: operations["updateSchedule"];
+        trace?: never;
+    };
+    "/queues/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Starts and waits per queue, minute by minute
+         * @description Per job type your organization can use, over the last 60 minutes (the current one last): attempts started in each minute, and their mean and 95th-percentile wait from due (run_at, a retry's time, else creation) to start. Read from your newest 100000 events: when the hour held more, `covered_from` is the first minute they cover whole and earlier minutes are null (unknown, not quiet).
+         */
+        get: operations["getQueueActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rate-limits/{name}": {
@@ -1462,6 +1502,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/saved-views": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your saved views of the jobs list
+         * @description The caller's own views in the organization of their credential, by name. Nobody else's are listed, whatever their role.
+         */
+        get: operations["listSavedViews"];
+        put?: never;
+        /**
+         * Save the jobs list's filters under a name
+         * @description A person keeps at most 50 views (409 `saved_view_limit` past that); a name they already use is 409 `saved_view_name_taken`. The filter is checked like GET /jobs's query, so a view always opens a valid list.
+         */
+        post: operations["saveView"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/saved-views/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete one of your saved views
+         * @description Only the caller's own view; another person's is 404, like an unknown id.
+         */
+        delete: operations["deleteSavedView"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1938,7 +2022,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "conflict" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "quota_exceeded" | "overloaded" | "internal_error" | "unavailable";
+                code: "bad_request" | "invalid_json" | "validation_failed" | "unknown_job_type" | "unauthorized" | "forbidden" | "csrf_failed" | "sso_required" | "sso_failed" | "sso_not_configured" | "sso_domain_taken" | "not_found" | "method_not_allowed" | "invite_not_found" | "cannot_remove_self" | "cannot_change_own_role" | "already_member" | "conflict" | "job_finished" | "job_not_finished" | "job_not_delayed" | "email_taken" | "idempotency_conflict" | "webhook_endpoint_limit" | "webhook_url_taken" | "webhook_endpoint_disabled" | "saved_view_limit" | "saved_view_name_taken" | "invite_expired" | "invite_used" | "event_expired" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "rate_limited" | "too_many_streams" | "quota_exceeded" | "overloaded" | "internal_error" | "unavailable";
                 /** @description One sentence for people; never a stack trace. */
                 message: string;
                 /** @description Which fields were wrong, e.g. payload.to. */
@@ -2937,6 +3021,11 @@ export interface components {
              * @description ISO 8601 UTC with milliseconds and Z.
              */
             at: string;
+            /**
+             * @description `succeeded`: the receiver took it; `pending`: it failed and the delivery tries again; `failed`: it failed and no attempt follows.
+             * @enum {string}
+             */
+            outcome: "succeeded" | "failed" | "pending";
         };
         QueuedWebhookDelivery: {
             /**
@@ -3223,7 +3312,7 @@ export interface components {
                 type: "user" | "api_key" | "system";
             } & (unknown | unknown | unknown);
             /** @enum {string} */
-            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login" | "org.quota_update" | "schedule.run_skipped" | "waitpoint.complete" | "waitpoint.cancel";
+            action: "job.cancel" | "job.replay" | "job.run_now" | "jobs.bulk" | "schedule.create" | "schedule.update" | "schedule.delete" | "member.invite" | "member.role_change" | "member.remove" | "invite.revoke" | "invite.accept" | "api_key.create" | "api_key.revoke" | "webhook_endpoint.create" | "webhook_endpoint.delete" | "webhook_endpoint.rotate_secret" | "webhook_endpoint.update" | "webhook_endpoint.redeliver" | "webhook_endpoint.test" | "webhook_endpoint.bulk_redeliver" | "rate_limit.put" | "rate_limit.delete" | "queue.update" | "session.login" | "session.logout" | "session.login_failed" | "password.change" | "sso.update" | "sso.delete" | "sso.login" | "org.quota_update" | "schedule.run_skipped" | "waitpoint.complete" | "waitpoint.cancel";
             /** @description What it was done to (a member, an invite, a key, a job…); null for a bulk action. */
             target: ({
                 type: string;
@@ -3371,6 +3460,75 @@ export interface components {
                 started_at: string | null;
             }[];
         };
+        SavedView: {
+            /**
+             * Format: uuid
+             * @description UUID v7.
+             */
+            id: string;
+            name: string;
+            /** @description The GET /jobs filters it applies. */
+            filter: {
+                /** @description pending, processing, done, failed, cancelled; several comma-separated (failed,cancelled). `failed` is the dead-letter view. */
+                status?: string;
+                /** @description A job type. */
+                type?: string;
+                /** @description ISO 8601 date, or date-time with a zone: jobs created at or after it. */
+                created_after?: string;
+                /** @description ISO 8601 date, or date-time with a zone: jobs created before it. */
+                created_before?: string;
+                /** @description ISO 8601 date, or date-time with a zone: jobs that finished (done, failed or cancelled) at or after it. */
+                finished_after?: string;
+                /** @description ISO 8601 date, or date-time with a zone: jobs that finished before it. */
+                finished_before?: string;
+                /**
+                 * Format: uuid
+                 * @description Jobs made by this schedule.
+                 */
+                schedule_id?: string;
+                /** @description A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly, case too; a value ending in * after at least 3 characters is also a prefix (INV-20* finds INV-2024-001; customer:Glo* finds Globex under customer; IN* is only the literal value); a job matching any reading is found. At most 256 characters. */
+                q?: string;
+                /** @description A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error. */
+                failure_group?: string;
+                /**
+                 * @description Pending jobs by when they are due (the overview's Due now and Delayed): `now` — due and waiting to start (for a worker, other jobs or a limit); `later` — run_at or a retry's wait still ahead. Together they are every pending job.
+                 * @enum {string}
+                 */
+                due?: "now" | "later";
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds and Z.
+             */
+            created_at: string;
+        };
+        QueueActivity: {
+            /** @description Each minute's start, oldest first; the series have one value per minute. */
+            minutes: string[];
+            /**
+             * Format: date-time
+             * @description The first minute the events read cover whole; null: the whole hour.
+             */
+            covered_from: string | null;
+            queues: {
+                type: string;
+                /** @description Attempts started; null before covered_from. */
+                started: (number | null)[];
+                /** @description Mean wait from due to start; null without a start. */
+                wait_avg_ms: (number | null)[];
+                /** @description 95th-percentile wait; null without a start. */
+                wait_p95_ms: (number | null)[];
+            }[];
+        };
+        BulkWebhookRedelivery: {
+            /** @description How many events were queued (with dry_run: would be). */
+            events: number;
+            /** @description Those events, oldest first. */
+            event_ids: number[];
+            /** @description More remain past this call's limit: call again. */
+            has_more: boolean;
+            dry_run: boolean;
+        };
     };
     responses: {
         /** @description Refused with `error.code` `bad_request` or `invalid_json` or `validation_failed` or `unknown_job_type`. */
@@ -3425,7 +3583,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `conflict` or `job_finished` or `job_not_finished` or `job_not_delayed` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled`. */
+        /** @description Refused with `error.code` `sso_domain_taken` or `cannot_remove_self` or `cannot_change_own_role` or `already_member` or `conflict` or `job_finished` or `job_not_finished` or `job_not_delayed` or `email_taken` or `idempotency_conflict` or `webhook_endpoint_limit` or `webhook_url_taken` or `webhook_endpoint_disabled` or `saved_view_limit` or `saved_view_name_taken`. */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -5045,6 +5203,14 @@ export interface operations {
             query?: {
                 /** @description How many attempts (1 to 1000, default 100). */
                 limit?: number;
+                /** @description Only attempts that `succeeded`, `failed` (no attempt of that delivery follows) or are `pending` (failed; the delivery tries again). */
+                outcome?: "succeeded" | "failed" | "pending";
+                /** @description Only deliveries of this event type (job.created, job.started, job.retrying, job.succeeded, job.failed, job.cancelled, job.updated, job.progress, job.output, waitpoint.completed, waitpoint.expired, waitpoint.cancelled, or webhook.test). */
+                event_type?: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
+                /** @description Only attempts made at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone. */
+                after?: string;
+                /** @description Only attempts made before this time: an ISO 8601 date (midnight UTC) or date-time with a zone. */
+                before?: string;
             };
             header?: never;
             path: {
@@ -5076,7 +5242,8 @@ export interface operations {
                      *         "error": null,
                      *         "response_body": "{\"received\":true}",
                      *         "response_truncated": false,
-                     *         "at": "2026-11-21T09:30:06.400Z"
+                     *         "at": "2026-11-21T09:30:06.400Z",
+                     *         "outcome": "succeeded"
                      *       },
                      *       {
                      *         "id": 4017,
@@ -5090,7 +5257,8 @@ export interface operations {
                      *         "error": "hooks.example.com answered 503",
                      *         "response_body": "Service Unavailable",
                      *         "response_truncated": false,
-                     *         "at": "2026-11-21T09:30:01.300Z"
+                     *         "at": "2026-11-21T09:30:01.300Z",
+                     *         "outcome": "failed"
                      *       }
                      *     ]
                      */
@@ -5101,6 +5269,71 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    redeliverFailedWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The webhook endpoint's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Which failed deliveries: of this event type, made in this time (each optional; `{}` is every failed delivery). */
+                    filter?: {
+                        /** @enum {string} */
+                        event_type?: "job.created" | "job.started" | "job.retrying" | "job.succeeded" | "job.failed" | "job.cancelled" | "job.updated" | "job.progress" | "job.output" | "waitpoint.completed" | "waitpoint.expired" | "waitpoint.cancelled" | "webhook.test";
+                        /** @description ISO 8601 date, or date-time with a zone: attempts at or after it. */
+                        after?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: attempts before it. */
+                        before?: string;
+                    };
+                    /** @description Or the deliveries picked (their `id`), up to 1000: their events are sent again whatever their outcome. */
+                    delivery_ids?: number[];
+                    /** @description true: only count what would be sent (for a confirmation); nothing is queued or audited. */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Queued (or, with dry_run, counted). */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "events": 2,
+                     *       "event_ids": [
+                     *         251658241,
+                     *         251658245
+                     *       ],
+                     *       "has_more": false,
+                     *       "dry_run": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BulkWebhookRedelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -5416,6 +5649,60 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getQueueActivity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One series per queue, one value per minute. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "minutes": [
+                     *         "2026-11-21T09:28:00.000Z",
+                     *         "2026-11-21T09:29:00.000Z",
+                     *         "2026-11-21T09:30:00.000Z"
+                     *       ],
+                     *       "covered_from": null,
+                     *       "queues": [
+                     *         {
+                     *           "type": "send_email",
+                     *           "started": [
+                     *             0,
+                     *             12,
+                     *             9
+                     *           ],
+                     *           "wait_avg_ms": [
+                     *             null,
+                     *             140,
+                     *             95
+                     *           ],
+                     *           "wait_p95_ms": [
+                     *             null,
+                     *             410,
+                     *             230
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QueueActivity"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -7631,6 +7918,155 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSavedViews: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The views. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a01",
+                     *         "name": "Failed webhooks this week",
+                     *         "filter": {
+                     *           "status": "failed",
+                     *           "type": "webhook",
+                     *           "created_after": "2026-11-16T00:00:00.000Z"
+                     *         },
+                     *         "created_at": "2026-11-21T09:30:00.000Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SavedView"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    saveView: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the person calls it, 1 to 80 characters; unique among their views. */
+                    name: string;
+                    /** @description The GET /jobs filters (the same names and values, validated the same way); at least one. */
+                    filter: {
+                        /** @description pending, processing, done, failed, cancelled; several comma-separated (failed,cancelled). `failed` is the dead-letter view. */
+                        status?: string;
+                        /** @description A job type. */
+                        type?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: jobs created at or after it. */
+                        created_after?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: jobs created before it. */
+                        created_before?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: jobs that finished (done, failed or cancelled) at or after it. */
+                        finished_after?: string;
+                        /** @description ISO 8601 date, or date-time with a zone: jobs that finished before it. */
+                        finished_before?: string;
+                        /**
+                         * Format: uuid
+                         * @description Jobs made by this schedule.
+                         */
+                        schedule_id?: string;
+                        /** @description A job id or the last 8 characters of one (the short id the console shows), a string or number found anywhere in the payload (numbers as JSON writes them: 42, 19.9), or field:value — that value under a key named field, or at that dotted path (customer:Globex, items.0.sku:A-1) — each matched exactly, case too; a value ending in * after at least 3 characters is also a prefix (INV-20* finds INV-2024-001; customer:Glo* finds Globex under customer; IN* is only the literal value); a job matching any reading is found. At most 256 characters. */
+                        q?: string;
+                        /** @description A failure group from GET /jobs/failures (16 hex digits): jobs whose last error is of that type and kind — the failed ones, and pending ones waiting to retry after such an error. */
+                        failure_group?: string;
+                        /**
+                         * @description Pending jobs by when they are due (the overview's Due now and Delayed): `now` — due and waiting to start (for a worker, other jobs or a limit); `later` — run_at or a retry's wait still ahead. Together they are every pending job.
+                         * @enum {string}
+                         */
+                        due?: "now" | "later";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Saved. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a01",
+                     *       "name": "Failed webhooks this week",
+                     *       "filter": {
+                     *         "status": "failed",
+                     *         "type": "webhook",
+                     *         "created_after": "2026-11-16T00:00:00.000Z"
+                     *       },
+                     *       "created_at": "2026-11-21T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SavedView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSavedView: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Required when the request is authenticated by the console's session cookie: the `csrf_token` of POST or GET /auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key. */
+                "X-CSRF-Token"?: string;
+            };
+            path: {
+                /** @description The saved view's id (UUID). A malformed id is a 404 like an unknown one. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };

@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   "webhook_endpoint.update",
   "webhook_endpoint.redeliver",
   "webhook_endpoint.test",
+  "webhook_endpoint.bulk_redeliver",
   "rate_limit.put",
   "rate_limit.delete",
   "queue.update",

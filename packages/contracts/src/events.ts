@@ -12,6 +12,10 @@ export const WEBHOOK_DELIVERY_TYPE = "_webhook_delivery";
 export const WEBHOOK_DELIVERY_TRIGGERS = ["event", "redelivery", "test"] as const;
 export type WebhookDeliveryTrigger = (typeof WEBHOOK_DELIVERY_TRIGGERS)[number];
 
+/** How a delivery attempt ended: the receiver took it, it failed and its delivery tries again, or it failed for good. */
+export const WEBHOOK_DELIVERY_OUTCOMES = ["succeeded", "failed", "pending"] as const;
+export type WebhookDeliveryOutcome = (typeof WEBHOOK_DELIVERY_OUTCOMES)[number];
+
 /** The event type of a test delivery (never in the event log; CloudEvents type conveyor.webhook.test). */
 export const WEBHOOK_TEST_EVENT_TYPE = "webhook.test";
 

@@ -16,8 +16,10 @@ import { jobSteeringEndpoints } from "./job-steering";
 import { jobEndpoints } from "./jobs";
 import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
+import { queueActivityEndpoints } from "./queue-activity";
 import { referenceEndpoints } from "./reference";
 import { retryEndpoints } from "./retries";
+import { savedViewEndpoints } from "./saved-views";
 import { scheduleEndpoints } from "./schedules";
 import { sessionEndpoints } from "./sessions";
 import { ssoEndpoints } from "./sso";
@@ -27,6 +29,7 @@ import { usageEndpoints } from "./usage";
 import { waitpointEndpoints } from "./waitpoints";
 import { webhookEndpointEndpoints } from "./webhook-endpoints";
 import { workerEndpoints } from "./workers";
+import { webhookRedeliveryEndpoints } from "./webhook-redelivery";
 
 export const endpoints: readonly Endpoint[] = [
   // Before /jobs/{id}, which would take "stats" for an id.
@@ -40,7 +43,10 @@ export const endpoints: readonly Endpoint[] = [
   ...liveEndpoints,
   ...eventEndpoints,
   ...webhookEndpointEndpoints,
+  ...webhookRedeliveryEndpoints,
   ...scheduleEndpoints,
+  // Issue 38 (the Queues page's charts): /queues/activity, before /queues/{type}.
+  ...queueActivityEndpoints,
   ...flowControlEndpoints,
   // Issue 38 (the console's Workers view).
   ...workerEndpoints,
@@ -59,4 +65,6 @@ export const endpoints: readonly Endpoint[] = [
   ...callbackEndpoints,
   // Waitpoints (issue 34).
   ...waitpointEndpoints,
+  // Saved views of the jobs list (issue 38).
+  ...savedViewEndpoints,
 ];

@@ -15,6 +15,7 @@ import {
   type WebhookEndpointInput,
   type WebhookEndpointPatch,
 } from "../services/webhook-endpoints";
+import { deliveriesFilterDescriptions, deliveriesFilterFields, type DeliveriesFilterQuery } from "./webhook-redelivery";
 
 const ENDPOINT_ID = "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";
@@ -68,7 +69,10 @@ const redeliverBody = Joi.object<{ event_id: number }>({
 
 const queuedExample = { endpoint_id: ENDPOINT_ID, event_id: 251658241, event_type: "job.succeeded", trigger: "redelivery" };
 
-const deliveriesQuery = Joi.object<{ limit: number }>({ limit: Joi.number().integer().min(1).max(1000).default(100) });
+const deliveriesQuery = Joi.object<{ limit: number } & DeliveriesFilterQuery>({
+  limit: Joi.number().integer().min(1).max(1000).default(100),
+  ...deliveriesFilterFields,
+});
 
 const withSecret = (what: string) =>
   `${what} \`secret\` (\`whsec_…\`) is shown only in this response: the receiver verifies the \`webhook-signature\` header with it.`;
@@ -253,12 +257,13 @@ export const webhookEndpointEndpoints = [
     description:
       "Newest first: each attempt's event and the job it is about (`job_id`), what sent it (`trigger`: the event itself, a redelivery or " +
       "a test), the receiver's status code (null when none came) and the first KiB of its answer (`response_body`; " +
-      "`response_truncated` when it went on), how long it took, and why it failed.",
+      "`response_truncated` when it went on), how long it took, why it failed, and its `outcome`. Filters (`outcome`, `event_type`, " +
+      "`after`, `before`) combine; the limit counts matching attempts.",
     access: "user",
     roles: ["owner", "admin"],
     params: { id: idParam("webhook endpoint") },
     query: deliveriesQuery,
-    queryDescriptions: { limit: "How many attempts (1 to 1000, default 100)." },
+    queryDescriptions: { limit: "How many attempts (1 to 1000, default 100).", ...deliveriesFilterDescriptions },
     responses: {
       200: {
         description: "The attempts.",
@@ -279,6 +284,7 @@ export const webhookEndpointEndpoints = [
               response_body: '{"received":true}',
               response_truncated: false,
               at: "2026-11-21T09:30:06.400Z",
+              outcome: "succeeded",
             },
             {
               id: 4017,
@@ -293,6 +299,7 @@ export const webhookEndpointEndpoints = [
               response_body: "Service Unavailable",
               response_truncated: false,
               at: "2026-11-21T09:30:01.300Z",
+              outcome: "failed",
             },
           ],
         },
@@ -300,7 +307,8 @@ export const webhookEndpointEndpoints = [
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 403, 404],
     async handle({ caller, params, query }, deps) {
-      return { json: await listWebhookDeliveries({ caller, id: params.id, limit: query.limit }, deps) };
+      const { limit, ...filter } = query;
+      return { json: await listWebhookDeliveries({ caller, id: params.id, limit, filter }, deps) };
     },
   }),
 ];

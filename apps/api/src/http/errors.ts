@@ -27,6 +27,8 @@ export const ERROR_STATUS = {
   webhook_endpoint_limit: 409,
   webhook_url_taken: 409,
   webhook_endpoint_disabled: 409,
+  saved_view_limit: 409,
+  saved_view_name_taken: 409,
   invite_expired: 410,
   invite_used: 410,
   event_expired: 410,

@@ -1,7 +1,14 @@
 // Response bodies of the event log and webhooks (SPEC §10): an event, webhook endpoints and their deliveries. Spread
 // into responseSchemas.
 import Joi from "joi";
-import { EVENT_TYPES, WEBHOOK_DELIVERY_TRIGGERS, WEBHOOK_EVENT_CHOICES, WEBHOOK_SECRET_PATTERN, WEBHOOK_TEST_EVENT_TYPE } from "@conveyor/contracts";
+import {
+  EVENT_TYPES,
+  WEBHOOK_DELIVERY_OUTCOMES,
+  WEBHOOK_DELIVERY_TRIGGERS,
+  WEBHOOK_EVENT_CHOICES,
+  WEBHOOK_SECRET_PATTERN,
+  WEBHOOK_TEST_EVENT_TYPE,
+} from "@conveyor/contracts";
 import { anyObject, id, timestamp } from "./responses-fields";
 
 const webhookEndpoint = Joi.object({
@@ -64,6 +71,10 @@ export const eventsSchemas = {
     response_body: Joi.string().allow(null, "").required().description("The first KiB of the receiver's answer, as UTF-8 text; null when no answer came."),
     response_truncated: Joi.boolean().required().description("The answer went on past `response_body`."),
     at: timestamp().required(),
+    outcome: Joi.string()
+      .valid(...WEBHOOK_DELIVERY_OUTCOMES)
+      .required()
+      .description("`succeeded`: the receiver took it; `pending`: it failed and the delivery tries again; `failed`: it failed and no attempt follows."),
   }),
   QueuedWebhookDelivery: Joi.object({
     endpoint_id: id().required(),

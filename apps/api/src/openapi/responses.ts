@@ -1,7 +1,7 @@
 // Response bodies, in joi like the request bodies, so one converter documents both and the OpenAPI test can
 // check real responses against what the document promises (joi refuses unknown keys: a new field fails it). Each
 // area's bodies are in a responses-<area>.ts file (jobs, live, flow, schedules, waitpoints, events, accounts,
-// audit-sso, usage, workers) that this one spreads; the fields they share are written once, in responses-fields.ts.
+// audit-sso, usage, workers, views) that this one spreads; the fields they share are written once, in responses-fields.ts.
 import Joi from "joi";
 import { ERROR_STATUS } from "../http/errors";
 import { accountsSchemas } from "./responses-accounts";
@@ -13,6 +13,7 @@ import { liveSchemas } from "./responses-live";
 import { schedulesSchemas } from "./responses-schedules";
 import { usageSchemas } from "./responses-usage";
 import { waitpointsSchemas } from "./responses-waitpoints";
+import { viewSchemas } from "./responses-views";
 import { workerSchemas } from "./responses-workers";
 
 /** Every JSON response body, by its component name in the document. */
@@ -47,6 +48,7 @@ export const responseSchemas = {
   ...auditSsoSchemas,
   ...usageSchemas,
   ...workerSchemas,
+  ...viewSchemas,
 };
 
 export type ResponseSchemaName = keyof typeof responseSchemas;

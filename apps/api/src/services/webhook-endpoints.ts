@@ -3,7 +3,7 @@
 // sign every delivery with it, so a hash would not do. Nothing here ever reads a secret back.
 import { randomBytes } from "node:crypto";
 import { urlPolicy, webhookSecretsKey } from "@conveyor/config";
-import { urlRefusal, WEBHOOK_PREVIOUS_SECRET_TTL_MS, type WebhookEventChoice } from "@conveyor/contracts";
+import { urlRefusal, WEBHOOK_PREVIOUS_SECRET_TTL_MS, type WebhookDeliveryOutcome, type WebhookEventChoice } from "@conveyor/contracts";
 import {
   deleteWebhookEndpoint as deleteEndpoint,
   inTransaction,
@@ -261,10 +261,14 @@ export async function rotateWebhookSecret(options: { caller: Caller; id: string 
 }
 
 export async function listWebhookDeliveries(
-  options: { caller: Caller; id: string; limit: number },
+  options: { caller: Caller; id: string; limit: number; filter?: { outcome?: WebhookDeliveryOutcome; event_type?: string; after?: string; before?: string } },
   { db }: Pick<ServiceDeps, "db">,
 ): Promise<WebhookDeliveryView[]> {
-  const deliveries = isUuid(options.id) ? await listDeliveries(db.pool, { orgId: options.caller.orgId, endpointId: options.id, limit: options.limit }) : null;
+  const { outcome, event_type: eventType, after, before } = options.filter ?? {};
+  const filter = { outcome, eventType, after: after ? new Date(after) : undefined, before: before ? new Date(before) : undefined };
+  const deliveries = isUuid(options.id)
+    ? await listDeliveries(db.pool, { orgId: options.caller.orgId, endpointId: options.id, limit: options.limit, filter })
+    : null;
   if (!deliveries) throw notFound("Webhook endpoint");
   return deliveries;
 }

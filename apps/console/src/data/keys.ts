@@ -29,6 +29,8 @@ export const keys = {
     output: (id: string) => ["job", id, "output"] as const,
   },
   retries: { all: ["retries"] as const },
+  savedViews: { all: ["saved-views"] as const },
+  queueActivity: { all: ["queues", "activity"] as const },
   queues: { all: ["queues"] as const },
   workers: { all: ["workers"] as const },
   rateLimits: { all: ["rate-limits"] as const },

@@ -130,6 +130,11 @@ export function auditSentence(entry: AuditEntry): string {
       return `${who} sent event ${show(details.event_id)} (${show(details.event_type)}) to ${what} again`;
     case "webhook_endpoint.test":
       return `${who} sent a test event to ${what}`;
+    case "webhook_endpoint.bulk_redeliver": {
+      const count = typeof details.events === "number" ? details.events : 0;
+      const which = typeof details.deliveries === "number" ? `${details.deliveries} picked deliveries` : "its failed deliveries";
+      return `${who} sent ${count} event${count === 1 ? "" : "s"} of ${which} to ${what} again`;
+    }
     case "schedule.create":
       return `${who} created ${what} (${after("cron")}, ${after("timezone")}, makes ${after("job_type")} jobs)`;
     case "schedule.update": {

@@ -28,6 +28,7 @@ import { api, callPage } from "../api";
 import { keys } from "../data/keys";
 import { useSchedules } from "../data/schedules";
 import { FailureGroups } from "./failure-groups";
+import { SavedViews } from "./saved-views";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -156,6 +157,7 @@ export function JobsPage() {
       <Title order={1} size="h2">
         Jobs
       </Title>
+      <SavedViews filter={filterOf(search)} onApply={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : { ...filter, order: search.order })} />
       <Filters
         search={search}
         // A failure group is named by one of its jobs' type and error when the page holds one (its id otherwise).

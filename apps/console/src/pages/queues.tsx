@@ -32,6 +32,7 @@ import { formErrors, problems, type FormErrors } from "../ui/form";
 import { formatTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
+import { QueueChart, useQueueActivity } from "./queue-charts";
 
 export type Queue = ResponseBody<"/queues", "get">[number];
 export type RateLimit = ResponseBody<"/rate-limits", "get">[number];
@@ -57,6 +58,12 @@ export function formatWait(ms: number | null): string {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/** A queue row's chart, when the activity has a series of its type. */
+function RowChart({ type, activity }: { type: string; activity: NonNullable<ReturnType<typeof useQueueActivity>["data"]> }) {
+  const series = activity.queues.find((q) => q.type === type);
+  return series ? <QueueChart series={series} minutes={activity.minutes} coveredFrom={activity.covered_from} /> : null;
+}
+
 const per = (period: string) => (period === "second" ? "a second" : period === "minute" ? "a minute" : "an hour");
 
 export function QueuesPage() {
@@ -64,6 +71,8 @@ export function QueuesPage() {
   const manager = canManageTeam(session.role);
   const queues = useQuery(queuesQuery);
   const limits = useQuery(rateLimitsQuery);
+  // Issue 38: each row's chart of the last hour (starts and p95 wait per minute).
+  const activity = useQueueActivity();
   const [editing, setEditing] = useState<Queue | null>(null);
   const pausing = useAction({
     run: ({ queue, paused }: { queue: Queue; paused: boolean }) =>
@@ -161,6 +170,7 @@ export function QueuesPage() {
                           Oldest due {formatTime(queue.oldest_due_at)}
                         </Text>
                       )}
+                      {activity.data && <RowChart type={queue.type} activity={activity.data} />}
                     </Table.Td>
                     <Table.Td ta="right" visibleFrom="sm" data-figure="due">
                       <CountLink queue={queue} figure="due" />

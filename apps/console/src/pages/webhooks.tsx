@@ -187,7 +187,7 @@ export function WebhooksPage() {
       )}
       <CreateEndpoint opened={creating} onClose={() => setCreating(false)} />
       {/* The open endpoint as the list has it now (an edit shows at once). */}
-      <Deliveries endpoint={endpoints.data?.find((e) => e.id === deliveries?.id) ?? deliveries} onClose={() => setDeliveries(null)} />
+      <Deliveries endpoint={endpoints.data?.find((e) => e.id === deliveries?.id) ?? deliveries} eventTypes={EVENT_TYPES} onClose={() => setDeliveries(null)} />
       <EditEndpoint endpoint={editing} eventTypes={EVENT_TYPES} onClose={() => setEditing(null)} />
       <Confirm
         opened={deleting.target !== null}

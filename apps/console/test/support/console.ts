@@ -125,12 +125,15 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 type AxeNode = { target: string[]; any: { id: string; data?: { messageKey?: string } | null }[] };
 type AxeViolation = { id: string; impact: string | null; help: string; nodes: AxeNode[] };
 
+/** A serious or critical axe finding, named for a report (`page` is set by the caller that knows it). */
+export type AxeFinding = { page?: string; rule: string; impact: string | null; help: string; nodes: string[] };
+
 /**
- * axe-core on the page as it is: no serious or critical violation, and no text in its own background's colour —
+ * axe-core on the page as it is: its serious and critical violations, and text in its own background's colour —
  * axe files a 1:1 contrast under "incomplete" (it might be deliberately hidden), which is how a button whose label
  * was painted the colour of its background passed it. Evaluated by the driver, so the page's policy stays on.
  */
-export async function expectAccessible(page: Page): Promise<void> {
+export async function collectAxeFindings(page: Page): Promise<AxeFinding[]> {
   await page.evaluate(AXE_SOURCE);
   const problems = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[]; incomplete: AxeViolation[] }> } })
@@ -154,8 +157,12 @@ export async function expectAccessible(page: Page): Promise<void> {
       .map((v) => ({ ...v, impact: "serious", help: "Text in the colour of its own background" }));
     return [...result.violations.map((v) => summary(v, v.nodes)), ...invisible];
   });
-  const serious = problems.filter((v) => v.impact === "serious" || v.impact === "critical");
-  expect(serious).toEqual([]);
+  return problems.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => ({ rule: v.id, impact: v.impact, help: v.help, nodes: v.nodes }));
+}
+
+/** axe-core on the page as it is: no serious or critical violation (collectAxeFindings). */
+export async function expectAccessible(page: Page): Promise<void> {
+  expect(await collectAxeFindings(page)).toEqual([]);
 }
 
 /**

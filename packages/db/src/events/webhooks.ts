@@ -3,10 +3,17 @@
 // attempt (webhook-delivery.ts). Secrets are stored sealed (core/secret-box.ts) and never read by the API after they
 // are written.
 import type pg from "pg";
-import { WEBHOOK_DELIVERY_TYPE, WEBHOOK_TEST_EVENT_TYPE, type WebhookDeliveryPayload, type WebhookDeliveryTrigger } from "@conveyor/contracts";
+import {
+  WEBHOOK_DELIVERY_TYPE,
+  WEBHOOK_TEST_EVENT_TYPE,
+  type WebhookDeliveryOutcome,
+  type WebhookDeliveryPayload,
+  type WebhookDeliveryTrigger,
+} from "@conveyor/contracts";
 import { newId } from "../core/ids";
 import { iso } from "../core/job-sql";
 import { insertJobs } from "../job-machine";
+import { deliveryConditions, deliveryOutcome, type DeliveryFilter } from "./webhook-redelivery";
 
 /** An endpoint as its org sees it: never its secrets. */
 export type WebhookEndpointView = {
@@ -191,20 +198,28 @@ export type WebhookDeliveryView = {
   response_body: string | null;
   response_truncated: boolean;
   at: string;
+  outcome: WebhookDeliveryOutcome;
 };
 
-/** The endpoint's most recent delivery attempts, newest first; null when the org has no such endpoint. */
+/**
+ * The endpoint's most recent delivery attempts matching `filter` (webhook-redelivery.ts), newest first; null when the
+ * org has no such endpoint.
+ */
 export async function listWebhookDeliveries(
   db: pg.Pool | pg.PoolClient,
-  options: { orgId: string; endpointId: string; limit: number },
+  options: { orgId: string; endpointId: string; limit: number; filter?: DeliveryFilter },
 ): Promise<WebhookDeliveryView[] | null> {
+  const values: unknown[] = [options.endpointId, options.orgId, options.limit];
+  const matching = deliveryConditions(options.filter ?? {}, "d", "j", values);
   const { rows } = await db.query<Omit<WebhookDeliveryView, "id" | "event_id"> & { id: string | null; event_id: string | null }>(
     `SELECT d.id::text AS id, d.event_id::text AS event_id, d.event_type, d.subject_job_id AS job_id, d.trigger, d.attempt, d.status_code,
-            d.duration_ms, d.error, d.response_body, d.response_truncated, ${iso("d.at")} AS at
+            d.duration_ms, d.error, d.response_body, d.response_truncated, ${iso("d.at")} AS at, d.outcome
        FROM webhook_endpoints w
-       LEFT JOIN LATERAL (SELECT * FROM webhook_deliveries d WHERE d.endpoint_id = w.id ORDER BY d.id DESC LIMIT $3) d ON true
+       LEFT JOIN LATERAL (SELECT d.*, ${deliveryOutcome("d", "j")} AS outcome
+                            FROM webhook_deliveries d LEFT JOIN jobs j ON j.id = d.job_id
+                           WHERE d.endpoint_id = w.id AND ${matching} ORDER BY d.id DESC LIMIT $3) d ON true
       WHERE w.id = $1 AND w.org_id = $2`,
-    [options.endpointId, options.orgId, options.limit],
+    values,
   );
   if (rows.length === 0) return null;
   return rows
@@ -222,5 +237,6 @@ export async function listWebhookDeliveries(
       response_body: r.response_body,
       response_truncated: r.response_truncated,
       at: r.at,
+      outcome: r.outcome,
     }));
 }

@@ -12,3 +12,4 @@ export * from "./failure-groups";
 export * from "./retries";
 export * from "./replay";
 export * from "./waitpoints";
+export * from "./saved-views";

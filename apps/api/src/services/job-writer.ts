@@ -10,15 +10,18 @@ import {
   insertJobIdempotently,
   insertJobs,
   jobStatuses,
-  type CreationGuard,
   type Debounced,
   type IdempotentInsert,
   type NewJob,
   type Refused,
 } from "@conveyor/db";
 
-/** A check an organization's creations must pass in their transaction (its quotas): keyed by the organization. */
-export type WriterGuard = { orgId: string; check: CreationGuard };
+/**
+ * A check an organization's creations must pass in their transaction (its quotas), keyed by the organization: SQL sent
+ * in one message with the COMMIT (answering the milliseconds it waited for a lock, in its one column), and what its
+ * failure means (null: not a refusal).
+ */
+export type WriterGuard = { orgId: string; sql: string; refusal(error: unknown): Error | null };
 
 type Entry = { jobs: NewJob[]; guard?: WriterGuard; resolve(refused: Refused): void; reject(error: unknown): void };
 
@@ -47,9 +50,9 @@ export class JobWriter {
   /**
    * Resolves once `jobs` are committed to Postgres, with the ids of those a dedupe key refused (not inserted). Jobs of
    * one call must not share a dedupe key. With a `guard` (an organization's quotas), the statement runs in a
-   * transaction that calls each guard of its entries after the insert, organization by organization in id order (so
-   * two statements never wait for each other's locks in a cycle); a guard that throws fails the statement, and its
-   * entries are then written one by one, so only the entry past the quota gets the error.
+   * transaction that runs each guard of its entries after the insert, with the COMMIT, organization by organization in
+   * id order (so two statements never wait for each other's locks in a cycle); a guard that fails fails the statement,
+   * and its entries are then written one by one, so only the entry past the quota gets the error.
    */
   insert(jobs: NewJob[], guard?: WriterGuard): Promise<Refused> {
     return new Promise((resolve, reject) => {
@@ -118,11 +121,12 @@ export class JobWriter {
       const guards = [...new Map(batch.flatMap((e) => (e.guard ? [[e.guard.orgId, e.guard] as const] : []))).values()].sort((a, b) =>
         a.orgId < b.orgId ? -1 : 1,
       );
+      const commit = async (tx: pg.PoolClient) => {
+        await tx.query(`${guards.map((g) => g.sql).join("; ")}; COMMIT`);
+      };
       const refused = guards.length
-        ? await inTransaction(this.options.pool, async (tx) => {
-            const refusedInTx = await insertJobs(tx, rows);
-            for (const guard of guards) await guard.check(tx);
-            return refusedInTx;
+        ? await inTransaction(this.options.pool, (tx) => insertJobs(tx, rows), { commit }).catch((error: unknown) => {
+            throw (guards.length === 1 && guards[0]!.refusal(error)) || error;
           })
         : await insertJobs(this.options.pool, rows);
       for (const entry of batch) entry.resolve(new Map(entry.jobs.flatMap((job) => (refused.has(job.id) ? [[job.id, refused.get(job.id)!]] : []))));

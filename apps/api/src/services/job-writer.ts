@@ -34,6 +34,8 @@ export type JobWriterOptions = {
   maxInFlight?: number;
   /** Rows per statement (entries are never split). Default 2000. */
   maxRows?: number;
+  /** Told each committed write's milliseconds from sending it to its commit (backpressure on commit latency). */
+  onCommitted?: (ms: number) => void;
 };
 
 export class JobWriter {
@@ -117,18 +119,23 @@ export class JobWriter {
 
   private async write(batch: Entry[]): Promise<void> {
     try {
+      const started = performance.now();
+      // Waiting for an organization's quota lock is not the database's latency: left out of what is reported.
+      let waited = 0;
       const rows = batch.flatMap((e) => e.jobs);
       const guards = [...new Map(batch.flatMap((e) => (e.guard ? [[e.guard.orgId, e.guard] as const] : []))).values()].sort((a, b) =>
         a.orgId < b.orgId ? -1 : 1,
       );
       const commit = async (tx: pg.PoolClient) => {
-        await tx.query(`${guards.map((g) => g.sql).join("; ")}; COMMIT`);
+        const results = (await tx.query(`${guards.map((g) => g.sql).join("; ")}; COMMIT`)) as unknown as pg.QueryResult<{ waited_ms: number }>[];
+        for (const result of results) waited += Number(result.rows?.[0]?.waited_ms ?? 0);
       };
       const refused = guards.length
         ? await inTransaction(this.options.pool, (tx) => insertJobs(tx, rows), { commit }).catch((error: unknown) => {
             throw (guards.length === 1 && guards[0]!.refusal(error)) || error;
           })
         : await insertJobs(this.options.pool, rows);
+      this.options.onCommitted?.(performance.now() - started - waited);
       for (const entry of batch) entry.resolve(new Map(entry.jobs.flatMap((job) => (refused.has(job.id) ? [[job.id, refused.get(job.id)!]] : []))));
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);

@@ -164,6 +164,17 @@ describe("52: usage equals the truth after retries, a SIGKILL, a replay and rete
     const truth = await truthFromEvents(stack, stack.owner.orgId);
     expect(truth.find((t) => t.type === "scripted")).toMatchObject({ jobs_created: 9, attempts_started: 2 + 4 + 2 * 3 + 1 + 1 });
     expect(await countedUsage(stack, stack.owner.orgId)).toEqual(truth);
+    // The pending_max quota's counter equals the pending jobs (the webhook due in 300 days) after the kill, the retries
+    // and the replay, and after the deletes below.
+    const pendingCounted = async () =>
+      (
+        await stack.api.database.db.pool.query(
+          `SELECT (SELECT coalesce(sum(pending_jobs), 0)::int FROM stored_payload_bytes WHERE org_id = $1) AS counted,
+                  (SELECT count(*)::int FROM jobs WHERE org_id = $1 AND status = 'pending' AND left(type, 1) <> '_') AS truth`,
+          [stack.owner.orgId],
+        )
+      ).rows[0];
+    expect(await pendingCounted()).toEqual({ counted: 1, truth: 1 });
 
     // The finished jobs deleted, as retention does (deleteFinishedJobs would take the second organization's too): the
     // usage stays as it was.
@@ -177,6 +188,7 @@ describe("52: usage equals the truth after retries, a SIGKILL, a replay and rete
     const after = await stack.api.request.get(`/usage?group_by=type&from=${today}&to=${today}`).set("Authorization", `Bearer ${stack.owner.token}`);
     expect(after.body).toEqual(before.body);
     expect(await countedUsage(stack, stack.owner.orgId)).toEqual(truth);
+    expect(await pendingCounted()).toEqual({ counted: 1, truth: 1 });
   }, 180_000);
 });
 

@@ -112,6 +112,8 @@ async function main() {
       WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 7).toString("base64"),
       API_RATE_LIMIT_PER_SEC: "0",
       AUTH_RATE_LIMIT_PER_MIN: "0",
+      // QUOTA_* pass through: the cost of the quota check per request (issue 36).
+      ...Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith("QUOTA_") && entry[1] !== undefined)),
       ...tracing,
     });
     try {

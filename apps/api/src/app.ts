@@ -85,10 +85,11 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
   const events = new EventHub({ pool: deps.db.pool, logger: deps.logger, streamsPerOrg: deps.config.EVENT_STREAMS_PER_ORG });
   events.observe(registry);
   metrics.observeUsage(() => readUsageTotalsByType(deps.db.pool));
+  const backpressure = new Backpressure(deps);
   return {
     ...deps,
     catalog: createJobCatalog(deps),
-    writer: new JobWriter({ pool: deps.db.pool }),
+    writer: new JobWriter({ pool: deps.db.pool, onCommitted: (ms) => backpressure.recordCommit(ms) }),
     failedLogins: rateLimits.failedLogins,
     events,
     reads: new ReadRouting({
@@ -100,7 +101,7 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
     }),
 
     quotas: new QuotaBook(deps),
-    backpressure: new Backpressure(deps),
+    backpressure,
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

@@ -40,6 +40,8 @@ export const apiEnvSchema = envSchema({
 
   /** Backpressure (SPEC §22): past this many due jobs in the deployment, the organizations holding most of them are refused new jobs (429 overloaded). Unset: off. */
   BACKPRESSURE_DUE_MAX: setting(Joi.number().integer().min(1)).optional(),
+  /** Backpressure on Postgres commit latency: past this p99 (ms) of the API's own job inserts over the last few seconds, the organizations asking for most of them are refused new jobs (429 overloaded). Unset: off. */
+  BACKPRESSURE_COMMIT_P99_MS: setting(Joi.number().integer().min(1)).optional(),
   /** How long an organization's quotas are kept in each API process: `npm run org:quota` applies within it. */
   QUOTA_CACHE_MS: setting(Joi.number().integer().min(0).max(60_000)).default(2_000),
 });

@@ -54,6 +54,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
   if (res.headersSent) return res.destroy();
   // For the metrics (refusals by reason), which see only the response.
   res.locals.errorCode = appError.code;
+  if ("reason" in appError) res.locals.refusalReason = appError.reason;
   for (const [name, value] of Object.entries(appError.headers ?? {})) res.setHeader(name, value);
   if (status === 401) res.setHeader("WWW-Authenticate", 'Bearer realm="conveyor"');
   res.status(status).json({

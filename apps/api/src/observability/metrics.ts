@@ -26,7 +26,7 @@ export type ApiMetrics = {
 export const USAGE_METRICS_MS = 5_000;
 
 /** Reasons a job-creating request is refused for its organization's share (SPEC §22). */
-const REFUSAL_REASONS = new Set(["quota_exceeded", "overloaded"]);
+const REFUSAL_REASONS = new Set(["quota_exceeded", "overloaded", "commit_latency"]);
 
 type Observer = { observe(value: number): void };
 
@@ -84,7 +84,7 @@ export function createApiMetrics(): ApiMetrics {
   });
   const refused = new Counter({
     name: "conveyor_jobs_refused_total",
-    help: "Job-creating requests (POST /jobs, POST /jobs/batch) refused with 429 for the organization's share, by reason: quota_exceeded or overloaded (backpressure).",
+    help: "Job-creating requests (POST /jobs, POST /jobs/batch) refused with 429 for the organization's share, by reason: quota_exceeded, overloaded (backpressure on the due backlog) or commit_latency (backpressure on Postgres commit latency; the answer's code is overloaded).",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
@@ -97,7 +97,7 @@ export function createApiMetrics(): ApiMetrics {
     const method = route === UNMATCHED_ROUTE && !KNOWN_METHODS.has(req.method) ? "OTHER" : req.method;
     durationOf(method, route, res.statusCode).observe((performance.now() - started) / 1000);
     if (res.statusCode === 429 && (route === "/jobs" || route === "/jobs/batch")) {
-      const code = String(res.locals.errorCode);
+      const code = String(res.locals.refusalReason ?? res.locals.errorCode);
       if (REFUSAL_REASONS.has(code)) refused.labels(code).inc();
     }
     if (res.statusCode !== 202) return;

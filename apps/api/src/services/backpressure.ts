@@ -4,9 +4,11 @@
 // flood of one organization names it alone; two equal floods name both), so an organization with little due is never
 // shed for another's flood. The figure is read at most once per BACKPRESSURE_REFRESH_MS per process, in the
 // background of the requests that need it (a request never waits for it); /readyz does not look at it.
+// With BACKPRESSURE_COMMIT_P99_MS, commit latency sheds too (commit-latency.ts), with the same rule and the same 429.
 import { readDueBacklog } from "@conveyor/db";
 import type { AppDeps } from "../context";
 import { AppError } from "../http/errors";
+import { CommitLatency } from "./commit-latency";
 
 export const BACKPRESSURE_REFRESH_MS = 1_000;
 /** What a refused client is told to wait: about the time a worker fleet needs to take a bite out of the backlog. */
@@ -24,25 +26,62 @@ export function organizationsToShed(byOrg: readonly { orgId: string; due: number
   return shed;
 }
 
+/** A 429 `overloaded`, with what it is for (`reason`: the label of /metrics' refusals). */
+export class OverloadedError extends AppError {
+  constructor(
+    readonly reason: "overloaded" | "commit_latency",
+    message: string,
+  ) {
+    super("overloaded", message, undefined, { "Retry-After": String(OVERLOADED_RETRY_AFTER_SECONDS) });
+  }
+}
+
 export class Backpressure {
   private shed = new Set<string>();
   private readAt = 0;
   private reading: Promise<void> | null = null;
   private lastWarning = 0;
+  private readonly latency: CommitLatency | null;
+  private latencyShed = new Set<string>();
+  private latencyAt = 0;
 
-  constructor(private readonly deps: Pick<AppDeps, "config" | "db" | "logger">) {}
+  constructor(private readonly deps: Pick<AppDeps, "config" | "db" | "logger">) {
+    this.latency = deps.config.BACKPRESSURE_COMMIT_P99_MS === undefined ? null : new CommitLatency();
+  }
+
+  /** A grouped job insert took `ms` from sending to its commit (job-writer.ts reports every one). */
+  recordCommit(ms: number): void {
+    this.latency?.record(ms);
+  }
 
   /** Throws 429 `overloaded` when `orgId` is among the organizations being shed. */
   admit(orgId: string): void {
+    this.admitByLatency(orgId);
     const max = this.deps.config.BACKPRESSURE_DUE_MAX;
     if (max === undefined) return;
     if (Date.now() - this.readAt >= BACKPRESSURE_REFRESH_MS && !this.reading) this.reading = this.refresh(max).finally(() => (this.reading = null));
     if (!this.shed.has(orgId)) return;
-    throw new AppError(
+    throw new OverloadedError(
       "overloaded",
       "The deployment is over its backlog limit and your organization holds most of it; no job was created. Retry after the time in Retry-After.",
-      undefined,
-      { "Retry-After": String(OVERLOADED_RETRY_AFTER_SECONDS) },
+    );
+  }
+
+  private admitByLatency(orgId: string): void {
+    const threshold = this.deps.config.BACKPRESSURE_COMMIT_P99_MS;
+    if (!this.latency || threshold === undefined) return;
+    this.latency.asked(orgId);
+    if (Date.now() - this.latencyAt >= BACKPRESSURE_REFRESH_MS) {
+      this.latencyAt = Date.now();
+      const p99 = this.latency.p99();
+      const demand = p99 !== null && p99 > threshold ? this.latency.demandByOrg() : [];
+      const total = demand.reduce((n, o) => n + o.due, 0);
+      this.latencyShed = demand.length ? organizationsToShed(demand, total, total * (threshold / p99!)) : new Set();
+    }
+    if (!this.latencyShed.has(orgId)) return;
+    throw new OverloadedError(
+      "commit_latency",
+      "The deployment's database is committing slowly and your organization asks for most of the new jobs; no job was created. Retry after the time in Retry-After.",
     );
   }
 

@@ -18,7 +18,9 @@ import {
   jobStatuses,
   limitsInForce,
   QuotaExceededError,
+  quotaCheckSql,
   quotaPassed,
+  quotaRefusal,
   readQuotaUse,
   type CreationGuard,
   type Debounced,
@@ -86,9 +88,11 @@ export class QuotaBook {
       throw error instanceof QuotaExceededError ? this.refusal(orgId, error) : error;
     };
     const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
+    const sql = quotaCheckSql(orgId, limits, at);
     return {
-      // Grouped with other requests like any insert, in a transaction that enforces the quota (job-writer.ts).
-      insert: (jobs: NewJob[]): Promise<Refused> => shared.insert(jobs, { orgId, check: guard }).catch(rethrowQuota),
+      // Grouped with other requests like any insert, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
+      insert: (jobs: NewJob[]): Promise<Refused> =>
+        shared.insert(jobs, { orgId, sql, refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota),
       insertGraph: (jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> =>
         inTransaction(pool, async (tx) => {
           await before?.(tx);

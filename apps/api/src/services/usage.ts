@@ -53,8 +53,8 @@ export function usageCsv(rows: UsageRow[], groupBy: "day" | "type"): string {
 export type QuotaView = { name: QuotaName; limit: number | null; used: number; resets_at: string | null };
 
 /**
- * The quotas in force for the caller's organization and what is used of each (pending jobs counted up to the limit
- * + 1), with when a period quota starts over; `limit` null is unlimited (and `used` then 0: not counted).
+ * The quotas in force for the caller's organization and what is used of each (from the counters the usage triggers
+ * keep), with when a period quota starts over; `limit` null is unlimited (and `used` then 0: not counted).
  */
 export async function getQuotas(options: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "clock" | "quotas">): Promise<{ quotas: QuotaView[] }> {
   const at = deps.clock.now();

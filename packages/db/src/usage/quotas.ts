@@ -1,10 +1,13 @@
 // Quotas (SPEC §22): what an organization may create, from the operator's QUOTA_* defaults and its own row in
 // org_quotas (npm run org:quota). A creation under a quota runs in a transaction of its own: the jobs are inserted
-// (their usage is counted by the insert's triggers), then `enforceQuotas` takes the organization's quota lock and
-// reads what is used — its own rows and everything committed before it by other transactions — and throws
-// QuotaExceededError to roll the whole creation back. The lock is held to the commit, so of concurrent creations each
-// sees all those that went before it: exact whatever the number of API processes. Without a quota nothing here runs.
+// (their usage is counted by the insert's triggers), then `conveyor_enforce_quotas` (migration
+// 20261128093000_quota_counters) takes the organization's quota lock and reads what is used — its own rows and
+// everything committed before it by other transactions — and raises to roll the whole creation back. The lock is held
+// to the commit, so of concurrent creations each sees all those that went before it: exact whatever the number of API
+// processes. The API's grouped inserts send the check in one message with their COMMIT (`quotaCheckSql`), so the lock
+// is held for one round trip. Without a quota nothing here runs.
 import type pg from "pg";
+import { isUuid } from "../core/ids";
 
 export const QUOTA_NAMES = ["jobs_per_day", "jobs_per_month", "pending_max", "payload_bytes_max"] as const;
 export type QuotaName = (typeof QUOTA_NAMES)[number];
@@ -53,10 +56,7 @@ export async function putQuotaOverrides(db: pg.Pool | pg.PoolClient, orgId: stri
 /** What an organization has used of each quota at `at` (the jobs' creation time: its UTC day and month). */
 export type QuotaUse = Record<QuotaName, number>;
 
-/**
- * What is used of the quotas in force (those not in force read 0 and cost nothing). `pending_max` counts at most its
- * limit + 1 pending jobs: enough to tell, without counting a flood.
- */
+/** What is used of the quotas in force (those not in force read 0 and cost nothing), from the counters. */
 export async function readQuotaUse(db: pg.Pool | pg.PoolClient, orgId: string, limits: QuotaLimits, at: Date): Promise<QuotaUse> {
   const { rows } = await db.query<QuotaUse>({
     name: "conveyor-quota-use",
@@ -64,9 +64,9 @@ export async function readQuotaUse(db: pg.Pool | pg.PoolClient, orgId: string, l
        CASE WHEN $3 THEN (SELECT coalesce(sum(jobs_created), 0) FROM usage_counts WHERE org_id = $1 AND day = ($2::timestamptz AT TIME ZONE 'UTC')::date) ELSE 0 END::float8 AS jobs_per_day,
        CASE WHEN $4 THEN (SELECT coalesce(sum(jobs_created), 0) FROM usage_counts WHERE org_id = $1
                            AND day >= date_trunc('month', $2::timestamptz AT TIME ZONE 'UTC')::date AND day <= ($2::timestamptz AT TIME ZONE 'UTC')::date) ELSE 0 END::float8 AS jobs_per_month,
-       CASE WHEN $5::bigint IS NOT NULL THEN (SELECT count(*) FROM (SELECT 1 FROM jobs WHERE org_id = $1 AND status = 'pending' AND left(type, 1) <> '_' LIMIT $5::bigint + 1) p) ELSE 0 END::float8 AS pending_max,
+       CASE WHEN $5 THEN (SELECT coalesce(sum(pending_jobs), 0) FROM stored_payload_bytes WHERE org_id = $1) ELSE 0 END::float8 AS pending_max,
        CASE WHEN $6 THEN (SELECT coalesce(sum(bytes), 0) FROM stored_payload_bytes WHERE org_id = $1) ELSE 0 END::float8 AS payload_bytes_max`,
-    values: [orgId, at, limits.jobs_per_day !== null, limits.jobs_per_month !== null, limits.pending_max, limits.payload_bytes_max !== null],
+    values: [orgId, at, limits.jobs_per_day !== null, limits.jobs_per_month !== null, limits.pending_max !== null, limits.payload_bytes_max !== null],
   });
   return rows[0]!;
 }
@@ -94,18 +94,46 @@ export class QuotaExceededError extends Error {
   }
 }
 
-/** The organization's quota lock, held by its transaction until it ends (two keys: a namespace and the org's id). */
-export async function lockQuota(tx: pg.PoolClient, orgId: string): Promise<void> {
-  await tx.query({ name: "conveyor-quota-lock", text: "SELECT pg_advisory_xact_lock(36, hashtext($1::text))", values: [orgId] });
+/** The SQLSTATE conveyor_enforce_quotas raises with the quota's name as message and what is used as detail. */
+const QUOTA_PASSED = "CQ036";
+
+const limitSql = (limit: number | null) => {
+  if (limit === null) return "NULL";
+  if (!Number.isSafeInteger(limit)) throw new Error(`a quota limit must be an integer: ${limit}`);
+  return String(limit);
+};
+
+/**
+ * The quota check as SQL text with its values written in (all generated here: a UUID, an ISO time, integers), to be
+ * sent in one message with the transaction's COMMIT: it answers the milliseconds it waited for the quota lock.
+ */
+export function quotaCheckSql(orgId: string, limits: QuotaLimits, at: Date): string {
+  if (!isUuid(orgId)) throw new Error("an organization id must be a UUID");
+  const values = [`'${orgId}'::uuid`, `'${at.toISOString()}'::timestamptz`, ...QUOTA_NAMES.map((name) => limitSql(limits[name]))];
+  return `SELECT conveyor_enforce_quotas(${values.join(", ")}) AS waited_ms`;
+}
+
+/** The QuotaExceededError a failed check stands for, or null for any other error. */
+export function quotaRefusal(error: unknown, limits: QuotaLimits, at: Date): QuotaExceededError | null {
+  const { code, message, detail } = (error ?? {}) as { code?: unknown; message?: unknown; detail?: unknown };
+  if (code !== QUOTA_PASSED || !QUOTA_NAMES.includes(message as QuotaName)) return null;
+  const quota = message as QuotaName;
+  const limit = limits[quota] ?? 0;
+  return new QuotaExceededError(quota, limit, Math.min(limit, Number(detail)), at);
 }
 
 /**
  * Called in a creation's transaction after its inserts: takes the quota lock, then throws QuotaExceededError when the
- * organization is past a limit with them (`added`: what the creation added, to tell what was used before it).
+ * organization is past a limit with them. One statement; the lock is held to the commit.
  */
 export async function enforceQuotas(tx: pg.PoolClient, orgId: string, limits: QuotaLimits, at: Date): Promise<void> {
-  await lockQuota(tx, orgId);
-  const use = await readQuotaUse(tx, orgId, limits, at);
-  const passed = quotaPassed(limits, use);
-  if (passed) throw new QuotaExceededError(passed, limits[passed]!, Math.min(limits[passed]!, use[passed]), at);
+  try {
+    await tx.query({
+      name: "conveyor-enforce-quotas",
+      text: "SELECT conveyor_enforce_quotas($1, $2, $3, $4, $5, $6)",
+      values: [orgId, at, ...QUOTA_NAMES.map((name) => limits[name])],
+    });
+  } catch (error) {
+    throw quotaRefusal(error, limits, at) ?? error;
+  }
 }

@@ -13,9 +13,11 @@ export type UsageTotals = {
 export type UsageRow = ({ day: string } | { type: string }) & UsageTotals;
 export type UsageQuery = { orgId: string; from: string; to: string; groupBy: "day" | "type" };
 
-const SUMS = `coalesce(sum(jobs_created), 0)::float8 AS jobs_created, coalesce(sum(attempts_started), 0)::float8 AS attempts_started,
-  (coalesce(sum(attempt_ms), 0) / 1000.0)::float8 AS attempt_seconds, coalesce(sum(webhook_deliveries), 0)::float8 AS webhook_deliveries,
-  coalesce(sum(payload_bytes), 0)::float8 AS payload_bytes`;
+// Summed as float8, which the answer is anyway: exact for integers below 2^53 (9·10^15 jobs, bytes or attempt
+// milliseconds), and a third of the cost of bigint's numeric sums over a 400-day range (EXPLAIN ANALYZE, issue 36).
+const SUMS = `coalesce(sum(jobs_created::float8), 0) AS jobs_created, coalesce(sum(attempts_started::float8), 0) AS attempts_started,
+  coalesce(sum(attempt_ms::float8), 0) / 1000 AS attempt_seconds, coalesce(sum(webhook_deliveries::float8), 0) AS webhook_deliveries,
+  coalesce(sum(payload_bytes::float8), 0) AS payload_bytes`;
 
 /**
  * The organization's usage from `from` to `to` (dates, both included): by day (every day of the range, zeros where

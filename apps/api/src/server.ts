@@ -44,14 +44,8 @@ async function main(): Promise<void> {
   const app = createApp(deps);
   const server = createServer(app).listen(config.PORT);
   await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
-  logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL}; Node.js ${process.version})`);
-  if (usesDevelopmentWebhookKey(config)) {
-    logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
-  }
-  if (usesDevelopmentJwtSecret(config)) {
-    logger.warn("JWT_SECRET is not set: tokens are signed with a built-in development secret. Set JWT_SECRET before exposing this API.");
-  }
-
+  // Listening before "API listening" is said: a SIGTERM sent as soon as that line is read must find its handler
+  // (until a listener exists the signal's default action ends the process at once).
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -67,6 +61,13 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  logger.info(`API listening on http://localhost:${config.PORT} (public URL ${config.PUBLIC_URL}; Node.js ${process.version})`);
+  if (usesDevelopmentWebhookKey(config)) {
+    logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
+  }
+  if (usesDevelopmentJwtSecret(config)) {
+    logger.warn("JWT_SECRET is not set: tokens are signed with a built-in development secret. Set JWT_SECRET before exposing this API.");
+  }
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -95,15 +95,8 @@ async function main(): Promise<void> {
 
   let running = true;
   const server = await startHealthServer(config.WORKER_METRICS_PORT, () => running, { "/metrics": metrics.serve });
-  if (usesDevelopmentWebhookKey(config)) {
-    logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
-  }
-  logger.info(
-    `worker started on Node.js ${process.version}: serving ${runtime.types.join(", ")} (concurrency ${config.WORKER_CONCURRENCY} per type; health on :${server.port})`,
-  );
-  const cannotRun = unavailableMessage(unavailableTypes(builtIns, config));
-  if (cannotRun) logger.warn(cannotRun);
-
+  // Listening before "worker started" is said: a SIGTERM sent as soon as that line is read must find its handler
+  // (until a listener exists the signal's default action ends the process at once).
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -121,6 +114,14 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  if (usesDevelopmentWebhookKey(config)) {
+    logger.warn("WEBHOOK_SECRETS_KEY is not set: webhook secrets are stored under a built-in development key. Set it before storing real endpoints.");
+  }
+  logger.info(
+    `worker started on Node.js ${process.version}: serving ${runtime.types.join(", ")} (concurrency ${config.WORKER_CONCURRENCY} per type; health on :${server.port})`,
+  );
+  const cannotRun = unavailableMessage(unavailableTypes(builtIns, config));
+  if (cannotRun) logger.warn(cannotRun);
 }
 
 runMain(main);

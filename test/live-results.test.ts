@@ -370,10 +370,16 @@ it("coalesces progress to at most 4 events a second, ignores bad fractions with 
     [id],
   );
   const ms = rows[rows.length - 1]!.time.getTime() - rows[0]!.time.getTime();
-  // 60 reports over about 600 ms: a handful of events, never two within 250 ms except the attempt's last one.
+  // 60 reports over about 600 ms: a handful of events, never two within a round (250 ms) — the attempt's last report,
+  // when it comes sooner, rides on its terminal event.
+  // (One interval of slack: an event's time is its transaction's start, which a busy database can delay.)
   expect(rows.length).toBeLessThanOrEqual(Math.floor(ms / 250) + 2);
   expect(rows.length).toBeLessThan(60);
-  expect(rows[rows.length - 1]!.data.progress?.fraction).toBe(1);
+  const succeeded = await stack.api.database.db.pool.query<{ data: { progress: { fraction: number } | null } }>(
+    "SELECT data FROM events WHERE job_id = $1 AND type = 'job.succeeded'",
+    [id],
+  );
+  expect(succeeded.rows[0]!.data.progress?.fraction).toBe(1);
   const warnings = (await stack.logs(id)).filter((l) => l.level === "warn" && l.message.includes("ctx.progress"));
   expect(warnings).toHaveLength(1);
   expect(warnings[0]!.message).toContain("null"); // NaN, as JSON writes it

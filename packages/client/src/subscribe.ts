@@ -73,6 +73,7 @@ export function subscribeToJob(id: string, token: string, handlers: JobSubscript
   const path = `${baseUrl}/jobs/${encodeURIComponent(id)}/events`;
   let output = "";
   let outputBytes = 0;
+  let lastProgressAt: string | undefined;
   let closed = false;
 
   const receive = (event: ConveyorEvent): boolean => {
@@ -80,7 +81,12 @@ export function subscribeToJob(id: string, token: string, handlers: JobSubscript
     handlers.onEvent?.(event);
     const job = event.data as LiveJob;
     handlers.onJob?.(job);
-    if (event.type === "job.progress" && job.progress) handlers.onProgress?.(job.progress);
+    // Every event carries the job's progress as it was; a new report is told once, whichever event brought it (an
+    // attempt's last report may come only with its terminal event).
+    if (job.progress && job.progress.at !== lastProgressAt) {
+      lastProgressAt = job.progress.at;
+      handlers.onProgress?.(job.progress);
+    }
     const piece = event.type === "job.output" ? (event.data.output as { offset: number; chunk: string } | undefined) : undefined;
     // Placed at its offset: a piece already held (seen again after a reconnection) adds nothing.
     if (piece && piece.offset === outputBytes) {

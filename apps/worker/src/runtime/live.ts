@@ -39,6 +39,8 @@ type JobState = {
   truncated: boolean;
   /** The write of this job's reports under way, if any. */
   writing?: Promise<void>;
+  /** When a round last announced this job's progress (Date.now()), if one has. */
+  announcedAt?: number;
 };
 
 /** Cuts `text` to at most `bytes` bytes of UTF-8 without splitting a character. */
@@ -121,7 +123,7 @@ export class LiveRecorder {
       const jobs = this.finals;
       this.finals = [];
       this.finalWrite = undefined;
-      return this.write(jobs);
+      return this.write(jobs, true);
     });
     return this.finalWrite;
   }
@@ -141,13 +143,23 @@ export class LiveRecorder {
     this.timer.unref();
   }
 
-  /** Writes the waiting reports of `jobs` (progress, then output), marking each job as being written meanwhile. */
-  private async write(jobs: JobState[]): Promise<void> {
+  /**
+   * Writes the waiting reports of `jobs` (progress, then output), marking each job as being written meanwhile. An
+   * attempt's `last` report that comes within a round of its previous event is stored without an event of its own:
+   * the attempt's terminal event carries the job with it, and the job keeps to PROGRESS_EVENTS_PER_SECOND.
+   */
+  private async write(jobs: JobState[], last = false): Promise<void> {
     if (jobs.length === 0) return;
+    const now = Date.now();
+    const roundMs = this.deps.roundMs ?? ROUND_MS;
     const progress: ProgressReport[] = [];
     const output: { job: JobState; chunk: string }[] = [];
     for (const job of jobs) {
-      if (job.progress) progress.push({ jobId: job.jobId, fence: job.fence, progress: job.progress });
+      if (job.progress) {
+        const announce = !last || job.announcedAt === undefined || now - job.announcedAt >= roundMs;
+        if (announce) job.announcedAt = now;
+        progress.push({ jobId: job.jobId, fence: job.fence, progress: job.progress, announce });
+      }
       if (job.output) output.push({ job, chunk: job.output });
       job.progress = undefined;
       job.output = "";

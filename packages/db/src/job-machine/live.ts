@@ -7,8 +7,12 @@ import { LIVE_EVENTS, type JobProgress } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { announce } from "./sql";
 
-/** One job's latest progress, under its attempt's fence. */
-export type ProgressReport = { jobId: string; fence: string; progress: JobProgress };
+/**
+ * One job's latest progress, under its attempt's fence. `announce: false` stores it without a `job.progress` event
+ * (an attempt's last report within a round of the previous event: its terminal event carries it, and the job keeps to
+ * its rate of progress events).
+ */
+export type ProgressReport = { jobId: string; fence: string; progress: JobProgress; announce?: boolean };
 
 /** One job's output append: its text and the byte offset it starts at (what the job stored before it). */
 export type OutputAppend = { jobId: string; fence: string; offset: number; chunk: string };
@@ -23,19 +27,24 @@ export async function recordProgress(db: pg.Pool | pg.PoolClient, reports: reado
   const { rows } = await db.query<{ id: string }>({
     name: "conveyor-record-progress",
     text: `WITH ${EVENT_BASE}, input AS (
-       SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[]) AS i(id, fence, progress)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::jsonb[], $4::boolean[]) AS i(id, fence, progress, announce)
      ), locked AS (
-       SELECT j.id, i.progress FROM jobs j JOIN input i ON i.id = j.id AND i.fence = j.fence
+       SELECT j.id, i.progress, i.announce FROM jobs j JOIN input i ON i.id = j.id AND i.fence = j.fence
         WHERE j.status = 'processing'
         ORDER BY j.id FOR UPDATE OF j
      ), updated AS (
        UPDATE jobs SET progress = l.progress FROM locked l WHERE jobs.id = l.id
        RETURNING jobs.*
      ), announced AS (
-       ${announce({ from: "(SELECT u.id, u.org_id, u.type, u::jobs AS job FROM updated u)", event: `'${LIVE_EVENTS.progress}'` })}
+       ${announce({ from: "(SELECT u.id, u.org_id, u.type, u::jobs AS job FROM updated u JOIN locked l ON l.id = u.id WHERE l.announce)", event: `'${LIVE_EVENTS.progress}'` })}
      )
      SELECT u.id, pg_notify('${EVENTS_CHANNEL}', '') FROM updated u`,
-    values: [reports.map((r) => r.jobId), reports.map((r) => r.fence), reports.map((r) => JSON.stringify(r.progress))],
+    values: [
+      reports.map((r) => r.jobId),
+      reports.map((r) => r.fence),
+      reports.map((r) => JSON.stringify(r.progress)),
+      reports.map((r) => r.announce ?? true),
+    ],
   });
   return rows.map((r) => r.id);
 }

@@ -39,12 +39,7 @@ export async function recordProgress(db: pg.Pool | pg.PoolClient, reports: reado
        ${announce({ from: "(SELECT u.id, u.org_id, u.type, u::jobs AS job FROM updated u JOIN locked l ON l.id = u.id WHERE l.announce)", event: `'${LIVE_EVENTS.progress}'` })}
      )
      SELECT u.id, pg_notify('${EVENTS_CHANNEL}', '') FROM updated u`,
-    values: [
-      reports.map((r) => r.jobId),
-      reports.map((r) => r.fence),
-      reports.map((r) => JSON.stringify(r.progress)),
-      reports.map((r) => r.announce ?? true),
-    ],
+    values: [reports.map((r) => r.jobId), reports.map((r) => r.fence), reports.map((r) => JSON.stringify(r.progress)), reports.map((r) => r.announce ?? true)],
   });
   return rows.map((r) => r.id);
 }

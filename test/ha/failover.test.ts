@@ -28,7 +28,7 @@ afterAll(async () => {
 type Outcome = { status: number; retryAfter: string | null; id?: string; at: number };
 
 describe("a Postgres failover under load", () => {
-  it("answers 202 or 503 (never 500), keeps every acknowledged job and runs them on the promoted replica", async () => {
+  it("answers 202 or 503 (never 500; a retried key whose first try committed: 200), keeps every acknowledged job and runs them on the promoted replica", async () => {
     const base = await stack.api.listen();
     const outcomes: Outcome[] = [];
     const acknowledged = new Map<string, string>(); // idempotency key → job id
@@ -48,7 +48,9 @@ describe("a Postgres failover under load", () => {
           if (!res) continue;
           const body = (await res.json()) as { id?: string };
           outcomes.push({ status: res.status, retryAfter: res.headers.get("retry-after"), id: body.id, at: Date.now() });
-          if (res.status === 202) {
+          // 200: a retry's key found the job its first try created — that try committed, but the commit's answer was
+          // lost with the primary, so the API could only say 503 (SPEC §2: the same key within 24 h answers the job).
+          if (res.status === 202 || res.status === 200) {
             acknowledged.set(key, body.id!);
             // 8 lanes of at most 25 requests/s: about 200 jobs/s.
             await new Promise((resolve) => setTimeout(resolve, Math.max(0, 40 - (Date.now() - started))));
@@ -87,7 +89,7 @@ describe("a Postgres failover under load", () => {
     );
     expect(outcomes.filter((o) => o.status >= 500 && o.status !== 503)).toEqual([]);
     expect(outcomes.filter((o) => o.status === 503 && o.retryAfter === null)).toEqual([]);
-    expect([...statuses.keys()].every((status) => status === 202 || status === 503)).toBe(true);
+    expect([...statuses.keys()].filter((status) => status !== 202 && status !== 200 && status !== 503)).toEqual([]);
     expect(firstAck.at - promotedAt).toBeLessThan(30_000);
 
     // Synchronous replication: every job the API acknowledged is on the new primary, once.

@@ -4,28 +4,17 @@
 import type pg from "pg";
 import { expireKeys } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import { WakeLoop } from "@conveyor/queue";
-import type { LeaderTask } from "./leadership";
+import { PeriodicTask } from "./periodic-task";
 
-export class KeyExpiry implements LeaderTask {
+export class KeyExpiry extends PeriodicTask {
   readonly name = "key-expiry";
-  private readonly loop: WakeLoop;
 
   constructor(private readonly options: { pool: pg.Pool; logger: Logger; intervalMs: number }) {
-    this.loop = new WakeLoop({
-      round: async () => void (await this.runOnce()),
-      everyMs: options.intervalMs,
-      quietMs: 0,
-      warn: (error) => options.logger.warn(`key expiry failed; trying again in the next round: ${error.message}`),
-    });
+    super(options.logger, options.intervalMs, "key expiry");
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
+  protected round(): Promise<unknown> {
+    return this.runOnce();
   }
 
   /** One round: a batch of each kind of key; answers how many went. */

@@ -4,29 +4,18 @@
 // type. Every 10 minutes while leading; the sums never change.
 import type pg from "pg";
 import { foldUsage } from "@conveyor/db";
-import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import type { LeaderTask } from "./leadership";
+import { PeriodicTask } from "./periodic-task";
 
-export class UsageFold implements LeaderTask {
+export class UsageFold extends PeriodicTask {
   readonly name = "usage-fold";
-  private readonly loop: WakeLoop;
 
   constructor(private readonly options: { pool: pg.Pool; logger: Logger; intervalMs?: number }) {
-    this.loop = new WakeLoop({
-      round: async () => void (await this.fold()),
-      everyMs: options.intervalMs ?? 600_000,
-      quietMs: 0,
-      warn: (error) => options.logger.warn(`usage fold failed; trying again in the next one: ${error.message}`),
-    });
+    super(options.logger, options.intervalMs ?? 600_000, "usage fold");
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
+  protected round(): Promise<unknown> {
+    return this.fold();
   }
 
   /** Folds every finished day's stripes, a batch per statement; answers the rows folded away. */

@@ -4,31 +4,20 @@
 import type pg from "pg";
 import { reapGoneWorkers } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import { WakeLoop } from "@conveyor/queue";
-import type { LeaderTask } from "./leadership";
+import { PeriodicTask } from "./periodic-task";
 
 /** How long a gone worker stays in the registry (and on the Workers view) before it is deleted: 15 minutes. */
 export const GONE_KEEP_MS = 15 * 60_000;
 
-export class WorkerReaper implements LeaderTask {
+export class WorkerReaper extends PeriodicTask {
   readonly name = "worker-reaper";
-  private readonly loop: WakeLoop;
 
   constructor(private readonly options: { pool: pg.Pool; logger: Logger; intervalMs?: number; keepMs?: number }) {
-    this.loop = new WakeLoop({
-      round: async () => void (await this.reap()),
-      everyMs: options.intervalMs ?? 60_000,
-      quietMs: 0,
-      warn: (error) => options.logger.warn(`the worker reaper failed; trying again in the next round: ${error.message}`),
-    });
+    super(options.logger, options.intervalMs ?? 60_000, "the worker reaper");
   }
 
-  start(): void {
-    this.loop.start();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
+  protected round(): Promise<unknown> {
+    return this.reap();
   }
 
   /** One round: deletes the rows of workers gone for longer than the keep time; answers how many went. */

@@ -141,7 +141,9 @@ describe("the jobs list", () => {
         .locator(selector)
         .first()
         .evaluate(
-          (el, [names, pseudoElement]) => {
+          async (el, [names, pseudoElement]) => {
+            // After its transitions (a checkbox's colours ease in over 100 ms when it is checked).
+            await Promise.all(el.getAnimations().map((animation) => animation.finished));
             const style = getComputedStyle(el, pseudoElement ?? null);
             return Object.fromEntries((names as string[]).map((name) => [name, style.getPropertyValue(name)]));
           },

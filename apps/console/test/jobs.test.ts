@@ -126,6 +126,61 @@ describe("the jobs list", () => {
     const replays = (await rig.stack.api.database.db.pool.query("SELECT replay_of FROM jobs WHERE replay_of = ANY($1::uuid[])", [ids])).rows;
     expect(replays.map((r) => r.replay_of).sort()).toEqual(ids.slice(0, 2).sort());
   });
+
+  // The rows are plain elements wearing Mantine's classes (jobs-rows.tsx): they must look like the components they stand
+  // for — the header's checkbox and the job page's status badge are those components — and a row's link must still open
+  // the job in place, as a router link does, and leave a modified click to the browser.
+  it("draws its rows as Mantine's components, and a row's link opens the job's page in place", async () => {
+    const id = await enqueue({ type: "scripted", payload: { look: "alike" }, run_at: inAnHour() });
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs?q=alike`);
+    const row = page.locator(`tr[data-job-id="${id}"]`);
+    await row.waitFor();
+    const look = (selector: string, props: string[], pseudo?: string) =>
+      page
+        .locator(selector)
+        .first()
+        .evaluate(
+          async (el, [names, pseudoElement]) => {
+            // After its transitions (a checkbox's colours ease in over 100 ms when it is checked).
+            await Promise.all(el.getAnimations().map((animation) => animation.finished));
+            const style = getComputedStyle(el, pseudoElement ?? null);
+            return Object.fromEntries((names as string[]).map((name) => [name, style.getPropertyValue(name)]));
+          },
+          [props, pseudo] as const,
+        );
+    const BOX = ["width", "height", "border-radius", "border-top-color", "background-color", "cursor"];
+    const ICON = ["color", "opacity", "width", "transform"];
+    const header = 'th input[aria-label="Select every job on this page"]';
+    const mine = `tr[data-job-id="${id}"] input[type=checkbox]`;
+    expect(await look(mine, BOX)).toEqual(await look(header, BOX));
+    expect(await look(`${mine} + svg`, ICON)).toEqual(await look(`${header} + svg`, ICON));
+    // Checked (the only row of this search: the header's checkbox is checked with it).
+    await page.getByRole("checkbox", { name: `Select job ${id}` }).check();
+    await page.waitForFunction((selector) => document.querySelector<HTMLInputElement>(selector)?.checked, header);
+    expect(await look(mine, BOX)).toEqual(await look(header, BOX));
+    expect(await look(`${mine} + svg`, ICON)).toEqual(await look(`${header} + svg`, ICON));
+    const BADGE = ["height", "padding-left", "font-size", "font-weight", "text-transform", "border-radius", "background-color", "color", "border-top-color"];
+    const badge = '.mantine-Badge-root[data-status="pending"]';
+    const rowBadge = {
+      box: await look(`tr[data-job-id="${id}"] ${badge}`, BADGE),
+      dot: await look(`tr[data-job-id="${id}"] ${badge}`, ["background-color", "width"], "::before"),
+    };
+
+    // A click with a modifier is the browser's (a new tab): the list stays.
+    const link = row.getByRole("link", { name: id.slice(-8) });
+    expect(await link.getAttribute("href")).toBe(`/jobs/${id}`);
+    const [opened] = await Promise.all([page.context().waitForEvent("page"), link.click({ modifiers: ["ControlOrMeta"] })]);
+    await opened.close();
+    expect(new URL(page.url()).pathname).toBe("/jobs");
+    // A plain click: the job's page, in the same document.
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 7));
+    await link.click();
+    await page.waitForURL((url) => url.pathname === `/jobs/${id}`);
+    await page.getByRole("heading", { name: "scripted" }).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(7);
+    expect({ box: await look(badge, BADGE), dot: await look(badge, ["background-color", "width"], "::before") }).toEqual(rowBadge);
+  });
 });
 
 describe("a job's page", () => {

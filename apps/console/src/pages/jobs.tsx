@@ -21,24 +21,22 @@ import {
   VisuallyHidden,
 } from "@mantine/core";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
-import { useNavigate, useSearch } from "@tanstack/react-router";
-import { useEffect, useRef, useState, type FormEvent } from "react";
-import { BUILT_IN_JOB_TYPES, type ResponseBody } from "@conveyor/client";
+import { useNavigate, useRouter, useSearch } from "@tanstack/react-router";
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { BUILT_IN_JOB_TYPES } from "@conveyor/client";
 import { api, callPage } from "../api";
 import { keys } from "../data/keys";
 import { useSchedules } from "../data/schedules";
 import { FailureGroups } from "./failure-groups";
 import { SavedViews } from "./saved-views";
 import { BulkActions, type Selection } from "./jobs-bulk";
+import { durationText, JobTableRow, MatchedPath, When, type JobRow, type OpenJob } from "./jobs-rows";
 import type { JobFilter, JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
-import { formatDuration, formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
-import { JobProgressBar } from "../ui/job-live";
+import { formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { useNarrow } from "../ui/narrow";
 import { WaitingNote } from "../ui/waiting";
-
-export type JobRow = ResponseBody<"/jobs", "get">[number];
 
 export type { JobFilter, JobSearch };
 
@@ -102,12 +100,6 @@ export function listSummary(count: number, more: boolean): string {
   return `${count} job${count === 1 ? "" : "s"} shown${more ? ", more on the next page" : ""}`;
 }
 
-/** The last attempt's time from start to finish, "—" while unknown (not finished, or never started). */
-function durationText(row: JobRow): string {
-  const ms = jobDuration(row);
-  return ms === null ? "—" : formatDuration(ms);
-}
-
 export const filterOf = (search: JobSearch): JobFilter => Object.fromEntries(FILTER_KEYS.filter((k) => search[k]).map((k) => [k, search[k]]));
 
 /** ISO time → the value of a datetime-local input (local time), and back. */
@@ -144,12 +136,25 @@ export function JobsPage() {
   // On a phone the table keeps the columns that say what a job is; the others are on the job's page.
   const narrow = useNarrow();
   const allOnPage = rows.length > 0 && rows.every((row) => selection.ids.has(row.id));
-  const toggle = (id: string) => {
-    const ids = new Set(selection.ids);
-    if (ids.has(id)) ids.delete(id);
-    else ids.add(id);
-    setSelection({ ids, allMatching: false });
-  };
+  // Stable, so a row is drawn again only when its own job or checkbox changes (a live event, a click).
+  const toggle = useCallback(
+    (id: string) =>
+      setSelection((current) => {
+        const ids = new Set(current.ids);
+        if (ids.has(id)) ids.delete(id);
+        else ids.add(id);
+        return { ids, allMatching: false };
+      }),
+    [],
+  );
+  const router = useRouter();
+  const opener = useMemo<OpenJob>(
+    () => ({
+      open: (id) => void router.navigate({ to: "/jobs/$id", params: { id } }),
+      preload: (id) => void router.preloadRoute({ to: "/jobs/$id", params: { id } }).catch(() => undefined),
+    }),
+    [router],
+  );
   const togglePage = () => setSelection({ ids: allOnPage ? new Set() : new Set(rows.map((row) => row.id)), allMatching: false });
 
   return (
@@ -216,7 +221,7 @@ export function JobsPage() {
         ) : (
           <Paper withBorder>
             <ScrollArea type="auto">
-              <Table striped highlightOnHover miw={narrow ? undefined : 760} aria-label="Jobs" data-testid="jobs-table">
+              <Table striped highlightOnHover miw={760} aria-label="Jobs" data-testid="jobs-table">
                 <Table.Thead>
                   <Table.Tr>
                     <Table.Th w={40}>
@@ -230,84 +235,25 @@ export function JobsPage() {
                     <Table.Th>Job</Table.Th>
                     <Table.Th>Type</Table.Th>
                     <Table.Th>Status</Table.Th>
-                    {!narrow && <Table.Th>Priority</Table.Th>}
-                    {!narrow && <Table.Th>Retries</Table.Th>}
-                    {!narrow && (
-                      <Table.Th aria-sort={search.order === "oldest" ? "ascending" : "descending"}>
-                        <UnstyledButton
-                          fw={700}
-                          fz="sm"
-                          onClick={() => setSearch({ ...search, order: search.order === "oldest" ? undefined : "oldest", cursor: undefined })}
-                          title={search.order === "oldest" ? "Oldest first: show the newest first" : "Newest first: show the oldest first"}
-                        >
-                          Created {search.order === "oldest" ? "↑" : "↓"}
-                        </UnstyledButton>
-                      </Table.Th>
-                    )}
-                    {!narrow && <Table.Th>Runs at / ended</Table.Th>}
-                    {!narrow && <Table.Th>Duration</Table.Th>}
+                    <Table.Th>Priority</Table.Th>
+                    <Table.Th>Retries</Table.Th>
+                    <Table.Th aria-sort={search.order === "oldest" ? "ascending" : "descending"}>
+                      <UnstyledButton
+                        fw={700}
+                        fz="sm"
+                        onClick={() => setSearch({ ...search, order: search.order === "oldest" ? undefined : "oldest", cursor: undefined })}
+                        title={search.order === "oldest" ? "Oldest first: show the newest first" : "Newest first: show the oldest first"}
+                      >
+                        Created {search.order === "oldest" ? "↑" : "↓"}
+                      </UnstyledButton>
+                    </Table.Th>
+                    <Table.Th>Runs at / ended</Table.Th>
+                    <Table.Th>Duration</Table.Th>
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
                   {rows.map((row) => (
-                    <Table.Tr key={row.id} data-job-id={row.id} data-status={row.status}>
-                      <Table.Td>
-                        <Checkbox
-                          aria-label={`Select job ${row.id}`}
-                          checked={selection.allMatching || selection.ids.has(row.id)}
-                          onChange={() => toggle(row.id)}
-                        />
-                      </Table.Td>
-                      <Table.Td>
-                        <RouterAnchor to="/jobs/$id" params={{ id: row.id }} ff="monospace" size="sm">
-                          {shortId(row.id)}
-                        </RouterAnchor>
-                        {/* With a search: what it matched (the id, the short id, or the payload field). */}
-                        {row.matched && (
-                          <Text size="xs" c="dimmed" data-testid="row-matched">
-                            matched <MatchedPath path={row.matched} />
-                          </Text>
-                        )}
-                      </Table.Td>
-                      <Table.Td>
-                        <Text size="sm">{row.type}</Text>
-                      </Table.Td>
-                      <Table.Td>
-                        <StatusBadge status={row.status} />
-                        <JobProgressBar progress={row.progress} status={row.status} compact />
-                        <WaitingNote job={row} />
-                        {row.status === "failed" && row.error && (
-                          <Text
-                            size="xs"
-                            c="red.9"
-                            lineClamp={2}
-                            maw={narrow ? undefined : 360}
-                            title={row.error}
-                            data-testid="row-error"
-                            style={{ overflowWrap: "anywhere" }}
-                          >
-                            {row.error}
-                          </Text>
-                        )}
-                      </Table.Td>
-                      {!narrow && <Table.Td>{row.priority}</Table.Td>}
-                      {!narrow && (
-                        <Table.Td>
-                          {row.retries} / {row.max_retries}
-                        </Table.Td>
-                      )}
-                      {!narrow && (
-                        <Table.Td>
-                          <Time iso={row.created_at} />
-                        </Table.Td>
-                      )}
-                      {!narrow && (
-                        <Table.Td data-testid="row-when">
-                          <When row={row} />
-                        </Table.Td>
-                      )}
-                      {!narrow && <Table.Td data-testid="row-duration">{durationText(row)}</Table.Td>}
-                    </Table.Tr>
+                    <JobTableRow key={row.id} row={row} checked={selection.allMatching || selection.ids.has(row.id)} onToggle={toggle} opener={opener} />
                   ))}
                 </Table.Tbody>
               </Table>
@@ -380,43 +326,6 @@ export function JobsPage() {
       </Stack>
     );
   }
-}
-
-/**
- * When a job runs, or ran: a pending or running job's run_at, a finished one's end (issue 38 #13: a finished job's
- * run_at is a past time that says nothing).
- */
-function When({ row }: { row: JobRow }) {
-  if (row.finished_at && (row.status === "done" || row.status === "failed" || row.status === "cancelled"))
-    return (
-      <>
-        ended <Time iso={row.finished_at} />
-      </>
-    );
-  return (
-    <>
-      runs <Time iso={row.run_at} />
-    </>
-  );
-}
-
-/** A search's matched path ("payload.invoice.number") broken only after its dots, never inside a word (issue 38 #5). */
-export function MatchedPath({ path }: { path: string }) {
-  const words = path.replace(/_/g, " ").split(".");
-  return (
-    <span style={{ overflowWrap: "normal", wordBreak: "keep-all" }}>
-      {words.map((word, i) => (
-        <span key={i}>
-          {i > 0 && (
-            <>
-              .<wbr />
-            </>
-          )}
-          {word}
-        </span>
-      ))}
-    </span>
-  );
 }
 
 /** The schedule filter: the organization's schedules by name (an id in the address that names none is kept, by its short id). */

@@ -66,7 +66,7 @@ export const STATUSES = ["pending", "processing", "done", "failed", "cancelled"]
 export const FINAL_STATUSES: readonly string[] = ["done", "failed", "cancelled"];
 
 // A coloured dot beside text in the body colour: readable whatever the colour.
-const STATUS_COLORS: Record<string, string> = { pending: "gray", processing: "blue", done: "green", failed: "red", cancelled: "orange" };
+export const STATUS_COLORS: Record<string, string> = { pending: "gray", processing: "blue", done: "green", failed: "red", cancelled: "orange" };
 
 export function StatusBadge({ status }: { status: string }) {
   return (

@@ -15,7 +15,7 @@ export const CPU_PER_JOB_BEFORE_US = Number(process.env.BENCH_PG_BEFORE_US ?? 0)
 /** Which transition a statement belongs to, by its text. */
 const FAMILIES: [string, RegExp][] = [
   ["create", /unnest\(\$1::uuid\[\], \$2::uuid\[\], \$3::text\[\]/],
-  ["hand over", /UPDATE job_queue SET dispatched_at = now\(\)/],
+  ["hand over", /UPDATE job_queue q SET dispatched_at = now\(\)/],
   ["start", /unnest\(\$1::uuid\[\], \$2::text\[\]\) AS t\(id, fence\)/],
   ["outcome", /applied AS \(/],
   ["foreign-key checks", /FOR KEY SHARE/],

@@ -204,12 +204,19 @@ export class Dispatcher implements LeaderTask {
         // Jobs being handed over count as waiting: they will be in a moment.
         const handing = this.handing.get(type) ?? { jobs: 0, batches: 0 };
         if (handing.batches >= MAX_HAND_OVERS) continue;
-        const room = slots * rounds - this.jobsWaiting(type, await this.options.queues.queue(type).getWaitingCount()) - handing.jobs;
-        if (room < slots) continue;
         const after = this.rotation.get(type) ?? null;
-        let work = this.work.get(type);
-        if (!work?.length) this.work.set(type, (work = await findDueWork(marker, type, after)));
-        const limits = await dispatchLimits(marker, type, [...new Set(work.flatMap((level) => level.orgs))], this.options.orgCap);
+        // After a wake-up the due work is read with its limits, at the same time as BullMQ's waiting count (a lone
+        // job waits for both); while a backlog drains, the work is kept and only the limits are read again.
+        const kept = this.work.get(type);
+        const [envelopesWaiting, found] = await Promise.all([
+          this.options.queues.queue(type).getWaitingCount(),
+          kept?.length ? undefined : findDueWork(marker, type, after, this.options.orgCap),
+        ]);
+        if (found) this.work.set(type, found.work);
+        const room = slots * rounds - this.jobsWaiting(type, envelopesWaiting) - handing.jobs;
+        if (room < slots) continue;
+        const work = this.work.get(type)!;
+        const limits = found?.limits ?? (await dispatchLimits(marker, type, [...new Set(work.flatMap((level) => level.orgs))], this.options.orgCap));
         if (limits.typePausedUntil) {
           // A provider asked to wait (429 with Retry-After): nothing of this type starts before then.
           this.backlog.delete(type);

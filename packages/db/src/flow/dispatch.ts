@@ -12,7 +12,7 @@
 // the reconciler would in any case.
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
-import type { DispatchLimits } from "./flow-control";
+import { limitsColumns, toDispatchLimits, type DispatchLimits, type LimitsRow } from "./flow-control";
 import { newId } from "../core/ids";
 import { dueCandidates, handOver, type Candidate } from "../job-machine/hand-over";
 
@@ -25,8 +25,9 @@ export type DispatchedEnvelope = { id: string; type: string; jobs: DispatchCandi
 /** Types that have due jobs waiting, in name order. */
 export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<string[]> {
   // A loose index scan over job_queue_waiting_idx: one index probe per type, however long the backlog.
-  const { rows } = await db.query<{ type: string }>(
-    `WITH RECURSIVE types(type) AS (
+  const { rows } = await db.query<{ type: string }>({
+    name: "conveyor-types-with-due-jobs",
+    text: `WITH RECURSIVE types(type) AS (
        (SELECT type FROM job_queue WHERE dispatched_at IS NULL ORDER BY type LIMIT 1)
        UNION ALL
        SELECT (SELECT q.type FROM job_queue q WHERE q.dispatched_at IS NULL AND q.type > t.type ORDER BY q.type LIMIT 1)
@@ -35,7 +36,7 @@ export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<str
      SELECT type FROM types t
       WHERE type IS NOT NULL
         AND EXISTS (SELECT 1 FROM job_queue q WHERE q.type = t.type AND q.dispatched_at IS NULL AND q.due_at <= now())`,
-  );
+  });
   return rows.map((r) => r.type);
 }
 
@@ -44,9 +45,10 @@ export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<str
  * clock, which is the one `due_at` is compared with.
  */
 export async function msUntilNextDue(db: pg.Pool | pg.PoolClient): Promise<number | null> {
-  const { rows } = await db.query<{ ms: number | null }>(
-    "SELECT extract(epoch FROM min(due_at) - now()) * 1000 AS ms FROM job_queue WHERE dispatched_at IS NULL AND due_at > now()",
-  );
+  const { rows } = await db.query<{ ms: number | null }>({
+    name: "conveyor-next-due",
+    text: "SELECT extract(epoch FROM min(due_at) - now()) * 1000 AS ms FROM job_queue WHERE dispatched_at IS NULL AND due_at > now()",
+  });
   const ms = rows[0]?.ms;
   return ms === null || ms === undefined ? null : Number(ms);
 }
@@ -66,19 +68,60 @@ export type DueWork = { priority: number; orgs: string[] }[];
 /** Organizations read per priority level: a round serves at most this many (the rotation moves on). */
 const ORGS_PER_LEVEL = 1_000;
 
+/** What the dispatcher reads of a type before a take: its due work, and the limits holding the work's organizations. */
+export type DueWorkAndLimits = { work: DueWork; limits: DispatchLimits };
+
 /**
  * Which priorities and organizations have due jobs of `type` (loose index scans: one probe per level and org),
- * reading each level's orgs from the rotation's position `after` on. The dispatcher keeps this between rounds while
- * it drains a backlog and reads it again when woken (new jobs, the tick).
+ * reading each level's orgs from the rotation's position `after` on and wrapping around, and the limits that hold
+ * those organizations' jobs back (dispatchLimits) — in one round trip, since a lone job waits for each. The
+ * dispatcher keeps the work between rounds while it drains a backlog and reads it again when woken (new jobs, the tick).
  */
-export async function findDueWork(db: pg.Pool | pg.PoolClient, type: string, after: string | null): Promise<DueWork> {
+export async function findDueWork(db: pg.Pool | pg.PoolClient, type: string, after: string | null, orgCap: number): Promise<DueWorkAndLimits> {
+  // Each level's orgs: the first with due jobs after `after` (else, wrapping, the first of all), then each next one
+  // (wrapping once at the end), up to ORGS_PER_LEVEL, and never past `after` once wrapped.
+  const levelOrgs = (priority: string) => `FROM job_queue q WHERE q.type = $1 AND q.priority = ${priority} AND q.dispatched_at IS NULL AND q.due_at <= now()`;
+  const { rows } = await db.query<LimitsRow & { work: { priority: number; org_id: string }[] | null }>({
+    // Prepared once per connection (the dispatcher's): planning it costs more than running it.
+    name: "conveyor-find-due-work",
+    text: `WITH RECURSIVE levels(priority) AS (
+       (SELECT priority FROM job_queue WHERE type = $1 AND dispatched_at IS NULL ORDER BY priority DESC LIMIT 1)
+       UNION ALL
+       SELECT (SELECT q.priority FROM job_queue q WHERE q.type = $1 AND q.dispatched_at IS NULL AND q.priority < l.priority ORDER BY q.priority DESC LIMIT 1)
+         FROM levels l WHERE l.priority IS NOT NULL
+     ), found AS MATERIALIZED (
+       SELECT l.priority, o.org_id FROM levels l CROSS JOIN LATERAL (
+         WITH RECURSIVE orgs(org_id, n, wrapped) AS (
+           (SELECT f.org_id, 1, f.wrapped FROM (
+              (SELECT q.org_id, false AS wrapped ${levelOrgs("l.priority")} AND q.org_id > $2::uuid ORDER BY q.org_id LIMIT 1)
+              UNION ALL
+              (SELECT q.org_id, true ${levelOrgs("l.priority")} ORDER BY q.org_id LIMIT 1)
+            ) AS f LIMIT 1)
+           UNION ALL
+           SELECT x.org_id, o.n + 1, x.wrapped FROM orgs o CROSS JOIN LATERAL (
+             (SELECT q.org_id, o.wrapped AS wrapped ${levelOrgs("l.priority")} AND q.org_id > o.org_id ORDER BY q.org_id LIMIT 1)
+             UNION ALL
+             (SELECT q.org_id, true ${levelOrgs("l.priority")} AND NOT o.wrapped ORDER BY q.org_id LIMIT 1)
+             LIMIT 1
+           ) AS x
+           WHERE o.n < $3 AND NOT (x.wrapped AND $2::uuid IS NOT NULL AND x.org_id > $2::uuid)
+         )
+         SELECT org_id FROM orgs WHERE NOT (wrapped AND $2::uuid IS NOT NULL AND org_id > $2::uuid)
+       ) AS o
+       WHERE l.priority IS NOT NULL
+     )
+     SELECT (SELECT json_agg(json_build_object('priority', priority, 'org_id', org_id) ORDER BY priority DESC, org_id) FROM found) AS work,
+            ${limitsColumns("ARRAY(SELECT DISTINCT org_id FROM found)")}`,
+    values: [type, after, ORGS_PER_LEVEL],
+  });
+  const row = rows[0]!;
   const work: DueWork = [];
-  for (const priority of await priorityLevels(db, type)) {
-    // Up to ORGS_PER_LEVEL orgs from the rotation's position on, kept in id order (a round rotates them itself).
-    const orgs = (await orgsWithDueJobs(db, type, priority, after, ORGS_PER_LEVEL)).sort();
-    if (orgs.length) work.push({ priority, orgs });
+  for (const { priority, org_id } of row.work ?? []) {
+    const level = work[work.length - 1];
+    if (level?.priority === priority) level.orgs.push(org_id);
+    else work.push({ priority, orgs: [org_id] });
   }
-  return work;
+  return { work, limits: toDispatchLimits(row, [...new Set(work.flatMap((level) => level.orgs))], orgCap) };
 }
 
 export type DispatchPlan = {
@@ -207,49 +250,6 @@ function rotate(orgs: string[], after: string | null): string[] {
   return i <= 0 ? orgs : [...orgs.slice(i), ...orgs.slice(0, i)];
 }
 
-/** The priorities that have waiting jobs of `type`, highest first (a loose index scan). */
-async function priorityLevels(db: pg.Pool | pg.PoolClient, type: string): Promise<number[]> {
-  const { rows } = await db.query<{ priority: number }>(
-    `WITH RECURSIVE levels(priority) AS (
-       (SELECT priority FROM job_queue WHERE type = $1 AND dispatched_at IS NULL ORDER BY priority DESC LIMIT 1)
-       UNION ALL
-       SELECT (SELECT q.priority FROM job_queue q WHERE q.type = $1 AND q.dispatched_at IS NULL AND q.priority < l.priority ORDER BY q.priority DESC LIMIT 1)
-         FROM levels l WHERE l.priority IS NOT NULL
-     )
-     SELECT priority FROM levels WHERE priority IS NOT NULL`,
-    [type],
-  );
-  return rows.map((r) => r.priority);
-}
-
-/**
- * Up to `limit` organizations with due jobs of this type and priority, starting after `after` and wrapping around
- * (a loose index scan: one probe per organization).
- */
-async function orgsWithDueJobs(db: pg.Pool | pg.PoolClient, type: string, priority: number, after: string | null, limit: number): Promise<string[]> {
-  const scan = async (from: string | null, max: number): Promise<string[]> => {
-    const { rows } = await db.query<{ org_id: string }>(
-      `WITH RECURSIVE orgs(org_id, n) AS (
-         (SELECT org_id, 1 FROM job_queue
-           WHERE type = $1 AND priority = $2 AND dispatched_at IS NULL AND due_at <= now() AND ($3::uuid IS NULL OR org_id > $3::uuid)
-           ORDER BY org_id LIMIT 1)
-         UNION ALL
-         SELECT (SELECT q.org_id FROM job_queue q
-                  WHERE q.type = $1 AND q.priority = $2 AND q.dispatched_at IS NULL AND q.due_at <= now() AND q.org_id > o.org_id
-                  ORDER BY q.org_id LIMIT 1), o.n + 1
-           FROM orgs o WHERE o.org_id IS NOT NULL AND o.n < $4
-       )
-       SELECT org_id FROM orgs WHERE org_id IS NOT NULL`,
-      [type, priority, from, max],
-    );
-    return rows.map((r) => r.org_id);
-  };
-  const first = await scan(after, limit);
-  if (first.length >= limit || after === null) return first;
-  const wrapped = (await scan(null, limit - first.length)).filter((org) => org <= after);
-  return [...first, ...wrapped];
-}
-
 /** A job Postgres says is in an envelope Redis should hold: handed over (pending) or running (processing). */
 export type EnvelopedJob = { jobId: string; type: string; envelopeId: string; status: "pending" | "processing" };
 
@@ -258,10 +258,11 @@ export type EnvelopedJob = { jobId: string; type: string; envelopeId: string; st
  * died between marking and handing over may have left. The new leader checks the envelopes against Redis.
  */
 export async function recentHandOvers(db: pg.Pool | pg.PoolClient, withinMs: number): Promise<EnvelopedJob[]> {
-  const { rows } = await db.query<{ job_id: string; type: string; envelope_id: string }>(
-    `SELECT q.job_id, q.type, q.envelope_id FROM job_queue q JOIN jobs j ON j.id = q.job_id
+  const { rows } = await db.query<{ job_id: string; type: string; envelope_id: string }>({
+    name: "conveyor-jobs-in-flight",
+    text: `SELECT q.job_id, q.type, q.envelope_id FROM job_queue q JOIN jobs j ON j.id = q.job_id
       WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND q.envelope_id IS NOT NULL AND j.status = 'pending'`,
-    [withinMs],
-  );
+    values: [withinMs],
+  });
   return rows.map((r) => ({ jobId: r.job_id, type: r.type, envelopeId: r.envelope_id, status: "pending" }));
 }

@@ -32,40 +32,46 @@ export type DispatchLimits = {
   nextFreeAt: Date | null;
 };
 
-/** Reads the limits that apply to `type` for `orgs`, in one round trip. */
-export async function dispatchLimits(db: pg.Pool | pg.PoolClient, type: string, orgs: readonly string[], orgCap: number): Promise<DispatchLimits> {
-  const { rows } = await db.query<{
-    settings: { org_id: string; paused: boolean; concurrency_limit: number | null; rate_limit: string | null }[] | null;
-    keys: { org_id: string; key: string; n: number }[] | null;
-    limits: { org_id: string; name: string; left: number }[] | null;
-    type_left: number | null;
-    paused_until: Date | null;
-    next_free_at: Date | null;
-  }>(
-    `SELECT
-       (SELECT json_agg(json_build_object('org_id', org_id, 'paused', paused, 'concurrency_limit', concurrency_limit, 'rate_limit', rate_limit))
+/** One row of `limitsColumns`, as Postgres answers it. */
+export type LimitsRow = {
+  settings: { org_id: string; paused: boolean; concurrency_limit: number | null; rate_limit: string | null }[] | null;
+  keys: { org_id: string; key: string; n: number }[] | null;
+  limits: { org_id: string; name: string; left: number }[] | null;
+  type_left: number | null;
+  paused_until: Date | null;
+  next_free_at: Date | null;
+};
+
+/**
+ * The select list that reads the limits applying to the type `$1` for the organizations `orgs` (an SQL expression of
+ * type uuid[]): one row of LimitsRow. The dispatcher reads it alone (dispatchLimits) or with its due work, in the same
+ * round trip (findDueWork).
+ */
+export function limitsColumns(orgs: string): string {
+  return `(SELECT json_agg(json_build_object('org_id', org_id, 'paused', paused, 'concurrency_limit', concurrency_limit, 'rate_limit', rate_limit))
           FROM queue_settings WHERE type = $1) AS settings,
        (SELECT json_agg(json_build_object('org_id', org_id, 'key', concurrency_key, 'n', n))
           FROM (SELECT org_id, concurrency_key, count(*)::int AS n FROM job_queue
-                 WHERE dispatched_at IS NOT NULL AND concurrency_key IS NOT NULL AND org_id = ANY($2::uuid[])
+                 WHERE dispatched_at IS NOT NULL AND concurrency_key IS NOT NULL AND org_id = ANY(${orgs})
                  GROUP BY org_id, concurrency_key) AS k) AS keys,
        (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', r."limit" - ${usedAtLead("r.starts", "r.period_ms")}
                   - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id
                       WHERE q.org_id = r.org_id AND q.rate_limit = r.name AND q.dispatched_at IS NOT NULL AND j.status = 'pending')))
-          FROM rate_limits r WHERE r.org_id = ANY($2::uuid[])) AS limits,
+          FROM rate_limits r WHERE r.org_id = ANY(${orgs})) AS limits,
        (SELECT t.rate_limit - ${usedAtLead("t.starts", "t.rate_period_ms")}
                - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.type = $1 AND q.dispatched_at IS NOT NULL AND j.status = 'pending')
           FROM type_state t WHERE t.type = $1 AND t.rate_limit IS NOT NULL) AS type_left,
        (SELECT paused_until FROM type_state WHERE type = $1 AND paused_until > now()) AS paused_until,
        (SELECT min(s.oldest + conveyor_window_span(s.period_ms) - ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond')
           FROM (SELECT starts[1] AS oldest, period_ms FROM rate_limits
-                 WHERE org_id = ANY($2::uuid[]) AND ${usedAtLead("starts", "period_ms")} >= "limit"
+                 WHERE org_id = ANY(${orgs}) AND ${usedAtLead("starts", "period_ms")} >= "limit"
                 UNION ALL
                 SELECT starts[1], rate_period_ms FROM type_state
-                 WHERE type = $1 AND rate_limit IS NOT NULL AND ${usedAtLead("starts", "rate_period_ms")} >= rate_limit) AS s) AS next_free_at`,
-    [type, orgs],
-  );
-  const row = rows[0]!;
+                 WHERE type = $1 AND rate_limit IS NOT NULL AND ${usedAtLead("starts", "rate_period_ms")} >= rate_limit) AS s) AS next_free_at`;
+}
+
+/** The limits of a LimitsRow, for `orgs` (those the row was read for) under ORG_CONCURRENCY_LIMIT `orgCap`. */
+export function toDispatchLimits(row: LimitsRow, orgs: readonly string[], orgCap: number): DispatchLimits {
   const limits: DispatchLimits = {
     pausedOrgs: new Set(),
     orgCaps: new Map(),
@@ -83,6 +89,13 @@ export async function dispatchLimits(db: pg.Pool | pg.PoolClient, type: string, 
   }
   if (orgCap > 0) for (const org of orgs) if (!limits.orgCaps.has(org)) limits.orgCaps.set(org, orgCap);
   return limits;
+}
+
+/** Reads the limits that apply to `type` for `orgs`, in one round trip. */
+export async function dispatchLimits(db: pg.Pool | pg.PoolClient, type: string, orgs: readonly string[], orgCap: number): Promise<DispatchLimits> {
+  // Prepared once per connection (the dispatcher's): planning these subqueries cost more than running them.
+  const { rows } = await db.query<LimitsRow>({ name: "conveyor-dispatch-limits", text: `SELECT ${limitsColumns("$2::uuid[]")}`, values: [type, orgs] });
+  return toDispatchLimits(rows[0]!, orgs, orgCap);
 }
 
 /** What the dispatcher saw of a type: worker slots serving it, and the leader's TYPE_RATE_LIMITS and ORG_CONCURRENCY_LIMIT. */

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type RequestBody, type ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { cronInWords } from "../ui/cron-words";
+import { FormButtons } from "../ui/form-buttons";
 import { problems, type FormErrors } from "../ui/form";
 import { scheduleErrors } from "./schedule-errors";
 import { useAction } from "../data/actions";
@@ -258,14 +259,9 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             styles={MONOSPACE_INPUT}
           />
           <Switch label="Paused" checked={draft.paused} onChange={(e) => set("paused", e.currentTarget.checked)} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={saving.isPending}>
-              {existing ? "Save" : "Create schedule"}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} busy={saving.isPending}>
+            {existing ? "Save" : "Create schedule"}
+          </FormButtons>
         </Stack>
       </form>
     </Modal>

@@ -13,3 +13,4 @@ export * from "./postgres-replication";
 export * from "./pgbouncer";
 export * from "./metrics";
 export * from "./sse";
+export * from "./chromium";

@@ -14,3 +14,4 @@ export * from "./pgbouncer";
 export * from "./metrics";
 export * from "./sse";
 export * from "./chromium";
+export * from "./suite";

@@ -14,7 +14,7 @@ import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { formatTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
-import { FormButtons } from "../ui/form-buttons";
+import { FormButtons } from "../ui/form-parts";
 import { ActionsHeader, DangerButton, ListTable, QueryList, RowButtons } from "../ui/list";
 import { Heading } from "../ui/page";
 import { QueueChart, useQueueActivity } from "./queue-charts";

@@ -9,7 +9,7 @@ import { api, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
-import { FormButtons } from "../ui/form-buttons";
+import { FormButtons } from "../ui/form-parts";
 import { formErrors, type FormErrors } from "../ui/form";
 import type { JobFilter } from "./job-search";
 

@@ -8,7 +8,8 @@ import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useSession } from "../session";
 import { Confirm } from "../ui/confirm";
-import { formErrors, type FormErrors } from "../ui/form";
+import { formErrors, useFormFields } from "../ui/form";
+import { FormAlert } from "../ui/form-parts";
 import { Time } from "../ui/format";
 import { useAction } from "../data/actions";
 import { CopyValue } from "../ui/secret";
@@ -83,8 +84,7 @@ const draftOf = (current: Settings | null): Draft => ({
 function SsoForm({ current }: { current: Settings | null }) {
   const queryClient = useQueryClient();
   const session = useSession();
-  const [draft, setDraft] = useState<Draft>(() => draftOf(current));
-  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const { values: draft, setValues: setDraft, errors, setErrors, field } = useFormFields<Draft>(() => draftOf(current));
   const [removing, setRemoving] = useState(false);
   const saving = useAction({
     run: (body: RequestBody<"/org/sso", "put">) => call(api.PUT("/org/sso", { body })),
@@ -107,7 +107,6 @@ function SsoForm({ current }: { current: Settings | null }) {
   const busy = saving.isPending || removal.isPending;
   useEffect(() => setDraft(draftOf(current)), [current]);
   const redirectUri = current?.redirect_uri ?? `${window.location.origin}/auth/sso/callback`;
-  const set = (field: keyof Draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [field]: event.currentTarget.value });
 
   const save = (event: FormEvent) => {
     event.preventDefault();
@@ -156,37 +155,27 @@ function SsoForm({ current }: { current: Settings | null }) {
       <Paper withBorder p="md">
         <form onSubmit={save} noValidate aria-label="Single sign-on settings">
           <Stack>
-            {errors.form && (
-              <Alert color="red" role="alert">
-                {errors.form}
-              </Alert>
-            )}
+            <FormAlert message={errors.form} />
             <TextInput
               label="Issuer"
               description="The provider's issuer URL; its discovery document is at ISSUER/.well-known/openid-configuration."
               placeholder="https://login.example.com"
-              value={draft.issuer}
-              onChange={set("issuer")}
-              error={errors.fields.issuer}
+              {...field("issuer")}
               required
             />
-            <TextInput label="Client ID" value={draft.client_id} onChange={set("client_id")} error={errors.fields.client_id} required />
+            <TextInput label="Client ID" {...field("client_id")} required />
             <PasswordInput
               label="Client secret"
               description={current ? "Stored encrypted and never shown. Leave empty to keep it." : "Stored encrypted and never shown again."}
               autoComplete="off"
-              value={draft.client_secret}
-              onChange={set("client_secret")}
-              error={errors.fields.client_secret}
+              {...field("client_secret")}
               required={!current}
             />
             <TextInput
               label="E-mail domains"
               description="Addresses at these domains sign in through this provider (comma-separated)."
               placeholder="example.com, example.org"
-              value={draft.email_domains}
-              onChange={set("email_domains")}
-              error={errors.fields.email_domains}
+              {...field("email_domains")}
               required
             />
             <NativeSelect

@@ -8,7 +8,7 @@ import { api, call } from "../api";
 import { Time } from "../ui/format";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
-import { FormButtons } from "../ui/form-buttons";
+import { FormButtons } from "../ui/form-parts";
 import { ActionsHeader, ListTable, QueryList } from "../ui/list";
 
 type Waitpoint = ResponseBody<"/waitpoints", "get">[number];

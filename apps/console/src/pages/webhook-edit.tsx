@@ -6,7 +6,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { formErrors, problems, type FormErrors } from "../ui/form";
-import { FormButtons } from "../ui/form-buttons";
+import { FormButtons } from "../ui/form-parts";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 

@@ -1,7 +1,7 @@
 // A secret (API key, webhook secret, invite link) shown once, with a copy button.
 import { Alert, Button, Code, CopyButton, Group, Modal, Stack, Text, VisuallyHidden } from "@mantine/core";
 import type { FormEvent, ReactNode } from "react";
-import { FormButtons } from "./form-buttons";
+import { FormButtons } from "./form-parts";
 
 export function ShownOnce({ label, value, note }: { label: string; value: string; note: string }) {
   return (

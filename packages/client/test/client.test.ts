@@ -51,7 +51,11 @@ describe("the generated schema", () => {
     const files = ["packages/client/src/schema.d.ts", "packages/client/src/job-types.ts"];
     const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" });
     expect(git("ls-files", "--", ...files)).toBe("");
-    expect(git("check-ignore", ...files).trim().split("\n")).toEqual(files);
+    expect(
+      git("check-ignore", ...files)
+        .trim()
+        .split("\n"),
+    ).toEqual(files);
   });
 });
 

@@ -15,7 +15,7 @@ import { formErrors, problems, type FormErrors } from "../ui/form";
 import { formatTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { FormButtons } from "../ui/form-parts";
-import { ActionsHeader, DangerButton, ListTable, QueryList, RowButtons } from "../ui/list";
+import { ActionsHeader, EditDeleteButtons, ListTable, QueryList } from "../ui/list";
 import { Heading } from "../ui/page";
 import { QueueChart, useQueueActivity } from "./queue-charts";
 
@@ -387,14 +387,7 @@ function RateLimits({ manager, limits }: { manager: boolean; limits: UseQueryRes
                 </Table.Td>
                 {manager && (
                   <Table.Td>
-                    <RowButtons justify="flex-end">
-                      <Button size="xs" variant="light" onClick={() => setEditing(limit)} aria-label={`Edit ${limit.name}`}>
-                        Edit
-                      </Button>
-                      <DangerButton onClick={() => deleting.ask(limit)} aria-label={`Delete ${limit.name}`}>
-                        Delete
-                      </DangerButton>
-                    </RowButtons>
+                    <EditDeleteButtons justify="flex-end" name={limit.name} onEdit={() => setEditing(limit)} onDelete={() => deleting.ask(limit)} />
                   </Table.Td>
                 )}
               </Table.Tr>

@@ -7,7 +7,7 @@ import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { cronInWords } from "../ui/cron-words";
 import { ZonedTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
-import { ActionsHeader, DangerButton, ListTable, QueryList, RowButtons } from "../ui/list";
+import { ActionsHeader, EditDeleteButtons, ListTable, QueryList } from "../ui/list";
 import { Heading } from "../ui/page";
 import { ScheduleForm, type Schedule } from "./schedule-form";
 import { useAction } from "../data/actions";
@@ -131,14 +131,7 @@ export function SchedulesPage() {
                   />
                 </Table.Td>
                 <Table.Td>
-                  <RowButtons>
-                    <Button size="xs" variant="light" onClick={() => setEditing(schedule)} aria-label={`Edit ${schedule.name}`}>
-                      Edit
-                    </Button>
-                    <DangerButton onClick={() => deleting.ask(schedule)} aria-label={`Delete ${schedule.name}`}>
-                      Delete
-                    </DangerButton>
-                  </RowButtons>
+                  <EditDeleteButtons name={schedule.name} onEdit={() => setEditing(schedule)} onDelete={() => deleting.ask(schedule)} />
                 </Table.Td>
               </Table.Tr>
             ))}

@@ -62,3 +62,17 @@ export function RowButtons({ justify, children }: { justify?: "flex-end"; childr
 export function DangerButton(props: Omit<ButtonProps, "size" | "color" | "variant"> & { onClick(): void; "aria-label"?: string; children: ReactNode }) {
   return <Button size="xs" color="red.9" variant="outline" {...props} />;
 }
+
+/** A row's Edit and Delete (which asks first), each named after the row for screen readers. */
+export function EditDeleteButtons(props: { name: string; onEdit(): void; onDelete(): void; justify?: "flex-end" }) {
+  return (
+    <RowButtons justify={props.justify}>
+      <Button size="xs" variant="light" onClick={props.onEdit} aria-label={`Edit ${props.name}`}>
+        Edit
+      </Button>
+      <DangerButton onClick={props.onDelete} aria-label={`Delete ${props.name}`}>
+        Delete
+      </DangerButton>
+    </RowButtons>
+  );
+}

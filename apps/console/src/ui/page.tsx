@@ -3,9 +3,9 @@ import { Alert, Group, Stack, Title } from "@mantine/core";
 import type { ReactNode } from "react";
 
 /** The heading (a page's h1, or a section's h2 with `section`) and, at the other end of the line, its button. */
-export function Heading(props: { children: ReactNode; action?: ReactNode; section?: boolean; id?: string }) {
+export function Heading(props: { children: ReactNode; action?: ReactNode; section?: boolean; id?: string; align?: "end" }) {
   return (
-    <Group justify="space-between">
+    <Group justify="space-between" align={props.align}>
       <Title order={props.section ? 2 : 1} size={props.section ? "h3" : "h2"} id={props.id}>
         {props.children}
       </Title>

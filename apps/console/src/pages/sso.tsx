@@ -1,7 +1,7 @@
 // Single sign-on settings (SPEC §16), for the owner: the organization's OpenID Connect provider, the e-mail domains it
 // signs in, the role of a member it makes, and whether password logins stop for everyone but the owner. The API
 // checks the provider when it is saved; the client secret is write-only (left empty, the stored one is kept).
-import { Alert, Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
+import { Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
@@ -13,7 +13,8 @@ import { FormAlert } from "../ui/form-parts";
 import { Time } from "../ui/format";
 import { useAction } from "../data/actions";
 import { CopyValue } from "../ui/secret";
-import { ErrorState, Loading } from "../ui/states";
+import { QueryList } from "../ui/list";
+import { OnlyFor } from "../ui/page";
 import { keys } from "../data/keys";
 
 type Settings = ResponseBody<"/org/sso", "get">;
@@ -35,14 +36,9 @@ export function SsoPage() {
   const session = useSession();
   if (session.role !== "owner") {
     return (
-      <Stack>
-        <Title order={1} size="h2">
-          Single sign-on
-        </Title>
-        <Alert color="gray" title="Owners only">
-          The owner of {session.org.name} sets up how its members sign in.
-        </Alert>
-      </Stack>
+      <OnlyFor title="Single sign-on" only="Owners only">
+        The owner of {session.org.name} sets up how its members sign in.
+      </OnlyFor>
     );
   }
   return <SsoSettings />;
@@ -59,13 +55,9 @@ function SsoSettings() {
         Members sign in through your company&apos;s OpenID Connect provider (Okta, Entra ID, Google Workspace, Keycloak…). A first sign-in makes them a member
         with the default role.
       </Text>
-      {settings.isPending ? (
-        <Loading label="Loading the settings…" />
-      ) : settings.isError ? (
-        <ErrorState error={settings.error} retry={() => void settings.refetch()} />
-      ) : (
-        <SsoForm current={settings.data} />
-      )}
+      <QueryList query={settings} loading="Loading the settings…">
+        {(current) => <SsoForm current={current} />}
+      </QueryList>
     </Stack>
   );
 }

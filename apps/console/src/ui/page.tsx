@@ -14,16 +14,21 @@ export function Heading(props: { children: ReactNode; action?: ReactNode; sectio
   );
 }
 
-/** An owners-and-admins page as a member sees it: its heading and who to ask. */
-export function OwnersAndAdminsOnly({ title, children }: { title: string; children: ReactNode }) {
+/** A page for some roles only as anyone else sees it: its heading, whom it is for (`only`) and who to ask. */
+export function OnlyFor({ title, only, children }: { title: string; only: string; children: ReactNode }) {
   return (
     <Stack>
       <Title order={1} size="h2">
         {title}
       </Title>
-      <Alert color="gray" title="Owners and admins only">
+      <Alert color="gray" title={only}>
         {children}
       </Alert>
     </Stack>
   );
+}
+
+/** An owners-and-admins page as a member sees it. */
+export function OwnersAndAdminsOnly(props: { title: string; children: ReactNode }) {
+  return <OnlyFor only="Owners and admins only" {...props} />;
 }

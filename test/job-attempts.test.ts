@@ -2,6 +2,7 @@
 // Each attempt says when it became due, started and finished, how long it waited and ran, and how it ended — a
 // failed attempt that was retried is `retried` with its error, not a success; a dependent is due when its
 // dependency finished; a job cancelled before it ran has no attempt; another org's job is a 404.
+import type { JobAttempt } from "@conveyor/db";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 jest.setTimeout(120_000);
@@ -14,20 +15,9 @@ beforeAll(async () => {
 afterEach(() => stack?.expectOtherOrgUntouched());
 afterAll(() => stack?.close());
 
-type Attempt = {
-  attempt: number;
-  outcome: string;
-  queued_at: string | null;
-  started_at: string;
-  finished_at: string | null;
-  wait_ms: number | null;
-  duration_ms: number | null;
-  error: string | null;
-};
-
 const attempts = async (id: string, key = stack.apiKey) => {
   const res = await stack.api.request.get(`/jobs/${id}/attempts`).set("X-API-Key", key);
-  return { status: res.status, body: res.body as Attempt[] };
+  return { status: res.status, body: res.body as JobAttempt[] };
 };
 const enqueue = async (body: object) => {
   const res = await stack.post("/jobs", body);

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "@conveyor/api";
 import { waitFor } from "@conveyor/testkit";
-import { SANDBOX, startDarajaFake, type DarajaFake } from "@conveyor/testkit/fakes";
+import { startDarajaFake, type DarajaFake, darajaSettings } from "@conveyor/testkit/fakes";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
@@ -24,11 +24,7 @@ beforeAll(async () => {
     workerEnv: {
       WORKER_TYPES: "mobile_money_stk",
       PUBLIC_URL: publicUrl,
-      MPESA_BASE_URL: daraja.url,
-      MPESA_CONSUMER_KEY: SANDBOX.consumerKey,
-      MPESA_CONSUMER_SECRET: SANDBOX.consumerSecret,
-      MPESA_SHORTCODE: SANDBOX.shortcode,
-      MPESA_PASSKEY: SANDBOX.passkey,
+      ...darajaSettings(daraja.url),
       PROVIDER_TIMEOUT_MS: "1500",
     },
   });

@@ -15,7 +15,7 @@ import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { OUTPUT_MAX_BYTES, OUTPUT_TRUNCATED_MARKER } from "@conveyor/contracts";
 import { subscribeToJob } from "@conveyor/client";
-import { openSse, repoRoot, waitFor } from "@conveyor/testkit";
+import { openSse, repoRoot, waitFor, CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 const artifacts = path.join(repoRoot, "test-artifacts", "live-results");
@@ -90,18 +90,7 @@ beforeAll(async () => {
   base = await stack.api.listen();
   await stack.registerPluginTypes();
   await stack.startWorker();
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-dev-shm-usage",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }, 240_000);
 afterEach(() => stack.expectOtherOrgUntouched());
 afterAll(async () => {

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { parseSentinels, redisTarget } from "@conveyor/queue";
-import { freePort, startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
+import { askRedis, freePort, startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 const MASTER = "conveyor-test";
@@ -18,20 +18,8 @@ let replica: PrivateRedis;
 const sentinels: { port: number; child: ChildProcess }[] = [];
 let stack: Stack | undefined;
 
-/** Asks one sentinel something, on a short-lived connection. */
-async function askSentinel<T>(port: number, ask: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on("error", () => {});
-  try {
-    await redis.connect();
-    return await ask(redis);
-  } finally {
-    redis.disconnect();
-  }
-}
-
 const masterPort = (port: number) =>
-  askSentinel(port, async (redis) => Number(((await redis.call("SENTINEL", "get-master-addr-by-name", MASTER)) as string[] | null)?.[1]));
+  askRedis(port, async (redis) => Number(((await redis.call("SENTINEL", "get-master-addr-by-name", MASTER)) as string[] | null)?.[1]));
 
 async function startSentinel(dir: string, monitored: number): Promise<void> {
   const port = await freePort();
@@ -66,7 +54,7 @@ beforeAll(async () => {
   for (const { port } of sentinels) {
     await waitFor(
       async () =>
-        askSentinel(port, async (redis) => {
+        askRedis(port, async (redis) => {
           const fields = (await redis.call("SENTINEL", "master", MASTER)) as string[];
           return Number(fields[fields.indexOf("num-other-sentinels") + 1]) === 2;
         }),

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { CORE_SCHEMA, load, mergeTag } from "js-yaml";
 import semver from "semver";
-import { freePort, repoRoot, spawnService, createTestDatabase, deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL, type TestDatabase } from "@conveyor/testkit";
+import { freePort, repoRoot, spawnService, suiteStorage } from "@conveyor/testkit";
 
 const read = (file: string) => readFileSync(path.join(repoRoot, file), "utf8");
 const manifest = JSON.parse(read("package.json")) as {
@@ -70,18 +70,10 @@ describe("the pinned runtime", () => {
   });
 
   describe("processes the tests start", () => {
-    let database: TestDatabase;
-    const prefix = testRedisPrefix();
-    beforeAll(async () => {
-      database = await createTestDatabase();
-    });
-    afterAll(async () => {
-      await database.drop();
-      await deleteRedisPrefix(prefix);
-    });
+    const suite = suiteStorage();
 
     it("run the API and the worker on the pinned node, and each says so once it is up", async () => {
-      const env = { DATABASE_URL: database.url, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix };
+      const env = suite.env();
       const api = spawnService("api", { ...env, PORT: String(await freePort()) });
       const worker = spawnService("worker", { ...env, WORKER_METRICS_PORT: "0", WORKER_TYPES: "webhook" });
       try {

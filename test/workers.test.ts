@@ -5,24 +5,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { reapGoneWorkers } from "@conveyor/db";
+import { reapGoneWorkers, type WorkerView } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { addMember, createApiKey, createOrg } from "@conveyor/testkit/api";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
-
-type WorkerView = {
-  id: string;
-  host: string;
-  pid: number;
-  types: string[];
-  concurrency: number;
-  slots: number;
-  busy_slots: number;
-  other_busy_slots: number;
-  state: "running" | "gone";
-  heartbeat_ms: number;
-  jobs: { id: string; type: string; started_at: string | null }[];
-};
 
 const HEARTBEAT_MS = "300";
 let stack: Stack;

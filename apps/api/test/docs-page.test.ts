@@ -9,6 +9,7 @@ import { createApp } from "../src/app";
 import { DOCS_PAGE_POLICY } from "../src/pages/docs";
 import { bundlePath } from "../src/pages/docs/bundle";
 import { startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 
 const ARTIFACTS = path.resolve(__dirname, "../../../test-artifacts");
 /** Keeps a response body as raw bytes (no decompression by the test client). */
@@ -18,15 +19,6 @@ const binary = (res: import("supertest").Response, done: (error: Error | null, b
   stream.on("data", (chunk: Buffer) => chunks.push(chunk));
   stream.on("end", () => done(null, Buffer.concat(chunks)));
 };
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-dev-shm-usage",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 describe("GET /docs", () => {
   let api: TestApi;
@@ -38,7 +30,7 @@ describe("GET /docs", () => {
     server = createApp(api.deps).listen(0, "127.0.0.1");
     await new Promise<void>((resolve) => server.once("listening", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
   });
   afterAll(async () => {
     await browser?.close();

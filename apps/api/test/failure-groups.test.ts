@@ -3,29 +3,20 @@
 // jobs, cancel its jobs waiting to retry); time filters over whole and partial days (failure_counts_daily) counting
 // exactly what GET /jobs counts, after retries, replays and retention — and another organization whose failures never show.
 import { deleteFinishedJobs, newId, writeOutcomes } from "@conveyor/db";
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
 import { responseSchemas } from "../src/openapi/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;
 let alice: TestMember;
 let bob: TestMember; // another org
-let second: SecondOrg;
 let aliceKey: string;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  alice = await createOrg(api.database.db, api.deps.config);
-  bob = await createOrg(api.database.db, api.deps.config);
-  aliceKey = (await createApiKey(api.database.db, alice)).key;
-  second = await createSecondOrg(api.database.db);
-  await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('echo_test'), ('other_test')");
-  await second.watch(api.get);
+  ({ api, alice, bob, aliceKey, close } = await startTwoOrgs({ jobTypes: ["echo_test", "other_test"] }));
 });
-afterAll(async () => {
-  await second.expectUntouched({ "X-API-Key": aliceKey });
-  await api.close();
-});
+afterAll(() => close());
 
 const as = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` });
 const db = () => api.database.db.pool;

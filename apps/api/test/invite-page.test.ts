@@ -7,7 +7,7 @@ import type { Server } from "node:http";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
-import { repoRoot } from "@conveyor/testkit";
+import { repoRoot, CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 import { createApp } from "../src/app";
 import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
 
@@ -25,18 +25,7 @@ beforeAll(async () => {
   server = createApp(api.deps).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-dev-shm-usage",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 });
 afterAll(async () => {
   await browser?.close();

@@ -2,7 +2,7 @@
 // input, every role — with a second organization holding look-alike jobs that no filter may ever show.
 import supertest from "supertest";
 import { newId } from "@conveyor/db";
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, startTwoOrgs, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
 import { responseSchemas } from "../src/openapi/responses";
 
 let api: TestApi;
@@ -38,13 +38,9 @@ async function make(member: TestMember, body: object, hours: number, fields: { s
   return id;
 }
 
+let close: () => Promise<void>;
 beforeAll(async () => {
-  api = await startTestApi();
-  alice = await createOrg(api.database.db, api.deps.config);
-  bob = await createOrg(api.database.db, api.deps.config);
-  aliceKey = (await createApiKey(api.database.db, alice)).key;
-  second = await createSecondOrg(api.database.db);
-  await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('echo_test')");
+  ({ api, alice, bob, aliceKey, second, close } = await startTwoOrgs({ jobTypes: ["echo_test"] }));
 
   for (const member of [alice, bob]) {
     const mine = member === alice;
@@ -58,12 +54,8 @@ beforeAll(async () => {
     if (mine) ["done", "failed", "needle", "order", "processing"].forEach((name, i) => (jobs[name] = ids[i]!));
     else bobJobs.push(...ids);
   }
-  await second.watch(api.get);
 });
-afterAll(async () => {
-  await second.expectUntouched({ "X-API-Key": aliceKey });
-  await api.close();
-});
+afterAll(() => close());
 
 const asAlice = () => ({ Authorization: `Bearer ${alice.token}` });
 

@@ -2,7 +2,7 @@
 // matched/affected/has_more at the 10,000 bound, bad input, every role — and another organization whose jobs no
 // bulk action, cancel or replay can reach (404, never 403).
 import { newId } from "@conveyor/db";
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, type SecondOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
 import { responseSchemas } from "../src/openapi/responses";
 
 let api: TestApi;
@@ -10,20 +10,12 @@ let alice: TestMember;
 let bob: TestMember; // another org
 let second: SecondOrg;
 let aliceKey: string;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  alice = await createOrg(api.database.db, api.deps.config);
-  bob = await createOrg(api.database.db, api.deps.config);
-  aliceKey = (await createApiKey(api.database.db, alice)).key;
-  second = await createSecondOrg(api.database.db);
-  await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('echo_test')");
-  await second.watch(api.get);
+  ({ api, alice, bob, aliceKey, second, close } = await startTwoOrgs({ jobTypes: ["echo_test"] }));
 });
-afterAll(async () => {
-  await second.expectUntouched({ "X-API-Key": aliceKey });
-  await api.close();
-});
+afterAll(() => close());
 
 const as = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` });
 const db = () => api.database.db.pool;

@@ -1,26 +1,19 @@
 // Replay with an edited payload (issue 23): POST /jobs/{id}/replay takes an optional `payload`, checked like POST /jobs's
 // for the job's type; the replay names its original (`replay_of`) and the original lists its replays (`replayed_as`).
 import { writeOutcomes } from "@conveyor/db";
-import { createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
 import { responseSchemas } from "../src/openapi/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;
 let alice: TestMember;
 let bob: TestMember; // another org
-let second: SecondOrg;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  alice = await createOrg(api.database.db, api.deps.config);
-  bob = await createOrg(api.database.db, api.deps.config);
-  second = await createSecondOrg(api.database.db);
-  await second.watch(api.get);
+  ({ api, alice, bob, close } = await startTwoOrgs());
 });
-afterAll(async () => {
-  await second.expectUntouched({ Authorization: `Bearer ${alice.token}` });
-  await api.close();
-});
+afterAll(() => close());
 
 const as = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` });
 

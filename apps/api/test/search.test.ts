@@ -1,27 +1,19 @@
 // Search that finds (issue 23): GET /jobs?q= with the 8-character short id the console shows, field-scoped values
 // (`customer:Globex`), value prefixes (`INV-20*`, `customer:Glo*`) and plain values, each list item saying what matched —
 // and another organization's jobs never found.
-import { createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
 import { newId } from "@conveyor/db";
 import { responseSchemas } from "../src/openapi/responses";
 
 let api: TestApi;
 let alice: TestMember;
 let bob: TestMember; // another org
-let second: SecondOrg;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  alice = await createOrg(api.database.db, api.deps.config);
-  bob = await createOrg(api.database.db, api.deps.config);
-  second = await createSecondOrg(api.database.db);
-  await api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('echo_test')");
-  await second.watch(api.get);
+  ({ api, alice, bob, close } = await startTwoOrgs({ jobTypes: ["echo_test"] }));
 });
-afterAll(async () => {
-  await second.expectUntouched({ Authorization: `Bearer ${alice.token}` });
-  await api.close();
-});
+afterAll(() => close());
 
 const as = (member: TestMember) => ({ Authorization: `Bearer ${member.token}` });
 

@@ -1,19 +1,11 @@
 // The API as a real process: it refuses to start with one clear line, and stops cleanly on SIGTERM.
-import { createTestDatabase, deleteRedisPrefix, freePort, spawnService, testRedisPrefix, TEST_REDIS_URL, type TestDatabase } from "@conveyor/testkit";
+import { freePort, spawnService, suiteStorage } from "@conveyor/testkit";
 import pg from "pg";
 
 const noStack = (output: string) => expect(output).not.toMatch(/^\s+at /m);
 
 describe("API process start-up", () => {
-  let database: TestDatabase;
-  const prefix = testRedisPrefix();
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-    await deleteRedisPrefix(prefix);
-  });
+  const suite = suiteStorage();
 
   it("exits with one line naming the Postgres URL it tried when Postgres is unreachable", async () => {
     const port = await freePort();
@@ -29,7 +21,7 @@ describe("API process start-up", () => {
 
   it("exits with one line naming the Redis URL it tried when Redis is unreachable", async () => {
     const port = await freePort();
-    const api = spawnService("api", { DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${port}`, PORT: "0" });
+    const api = spawnService("api", { DATABASE_URL: suite.database.url, REDIS_URL: `redis://127.0.0.1:${port}`, PORT: "0" });
     expect(await api.exited).toBe(1);
     const output = api.output().trim();
     expect(output.split("\n")).toHaveLength(1);
@@ -38,25 +30,25 @@ describe("API process start-up", () => {
   });
 
   it("exits naming the variable when a setting is invalid", async () => {
-    const api = spawnService("api", { DATABASE_URL: database.url, PORT: "not-a-port", BCRYPT_COST: "99" });
+    const api = spawnService("api", { DATABASE_URL: suite.database.url, PORT: "not-a-port", BCRYPT_COST: "99" });
     expect(await api.exited).toBe(1);
     expect(api.output()).toMatch(/Invalid configuration: .*PORT must be a number.*BCRYPT_COST must be less than or equal to 15/);
     noStack(api.output());
   });
 
   it("requires JWT_SECRET in production", async () => {
-    const api = spawnService("api", { DATABASE_URL: database.url, NODE_ENV: "production", PORT: "0" });
+    const api = spawnService("api", { DATABASE_URL: suite.database.url, NODE_ENV: "production", PORT: "0" });
     expect(await api.exited).toBe(1);
     expect(api.output()).toContain("JWT_SECRET is required");
   });
 
   it("refuses a database that was never migrated, saying how to migrate it", async () => {
-    const admin = new pg.Client({ connectionString: database.url.replace(/\/[^/]+$/, "/postgres") });
+    const admin = new pg.Client({ connectionString: suite.database.url.replace(/\/[^/]+$/, "/postgres") });
     await admin.connect();
-    const empty = `${database.name}_empty`;
+    const empty = `${suite.database.name}_empty`;
     await admin.query(`CREATE DATABASE "${empty}"`);
     try {
-      const api = spawnService("api", { DATABASE_URL: database.url.replace(/\/[^/]+$/, `/${empty}`), PORT: "0" });
+      const api = spawnService("api", { DATABASE_URL: suite.database.url.replace(/\/[^/]+$/, `/${empty}`), PORT: "0" });
       expect(await api.exited).toBe(1);
       expect(api.output()).toContain("has no Conveyor tables. Run `npm run db:migrate` first.");
     } finally {
@@ -67,7 +59,7 @@ describe("API process start-up", () => {
 
   it("serves until SIGTERM, then finishes and exits 0", async () => {
     const port = await freePort();
-    const api = spawnService("api", { DATABASE_URL: database.url, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, PORT: String(port) });
+    const api = spawnService("api", { ...suite.env(), PORT: String(port) });
     await api.waitForOutput(/API listening/);
     const res = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(res.status).toBe(200);

@@ -2,14 +2,9 @@
 // key's last use (after the key is used over HTTP), and a revoked key refused over HTTP. A second organization's
 // keys never show.
 import { waitFor } from "@conveyor/testkit";
-import { checkNarrow, checkPage, dismissNotifications, field, startRig, textLines, type Rig } from "./support/console";
+import { checkNarrow, checkPage, dismissNotifications, field, rigForFile, textLines } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-}, 120_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile();
 
 /** GET /jobs over plain HTTP with a key, as a service would. */
 const useKey = async (key: string) => (await fetch(`${rig.base}/jobs?limit=1`, { headers: { "X-API-Key": key, Accept: "application/json" } })).status;

@@ -2,14 +2,9 @@
 // HttpOnly, SameSite=Strict cookie that no script reads, state changes without the CSRF token are refused, an
 // ended session returns to the login page and then back, and forms show the API's refusals at their fields.
 import { createOrg, uniqueEmail } from "@conveyor/testkit/api";
-import { checkNarrow, checkPage, field, PASSWORD, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, field, PASSWORD, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-}, 120_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile();
 
 describe("signing up, logging out and in", () => {
   it("signs up into the overview, logs out to the login page, and logs in again", async () => {

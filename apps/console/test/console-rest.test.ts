@@ -7,14 +7,9 @@
 import { NO_QUOTAS, runDueSchedules } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import type { Page } from "playwright-core";
-import { checkPage, field, startRig, type Rig } from "./support/console";
+import { checkPage, field, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile();
 
 const owner = () => ({ Authorization: `Bearer ${rig.stack.owner.token}` });
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();

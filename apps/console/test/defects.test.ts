@@ -5,22 +5,12 @@
 // buttons, a missing or other organization's job, and every tab titled "Conveyor" with no skip link and the focus
 // lost after a navigation.
 import { addMember, createOrg } from "@conveyor/testkit/api";
-import { checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
+import { checkPage, dismissNotifications, field, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ workers: 1 });
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile({ workers: 1 });
 
 const owner = () => ({ Authorization: `Bearer ${rig.stack.owner.token}` });
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
-const enqueue = async (body: object) => {
-  const res = await rig.stack.post("/jobs", body);
-  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as string;
-};
 const schedulesOf = async (token: string) =>
   ((await rig.stack.api.request.get("/schedules").set("Authorization", `Bearer ${token}`)).body as { name: string }[]).map((s) => s.name);
 
@@ -66,7 +56,7 @@ describe("two tabs, two organizations (#1)", () => {
 
 describe("the jobs list", () => {
   it("drops a row that no longer matches its status filter after a live update (#2)", async () => {
-    const id = await enqueue({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
+    const id = await rig.enqueue({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/jobs?status=pending`);
     await page.locator(`tr[data-job-id="${id}"]`).waitFor();
@@ -78,7 +68,7 @@ describe("the jobs list", () => {
   it("offers bulk cancel only for jobs it can cancel (#3)", async () => {
     const marker = `finished-${Date.now()}`;
     const ids = await Promise.all(
-      [1, 2].map(() => enqueue({ type: "send_email", payload: { to: "a@example.com", subject: marker, body: "b" }, run_at: inAnHour() })),
+      [1, 2].map(() => rig.enqueue({ type: "send_email", payload: { to: "a@example.com", subject: marker, body: "b" }, run_at: inAnHour() })),
     );
     await rig.stack.api.request.post(`/jobs/${ids[0]}/cancel`).set(owner()).expect(200);
     const page = await rig.loggedIn(rig.stack.owner.email);
@@ -124,7 +114,7 @@ describe("the jobs list", () => {
 
 describe("a job's attempts (#4)", () => {
   it("draws a failed attempt that was retried as a failure, with each attempt's start, finish and duration", async () => {
-    const id = await enqueue({ type: "scripted", payload: { fail_until: 1 }, max_retries: 1 });
+    const id = await rig.enqueue({ type: "scripted", payload: { fail_until: 1 }, max_retries: 1 });
     await rig.stack.waitForJob(id, (job) => job.status === "done");
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/jobs/${id}`);
@@ -142,7 +132,7 @@ describe("a job's attempts (#4)", () => {
   it("says when a due job is due instead of a dash (#4)", async () => {
     await rig.stack.api.request.patch("/queues/scripted").set(owner()).send({ paused: true }).expect(200);
     try {
-      const id = await enqueue({ type: "scripted", payload: {} });
+      const id = await rig.enqueue({ type: "scripted", payload: {} });
       const page = await rig.loggedIn(rig.stack.owner.email);
       await page.goto(`${rig.base}/jobs/${id}`);
       const due = page.getByText("Due", { exact: true }).locator("..");
@@ -243,7 +233,7 @@ describe("accessibility (#14)", () => {
 
 describe("a job cancelled before it ran (#12)", () => {
   it("shows no attempt, only when and by whom it was cancelled", async () => {
-    const id = await enqueue({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
+    const id = await rig.enqueue({ type: "send_email", payload: { to: "a@example.com", subject: "s", body: "b" }, run_at: inAnHour() });
     await rig.stack.api.request.post(`/jobs/${id}/cancel`).set(owner()).expect(200);
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/jobs/${id}`);

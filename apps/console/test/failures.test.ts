@@ -1,29 +1,19 @@
 // The jobs list's failures grouped by error (issue 23), in a real browser against the real API and a real worker:
 // jobs fail in the worker, the grouped view shows one row per kind of error with its count, replays a group and
 // opens its jobs, whose failed rows show their error; and the jobs table at 375 px keeps the status in view (#13).
-import { checkNarrow, checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, dismissNotifications, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ workers: 1 });
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile({ workers: 1 });
 
-const enqueue = async (body: object) => {
-  const res = await rig.stack.post("/jobs", body);
-  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as string;
-};
 const db = () => rig.stack.api.database.db.pool;
 
 describe("failures by error", () => {
   let permanent: string[];
   let retried: string[];
   beforeAll(async () => {
-    permanent = await Promise.all([1, 2, 3].map((n) => enqueue({ type: "scripted", payload: { permanent: true, n } })));
+    permanent = await Promise.all([1, 2, 3].map((n) => rig.enqueue({ type: "scripted", payload: { permanent: true, n } })));
     // Each fails on its first attempt with its own attempt number in the message: one group all the same.
-    retried = await Promise.all([1, 2].map((n) => enqueue({ type: "scripted", payload: { fail_until: 9, n } })));
+    retried = await Promise.all([1, 2].map((n) => rig.enqueue({ type: "scripted", payload: { fail_until: 9, n } })));
     for (const id of [...permanent, ...retried]) await rig.stack.waitForJob(id, (job) => job.status === "failed", 60_000);
   }, 120_000);
 
@@ -86,7 +76,7 @@ describe("grouped failures and the list's own filters", () => {
 
 describe("the jobs list at 375 px (#13)", () => {
   it("fits the screen with each job's status and error in view: a card per job instead of a 760 px table cut off at the status", async () => {
-    const id = await enqueue({ type: "scripted", payload: { permanent: true, width: "narrow" } });
+    const id = await rig.enqueue({ type: "scripted", payload: { permanent: true, width: "narrow" } });
     await rig.stack.waitForJob(id, (job) => job.status === "failed", 60_000);
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 375, height: 740 } });
     await page.goto(`${rig.base}/jobs`);
@@ -105,7 +95,7 @@ describe("the jobs list at 375 px (#13)", () => {
 describe("replay with an edited payload", () => {
   it("opens the job's payload for editing, shows the API's refusal by path, and replays with the corrected payload", async () => {
     const marker = `edit-${Date.now()}`;
-    const id = await enqueue({
+    const id = await rig.enqueue({
       type: "send_email",
       payload: { to: "nobody@example.invalid", subject: marker, body: "b" },
       run_at: new Date(Date.now() + 3_600_000).toISOString(),
@@ -135,7 +125,7 @@ describe("replay with an edited payload", () => {
 
   it("replays from the job's page with an edited payload, and each job's page links to the other", async () => {
     const marker = `page-${Date.now()}`;
-    const id = await enqueue({
+    const id = await rig.enqueue({
       type: "send_email",
       payload: { to: "old@example.com", subject: marker, body: "b" },
       run_at: new Date(Date.now() + 3_600_000).toISOString(),
@@ -163,8 +153,8 @@ describe("replay with an edited payload", () => {
 describe("search that finds", () => {
   it("finds a job by the short id the list shows and by field:value, and says in each row what matched", async () => {
     const marker = `Globex-${Date.now()}`;
-    const customer = await enqueue({ type: "scripted", payload: { sleep_ms: 1, customer: marker } });
-    const supplier = await enqueue({ type: "scripted", payload: { sleep_ms: 1, supplier: marker } });
+    const customer = await rig.enqueue({ type: "scripted", payload: { sleep_ms: 1, customer: marker } });
+    const supplier = await rig.enqueue({ type: "scripted", payload: { sleep_ms: 1, supplier: marker } });
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
     await page.goto(`${rig.base}/jobs`);
     const searchBox = page.getByLabel("Search");

@@ -7,23 +7,13 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ workers: 1 });
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile({ workers: 1 });
 
 const DESKTOP = { width: 1440, height: 900 };
 const owner = () => ({ Authorization: `Bearer ${rig.stack.owner.token}` });
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
-const enqueue = async (body: object) => {
-  const res = await rig.stack.post("/jobs", body);
-  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as string;
-};
 /**
  * Waits until every node lies inside the canvas (the graph is fitted after the canvas changes size), each at least
  * `minWidth` px wide. While a resized page settles, the canvas can be fitted to a passing size first (every node
@@ -133,7 +123,7 @@ describe("a job's dependency graph (issue 25)", () => {
   });
 
   it("keeps a job with no dependencies or dependents free of a graph", async () => {
-    const id = await enqueue({ type: "scripted", payload: {} });
+    const id = await rig.enqueue({ type: "scripted", payload: {} });
     await rig.stack.waitForJob(id, (job) => job.status === "done");
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: DESKTOP });
     await page.goto(`${rig.base}/jobs/${id}`);
@@ -147,7 +137,7 @@ describe("a job's dependency graph (issue 25)", () => {
 
 describe("a job's attempts on a timeline (issue 23, attempt timing)", () => {
   it("shows when each attempt was due, started and finished, how long it waited and ran, and a retried failure as one", async () => {
-    const id = await enqueue({ type: "scripted", payload: { fail_until: 1, sleep_ms: 300 }, max_retries: 1 });
+    const id = await rig.enqueue({ type: "scripted", payload: { fail_until: 1, sleep_ms: 300 }, max_retries: 1 });
     await rig.stack.waitForJob(id, (job) => job.status === "done");
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: DESKTOP });
     await page.goto(`${rig.base}/jobs/${id}`);
@@ -173,7 +163,7 @@ describe("a job's attempts on a timeline (issue 23, attempt timing)", () => {
   it("follows a running attempt to its outcome without a reload", async () => {
     // The attempt runs until the test lets it finish, so a loaded machine cannot end it before the page is up.
     const release = join(mkdtempSync(join(tmpdir(), "conveyor-attempt-")), "release");
-    const id = await enqueue({ type: "scripted", payload: { until_file: release } });
+    const id = await rig.enqueue({ type: "scripted", payload: { until_file: release } });
     await rig.stack.waitForJob(id, (job) => job.status === "processing");
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: DESKTOP });
     await page.goto(`${rig.base}/jobs/${id}`);

@@ -2,20 +2,10 @@
 // keyset pages, a job moving to done on screen without a reload, bulk cancel and replay, a job's page (payload,
 // result, error, attempts and logs, PDF artifact, cancel, replay), markup in payloads and errors shown as text,
 // and a second organization whose jobs never appear.
-import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ workers: 1 });
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile({ workers: 1 });
 
-const enqueue = async (body: object) => {
-  const res = await rig.stack.post("/jobs", body);
-  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as string;
-};
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 
 describe("the jobs list", () => {
@@ -24,7 +14,7 @@ describe("the jobs list", () => {
     await page.goto(`${rig.base}/jobs`);
     await page.getByRole("heading", { name: "Jobs" }).waitFor();
     await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
-    const id = await enqueue({ type: "scripted", payload: { sleep_ms: 1500 } });
+    const id = await rig.enqueue({ type: "scripted", payload: { sleep_ms: 1500 } });
     const row = page.locator(`tr[data-job-id="${id}"]`);
     await row.waitFor({ timeout: 15_000 });
     await page.locator(`tr[data-job-id="${id}"][data-status="done"]`).waitFor({ timeout: 30_000 });
@@ -42,8 +32,8 @@ describe("the jobs list", () => {
   });
 
   it("sorts by creation time both ways from the Created column's header, keeping the filters", async () => {
-    const older = await enqueue({ type: "scripted", payload: { sort: 1 }, run_at: inAnHour() });
-    const newer = await enqueue({ type: "scripted", payload: { sort: 2 }, run_at: inAnHour() });
+    const older = await rig.enqueue({ type: "scripted", payload: { sort: 1 }, run_at: inAnHour() });
+    const newer = await rig.enqueue({ type: "scripted", payload: { sort: 2 }, run_at: inAnHour() });
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
     await page.goto(`${rig.base}/jobs?status=pending&type=scripted`);
     const order = async () => {
@@ -68,7 +58,7 @@ describe("the jobs list", () => {
 
   it("keeps every filter and the search in the URL, and pages with the API's cursor", async () => {
     const marker = `needle-${Date.now()}`;
-    const found = await enqueue({ type: "word_count", payload: { text: marker } });
+    const found = await rig.enqueue({ type: "word_count", payload: { text: marker } });
     await rig.stack.waitForJob(found, (job) => job.status === "done");
     const res = await rig.stack.post("/jobs/batch", { jobs: Array.from({ length: 55 }, () => ({ type: "scripted", payload: {}, run_at: inAnHour() })) });
     expect(res.status).toBe(202);
@@ -102,7 +92,7 @@ describe("the jobs list", () => {
 
   it("cancels selected jobs, then replays every matching job, with a count and a confirmation", async () => {
     const type = "scripted";
-    const ids = await Promise.all([1, 2, 3].map(() => enqueue({ type, payload: { batch: "bulk" }, run_at: inAnHour(), priority: 2 })));
+    const ids = await Promise.all([1, 2, 3].map(() => rig.enqueue({ type, payload: { batch: "bulk" }, run_at: inAnHour(), priority: 2 })));
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/jobs?q=bulk`);
     for (const id of ids) await page.locator(`tr[data-job-id="${id}"]`).waitFor();
@@ -185,7 +175,7 @@ describe("the jobs list", () => {
 
 describe("a job's page", () => {
   it("shows payload, result, attempts with their logs, and the PDF it produced", async () => {
-    const id = await enqueue({
+    const id = await rig.enqueue({
       type: "generate_pdf",
       payload: { template: "invoice", data: { number: "INV-7", customer: "Globex", items: [{ description: "Work", quantity: 2, unit_price: 40 }] } },
     });
@@ -204,7 +194,7 @@ describe("a job's page", () => {
 
   it("shows markup in a payload and in an error as text, and replays a failed job", async () => {
     const markup = `<script>alert("payload")</script>"><img src=x onerror=alert(1)><a href="javascript:alert(2)">click</a>`;
-    const id = await enqueue({ type: "scripted", payload: { permanent: true, note: markup } });
+    const id = await rig.enqueue({ type: "scripted", payload: { permanent: true, note: markup } });
     await rig.stack.waitForJob(id, (job) => job.status === "failed");
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/jobs/${id}`);
@@ -220,7 +210,7 @@ describe("a job's page", () => {
   });
 
   it("cancels a waiting job from its page", async () => {
-    const id = await enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
+    const id = await rig.enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/jobs/${id}`);
     await page.getByRole("button", { name: "Cancel job" }).click();

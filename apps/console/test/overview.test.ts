@@ -3,14 +3,9 @@
 // the last hour and the last day — the same figures GET /jobs/stats gives. A fresh organization sees the empty
 // state; the second organization's job (a `webhook` created a minute ago) is never counted.
 import { createApiKey, createOrg } from "@conveyor/testkit/api";
-import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig({ workers: 1 });
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile({ workers: 1 });
 
 type Stats = {
   bucket_seconds: number;
@@ -24,12 +19,6 @@ async function stats(window: "hour" | "day"): Promise<Stats> {
   expect(res.status).toBe(200);
   return res.body as Stats;
 }
-
-const enqueue = async (body: object) => {
-  const res = await rig.stack.post("/jobs", body);
-  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as string;
-};
 
 describe("the overview", () => {
   it("shows the empty state in a fresh organization", async () => {
@@ -45,10 +34,10 @@ describe("the overview", () => {
   });
 
   it("charts real jobs per minute by status and by type, the failure rate and the queue, for the hour and the day", async () => {
-    const done = await Promise.all([1, 2, 3, 4].map((n) => enqueue({ type: "word_count", payload: { text: `count these ${n} words` } })));
-    const failed = await Promise.all([1, 2].map(() => enqueue({ type: "scripted", payload: { permanent: true } })));
-    const later = await enqueue({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
-    const cancelled = await enqueue({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const done = await Promise.all([1, 2, 3, 4].map((n) => rig.enqueue({ type: "word_count", payload: { text: `count these ${n} words` } })));
+    const failed = await Promise.all([1, 2].map(() => rig.enqueue({ type: "scripted", payload: { permanent: true } })));
+    const later = await rig.enqueue({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const cancelled = await rig.enqueue({ type: "scripted", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
     expect((await rig.stack.post(`/jobs/${cancelled}/cancel`, {})).status).toBe(200);
     for (const id of done) await rig.stack.waitForJob(id, (job) => job.status === "done");
     for (const id of failed) await rig.stack.waitForJob(id, (job) => job.status === "failed");

@@ -1,31 +1,21 @@
 // Why a pending job waits (`waiting_for`, SPEC §14), in words, in a real browser against the real API: in the jobs
 // list under each pending row's status and as a sentence on the job's page — a job due later, a job whose queue is
 // paused (read again while the page is open: pausing changes no job), and a job no running worker serves.
-import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
 // No worker: a due job of a type nobody serves waits for one.
-let rig: Rig;
-beforeAll(async () => {
-  rig = await startRig();
-}, 180_000);
-afterEach(() => rig?.stack.expectOtherOrgUntouched());
-afterAll(() => rig?.close());
+const rig = rigForFile();
 
 const owner = () => ({ Authorization: `Bearer ${rig.stack.owner.token}` });
-const enqueue = async (body: object) => {
-  const res = await rig.stack.post("/jobs", body);
-  if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as string;
-};
 
 it("says in words why each pending job waits, in the list and on the job's page", async () => {
-  const later = await enqueue({
+  const later = await rig.enqueue({
     type: "send_email",
     payload: { to: "ops@example.com", subject: "Later", body: "later" },
     run_at: new Date(Date.now() + 3_600_000).toISOString(),
   });
-  const unserved = await enqueue({ type: "send_sms", payload: { to: "+254712345678", message: "hello" } });
-  const paused = await enqueue({ type: "send_email", payload: { to: "ops@example.com", subject: "Paused", body: "held" } });
+  const unserved = await rig.enqueue({ type: "send_sms", payload: { to: "+254712345678", message: "hello" } });
+  const paused = await rig.enqueue({ type: "send_email", payload: { to: "ops@example.com", subject: "Paused", body: "held" } });
   await rig.stack.api.request.patch("/queues/send_email").set(owner()).send({ paused: true }).expect(200);
 
   const page = await rig.loggedIn(rig.stack.owner.email);

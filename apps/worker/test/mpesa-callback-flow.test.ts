@@ -6,7 +6,7 @@
 import { stkCallbackStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi } from "@conveyor/testkit/api";
-import { SANDBOX, startDarajaFake, type DarajaFake } from "@conveyor/testkit/fakes";
+import { startDarajaFake, type DarajaFake, darajaSettings } from "@conveyor/testkit/fakes";
 import { loadWorkerConfig } from "../src/env";
 import { mobileMoneyStkHandler } from "../src/handlers/mobile-money-stk";
 import { handlerContext, StillWaiting, withStoredSteps } from "./support/handler-context";
@@ -37,11 +37,7 @@ afterAll(async () => {
 function handler() {
   const config = loadWorkerConfig({
     NODE_ENV: "test",
-    MPESA_BASE_URL: daraja.url,
-    MPESA_CONSUMER_KEY: SANDBOX.consumerKey,
-    MPESA_CONSUMER_SECRET: SANDBOX.consumerSecret,
-    MPESA_SHORTCODE: SANDBOX.shortcode,
-    MPESA_PASSKEY: SANDBOX.passkey,
+    ...darajaSettings(daraja.url),
     PUBLIC_URL: publicUrl,
   });
   return mobileMoneyStkHandler({

@@ -1,27 +1,11 @@
 // Retention (SPEC §8) against real Postgres with a fixed clock: exactly the jobs that finished more than
 // JOB_RETENTION_DAYS ago go, with their logs, events, artifacts, callbacks and idempotency keys, in batches;
 // live jobs and recent ones stay, whatever their age or organization.
-import { PassThrough } from "node:stream";
-import { createLogger } from "@conveyor/logger";
 import { newId } from "@conveyor/db";
-import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import { Retention } from "../src/runtime/retention";
+import { daysAgo, logger, NOW, retentionDatabase } from "./support/retention";
 
-let database: TestDatabase;
-const orgs = { a: newId(), b: newId() };
-const NOW = new Date("2026-11-21T12:00:00.000Z");
-const DAY = 24 * 60 * 60 * 1000;
-const daysAgo = (days: number) => new Date(NOW.getTime() - days * DAY);
-const logger = createLogger({ service: "test", stream: new PassThrough() });
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  for (const [name, id] of Object.entries(orgs)) await database.db.prisma.organization.create({ data: { id, name } });
-});
-afterAll(() => database.drop());
-beforeEach(() => database.db.pool.query("TRUNCATE jobs, job_queue, events, job_search CASCADE"));
-
-const pool = () => database.db.pool;
+const { orgs, pool } = retentionDatabase("jobs, job_queue, events, job_search");
 
 /** A job with everything that hangs off one: log lines, search values, events, an artifact, a callback and an idempotency key. */
 async function insertJob(orgId: string, status: string, fields: { createdDaysAgo: number; finishedDaysAgo?: number }): Promise<string> {

@@ -2,32 +2,15 @@
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import {
-  createTestDatabase,
-  deleteRedisPrefix,
-  freePort,
-  spawnService,
-  startPrivateRedis,
-  testRedisPrefix,
-  TEST_REDIS_URL,
-  type TestDatabase,
-} from "@conveyor/testkit";
+import { freePort, spawnService, startPrivateRedis, TEST_REDIS_URL, suiteStorage } from "@conveyor/testkit";
 
 describe("worker process start-up", () => {
-  let database: TestDatabase;
-  const prefix = testRedisPrefix();
-  beforeAll(async () => {
-    database = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await database.drop();
-    await deleteRedisPrefix(prefix);
-  });
+  const suite = suiteStorage();
 
   it("refuses to start when Redis may evict keys (maxmemory-policy is not noeviction)", async () => {
     const redis = await startPrivateRedis(["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]);
     try {
-      const worker = spawnService("worker", { DATABASE_URL: database.url, REDIS_URL: redis.url, WORKER_METRICS_PORT: "0" });
+      const worker = spawnService("worker", { DATABASE_URL: suite.database.url, REDIS_URL: redis.url, WORKER_METRICS_PORT: "0" });
       expect(await worker.exited).toBe(1);
       expect(worker.output().trim()).toMatch(/^Refusing to start: Redis maxmemory-policy is allkeys-lru; it must be noeviction/);
       expect(worker.output()).not.toMatch(/^\s+at /m);
@@ -38,22 +21,22 @@ describe("worker process start-up", () => {
 
   it("exits with one line naming the Redis URL when Redis is unreachable", async () => {
     const port = await freePort();
-    const worker = spawnService("worker", { DATABASE_URL: database.url, REDIS_URL: `redis://127.0.0.1:${port}`, WORKER_METRICS_PORT: "0" });
+    const worker = spawnService("worker", { DATABASE_URL: suite.database.url, REDIS_URL: `redis://127.0.0.1:${port}`, WORKER_METRICS_PORT: "0" });
     expect(await worker.exited).toBe(1);
     expect(worker.output().trim()).toMatch(new RegExp(`^Cannot reach Redis at redis://127.0.0.1:${port}`));
   });
 
   it("refuses an invalid WORKER_TYPES entry, naming the variable", async () => {
-    const worker = spawnService("worker", { DATABASE_URL: database.url, WORKER_TYPES: "webhook,Bad-Type", WORKER_METRICS_PORT: "0" });
+    const worker = spawnService("worker", { DATABASE_URL: suite.database.url, WORKER_TYPES: "webhook,Bad-Type", WORKER_METRICS_PORT: "0" });
     expect(await worker.exited).toBe(1);
     expect(worker.output()).toContain('WORKER_TYPES names an invalid job type "Bad-Type"');
   });
 
   it("says once at start-up which built-in types cannot run on this machine and why, and still starts", async () => {
     const worker = spawnService("worker", {
-      DATABASE_URL: database.url,
+      DATABASE_URL: suite.database.url,
       REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
+      REDIS_PREFIX: suite.prefix,
       WORKER_METRICS_PORT: "0",
       WORKER_TYPES: "generate_pdf,send_email,webhook",
       PUPPETEER_EXECUTABLE_PATH: "/nonexistent/chromium",
@@ -82,9 +65,9 @@ describe("worker process start-up", () => {
     writeFileSync(chromium, "#!/bin/sh\nexit 0\n");
     chmodSync(chromium, 0o755);
     const worker = spawnService("worker", {
-      DATABASE_URL: database.url,
+      DATABASE_URL: suite.database.url,
       REDIS_URL: TEST_REDIS_URL,
-      REDIS_PREFIX: prefix,
+      REDIS_PREFIX: suite.prefix,
       WORKER_METRICS_PORT: "0",
       WORKER_TYPES: "generate_pdf,webhook",
       PUPPETEER_EXECUTABLE_PATH: chromium,
@@ -97,7 +80,7 @@ describe("worker process start-up", () => {
 
   it("answers /healthz, then stops cleanly on SIGTERM with exit code 0", async () => {
     const port = await freePort();
-    const worker = spawnService("worker", { DATABASE_URL: database.url, REDIS_URL: TEST_REDIS_URL, REDIS_PREFIX: prefix, WORKER_METRICS_PORT: String(port) });
+    const worker = spawnService("worker", { ...suite.env(), WORKER_METRICS_PORT: String(port) });
     await worker.waitForOutput(/worker started/);
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
     expect(await worker.stop("SIGTERM")).toBe(0);

@@ -2,28 +2,12 @@
 // than JOB_RETENTION_DAYS ago go, with their events; a waiting one never goes, and one a job still there depends on
 // (depends_on or a ctx.waitFor step) stays until that job's own retention has deleted it, whatever the organization.
 import { randomBytes } from "node:crypto";
-import { PassThrough } from "node:stream";
-import { createLogger } from "@conveyor/logger";
 import { newId } from "@conveyor/db";
-import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import { Retention } from "../src/runtime/retention";
 import { WaitpointRetention } from "../src/runtime/waitpoint-retention";
+import { daysAgo, logger, NOW, retentionDatabase } from "./support/retention";
 
-let database: TestDatabase;
-const orgs = { a: newId(), b: newId() };
-const NOW = new Date("2026-11-21T12:00:00.000Z");
-const DAY = 24 * 60 * 60 * 1000;
-const daysAgo = (days: number) => new Date(NOW.getTime() - days * DAY);
-const logger = createLogger({ service: "test", stream: new PassThrough() });
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  for (const [name, id] of Object.entries(orgs)) await database.db.prisma.organization.create({ data: { id, name } });
-});
-afterAll(() => database.drop());
-beforeEach(() => database.db.pool.query("TRUNCATE jobs, job_queue, events, job_dependencies, job_steps, waitpoints CASCADE"));
-
-const pool = () => database.db.pool;
+const { orgs, pool } = retentionDatabase("jobs, job_queue, events, job_dependencies, job_steps, waitpoints");
 
 /** A waitpoint with its events (one per status change it went through: none while waiting, its end's otherwise). */
 async function insertWaitpoint(orgId: string, status: string, fields: { createdDaysAgo: number; finishedDaysAgo?: number }): Promise<string> {

@@ -6,7 +6,7 @@ import { Writable } from "node:stream";
 import { WEBHOOK_DELIVERY_MAX_RETRIES, WEBHOOK_DELIVERY_TYPE } from "@conveyor/contracts";
 import { claimJobs, insertJobs, insertWebhookEndpoint, newId, relayEventsToWebhooks, writeOutcomes } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { createTestDatabase, waitFor, type TestDatabase } from "@conveyor/testkit";
+import { createTestDatabase, waitFor, type TestDatabase, insertOrgs } from "@conveyor/testkit";
 import { WebhookRelay } from "../src/runtime/webhook-relay";
 
 const discard = createLogger({ service: "test", stream: new Writable({ write: (_c, _e, done) => done() }) });
@@ -18,14 +18,7 @@ let orgB: string;
 
 beforeEach(async () => {
   database = await createTestDatabase();
-  orgA = newId();
-  orgB = newId();
-  await database.db.prisma.organization.createMany({
-    data: [
-      { id: orgA, name: "A" },
-      { id: orgB, name: "B" },
-    ],
-  });
+  [orgA, orgB] = await insertOrgs(database.db, "A", "B");
   // The relay's first round places its cursor: events before it are not relayed.
   await relayEventsToWebhooks(pool(), { limit: 1000, maxRetries: 1 });
 });

@@ -1,8 +1,9 @@
 // `npm run generate -w @conveyor/client`: writes src/schema.d.ts (the types, openapi-typescript) and
 // src/job-types.ts (the built-in job types as a value, for pickers such as the console's) from the API's OpenAPI
 // document, built in-process from the endpoint declarations with the default configuration (what GET
-// /openapi.json serves on a default deployment). `--check` writes nothing and exits 1 when a checked-in file
-// differs (a test runs it in CI).
+// /openapi.json serves on a default deployment). Both are build output, not committed: the root postinstall and the
+// package's prepack run this. `--check` writes nothing and exits 1 when a file differs (stale after an endpoint
+// change; a test runs it).
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 // @conveyor/api is found in the workspace, not declared: it is how this repository makes the package, not part of it.
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
     if (check) {
       if (current === fresh) process.stdout.write(`${name} matches the API's document.\n`);
       else {
-        process.stderr.write(`${name} differs from the API's document: run \`npm run generate -w @conveyor/client\` and commit the result.\n`);
+        process.stderr.write(`${name} differs from the API's document: run \`npm run generate -w @conveyor/client\`.\n`);
         stale = true;
       }
       continue;

@@ -13,3 +13,5 @@ export * from "./postgres-replication";
 export * from "./pgbouncer";
 export * from "./metrics";
 export * from "./sse";
+export * from "./chromium";
+export * from "./suite";

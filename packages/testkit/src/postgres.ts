@@ -4,7 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { createDatabase, migrate, withDatabaseName, type Database } from "@conveyor/db";
+import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
 
 /** Server the tests use; override with TEST_DATABASE_URL (any database name: only the server is used). */
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
@@ -111,4 +111,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await admin((c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
     },
   };
+}
+
+/** Organizations written straight to a test database (no member, no key): their new ids, in the order of `names`. */
+export async function insertOrgs<Names extends string[]>(db: Database, ...names: Names): Promise<{ [K in keyof Names]: string }> {
+  const ids = names.map(() => newId());
+  await db.prisma.organization.createMany({ data: names.map((name, i) => ({ id: ids[i]!, name })) });
+  return ids as { [K in keyof Names]: string };
 }

@@ -34,8 +34,8 @@ function portIsFree(port: number): Promise<boolean> {
   });
 }
 
-/** Asks one node something on a short-lived connection. */
-async function askNode<T>(port: number, ask: (redis: Redis) => Promise<T>): Promise<T> {
+/** Asks one Redis (a cluster node, a sentinel) something on a short-lived connection. */
+export async function askRedis<T>(port: number, ask: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   redis.on("error", () => {});
   try {
@@ -70,7 +70,7 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
       args.push("--dir", dir, "--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction");
       children.push(spawn("redis-server", args, { stdio: "ignore" }));
     }
-    for (const port of ports) await waitFor(() => askNode(port, async (r) => (await r.ping()) === "PONG"), `redis-server on port ${port}`, 10_000);
+    for (const port of ports) await waitFor(() => askRedis(port, async (r) => (await r.ping()) === "PONG"), `redis-server on port ${port}`, 10_000);
     const created = spawnSync("redis-cli", ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "0", "--cluster-yes"], {
       encoding: "utf8",
       timeout: 30_000,
@@ -79,7 +79,7 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
     // Every node has learned every slot's owner.
     for (const port of ports) {
       await waitFor(
-        () => askNode(port, async (r) => /cluster_state:ok/.test((await r.call("CLUSTER", "INFO")) as string)),
+        () => askRedis(port, async (r) => /cluster_state:ok/.test((await r.call("CLUSTER", "INFO")) as string)),
         `node ${port} sees the cluster ok`,
         20_000,
         100,
@@ -90,13 +90,13 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
     throw error;
   }
   const ownerOf = (slot: number) =>
-    askNode(ports[0], async (r) => {
+    askRedis(ports[0], async (r) => {
       const ranges = (await r.call("CLUSTER", "SLOTS")) as [number, number, [string, number, string]][];
       const range = ranges.find(([from, to]) => from <= slot && slot <= to);
       if (!range) throw new Error(`slot ${slot} has no owner`);
       return Number(range[2][1]);
     });
-  const nodeId = (port: number) => askNode(port, async (r) => (await r.call("CLUSTER", "MYID")) as string);
+  const nodeId = (port: number) => askRedis(port, async (r) => (await r.call("CLUSTER", "MYID")) as string);
   return {
     ports,
     nodes: ports.map((p) => `127.0.0.1:${p}`).join(","),
@@ -106,17 +106,17 @@ export async function startRedisCluster(ports: [number, number, number]): Promis
       const fromPort = await ownerOf(slot);
       if (fromPort === toPort) return;
       const [fromId, toId] = [await nodeId(fromPort), await nodeId(toPort)];
-      await askNode(toPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId));
-      await askNode(fromPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId));
+      await askRedis(toPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "IMPORTING", fromId));
+      await askRedis(fromPort, (r) => r.call("CLUSTER", "SETSLOT", slot, "MIGRATING", toId));
       for (;;) {
-        const keys = (await askNode(fromPort, (r) => r.call("CLUSTER", "GETKEYSINSLOT", slot, batch))) as string[];
+        const keys = (await askRedis(fromPort, (r) => r.call("CLUSTER", "GETKEYSINSLOT", slot, batch))) as string[];
         if (keys.length === 0) break;
-        await askNode(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5_000, "KEYS", ...keys));
+        await askRedis(fromPort, (r) => r.call("MIGRATE", "127.0.0.1", toPort, "", 0, 5_000, "KEYS", ...keys));
         if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
       }
       // The target first, so the slot is never without an owner that knows it.
       for (const port of [toPort, fromPort, ...ports.filter((p) => p !== toPort && p !== fromPort)]) {
-        await askNode(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
+        await askRedis(port, (r) => r.call("CLUSTER", "SETSLOT", slot, "NODE", toId));
       }
     },
     stop,

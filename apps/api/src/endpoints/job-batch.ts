@@ -6,10 +6,9 @@ import { validationFailed } from "../http/errors";
 import { payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
 import { createJobs } from "../services/job-batch";
-import { AT, JOB_ID } from "./job-examples";
+import { JOB_ID } from "./job-examples";
 import { batchInput } from "./job-fields";
-
-const WAITPOINT_ID = "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07";
+import { waitpointExample } from "./waitpoints";
 
 export const jobBatchEndpoints = [
   endpoint({
@@ -74,15 +73,8 @@ export const jobBatchEndpoints = [
             {
               kind: "waitpoint",
               ref: "approval",
-              id: WAITPOINT_ID,
-              status: "waiting",
-              description: "Approve invoice 2026-118",
-              tags: ["invoices"],
-              data: null,
-              job_id: null,
+              ...waitpointExample,
               expires_at: "2026-11-23T09:30:00.000Z",
-              finished_at: null,
-              created_at: AT,
               complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE",
             },
           ],

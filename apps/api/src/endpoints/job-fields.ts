@@ -183,3 +183,8 @@ export const idempotencyKey = Joi.string()
   .min(1)
   .max(IDEMPOTENCY_KEY_MAX_LENGTH)
   .pattern(/^[\x21-\x7e]+$/, "visible ASCII characters");
+
+/** The optional Idempotency-Key header of a create endpoint: checked with `idempotencyKey`, documented as `description` says. */
+export function idempotencyKeyHeader(description: string, schema: Record<string, unknown> = { type: "string" }) {
+  return { name: "Idempotency-Key", schema: idempotencyKey, document: { name: "Idempotency-Key", in: "header", required: false, description, schema } };
+}

@@ -6,7 +6,7 @@ import { jobExamples } from "../openapi/job-types";
 import { ref } from "../openapi/json-schema";
 import { createJob } from "../services/jobs";
 import { JOB_ID } from "./job-examples";
-import { idempotencyKey, jobInput } from "./job-fields";
+import { idempotencyKeyHeader, jobInput } from "./job-fields";
 
 const rateLimitHeaders = {
   "RateLimit-Limit": { description: "Requests per second allowed for your organization (API_RATE_LIMIT_PER_SEC).", schema: { type: "integer" } },
@@ -29,17 +29,12 @@ export const jobEndpoints = [
       "of them had already failed or been cancelled (unless on_dependency_failure is run).",
     access: "job",
     headers: [
-      {
-        name: "Idempotency-Key",
-        schema: idempotencyKey,
-        document: {
-          name: "Idempotency-Key",
-          in: "header",
-          required: false,
-          description: "Any visible ASCII string, unique per intended job; kept 24 hours per organization.",
-          schema: { type: "string", minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_LENGTH, pattern: "^[\\x21-\\x7e]+$" },
-        },
-      },
+      idempotencyKeyHeader("Any visible ASCII string, unique per intended job; kept 24 hours per organization.", {
+        type: "string",
+        minLength: 1,
+        maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+        pattern: "^[\\x21-\\x7e]+$",
+      }),
     ],
     body: { schema: jobInput, document: ref("NewJob"), examples: jobExamples() },
     responses: {

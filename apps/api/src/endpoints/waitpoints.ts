@@ -14,12 +14,13 @@ import {
   type WaitpointInput,
   type WaitpointListQuery,
 } from "../services/waitpoints";
-import { idempotencyKey } from "./job-fields";
+import { idempotencyKeyHeader } from "./job-fields";
 import { waitpointFields } from "./waitpoint-fields";
 
 const WAITPOINT_ID = "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07";
 const AT = "2026-11-21T09:30:00.000Z";
-const example = {
+/** A waiting waitpoint as the API answers it (POST /jobs/batch's example shows one too). */
+export const waitpointExample = {
   id: WAITPOINT_ID,
   status: "waiting",
   description: "Approve invoice 2026-118",
@@ -30,7 +31,7 @@ const example = {
   finished_at: null,
   created_at: AT,
 };
-const completed = { ...example, status: "completed", data: { approved: true, by: "amina@example.com" }, finished_at: "2026-11-21T10:02:11.000Z" };
+const completed = { ...waitpointExample, status: "completed", data: { approved: true, by: "amina@example.com" }, finished_at: "2026-11-21T10:02:11.000Z" };
 
 const createBody = Joi.object<WaitpointInput>(waitpointFields);
 const completionBody = Joi.object<CompletionInput>({
@@ -63,23 +64,14 @@ export const waitpointEndpoints = [
       "`Idempotency-Key`, a repeat within 24 h answers 200 with the first waitpoint (without `complete_url`) and creates nothing; " +
       "another body with the same key is 409 `idempotency_conflict`.",
     access: "job",
-    headers: [
-      {
-        name: "Idempotency-Key",
-        schema: idempotencyKey,
-        document: {
-          name: "Idempotency-Key",
-          in: "header",
-          required: false,
-          description: "Unique per intended waitpoint; kept 24 hours.",
-          schema: { type: "string" },
-        },
-      },
-    ],
+    headers: [idempotencyKeyHeader("Unique per intended waitpoint; kept 24 hours.")],
     body: {
       schema: createBody,
       examples: {
-        approval: { summary: "A person approves within a day", value: { timeout_seconds: 86400, description: example.description, tags: example.tags } },
+        approval: {
+          summary: "A person approves within a day",
+          value: { timeout_seconds: 86400, description: waitpointExample.description, tags: waitpointExample.tags },
+        },
       },
     },
     responses: {
@@ -87,12 +79,12 @@ export const waitpointEndpoints = [
         description: "Created; `complete_url` holds the one-time token.",
         json: {
           component: "CreatedWaitpoint",
-          example: { ...example, complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE" },
+          example: { ...waitpointExample, complete_url: "https://conveyor.example.com/waitpoints/complete/3q2-7wFvXw1yGb0qS4cQe8mKp2Lr6tHn9aZdUj5oBfE" },
         },
       },
       200: {
         description: "An idempotent repeat: the first waitpoint, without complete_url.",
-        json: { component: "CreatedWaitpoint", example: { ...example, complete_url: null } },
+        json: { component: "CreatedWaitpoint", example: { ...waitpointExample, complete_url: null } },
       },
     },
     errors: [400, ...AUTHENTICATED_ERRORS, 409, 413, 415, 429],
@@ -120,7 +112,7 @@ export const waitpointEndpoints = [
     responses: {
       200: {
         description: "The waitpoints.",
-        json: { component: "Waitpoint", array: true, example: [example] },
+        json: { component: "Waitpoint", array: true, example: [waitpointExample] },
         headers: { Link: { description: 'While more remain: `<…/waitpoints?limit=…&cursor=…>; rel="next"`.', schema: { type: "string" } } },
       },
     },
@@ -172,7 +164,7 @@ export const waitpointEndpoints = [
       "Jobs waiting on it count it as a failed dependency (`on_dependency_failure` applies). A waitpoint that is no longer waiting is 409 `conflict`.",
     access: "job",
     params: { id: idParam("waitpoint") },
-    responses: { 200: { description: "Cancelled.", json: { component: "Waitpoint", example: { ...example, status: "cancelled", finished_at: AT } } } },
+    responses: { 200: { description: "Cancelled.", json: { component: "Waitpoint", example: { ...waitpointExample, status: "cancelled", finished_at: AT } } } },
     errors: [...AUTHENTICATED_ERRORS, 404, 409, 429],
     handle: async ({ caller, params }, deps) => ({ json: await cancelWaitpoint({ caller, id: params.id }, deps) }),
   }),

@@ -1,16 +1,16 @@
 // The person's account: who and where they are, and a new password (SPEC §12: every other session and token of
 // theirs stops working; this one goes on).
-import { Alert, Button, Paper, PasswordInput, Stack, Text, Title } from "@mantine/core";
-import { useState, type FormEvent } from "react";
+import { Button, Paper, PasswordInput, Stack, Text, Title } from "@mantine/core";
+import type { FormEvent } from "react";
 import { api, call } from "../api";
-import { formErrors, passwordProblem, problems, type FormErrors } from "../ui/form";
+import { formErrors, passwordProblem, problems, useFormFields } from "../ui/form";
+import { FormAlert } from "../ui/form-parts";
 import { useSession } from "../session";
 import { useAction } from "../data/actions";
 
 export function AccountPage() {
   const session = useSession();
-  const [values, setValues] = useState({ current_password: "", new_password: "", confirm: "" });
-  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const { values, setValues, errors, setErrors, field } = useFormFields({ current_password: "", new_password: "", confirm: "" });
   const changing = useAction({
     run: (body: { current_password: string; new_password: string }) => call(api.POST("/auth/password", { body }), { quiet401: true }),
     done: () => ({ title: "Password changed", message: "Your other sessions and tokens were signed out." }),
@@ -20,7 +20,6 @@ export function AccountPage() {
     refresh: () => [],
     onSuccess: () => setValues({ current_password: "", new_password: "", confirm: "" }),
   });
-  const set = (field: keyof typeof values) => (event: { currentTarget: { value: string } }) => setValues({ ...values, [field]: event.currentTarget.value });
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -50,36 +49,10 @@ export function AccountPage() {
             <Title order={2} size="h4" id="password-title">
               Change password
             </Title>
-            {errors.form && (
-              <Alert color="red" role="alert">
-                {errors.form}
-              </Alert>
-            )}
-            <PasswordInput
-              label="Current password"
-              autoComplete="current-password"
-              value={values.current_password}
-              onChange={set("current_password")}
-              error={errors.fields.current_password}
-              required
-            />
-            <PasswordInput
-              label="New password"
-              description="15 characters or more."
-              autoComplete="new-password"
-              value={values.new_password}
-              onChange={set("new_password")}
-              error={errors.fields.new_password}
-              required
-            />
-            <PasswordInput
-              label="New password, again"
-              autoComplete="new-password"
-              value={values.confirm}
-              onChange={set("confirm")}
-              error={errors.fields.confirm}
-              required
-            />
+            <FormAlert message={errors.form} />
+            <PasswordInput label="Current password" autoComplete="current-password" {...field("current_password")} required />
+            <PasswordInput label="New password" description="15 characters or more." autoComplete="new-password" {...field("new_password")} required />
+            <PasswordInput label="New password, again" autoComplete="new-password" {...field("confirm")} required />
             <Button type="submit" loading={changing.isPending} style={{ alignSelf: "flex-start" }}>
               Change password
             </Button>

@@ -1,15 +1,16 @@
 // API keys (SPEC §3): create one (shown once, with a copy button), see every key with who created it and its last
 // use, revoke.
-import { Button, Group, Paper, ScrollArea, Stack, Table, Text, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Stack, Table, Text, TextInput } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
-import { ErrorState, Empty, Loading } from "../ui/states";
+import { ActionsHeader, DangerButton, ListTable, QueryList } from "../ui/list";
+import { Heading } from "../ui/page";
 import { useSession } from "../session";
 import { useAction } from "../data/actions";
 import { keys as queryKeys } from "../data/keys";
@@ -32,78 +33,57 @@ export function ApiKeysPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          API keys
-        </Title>
-        <Button onClick={() => setCreating(true)}>Create key</Button>
-      </Group>
+      <Heading action={<Button onClick={() => setCreating(true)}>Create key</Button>}>API keys</Heading>
       <Text c="dimmed" size="sm">
         Services enqueue and read jobs with a key (header <code>X-API-Key</code>); keys cannot manage the team or other keys.
       </Text>
-      {keys.isPending ? (
-        <Loading label="Loading keys…" />
-      ) : keys.isError ? (
-        <ErrorState error={keys.error} retry={() => void keys.refetch()} />
-      ) : keys.data.length === 0 ? (
-        <Empty title="No API keys yet">Create one for each service that enqueues jobs.</Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table miw={{ base: 0, sm: 560 }} aria-label="API keys">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th visibleFrom="sm">Key</Table.Th>
-                  <Table.Th visibleFrom="sm">Created</Table.Th>
-                  <Table.Th visibleFrom="sm">Created by</Table.Th>
-                  <Table.Th>Last used</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {keys.data.map((key) => (
-                  <Table.Tr key={key.id}>
-                    <Table.Td style={{ overflowWrap: "break-word" }}>
-                      {key.name}
-                      {/* A phone shows who made it under the name instead of in a column of its own. */}
-                      <Text size="xs" c="dimmed" hiddenFrom="sm">
-                        by {createdBy(key, "you")}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td ff="monospace" visibleFrom="sm">
-                      {key.prefix}…
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      <Time iso={key.created_at} />
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm">{createdBy(key, "You")}</Table.Td>
-                    <Table.Td>{key.last_used_at ? <Time iso={key.last_used_at} /> : "Never"}</Table.Td>
-                    <Table.Td>
-                      <Button size="xs" color="red.9" variant="outline" onClick={() => revoking.ask(key)} aria-label={`Revoke ${key.name}`}>
-                        Revoke
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
+      <QueryList query={keys} loading="Loading keys…" empty={{ title: "No API keys yet", children: "Create one for each service that enqueues jobs." }}>
+        {(rows) => (
+          <ListTable
+            label="API keys"
+            minWidth={560}
+            head={
+              <>
+                <Table.Th>Name</Table.Th>
+                <Table.Th visibleFrom="sm">Key</Table.Th>
+                <Table.Th visibleFrom="sm">Created</Table.Th>
+                <Table.Th visibleFrom="sm">Created by</Table.Th>
+                <Table.Th>Last used</Table.Th>
+                <ActionsHeader />
+              </>
+            }
+          >
+            {rows.map((key) => (
+              <Table.Tr key={key.id}>
+                <Table.Td style={{ overflowWrap: "break-word" }}>
+                  {key.name}
+                  {/* A phone shows who made it under the name instead of in a column of its own. */}
+                  <Text size="xs" c="dimmed" hiddenFrom="sm">
+                    by {createdBy(key, "you")}
+                  </Text>
+                </Table.Td>
+                <Table.Td ff="monospace" visibleFrom="sm">
+                  {key.prefix}…
+                </Table.Td>
+                <Table.Td visibleFrom="sm">
+                  <Time iso={key.created_at} />
+                </Table.Td>
+                <Table.Td visibleFrom="sm">{createdBy(key, "You")}</Table.Td>
+                <Table.Td>{key.last_used_at ? <Time iso={key.last_used_at} /> : "Never"}</Table.Td>
+                <Table.Td>
+                  <DangerButton onClick={() => revoking.ask(key)} aria-label={`Revoke ${key.name}`}>
+                    Revoke
+                  </DangerButton>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </ListTable>
+        )}
+      </QueryList>
       <CreateKey opened={creating} onClose={() => setCreating(false)} />
-      <Confirm
-        opened={revoking.target !== null}
-        title="Revoke this key?"
-        confirmLabel="Revoke"
-        loading={revoking.busy}
-        onConfirm={() => void revoking.confirm()}
-        onClose={revoking.cancel}
-      >
+      <ConfirmAction action={revoking} title="Revoke this key?" confirmLabel="Revoke">
         Services using “{revoking.target?.name}” are refused within seconds. This cannot be undone.
-      </Confirm>
+      </ConfirmAction>
     </Stack>
   );
 }

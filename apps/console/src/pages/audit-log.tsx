@@ -1,7 +1,7 @@
 // The audit log (SPEC §16): who did what in the organization, newest first, each entry read as a sentence with when
 // and from where. The filters (who, what, about which id, from and until) live in the URL, like the jobs list's;
 // pages load on demand. Owners and admins only; members are told so.
-import { Alert, Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useEffect, useState, type FormEvent } from "react";
@@ -13,6 +13,7 @@ import { AUDIT_FILTER_KEYS as FILTER_KEYS, type AuditSearch } from "./audit-sear
 import { auditSentence, type AuditEntry } from "./audit-sentence";
 import type { JobFilter } from "./job-search";
 import { RouterAnchor } from "../ui/link";
+import { OwnersAndAdminsOnly } from "../ui/page";
 import { fromLocalInput, toLocalInput } from "./jobs";
 import { keys as queryKeys } from "../data/keys";
 
@@ -41,16 +42,7 @@ export const ACTION_CHOICES = [
 export function AuditLogPage() {
   const session = useSession();
   if (!canManageTeam(session.role)) {
-    return (
-      <Stack>
-        <Title order={1} size="h2">
-          Audit log
-        </Title>
-        <Alert color="gray" title="Owners and admins only">
-          You are a member of {session.org.name}. Owners and admins can read who did what here.
-        </Alert>
-      </Stack>
-    );
+    return <OwnersAndAdminsOnly title="Audit log">You are a member of {session.org.name}. Owners and admins can read who did what here.</OwnersAndAdminsOnly>;
   }
   return <AuditLog />;
 }

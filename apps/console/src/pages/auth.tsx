@@ -6,7 +6,8 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { api, call } from "../api";
-import { emailProblem, formErrors, passwordProblem, problems, type FormErrors } from "../ui/form";
+import { emailProblem, formErrors, passwordProblem, problems, useFormFields } from "../ui/form";
+import { FormAlert } from "../ui/form-parts";
 import { logIn, safeRedirect } from "../session";
 import { useAction } from "../data/actions";
 import { RouterAnchor } from "../ui/link";
@@ -43,9 +44,8 @@ export function LoginPage() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const search = useSearch({ from: "/login" });
-  const [email, setEmail] = useState("");
-  const [password, setPassword] = useState("");
-  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const { values, errors, setErrors, field } = useFormFields({ email: "", password: "" });
+  const { email, password } = values;
   const login = useAction({
     run: async (credentials: { email: string; password: string }) => {
       await logIn(queryClient, credentials);
@@ -76,28 +76,9 @@ export function LoginPage() {
       )}
       <form onSubmit={submit} noValidate>
         <Stack>
-          {errors.form && (
-            <Alert color="red" role="alert">
-              {errors.form}
-            </Alert>
-          )}
-          <TextInput
-            label="Email"
-            type="email"
-            autoComplete="username"
-            value={email}
-            onChange={(e) => setEmail(e.currentTarget.value)}
-            error={errors.fields.email}
-            required
-          />
-          <PasswordInput
-            label="Password"
-            autoComplete="current-password"
-            value={password}
-            onChange={(e) => setPassword(e.currentTarget.value)}
-            error={errors.fields.password}
-            required
-          />
+          <FormAlert message={errors.form} />
+          <TextInput label="Email" type="email" autoComplete="username" {...field("email")} required />
+          <PasswordInput label="Password" autoComplete="current-password" {...field("password")} required />
           <Button type="submit" loading={busy}>
             Log in
           </Button>
@@ -159,8 +140,7 @@ function SingleSignOn({ returnTo, refused }: { returnTo: string; refused?: strin
 export function SignupPage() {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const [values, setValues] = useState({ email: "", password: "", org_name: "" });
-  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const { values, errors, setErrors, field } = useFormFields({ email: "", password: "", org_name: "" });
   const signup = useAction({
     run: async (body: { email: string; password: string; org_name: string }) => {
       await call(api.POST("/auth/signup", { body }), { quiet401: true });
@@ -172,7 +152,6 @@ export function SignupPage() {
     refresh: () => [],
   });
   const busy = signup.isPending;
-  const set = (field: keyof typeof values) => (event: { currentTarget: { value: string } }) => setValues({ ...values, [field]: event.currentTarget.value });
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -191,22 +170,16 @@ export function SignupPage() {
     <AuthFrame title="Create your organization">
       <form onSubmit={submit} noValidate>
         <Stack>
-          {errors.form && (
-            <Alert color="red" role="alert">
-              {errors.form}
-            </Alert>
-          )}
-          <TextInput label="Email" type="email" autoComplete="username" value={values.email} onChange={set("email")} error={errors.fields.email} required />
+          <FormAlert message={errors.form} />
+          <TextInput label="Email" type="email" autoComplete="username" {...field("email")} required />
           <PasswordInput
             label="Password"
             description="15 characters or more; a few words make a good one."
             autoComplete="new-password"
-            value={values.password}
-            onChange={set("password")}
-            error={errors.fields.password}
+            {...field("password")}
             required
           />
-          <TextInput label="Organization name" value={values.org_name} onChange={set("org_name")} error={errors.fields.org_name} required />
+          <TextInput label="Organization name" {...field("org_name")} required />
           <Button type="submit" loading={busy}>
             Sign up
           </Button>

@@ -4,14 +4,16 @@
 // time), and the axes count whole jobs.
 import "@mantine/charts/styles.css";
 import { BarChart, CompositeChart, type CompositeChartSeries } from "@mantine/charts";
-import { Anchor, Button, Group, Paper, ScrollArea, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
+import { Anchor, Button, Paper, ScrollArea, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useId, useRef, useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { ErrorState, Empty, Loading } from "../ui/states";
+import { Empty } from "../ui/states";
 import { RouterAnchor } from "../ui/link";
+import { QueryList } from "../ui/list";
+import { Heading } from "../ui/page";
 import type { JobFilter } from "./job-search";
 import { keys } from "../data/keys";
 
@@ -47,28 +49,25 @@ export function OverviewPage() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          Overview
-        </Title>
-        <SegmentedControl
-          aria-label="Time window"
-          value={window}
-          onChange={(value) => setWindow(value as Window)}
-          data={[
-            { value: "hour", label: "Last hour" },
-            { value: "day", label: "Last day" },
-          ]}
-        />
-      </Group>
+      <Heading
+        action={
+          <SegmentedControl
+            aria-label="Time window"
+            value={window}
+            onChange={(value) => setWindow(value as Window)}
+            data={[
+              { value: "hour", label: "Last hour" },
+              { value: "day", label: "Last day" },
+            ]}
+          />
+        }
+      >
+        Overview
+      </Heading>
       <QuotaNotice />
-      {stats.isPending ? (
-        <Loading label="Loading statistics…" />
-      ) : stats.isError ? (
-        <ErrorState error={stats.error} retry={() => void stats.refetch()} />
-      ) : (
-        <Charts stats={stats.data} window={window} />
-      )}
+      <QueryList query={stats} loading="Loading statistics…">
+        {(data) => <Charts stats={data} window={window} />}
+      </QueryList>
     </Stack>
   );
 }

@@ -2,24 +2,7 @@
 // limits, the live start rate and the p95 wait from due to start — read again every few seconds; owners and admins
 // pause and resume a queue, set its cap and rate limit, and keep the organization's named rate limits. Members see
 // the same figures without the controls (the API refuses them the changes as well).
-import {
-  Badge,
-  Box,
-  Button,
-  Flex,
-  Group,
-  Modal,
-  NumberInput,
-  Paper,
-  ScrollArea,
-  Select,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-  VisuallyHidden,
-} from "@mantine/core";
+import { Badge, Box, Button, Flex, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useQuery, type UseQueryResult } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
@@ -27,11 +10,13 @@ import { api, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 import { canManageTeam, useSession } from "../session";
-import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { formatTime } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
-import { ErrorState, Empty, Loading } from "../ui/states";
+import { FormButtons } from "../ui/form-parts";
+import { ActionsHeader, EditDeleteButtons, ListTable, QueryList } from "../ui/list";
+import { Heading } from "../ui/page";
 import { QueueChart, useQueueActivity } from "./queue-charts";
 
 export type Queue = ResponseBody<"/queues", "get">[number];
@@ -95,121 +80,115 @@ export function QueuesPage() {
           ? "Pause a type to hold its jobs (running ones finish); limits hold them back without failing them."
           : "Owners and admins can pause queues and change their limits."}
       </Text>
-      {queues.isPending ? (
-        <Loading label="Loading queues…" />
-      ) : queues.isError ? (
-        <ErrorState error={queues.error} retry={() => void queues.refetch()} />
-      ) : queues.data.length === 0 ? (
-        <Empty title="No job types yet">Types appear here once they are built in or a worker registers them.</Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table miw={{ base: 0, sm: 900 }} aria-label="Queues" verticalSpacing="xs">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Type</Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm">
-                    Due
-                  </Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm">
-                    Delayed
-                  </Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm">
-                    Running
-                  </Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm" title="Due, but held back by the queue's pause, its cap or a rate limit">
-                    Held back
-                  </Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm">
-                    Starts, last minute
-                  </Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm">
-                    p95 wait, 15 min
-                  </Table.Th>
-                  <Table.Th visibleFrom="sm">Limits</Table.Th>
-                  {manager && (
-                    <Table.Th visibleFrom="sm">
-                      <VisuallyHidden>Actions</VisuallyHidden>
-                    </Table.Th>
-                  )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {queues.data.map((queue) => (
-                  <Table.Tr key={queue.type} data-queue={queue.type} data-paused={queue.paused}>
-                    <Table.Td>
-                      <Group gap={6} wrap="nowrap">
-                        <RouterAnchor to="/jobs" search={{ type: queue.type, status: "pending" }} size="sm" ff="monospace" title={`Pending ${queue.type} jobs`}>
-                          {queue.type}
-                        </RouterAnchor>
-                        {queue.paused && (
-                          <Badge color="orange" variant="dot" size="sm" miw="max-content">
-                            Paused
-                          </Badge>
-                        )}
-                      </Group>
-                      {/* A phone shows the other figures under the type instead of in columns of their own. */}
-                      <Box hiddenFrom="sm">
-                        <Text size="xs" c="dimmed">
-                          <CountLink queue={queue} figure="due" /> due · <CountLink queue={queue} figure="delayed" /> delayed ·{" "}
-                          <CountLink queue={queue} figure="running" /> running · <CountLink queue={queue} figure="held" /> {heldWords(queue)} ·{" "}
-                          {queue.started_last_minute}/min · p95 {formatWait(queue.p95_wait_ms)}
-                        </Text>
-                        <Text size="xs" c="dimmed">
-                          {limitsText(queue)}
-                        </Text>
-                        {/* On a phone the buttons sit under the figures, never clipped by a column off screen (issue 38 #8). */}
-                        {manager && (
-                          <Box mt={6}>
-                            <QueueButtons queue={queue} busy={busyType === queue.type} onPause={setPaused} onLimits={setEditing} />
-                          </Box>
-                        )}
-                      </Box>
-                      {queue.oldest_due_at && (
-                        <Text size="xs" c="dimmed" visibleFrom="sm">
-                          Oldest due {formatTime(queue.oldest_due_at)}
-                        </Text>
-                      )}
-                      {activity.data && <RowChart type={queue.type} activity={activity.data} />}
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm" data-figure="due">
-                      <CountLink queue={queue} figure="due" />
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm" data-figure="delayed">
-                      <CountLink queue={queue} figure="delayed" />
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm" data-figure="running">
-                      <CountLink queue={queue} figure="running" />
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm" data-figure="held">
-                      <CountLink queue={queue} figure="held" />
-                      {queue.paused && queue.waiting_on_limits > 0 && (
-                        <Text size="xs" c="dimmed">
-                          by the pause
-                        </Text>
-                      )}
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm" data-figure="starts">
-                      {queue.started_last_minute}
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm" data-figure="p95">
-                      {formatWait(queue.p95_wait_ms)}
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm" miw={120}>
-                      <Text size="sm">{limitsText(queue)}</Text>
-                    </Table.Td>
-                    {manager && (
-                      <Table.Td visibleFrom="sm">
-                        <QueueButtons queue={queue} busy={busyType === queue.type} onPause={setPaused} onLimits={setEditing} />
-                      </Table.Td>
+      <QueryList
+        query={queues}
+        loading="Loading queues…"
+        empty={{ title: "No job types yet", children: "Types appear here once they are built in or a worker registers them." }}
+      >
+        {(rows) => (
+          <ListTable
+            label="Queues"
+            minWidth={900}
+            verticalSpacing="xs"
+            head={
+              <>
+                <Table.Th>Type</Table.Th>
+                <Table.Th ta="right" visibleFrom="sm">
+                  Due
+                </Table.Th>
+                <Table.Th ta="right" visibleFrom="sm">
+                  Delayed
+                </Table.Th>
+                <Table.Th ta="right" visibleFrom="sm">
+                  Running
+                </Table.Th>
+                <Table.Th ta="right" visibleFrom="sm" title="Due, but held back by the queue's pause, its cap or a rate limit">
+                  Held back
+                </Table.Th>
+                <Table.Th ta="right" visibleFrom="sm">
+                  Starts, last minute
+                </Table.Th>
+                <Table.Th ta="right" visibleFrom="sm">
+                  p95 wait, 15 min
+                </Table.Th>
+                <Table.Th visibleFrom="sm">Limits</Table.Th>
+                {manager && <ActionsHeader visibleFrom="sm" />}
+              </>
+            }
+          >
+            {rows.map((queue) => (
+              <Table.Tr key={queue.type} data-queue={queue.type} data-paused={queue.paused}>
+                <Table.Td>
+                  <Group gap={6} wrap="nowrap">
+                    <RouterAnchor to="/jobs" search={{ type: queue.type, status: "pending" }} size="sm" ff="monospace" title={`Pending ${queue.type} jobs`}>
+                      {queue.type}
+                    </RouterAnchor>
+                    {queue.paused && (
+                      <Badge color="orange" variant="dot" size="sm" miw="max-content">
+                        Paused
+                      </Badge>
                     )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
+                  </Group>
+                  {/* A phone shows the other figures under the type instead of in columns of their own. */}
+                  <Box hiddenFrom="sm">
+                    <Text size="xs" c="dimmed">
+                      <CountLink queue={queue} figure="due" /> due · <CountLink queue={queue} figure="delayed" /> delayed ·{" "}
+                      <CountLink queue={queue} figure="running" /> running · <CountLink queue={queue} figure="held" /> {heldWords(queue)} ·{" "}
+                      {queue.started_last_minute}/min · p95 {formatWait(queue.p95_wait_ms)}
+                    </Text>
+                    <Text size="xs" c="dimmed">
+                      {limitsText(queue)}
+                    </Text>
+                    {/* On a phone the buttons sit under the figures, never clipped by a column off screen (issue 38 #8). */}
+                    {manager && (
+                      <Box mt={6}>
+                        <QueueButtons queue={queue} busy={busyType === queue.type} onPause={setPaused} onLimits={setEditing} />
+                      </Box>
+                    )}
+                  </Box>
+                  {queue.oldest_due_at && (
+                    <Text size="xs" c="dimmed" visibleFrom="sm">
+                      Oldest due {formatTime(queue.oldest_due_at)}
+                    </Text>
+                  )}
+                  {activity.data && <RowChart type={queue.type} activity={activity.data} />}
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm" data-figure="due">
+                  <CountLink queue={queue} figure="due" />
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm" data-figure="delayed">
+                  <CountLink queue={queue} figure="delayed" />
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm" data-figure="running">
+                  <CountLink queue={queue} figure="running" />
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm" data-figure="held">
+                  <CountLink queue={queue} figure="held" />
+                  {queue.paused && queue.waiting_on_limits > 0 && (
+                    <Text size="xs" c="dimmed">
+                      by the pause
+                    </Text>
+                  )}
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm" data-figure="starts">
+                  {queue.started_last_minute}
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm" data-figure="p95">
+                  {formatWait(queue.p95_wait_ms)}
+                </Table.Td>
+                <Table.Td visibleFrom="sm" miw={120}>
+                  <Text size="sm">{limitsText(queue)}</Text>
+                </Table.Td>
+                {manager && (
+                  <Table.Td visibleFrom="sm">
+                    <QueueButtons queue={queue} busy={busyType === queue.type} onPause={setPaused} onLimits={setEditing} />
+                  </Table.Td>
+                )}
+              </Table.Tr>
+            ))}
+          </ListTable>
+        )}
+      </QueryList>
       <RateLimits manager={manager} limits={limits} />
       {manager && <QueueLimitsForm queue={editing} rateLimits={limits.data ?? []} onClose={() => setEditing(null)} />}
     </Stack>
@@ -341,14 +320,9 @@ function QueueLimitsForm({ queue, rateLimits, onClose }: { queue: Queue | null; 
               {errors.form}
             </Text>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={saving.isPending}>
-              Save limits
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} busy={saving.isPending}>
+            Save limits
+          </FormButtons>
         </Stack>
       </form>
     </Modal>
@@ -367,86 +341,64 @@ function RateLimits({ manager, limits }: { manager: boolean; limits: UseQueryRes
   });
   return (
     <Stack component="section" aria-labelledby="rate-limits-title" mt="md">
-      <Group justify="space-between">
-        <Title order={2} size="h3" id="rate-limits-title">
-          Rate limits
-        </Title>
-        {manager && <Button onClick={() => setEditing("new")}>New rate limit</Button>}
-      </Group>
+      <Heading section id="rate-limits-title" action={manager && <Button onClick={() => setEditing("new")}>New rate limit</Button>}>
+        Rate limits
+      </Heading>
       <Text c="dimmed" size="sm">
         A job that names a rate limit in <code>rate_limit</code> (or whose queue names one) starts at most that often, across every worker.
       </Text>
-      {limits.isPending ? (
-        <Loading label="Loading rate limits…" />
-      ) : limits.isError ? (
-        <ErrorState error={limits.error} retry={() => void limits.refetch()} />
-      ) : limits.data.length === 0 ? (
-        <Empty title="No rate limits yet">{manager ? "Create one for each provider account your jobs share." : "Owners and admins can create them."}</Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table aria-label="Rate limits">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Name</Table.Th>
-                  <Table.Th visibleFrom="sm">Limit</Table.Th>
-                  <Table.Th ta="right" visibleFrom="sm">
-                    Used now
-                  </Table.Th>
-                  {manager && (
-                    <Table.Th visibleFrom="sm">
-                      <VisuallyHidden>Actions</VisuallyHidden>
-                    </Table.Th>
-                  )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {limits.data.map((limit) => (
-                  <Table.Tr key={limit.name} data-rate-limit={limit.name}>
-                    <Table.Td>
-                      <Text ff="monospace" size="sm" style={{ overflowWrap: "anywhere" }}>
-                        {limit.name}
-                      </Text>
-                      <Text size="xs" c="dimmed" hiddenFrom="sm">
-                        {limit.limit} {per(limit.period)} · {limit.used} used now
-                      </Text>
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      {limit.limit} {per(limit.period)}
-                    </Table.Td>
-                    <Table.Td ta="right" visibleFrom="sm">
-                      {limit.used}
-                    </Table.Td>
-                    {manager && (
-                      <Table.Td>
-                        <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap" justify="flex-end">
-                          <Button size="xs" variant="light" onClick={() => setEditing(limit)} aria-label={`Edit ${limit.name}`}>
-                            Edit
-                          </Button>
-                          <Button size="xs" variant="outline" color="red.9" onClick={() => deleting.ask(limit)} aria-label={`Delete ${limit.name}`}>
-                            Delete
-                          </Button>
-                        </Flex>
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
-      {manager && <RateLimitForm limit={editing} onClose={() => setEditing(null)} />}
-      <Confirm
-        opened={deleting.target !== null}
-        title="Delete this rate limit?"
-        confirmLabel="Delete"
-        loading={deleting.busy}
-        onConfirm={() => void deleting.confirm()}
-        onClose={deleting.cancel}
+      <QueryList
+        query={limits}
+        loading="Loading rate limits…"
+        empty={{
+          title: "No rate limits yet",
+          children: manager ? "Create one for each provider account your jobs share." : "Owners and admins can create them.",
+        }}
       >
+        {(rows) => (
+          <ListTable
+            label="Rate limits"
+            head={
+              <>
+                <Table.Th>Name</Table.Th>
+                <Table.Th visibleFrom="sm">Limit</Table.Th>
+                <Table.Th ta="right" visibleFrom="sm">
+                  Used now
+                </Table.Th>
+                {manager && <ActionsHeader visibleFrom="sm" />}
+              </>
+            }
+          >
+            {rows.map((limit) => (
+              <Table.Tr key={limit.name} data-rate-limit={limit.name}>
+                <Table.Td>
+                  <Text ff="monospace" size="sm" style={{ overflowWrap: "anywhere" }}>
+                    {limit.name}
+                  </Text>
+                  <Text size="xs" c="dimmed" hiddenFrom="sm">
+                    {limit.limit} {per(limit.period)} · {limit.used} used now
+                  </Text>
+                </Table.Td>
+                <Table.Td visibleFrom="sm">
+                  {limit.limit} {per(limit.period)}
+                </Table.Td>
+                <Table.Td ta="right" visibleFrom="sm">
+                  {limit.used}
+                </Table.Td>
+                {manager && (
+                  <Table.Td>
+                    <EditDeleteButtons justify="flex-end" name={limit.name} onEdit={() => setEditing(limit)} onDelete={() => deleting.ask(limit)} />
+                  </Table.Td>
+                )}
+              </Table.Tr>
+            ))}
+          </ListTable>
+        )}
+      </QueryList>
+      {manager && <RateLimitForm limit={editing} onClose={() => setEditing(null)} />}
+      <ConfirmAction action={deleting} title="Delete this rate limit?" confirmLabel="Delete">
         Jobs and queues naming “{deleting.target?.name}” start without it from then on.
-      </Confirm>
+      </ConfirmAction>
     </Stack>
   );
 }
@@ -528,14 +480,9 @@ function RateLimitForm({ limit, onClose }: { limit: RateLimit | "new" | null; on
               {errors.form}
             </Text>
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={saving.isPending}>
-              Save rate limit
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} busy={saving.isPending}>
+            Save rate limit
+          </FormButtons>
         </Stack>
       </form>
     </Modal>

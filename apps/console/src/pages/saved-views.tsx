@@ -8,7 +8,8 @@ import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
-import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
+import { FormButtons } from "../ui/form-parts";
 import { formErrors, type FormErrors } from "../ui/form";
 import type { JobFilter } from "./job-search";
 
@@ -95,16 +96,9 @@ export function SavedViews({ filter, onApply }: { filter: JobFilter; onApply(fil
         </Button>
       </Group>
       <SaveView opened={saving} filter={filter} onClose={() => setSaving(false)} />
-      <Confirm
-        opened={deleting.target !== null}
-        title="Delete this view?"
-        confirmLabel="Delete view"
-        loading={deleting.busy}
-        onConfirm={() => void deleting.confirm()}
-        onClose={deleting.cancel}
-      >
+      <ConfirmAction action={deleting} title="Delete this view?" confirmLabel="Delete view">
         “{deleting.target?.name}” is removed from your saved views. The jobs it shows are not touched.
-      </Confirm>
+      </ConfirmAction>
     </Paper>
   );
 }
@@ -153,14 +147,9 @@ function SaveView({ opened, filter, onClose }: { opened: boolean; filter: JobFil
             data-autofocus
             required
           />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={saving.isPending}>
-              Save view
-            </Button>
-          </Group>
+          <FormButtons onCancel={close} busy={saving.isPending}>
+            Save view
+          </FormButtons>
         </Stack>
       </form>
     </Modal>

@@ -1,12 +1,13 @@
 // Create or edit a schedule. The cron helper reads the expression as the API does (five fields, croner, the
 // schedule's IANA zone) and lists the next five runs while you type; every one of the API's refusals lands at its
 // field, in words (schedule-errors.ts). A built-in type's payload starts from its template (the typed client's).
-import { Alert, Autocomplete, Button, Group, JsonInput, List, Modal, NumberInput, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { Autocomplete, Button, Group, JsonInput, List, Modal, NumberInput, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { Cron } from "croner";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type RequestBody, type ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { cronInWords } from "../ui/cron-words";
+import { FormAlert, FormButtons } from "../ui/form-parts";
 import { problems, type FormErrors } from "../ui/form";
 import { scheduleErrors } from "./schedule-errors";
 import { useAction } from "../data/actions";
@@ -153,11 +154,7 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
     <Modal opened={schedule !== null} onClose={onClose} title={existing ? `Edit “${existing.name}”` : "New schedule"} size="lg" centered>
       <form onSubmit={submit} noValidate>
         <Stack>
-          {errors.form && (
-            <Alert color="red" role="alert">
-              {errors.form}
-            </Alert>
-          )}
+          <FormAlert message={errors.form} />
           <TextInput label="Name" value={draft.name} onChange={(e) => set("name", e.currentTarget.value)} error={errors.fields.name} required data-autofocus />
           <SimpleGrid cols={{ base: 1, xs: 2 }} verticalSpacing="sm">
             <TextInput
@@ -258,14 +255,9 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             styles={MONOSPACE_INPUT}
           />
           <Switch label="Paused" checked={draft.paused} onChange={(e) => set("paused", e.currentTarget.checked)} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={saving.isPending}>
-              {existing ? "Save" : "Create schedule"}
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} busy={saving.isPending}>
+            {existing ? "Save" : "Create schedule"}
+          </FormButtons>
         </Stack>
       </form>
     </Modal>

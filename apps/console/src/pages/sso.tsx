@@ -1,18 +1,20 @@
 // Single sign-on settings (SPEC §16), for the owner: the organization's OpenID Connect provider, the e-mail domains it
 // signs in, the role of a member it makes, and whether password logins stop for everyone but the owner. The API
 // checks the provider when it is saved; the client secret is write-only (left empty, the stored one is kept).
-import { Alert, Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
+import { Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useSession } from "../session";
 import { Confirm } from "../ui/confirm";
-import { formErrors, type FormErrors } from "../ui/form";
+import { formErrors, useFormFields } from "../ui/form";
+import { FormAlert } from "../ui/form-parts";
 import { Time } from "../ui/format";
 import { useAction } from "../data/actions";
 import { CopyValue } from "../ui/secret";
-import { ErrorState, Loading } from "../ui/states";
+import { QueryList } from "../ui/list";
+import { OnlyFor } from "../ui/page";
 import { keys } from "../data/keys";
 
 type Settings = ResponseBody<"/org/sso", "get">;
@@ -34,14 +36,9 @@ export function SsoPage() {
   const session = useSession();
   if (session.role !== "owner") {
     return (
-      <Stack>
-        <Title order={1} size="h2">
-          Single sign-on
-        </Title>
-        <Alert color="gray" title="Owners only">
-          The owner of {session.org.name} sets up how its members sign in.
-        </Alert>
-      </Stack>
+      <OnlyFor title="Single sign-on" only="Owners only">
+        The owner of {session.org.name} sets up how its members sign in.
+      </OnlyFor>
     );
   }
   return <SsoSettings />;
@@ -58,13 +55,9 @@ function SsoSettings() {
         Members sign in through your company&apos;s OpenID Connect provider (Okta, Entra ID, Google Workspace, Keycloak…). A first sign-in makes them a member
         with the default role.
       </Text>
-      {settings.isPending ? (
-        <Loading label="Loading the settings…" />
-      ) : settings.isError ? (
-        <ErrorState error={settings.error} retry={() => void settings.refetch()} />
-      ) : (
-        <SsoForm current={settings.data} />
-      )}
+      <QueryList query={settings} loading="Loading the settings…">
+        {(current) => <SsoForm current={current} />}
+      </QueryList>
     </Stack>
   );
 }
@@ -83,8 +76,7 @@ const draftOf = (current: Settings | null): Draft => ({
 function SsoForm({ current }: { current: Settings | null }) {
   const queryClient = useQueryClient();
   const session = useSession();
-  const [draft, setDraft] = useState<Draft>(() => draftOf(current));
-  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const { values: draft, setValues: setDraft, errors, setErrors, field } = useFormFields<Draft>(() => draftOf(current));
   const [removing, setRemoving] = useState(false);
   const saving = useAction({
     run: (body: RequestBody<"/org/sso", "put">) => call(api.PUT("/org/sso", { body })),
@@ -107,7 +99,6 @@ function SsoForm({ current }: { current: Settings | null }) {
   const busy = saving.isPending || removal.isPending;
   useEffect(() => setDraft(draftOf(current)), [current]);
   const redirectUri = current?.redirect_uri ?? `${window.location.origin}/auth/sso/callback`;
-  const set = (field: keyof Draft) => (event: { currentTarget: { value: string } }) => setDraft({ ...draft, [field]: event.currentTarget.value });
 
   const save = (event: FormEvent) => {
     event.preventDefault();
@@ -156,37 +147,27 @@ function SsoForm({ current }: { current: Settings | null }) {
       <Paper withBorder p="md">
         <form onSubmit={save} noValidate aria-label="Single sign-on settings">
           <Stack>
-            {errors.form && (
-              <Alert color="red" role="alert">
-                {errors.form}
-              </Alert>
-            )}
+            <FormAlert message={errors.form} />
             <TextInput
               label="Issuer"
               description="The provider's issuer URL; its discovery document is at ISSUER/.well-known/openid-configuration."
               placeholder="https://login.example.com"
-              value={draft.issuer}
-              onChange={set("issuer")}
-              error={errors.fields.issuer}
+              {...field("issuer")}
               required
             />
-            <TextInput label="Client ID" value={draft.client_id} onChange={set("client_id")} error={errors.fields.client_id} required />
+            <TextInput label="Client ID" {...field("client_id")} required />
             <PasswordInput
               label="Client secret"
               description={current ? "Stored encrypted and never shown. Leave empty to keep it." : "Stored encrypted and never shown again."}
               autoComplete="off"
-              value={draft.client_secret}
-              onChange={set("client_secret")}
-              error={errors.fields.client_secret}
+              {...field("client_secret")}
               required={!current}
             />
             <TextInput
               label="E-mail domains"
               description="Addresses at these domains sign in through this provider (comma-separated)."
               placeholder="example.com, example.org"
-              value={draft.email_domains}
-              onChange={set("email_domains")}
-              error={errors.fields.email_domains}
+              {...field("email_domains")}
               required
             />
             <NativeSelect

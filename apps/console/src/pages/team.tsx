@@ -1,16 +1,17 @@
 // The team (SPEC §4, §12): members with their roles (the owner changes roles and removes members), pending
 // invites (revocable), and a new invite whose link is shown with a copy button — the API keeps only a hash of
 // the token, so the link exists only in that answer. Owners and admins only; members are told so.
-import { Alert, Button, Group, NativeSelect, Paper, ScrollArea, Select, Stack, Table, TextInput, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Group, NativeSelect, Select, Stack, Table, TextInput, Title } from "@mantine/core";
 import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call, callPage } from "../api";
-import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { emailProblem, formErrors, problems, type FormErrors } from "../ui/form";
 import { Email, Time } from "../ui/format";
 import { ShownOnceModal } from "../ui/secret";
-import { ErrorState, Empty, Loading } from "../ui/states";
+import { ActionsHeader, DangerButton, ListTable, QueryList } from "../ui/list";
+import { Heading, OwnersAndAdminsOnly } from "../ui/page";
 import { canManageTeam, useSession } from "../session";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
@@ -24,14 +25,7 @@ export function TeamPage() {
   const session = useSession();
   if (!canManageTeam(session.role)) {
     return (
-      <Stack>
-        <Title order={1} size="h2">
-          Team
-        </Title>
-        <Alert color="gray" title="Owners and admins only">
-          You are a member of {session.org.name}. Ask an owner or an admin to invite people or change roles.
-        </Alert>
-      </Stack>
+      <OwnersAndAdminsOnly title="Team">You are a member of {session.org.name}. Ask an owner or an admin to invite people or change roles.</OwnersAndAdminsOnly>
     );
   }
   return (
@@ -68,88 +62,72 @@ function Members() {
     refresh: () => [keys.members.all],
   });
 
-  const rows = members.data?.pages.flatMap((page) => page.items) ?? [];
   return (
     <Stack>
       <Title order={1} size="h2">
         Team
       </Title>
-      {members.isPending ? (
-        <Loading label="Loading members…" />
-      ) : members.isError ? (
-        <ErrorState error={members.error} retry={() => void members.refetch()} />
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table miw={{ base: 0, sm: 560 }} aria-label="Members">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Email</Table.Th>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th visibleFrom="sm">Joined</Table.Th>
-                  {owner && (
-                    <Table.Th visibleFrom="sm">
-                      <VisuallyHidden>Actions</VisuallyHidden>
-                    </Table.Th>
-                  )}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {rows.map((member) => {
-                  const editable = owner && member.role !== "owner" && member.id !== session.user.id;
-                  return (
-                    <Table.Tr key={member.id} data-member={member.email}>
-                      <Table.Td>
-                        <Email address={member.email} />
-                      </Table.Td>
-                      <Table.Td>
-                        {editable ? (
-                          <NativeSelect
-                            aria-label={`Role of ${member.email}`}
-                            data={["admin", "member"]}
-                            value={member.role}
-                            onChange={(e) => roleChange.mutate({ member, role: e.currentTarget.value as "admin" | "member" })}
-                            size="xs"
-                            w={{ base: 104, sm: 120 }}
-                          />
-                        ) : (
-                          member.role
-                        )}
-                        {/* A phone has no room for a column of buttons: the removal sits under the role. */}
-                        {owner && editable && (
-                          <Button
-                            hiddenFrom="sm"
-                            mt={6}
-                            size="xs"
-                            color="red.9"
-                            variant="outline"
-                            onClick={() => removing.ask(member)}
-                            aria-label={`Remove ${member.email}`}
-                          >
-                            Remove
-                          </Button>
-                        )}
-                      </Table.Td>
-                      <Table.Td visibleFrom="sm">
-                        <Time iso={member.joined_at} />
-                      </Table.Td>
-                      {owner && (
-                        <Table.Td visibleFrom="sm">
-                          {editable && (
-                            <Button size="xs" color="red.9" variant="outline" onClick={() => removing.ask(member)} aria-label={`Remove ${member.email}`}>
-                              Remove
-                            </Button>
-                          )}
-                        </Table.Td>
+      <QueryList query={members} loading="Loading members…">
+        {(data) => (
+          <ListTable
+            label="Members"
+            minWidth={560}
+            head={
+              <>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th visibleFrom="sm">Joined</Table.Th>
+                {owner && <ActionsHeader visibleFrom="sm" />}
+              </>
+            }
+          >
+            {data.pages
+              .flatMap((page) => page.items)
+              .map((member) => {
+                const editable = owner && member.role !== "owner" && member.id !== session.user.id;
+                return (
+                  <Table.Tr key={member.id} data-member={member.email}>
+                    <Table.Td>
+                      <Email address={member.email} />
+                    </Table.Td>
+                    <Table.Td>
+                      {editable ? (
+                        <NativeSelect
+                          aria-label={`Role of ${member.email}`}
+                          data={["admin", "member"]}
+                          value={member.role}
+                          onChange={(e) => roleChange.mutate({ member, role: e.currentTarget.value as "admin" | "member" })}
+                          size="xs"
+                          w={{ base: 104, sm: 120 }}
+                        />
+                      ) : (
+                        member.role
                       )}
-                    </Table.Tr>
-                  );
-                })}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
+                      {/* A phone has no room for a column of buttons: the removal sits under the role. */}
+                      {owner && editable && (
+                        <DangerButton hiddenFrom="sm" mt={6} onClick={() => removing.ask(member)} aria-label={`Remove ${member.email}`}>
+                          Remove
+                        </DangerButton>
+                      )}
+                    </Table.Td>
+                    <Table.Td visibleFrom="sm">
+                      <Time iso={member.joined_at} />
+                    </Table.Td>
+                    {owner && (
+                      <Table.Td visibleFrom="sm">
+                        {editable && (
+                          <DangerButton onClick={() => removing.ask(member)} aria-label={`Remove ${member.email}`}>
+                            Remove
+                          </DangerButton>
+                        )}
+                      </Table.Td>
+                    )}
+                  </Table.Tr>
+                );
+              })}
+          </ListTable>
+        )}
+      </QueryList>
       {members.hasNextPage && (
         <Group>
           <Button variant="default" onClick={() => void members.fetchNextPage()} loading={members.isFetchingNextPage}>
@@ -157,16 +135,9 @@ function Members() {
           </Button>
         </Group>
       )}
-      <Confirm
-        opened={removing.target !== null}
-        title="Remove this member?"
-        confirmLabel="Remove"
-        loading={removing.busy}
-        onConfirm={() => void removing.confirm()}
-        onClose={removing.cancel}
-      >
+      <ConfirmAction action={removing} title="Remove this member?" confirmLabel="Remove">
         {removing.target?.email} loses access to this organization at once, and their API keys here are revoked.
-      </Confirm>
+      </ConfirmAction>
     </Stack>
   );
 }
@@ -186,71 +157,50 @@ function Invites() {
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={2} size="h3">
-          Pending invites
-        </Title>
-        <Button onClick={() => setInviting(true)}>Invite someone</Button>
-      </Group>
-      {invites.isPending ? (
-        <Loading label="Loading invites…" />
-      ) : invites.isError ? (
-        <ErrorState error={invites.error} retry={() => void invites.refetch()} />
-      ) : invites.data.length === 0 ? (
-        <Empty title="No pending invites">Invite a teammate: you get a link to hand over, valid for 72 hours.</Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table miw={{ base: 0, sm: 560 }} aria-label="Pending invites">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Email</Table.Th>
-                  <Table.Th>Role</Table.Th>
-                  <Table.Th visibleFrom="sm">Expires</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {invites.data.map((invite) => (
-                  <Table.Tr key={invite.id} data-invite={invite.email}>
-                    <Table.Td>
-                      <Email address={invite.email} />
-                    </Table.Td>
-                    <Table.Td>{invite.role}</Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      <Time iso={invite.expires_at} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Button
-                        size="xs"
-                        color="red.9"
-                        variant="outline"
-                        onClick={() => revoking.ask(invite)}
-                        aria-label={`Revoke the invite for ${invite.email}`}
-                      >
-                        Revoke
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
-      <InviteForm opened={inviting} owner={session.role === "owner"} onClose={() => setInviting(false)} />
-      <Confirm
-        opened={revoking.target !== null}
-        title="Revoke this invite?"
-        confirmLabel="Revoke"
-        loading={revoking.busy}
-        onConfirm={() => void revoking.confirm()}
-        onClose={revoking.cancel}
+      <Heading section action={<Button onClick={() => setInviting(true)}>Invite someone</Button>}>
+        Pending invites
+      </Heading>
+      <QueryList
+        query={invites}
+        loading="Loading invites…"
+        empty={{ title: "No pending invites", children: "Invite a teammate: you get a link to hand over, valid for 72 hours." }}
       >
+        {(rows) => (
+          <ListTable
+            label="Pending invites"
+            minWidth={560}
+            head={
+              <>
+                <Table.Th>Email</Table.Th>
+                <Table.Th>Role</Table.Th>
+                <Table.Th visibleFrom="sm">Expires</Table.Th>
+                <ActionsHeader />
+              </>
+            }
+          >
+            {rows.map((invite) => (
+              <Table.Tr key={invite.id} data-invite={invite.email}>
+                <Table.Td>
+                  <Email address={invite.email} />
+                </Table.Td>
+                <Table.Td>{invite.role}</Table.Td>
+                <Table.Td visibleFrom="sm">
+                  <Time iso={invite.expires_at} />
+                </Table.Td>
+                <Table.Td>
+                  <DangerButton onClick={() => revoking.ask(invite)} aria-label={`Revoke the invite for ${invite.email}`}>
+                    Revoke
+                  </DangerButton>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </ListTable>
+        )}
+      </QueryList>
+      <InviteForm opened={inviting} owner={session.role === "owner"} onClose={() => setInviting(false)} />
+      <ConfirmAction action={revoking} title="Revoke this invite?" confirmLabel="Revoke">
         The link sent to {revoking.target?.email} stops working.
-      </Confirm>
+      </ConfirmAction>
     </Stack>
   );
 }

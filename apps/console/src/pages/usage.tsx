@@ -12,6 +12,7 @@ import { keys } from "../data/keys";
 import { canManageTeam, useSession } from "../session";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
+import { Heading, OwnersAndAdminsOnly } from "../ui/page";
 
 type UsageRow = ResponseBody<"/usage", "get">[number];
 type Quota = ResponseBody<"/quotas", "get">["quotas"][number];
@@ -38,14 +39,9 @@ export function UsagePage() {
   const session = useSession();
   if (!canManageTeam(session.role)) {
     return (
-      <Stack>
-        <Title order={1} size="h2">
-          Usage
-        </Title>
-        <Alert color="gray" title="Owners and admins only">
-          You are a member of {session.org.name}. Owners and admins can see what the organization used and its quotas here.
-        </Alert>
-      </Stack>
+      <OwnersAndAdminsOnly title="Usage">
+        You are a member of {session.org.name}. Owners and admins can see what the organization used and its quotas here.
+      </OwnersAndAdminsOnly>
     );
   }
   return <Usage />;
@@ -66,17 +62,19 @@ function Usage() {
 
   return (
     <Stack>
-      <Group justify="space-between" align="end">
-        <Title order={1} size="h2">
-          Usage
-        </Title>
-        <SegmentedControl
-          aria-label="Range"
-          value={range}
-          onChange={(value) => setRange(value as Range)}
-          data={Object.entries(RANGES).map(([value, label]) => ({ value, label }))}
-        />
-      </Group>
+      <Heading
+        align="end"
+        action={
+          <SegmentedControl
+            aria-label="Range"
+            value={range}
+            onChange={(value) => setRange(value as Range)}
+            data={Object.entries(RANGES).map(([value, label]) => ({ value, label }))}
+          />
+        }
+      >
+        Usage
+      </Heading>
       <Quotas />
       <Paper withBorder p="md">
         <Group justify="space-between">

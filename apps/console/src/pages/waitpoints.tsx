@@ -1,6 +1,6 @@
 // Open waitpoints (SPEC §20): what the organization's jobs wait on, and a Complete action for every member — the
 // data is JSON, checked here (valid, at most 64 KiB) before it is sent; the API checks it again.
-import { Button, Group, Modal, Paper, ScrollArea, Stack, Table, Text, Textarea, Title, VisuallyHidden } from "@mantine/core";
+import { Button, Modal, Stack, Table, Text, Textarea, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
@@ -8,7 +8,8 @@ import { api, call } from "../api";
 import { Time } from "../ui/format";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
-import { Empty, ErrorState, Loading } from "../ui/states";
+import { FormButtons } from "../ui/form-parts";
+import { ActionsHeader, ListTable, QueryList } from "../ui/list";
 
 type Waitpoint = ResponseBody<"/waitpoints", "get">[number];
 
@@ -37,52 +38,44 @@ export function WaitpointsPage() {
       <Text c="dimmed" size="sm">
         Jobs wait on these until someone completes them; the data you give is what the waiting jobs receive.
       </Text>
-      {open.isPending ? (
-        <Loading label="Loading waitpoints…" />
-      ) : open.isError ? (
-        <ErrorState error={open.error} retry={() => void open.refetch()} />
-      ) : open.data.length === 0 ? (
-        <Empty title="Nothing is waiting">Waitpoints appear here while jobs wait on them.</Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table aria-label="Open waitpoints">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Description</Table.Th>
-                  <Table.Th visibleFrom="sm">Tags</Table.Th>
-                  <Table.Th visibleFrom="sm">Created</Table.Th>
-                  <Table.Th>Expires</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {open.data.map((w) => (
-                  <Table.Tr key={w.id}>
-                    <Table.Td>
-                      {w.description ?? <Text c="dimmed">{w.job_id ? `Waited on by job …${w.job_id.slice(-8)}` : `…${w.id.slice(-8)}`}</Text>}
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm">{w.tags.join(", ")}</Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      <Time iso={w.created_at} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Time iso={w.expires_at} />
-                    </Table.Td>
-                    <Table.Td>
-                      <Button size="xs" variant="light" onClick={() => setCompleting(w)} aria-label={`Complete ${w.description ?? w.id}`}>
-                        Complete
-                      </Button>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
+      <QueryList
+        query={open}
+        loading="Loading waitpoints…"
+        empty={{ title: "Nothing is waiting", children: "Waitpoints appear here while jobs wait on them." }}
+      >
+        {(rows) => (
+          <ListTable
+            label="Open waitpoints"
+            head={
+              <>
+                <Table.Th>Description</Table.Th>
+                <Table.Th visibleFrom="sm">Tags</Table.Th>
+                <Table.Th visibleFrom="sm">Created</Table.Th>
+                <Table.Th>Expires</Table.Th>
+                <ActionsHeader />
+              </>
+            }
+          >
+            {rows.map((w) => (
+              <Table.Tr key={w.id}>
+                <Table.Td>{w.description ?? <Text c="dimmed">{w.job_id ? `Waited on by job …${w.job_id.slice(-8)}` : `…${w.id.slice(-8)}`}</Text>}</Table.Td>
+                <Table.Td visibleFrom="sm">{w.tags.join(", ")}</Table.Td>
+                <Table.Td visibleFrom="sm">
+                  <Time iso={w.created_at} />
+                </Table.Td>
+                <Table.Td>
+                  <Time iso={w.expires_at} />
+                </Table.Td>
+                <Table.Td>
+                  <Button size="xs" variant="light" onClick={() => setCompleting(w)} aria-label={`Complete ${w.description ?? w.id}`}>
+                    Complete
+                  </Button>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </ListTable>
+        )}
+      </QueryList>
       {completing && <CompleteDialog waitpoint={completing} onClose={() => setCompleting(null)} onDone={() => setCompleting(null)} />}
     </Stack>
   );
@@ -120,14 +113,9 @@ function CompleteDialog({ waitpoint, onClose, onDone }: { waitpoint: Waitpoint; 
             onChange={(event) => setText(event.currentTarget.value)}
             error={problem}
           />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={complete.isPending}>
-              Complete
-            </Button>
-          </Group>
+          <FormButtons onCancel={onClose} busy={complete.isPending}>
+            Complete
+          </FormButtons>
         </Stack>
       </form>
     </Modal>

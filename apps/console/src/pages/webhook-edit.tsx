@@ -1,11 +1,12 @@
 // Editing a webhook endpoint (owners and admins): its URL, events, description, and whether deliveries are sent.
 // Only what changed is sent; the API's refusals (a URL the org already has, an address it will not call) show at
 // their field, in words.
-import { Button, Group, Modal, MultiSelect, Stack, Switch, Text, TextInput } from "@mantine/core";
+import { Modal, MultiSelect, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { formErrors, problems, type FormErrors } from "../ui/form";
+import { FormButtons } from "../ui/form-parts";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 
@@ -126,14 +127,9 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
               onChange={(e) => setValues({ ...values, enabled: e.currentTarget.checked })}
               error={errors.fields.enabled}
             />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={onClose}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={saving.isPending}>
-                Save changes
-              </Button>
-            </Group>
+            <FormButtons onCancel={onClose} busy={saving.isPending}>
+              Save changes
+            </FormButtons>
           </Stack>
         </form>
       )}

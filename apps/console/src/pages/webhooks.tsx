@@ -1,16 +1,17 @@
 // Webhook endpoints (SPEC §10, owners and admins): create one (its signing secret shown once), edit it, rotate the
 // secret, delete, and read each endpoint's recent deliveries (webhook-deliveries.tsx), where an event can be sent
 // again and a test event sent. URLs are shown as text, never as links.
-import { Alert, Badge, Button, Flex, Group, Modal, Paper, ScrollArea, Stack, Table, Text, Title, VisuallyHidden } from "@mantine/core";
+import { Badge, Button, Group, Modal, Stack, Table, Text } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { Confirm, useConfirmedAction } from "../ui/confirm";
+import { Confirm, ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
 import { ShownOnce, ShownOnceModal } from "../ui/secret";
-import { ErrorState, Empty, Loading } from "../ui/states";
+import { ActionsHeader, DangerButton, ListTable, QueryList, RowButtons } from "../ui/list";
+import { Heading, OwnersAndAdminsOnly } from "../ui/page";
 import { canManageTeam, useSession } from "../session";
 import { useAction } from "../data/actions";
 import { Deliveries } from "./webhook-deliveries";
@@ -88,117 +89,88 @@ export function WebhooksPage() {
   });
 
   if (!allowed) {
-    return (
-      <Stack>
-        <Title order={1} size="h2">
-          Webhooks
-        </Title>
-        <Alert color="gray" title="Owners and admins only">
-          Ask an owner or an admin of {session.org.name} to manage webhook endpoints.
-        </Alert>
-      </Stack>
-    );
+    return <OwnersAndAdminsOnly title="Webhooks">Ask an owner or an admin of {session.org.name} to manage webhook endpoints.</OwnersAndAdminsOnly>;
   }
 
   return (
     <Stack>
-      <Group justify="space-between">
-        <Title order={1} size="h2">
-          Webhooks
-        </Title>
-        <Button onClick={() => setCreating(true)}>Add endpoint</Button>
-      </Group>
+      <Heading action={<Button onClick={() => setCreating(true)}>Add endpoint</Button>}>Webhooks</Heading>
       <Text c="dimmed" size="sm">
         Conveyor POSTs each matching job event to your endpoints as a CloudEvent, signed with Standard Webhooks headers.
       </Text>
-      {endpoints.isPending ? (
-        <Loading label="Loading endpoints…" />
-      ) : endpoints.isError ? (
-        <ErrorState error={endpoints.error} retry={() => void endpoints.refetch()} />
-      ) : endpoints.data.length === 0 ? (
-        <Empty title="No webhook endpoints yet">Add one to hear about jobs as they start, succeed, fail or are cancelled.</Empty>
-      ) : (
-        <Paper withBorder>
-          <ScrollArea type="auto">
-            <Table miw={{ base: 0, sm: 720 }} aria-label="Webhook endpoints">
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>URL</Table.Th>
-                  <Table.Th visibleFrom="sm">Events</Table.Th>
-                  <Table.Th visibleFrom="sm">Created</Table.Th>
-                  <Table.Th>
-                    <VisuallyHidden>Actions</VisuallyHidden>
-                  </Table.Th>
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {endpoints.data.map((endpoint) => (
-                  <Table.Tr key={endpoint.id} data-endpoint={endpoint.url}>
-                    {/* Only the URL may break anywhere (where it must); the health line under it is prose and times. */}
-                    <Table.Td style={{ wordBreak: "normal" }}>
-                      <Text size="sm" ff="monospace" style={{ overflowWrap: "anywhere" }}>
-                        {endpoint.url}
-                      </Text>
-                      {endpoint.description && (
-                        <Text size="xs" c="dimmed" style={{ wordBreak: "break-word" }}>
-                          {endpoint.description}
-                        </Text>
-                      )}
-                      <Text size="xs" c="dimmed" hiddenFrom="sm">
-                        {eventsLabel(endpoint.events)}
-                      </Text>
-                      <EndpointHealth endpoint={endpoint} />
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      <Group gap={4}>
-                        {endpoint.events.map((type) => (
-                          <Badge key={type} variant="filled" color="indigo.8" size="sm" tt="none">
-                            {type === "*" ? "all events" : type}
-                          </Badge>
-                        ))}
-                      </Group>
-                    </Table.Td>
-                    <Table.Td visibleFrom="sm">
-                      <Time iso={endpoint.created_at} />
-                    </Table.Td>
-                    <Table.Td>
-                      {/* Side by side on a wide screen, one above the other on a phone. */}
-                      <Flex gap={4} direction={{ base: "column", sm: "row" }} wrap="nowrap">
-                        <Button size="xs" variant="light" onClick={() => setDeliveries(endpoint)}>
-                          Deliveries
-                        </Button>
-                        <Button size="xs" variant="default" onClick={() => setEditing(endpoint)}>
-                          Edit
-                        </Button>
-                        <Button size="xs" variant="default" onClick={() => setRotating(endpoint)}>
-                          Rotate secret
-                        </Button>
-                        <Button size="xs" variant="outline" color="red.9" onClick={() => deleting.ask(endpoint)}>
-                          Delete
-                        </Button>
-                      </Flex>
-                    </Table.Td>
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ScrollArea>
-        </Paper>
-      )}
+      <QueryList
+        query={endpoints}
+        loading="Loading endpoints…"
+        empty={{ title: "No webhook endpoints yet", children: "Add one to hear about jobs as they start, succeed, fail or are cancelled." }}
+      >
+        {(rows) => (
+          <ListTable
+            label="Webhook endpoints"
+            minWidth={720}
+            head={
+              <>
+                <Table.Th>URL</Table.Th>
+                <Table.Th visibleFrom="sm">Events</Table.Th>
+                <Table.Th visibleFrom="sm">Created</Table.Th>
+                <ActionsHeader />
+              </>
+            }
+          >
+            {rows.map((endpoint) => (
+              <Table.Tr key={endpoint.id} data-endpoint={endpoint.url}>
+                {/* Only the URL may break anywhere (where it must); the health line under it is prose and times. */}
+                <Table.Td style={{ wordBreak: "normal" }}>
+                  <Text size="sm" ff="monospace" style={{ overflowWrap: "anywhere" }}>
+                    {endpoint.url}
+                  </Text>
+                  {endpoint.description && (
+                    <Text size="xs" c="dimmed" style={{ wordBreak: "break-word" }}>
+                      {endpoint.description}
+                    </Text>
+                  )}
+                  <Text size="xs" c="dimmed" hiddenFrom="sm">
+                    {eventsLabel(endpoint.events)}
+                  </Text>
+                  <EndpointHealth endpoint={endpoint} />
+                </Table.Td>
+                <Table.Td visibleFrom="sm">
+                  <Group gap={4}>
+                    {endpoint.events.map((type) => (
+                      <Badge key={type} variant="filled" color="indigo.8" size="sm" tt="none">
+                        {type === "*" ? "all events" : type}
+                      </Badge>
+                    ))}
+                  </Group>
+                </Table.Td>
+                <Table.Td visibleFrom="sm">
+                  <Time iso={endpoint.created_at} />
+                </Table.Td>
+                <Table.Td>
+                  <RowButtons>
+                    <Button size="xs" variant="light" onClick={() => setDeliveries(endpoint)}>
+                      Deliveries
+                    </Button>
+                    <Button size="xs" variant="default" onClick={() => setEditing(endpoint)}>
+                      Edit
+                    </Button>
+                    <Button size="xs" variant="default" onClick={() => setRotating(endpoint)}>
+                      Rotate secret
+                    </Button>
+                    <DangerButton onClick={() => deleting.ask(endpoint)}>Delete</DangerButton>
+                  </RowButtons>
+                </Table.Td>
+              </Table.Tr>
+            ))}
+          </ListTable>
+        )}
+      </QueryList>
       <CreateEndpoint opened={creating} onClose={() => setCreating(false)} />
       {/* The open endpoint as the list has it now (an edit shows at once). */}
       <Deliveries endpoint={endpoints.data?.find((e) => e.id === deliveries?.id) ?? deliveries} eventTypes={EVENT_TYPES} onClose={() => setDeliveries(null)} />
       <EditEndpoint endpoint={editing} eventTypes={EVENT_TYPES} onClose={() => setEditing(null)} />
-      <Confirm
-        opened={deleting.target !== null}
-        title="Delete this endpoint?"
-        confirmLabel="Delete"
-        loading={deleting.busy}
-        onConfirm={() => void deleting.confirm()}
-        onClose={deleting.cancel}
-      >
+      <ConfirmAction action={deleting} title="Delete this endpoint?" confirmLabel="Delete">
         No more events are sent to it; deliveries in flight stop.
-      </Confirm>
+      </ConfirmAction>
       <Confirm
         opened={rotating !== null}
         title="Rotate the signing secret?"

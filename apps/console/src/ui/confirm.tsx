@@ -51,3 +51,20 @@ export function useConfirmedAction<T>(options: { queryKey: readonly unknown[]; f
   };
   return { target, busy: action.isPending, ask: (item: T) => setTarget(item), cancel: () => setTarget(null), confirm };
 }
+
+/** The Confirm of a useConfirmedAction: open while an item is asked about; the children say what happens to it. */
+export function ConfirmAction<T>(props: { action: ReturnType<typeof useConfirmedAction<T>>; title: string; confirmLabel: string; children: ReactNode }) {
+  const { action } = props;
+  return (
+    <Confirm
+      opened={action.target !== null}
+      title={props.title}
+      confirmLabel={props.confirmLabel}
+      loading={action.busy}
+      onConfirm={() => void action.confirm()}
+      onClose={action.cancel}
+    >
+      {props.children}
+    </Confirm>
+  );
+}

@@ -1,5 +1,6 @@
 // Form errors the way the API reports them: each detail at its field (body paths such as `email` or
 // `job.payload.to`), anything else above the form. Client-side checks use the API's own rules and words.
+import { useState } from "react";
 import { ApiError } from "../api";
 
 export type FormErrors = { fields: Record<string, string>; form?: string };
@@ -45,4 +46,23 @@ export function emailProblem(email: string): string | undefined {
 /** Removes undefined entries; an empty result means the form may be sent. */
 export function problems(entries: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(entries).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/**
+ * A form's values and its errors (client-side checks, or the API's through formErrors): `field(name)` hands a text
+ * input its value, its onChange and its error.
+ */
+export function useFormFields<V extends Record<string, unknown>>(initial: V | (() => V)) {
+  const [values, setValues] = useState<V>(initial);
+  const [errors, setErrors] = useState<FormErrors>({ fields: {} });
+  const field = (name: { [K in keyof V]: V[K] extends string ? K : never }[keyof V] & string) => ({
+    value: values[name] as string,
+    onChange: (event: { currentTarget: { value: string } }) => {
+      // Read now: React clears the event's currentTarget once the handler returns, before the update runs.
+      const { value } = event.currentTarget;
+      setValues((current) => ({ ...current, [name]: value }));
+    },
+    error: errors.fields[name],
+  });
+  return { values, setValues, errors, setErrors, field };
 }

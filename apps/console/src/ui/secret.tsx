@@ -1,6 +1,7 @@
 // A secret (API key, webhook secret, invite link) shown once, with a copy button.
 import { Alert, Button, Code, CopyButton, Group, Modal, Stack, Text, VisuallyHidden } from "@mantine/core";
 import type { FormEvent, ReactNode } from "react";
+import { FormButtons } from "./form-parts";
 
 export function ShownOnce({ label, value, note }: { label: string; value: string; note: string }) {
   return (
@@ -76,14 +77,9 @@ export function ShownOnceModal(props: {
               </Text>
             )}
             {props.children}
-            <Group justify="flex-end">
-              <Button variant="default" onClick={onClose}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={props.busy}>
-                {props.submitLabel}
-              </Button>
-            </Group>
+            <FormButtons onCancel={onClose} busy={props.busy}>
+              {props.submitLabel}
+            </FormButtons>
           </Stack>
         </form>
       )}

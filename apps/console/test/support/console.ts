@@ -9,6 +9,7 @@ import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { createApp } from "@conveyor/api";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 import { TEST_PASSWORD } from "@conveyor/testkit/api";
 import { startStack, type Stack, type StackOptions } from "@conveyor/testkit/stack";
 
@@ -16,16 +17,8 @@ export const ARTIFACTS = path.resolve(__dirname, "../../../../test-artifacts/con
 export const PASSWORD = TEST_PASSWORD;
 const AXE_SOURCE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
 
-export const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-dev-shm-usage",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--disable-quic",
-  "--no-first-run",
-];
+/** The test kit's flags, and no QUIC: the console is served over plain HTTP on loopback. */
+const CONSOLE_CHROMIUM_ARGS = [...CHROMIUM_ARGS, "--disable-quic"];
 
 export type Rig = {
   stack: Stack;
@@ -36,6 +29,8 @@ export type Rig = {
   context(viewport?: { width: number; height: number }): Promise<BrowserContext>;
   /** A page in a context logged in as `email` (through POST /auth/session, as the login form does). */
   loggedIn(email: string, options?: { viewport?: { width: number; height: number }; password?: string }): Promise<Page>;
+  /** POST /jobs as the stack's owner: the new job's id (any answer but 202 throws, with its body). */
+  enqueue(body: object): Promise<string>;
   close(): Promise<void>;
 };
 
@@ -79,7 +74,7 @@ export async function startRig(options: StackOptions & { workers?: number } = {}
   let browser: Browser;
   try {
     for (let i = 0; i < (options.workers ?? 0); i++) await stack.startWorker();
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CONSOLE_CHROMIUM_ARGS });
   } catch (error) {
     // A rig that cannot start (no Chromium, a worker that dies) must not leave its worker processes running.
     await stack.close().catch(() => {});
@@ -104,6 +99,11 @@ export async function startRig(options: StackOptions & { workers?: number } = {}
       if (res.status() !== 200) throw new Error(`POST /auth/session for ${email}: ${res.status()} ${await res.text()}`);
       return context.newPage();
     },
+    async enqueue(body) {
+      const res = await stack.post("/jobs", body);
+      if (res.status !== 202) throw new Error(`POST /jobs: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.id as string;
+    },
     async close() {
       await Promise.all(contexts.map((c) => c.close().catch(() => undefined)));
       await browser.close();
@@ -111,6 +111,20 @@ export async function startRig(options: StackOptions & { workers?: number } = {}
       await stack.close();
     },
   };
+  return rig;
+}
+
+/**
+ * The test file's rig: started before its tests, closed after them, and after each test the second organization
+ * must be untouched. The object returned is filled in by the file's beforeAll.
+ */
+export function rigForFile(options: Parameters<typeof startRig>[0] = {}): Rig {
+  const rig = {} as Rig;
+  beforeAll(async () => {
+    Object.assign(rig, await startRig(options));
+  }, 180_000);
+  afterEach(() => rig.stack?.expectOtherOrgUntouched());
+  afterAll(() => rig.close?.());
   return rig;
 }
 

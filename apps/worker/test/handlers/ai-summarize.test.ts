@@ -6,21 +6,15 @@ import { aiSummarizeHandler } from "../../src/handlers/ai-summarize";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
 import { completionBody, OPENAI_TEST_KEY, openaiError, startOpenAIFake, streamedCompletion, type OpenAIFake } from "@conveyor/testkit/fakes";
-import { handlerContext, type RecordedContext } from "../support/handler-context";
+import { failureOf, handlerContext, type RecordedContext } from "../support/handler-context";
 
 const TEXT =
   "Acme's third-quarter revenue rose 12% to 4.1 million euros. The growth came from the new Nairobi office. " +
   "Costs were flat. The board approved a dividend of 0.30 euros per share, payable in November.";
 const payload = (overrides: Partial<AiSummarizePayload> = {}): AiSummarizePayload => ({ text: TEXT, length: "medium", ...overrides });
 
-async function failure(deps: TestDeps, p: AiSummarizePayload = payload(), ctx: RecordedContext = handlerContext({ type: "ai_summarize" })): Promise<unknown> {
-  try {
-    await aiSummarizeHandler(deps)(p, ctx);
-  } catch (error) {
-    return error;
-  }
-  throw new Error("the handler succeeded");
-}
+const failure = (deps: TestDeps, p: AiSummarizePayload = payload(), ctx: RecordedContext = handlerContext({ type: "ai_summarize" })) =>
+  failureOf(() => aiSummarizeHandler(deps)(p, ctx));
 
 describe("ai_summarize via the openai SDK", () => {
   let fake: OpenAIFake;

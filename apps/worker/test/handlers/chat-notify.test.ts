@@ -5,19 +5,13 @@ import { chatNotifyHandler } from "../../src/handlers/chat-notify";
 import { MissingSettingError } from "../../src/handlers/settings";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
 import { mattermostError, startMattermostFake, type MattermostFake, slackError, startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
-import { handlerContext, type RecordedContext } from "../support/handler-context";
+import { failureOf, handlerContext, type RecordedContext } from "../support/handler-context";
 
 const TEXT = "Deploy 1.4.2 finished: 3 migrations applied, customer ACME-7731 notified.";
 const payload = (overrides: Partial<ChatNotifyPayload> = {}): ChatNotifyPayload => ({ channel: "#deploys", text: TEXT, ...overrides });
 
-async function failure(deps: TestDeps, p: ChatNotifyPayload = payload(), ctx: RecordedContext = handlerContext({ type: "chat_notify" })): Promise<Error> {
-  try {
-    await chatNotifyHandler(deps)(p, ctx);
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("the handler succeeded");
-}
+const failure = (deps: TestDeps, p: ChatNotifyPayload = payload(), ctx: RecordedContext = handlerContext({ type: "chat_notify" })) =>
+  failureOf(() => chatNotifyHandler(deps)(p, ctx));
 
 describe("chat_notify via a Slack incoming webhook", () => {
   let fake: SlackFake;

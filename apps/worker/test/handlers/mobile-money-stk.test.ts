@@ -12,7 +12,7 @@ import { mobileMoneyStkHandler } from "../../src/handlers/mobile-money-stk";
 import { DarajaTokens, darajaTimestamp } from "../../src/handlers/mpesa/daraja";
 import { MissingSettingError } from "../../src/handlers/settings";
 import type { HandlerDeps } from "../../src/handlers/types";
-import { startDarajaFake, SANDBOX, type DarajaFake, startFakeServer, type FakeServer } from "@conveyor/testkit/fakes";
+import { startDarajaFake, SANDBOX, type DarajaFake, startFakeServer, type FakeServer, darajaSettings } from "@conveyor/testkit/fakes";
 import { handlerContext, StillWaiting, withStoredSteps, type RecordedContext } from "../support/handler-context";
 
 const PAYLOAD: MobileMoneyStkPayload = { phone: "254708374149", amount: 1, ref: "INV0042" };
@@ -50,11 +50,7 @@ describe("mobile_money_stk", () => {
     stream.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     const config = loadWorkerConfig({
       NODE_ENV: "test",
-      MPESA_BASE_URL: daraja.url,
-      MPESA_CONSUMER_KEY: SANDBOX.consumerKey,
-      MPESA_CONSUMER_SECRET: SANDBOX.consumerSecret,
-      MPESA_SHORTCODE: SANDBOX.shortcode,
-      MPESA_PASSKEY: SANDBOX.passkey,
+      ...darajaSettings(daraja.url),
       PUBLIC_URL: `${receiver.url}/`,
       PROVIDER_TIMEOUT_MS: "1000",
       ...env,

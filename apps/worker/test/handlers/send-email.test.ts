@@ -17,7 +17,7 @@ import {
   startSendGridFake,
   type SendGridFake,
 } from "@conveyor/testkit/fakes";
-import { handlerContext, type RecordedContext } from "../support/handler-context";
+import { failureOf, handlerContext, type RecordedContext } from "../support/handler-context";
 
 const BODY = "Your invoice #4471 is ready. Secret-ish contents that must never reach a log line.";
 const payload = (overrides: Partial<SendEmailPayload> = {}): SendEmailPayload => ({ to: "ada@example.com", subject: "Invoice 4471", body: BODY, ...overrides });
@@ -38,14 +38,8 @@ async function run(deps: TestDeps, p: SendEmailPayload, ctx: RecordedContext = h
   return { result, ctx };
 }
 
-async function failure(deps: TestDeps, p: SendEmailPayload = payload(), ctx: RecordedContext = handlerContext({ type: "send_email" })): Promise<Error> {
-  try {
-    await sendEmailHandler(deps)(p, ctx);
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("the handler succeeded");
-}
+const failure = (deps: TestDeps, p: SendEmailPayload = payload(), ctx: RecordedContext = handlerContext({ type: "send_email" })) =>
+  failureOf(() => sendEmailHandler(deps)(p, ctx));
 
 /** Nothing secret in job logs, in the process logger or in an error message. */
 function expectNoSecrets(deps: TestDeps, ctx: RecordedContext, secrets: string[], errors: Error[] = []) {

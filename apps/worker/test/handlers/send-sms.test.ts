@@ -6,19 +6,13 @@ import { MissingSettingError } from "../../src/handlers/settings";
 import { defaultBaseUrl } from "../../src/handlers/sms/africastalking";
 import { AT_TEST_KEY, startAfricasTalkingFake, type AfricasTalkingFake } from "@conveyor/testkit/fakes";
 import { handlerDeps, type TestDeps } from "../fakes/handler-deps";
-import { handlerContext, type RecordedContext } from "../support/handler-context";
+import { failureOf, handlerContext, type RecordedContext } from "../support/handler-context";
 
 const TEXT = "Your one-time code is 482913. Do not share it.";
 const payload = (overrides: Partial<SendSmsPayload> = {}): SendSmsPayload => ({ to: "+254712345678", message: TEXT, ...overrides });
 
-async function failure(deps: TestDeps, p: SendSmsPayload = payload(), ctx: RecordedContext = handlerContext({ type: "send_sms" })): Promise<Error> {
-  try {
-    await sendSmsHandler(deps)(p, ctx);
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("the handler succeeded");
-}
+const failure = (deps: TestDeps, p: SendSmsPayload = payload(), ctx: RecordedContext = handlerContext({ type: "send_sms" })) =>
+  failureOf(() => sendSmsHandler(deps)(p, ctx));
 
 function expectNoSecrets(deps: TestDeps, ctx: RecordedContext, errors: Error[] = []) {
   const text = [...ctx.lines.map((l) => l.message), ...deps.processOutput, ...errors.map((e) => e.message)].join("\n");

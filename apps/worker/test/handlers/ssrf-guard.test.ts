@@ -12,6 +12,7 @@ import type { HandlerDeps } from "../../src/handlers/types";
 import { webhookHandler } from "../../src/handlers/webhook";
 import { startImageServer, type RouteServer } from "@conveyor/testkit/fakes";
 import { handlerContext } from "../support/handler-context";
+import { recordingResolver } from "../support/resolver";
 
 // http is allowed so that every refusal below is about the target, not the scheme.
 const guardOn: Env = { WEBHOOK_ALLOW_HTTP: "true", WEBHOOK_TIMEOUT_MS: "1000", PROVIDER_TIMEOUT_MS: "1000" };
@@ -26,18 +27,6 @@ const handlers: [string, (net: NetOptions) => Fetcher][] = [
   ["webhook", (net) => (url) => (webhookHandler(deps(guardOn), net) as JobHandler<{ url: string; payload: object }>)({ url, payload: {} }, handlerContext())],
   ["compress_image", (net) => (url) => compressImageHandler(deps(guardOn), net)({ url, width: 100, quality: 80 }, handlerContext())],
 ];
-
-/** A resolver that records the names it was asked for and answers from a table. */
-function recordingResolver(answers: Record<string, string[]>): Resolver & { asked: string[] } {
-  const asked: string[] = [];
-  const resolve = async (hostname: string) => {
-    asked.push(hostname);
-    const answer = answers[hostname];
-    if (!answer) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-    return answer;
-  };
-  return Object.assign(resolve, { asked });
-}
 
 describe("SSRF guard, at connect time", () => {
   let server: RouteServer;

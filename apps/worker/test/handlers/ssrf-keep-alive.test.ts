@@ -8,11 +8,12 @@ import { Writable } from "node:stream";
 import type { Env } from "@conveyor/config";
 import type { JobHandler, WebhookPayload } from "@conveyor/contracts";
 import { createLogger } from "@conveyor/logger";
-import { createSsrfGuard, guardedRequest, POOLED_AGENTS, type Resolver } from "@conveyor/net";
+import { createSsrfGuard, guardedRequest, POOLED_AGENTS } from "@conveyor/net";
 import { loadWorkerConfig } from "../../src/env";
 import type { HandlerDeps } from "../../src/handlers/types";
 import { webhookHandler } from "../../src/handlers/webhook";
 import { handlerContext } from "../support/handler-context";
+import { recordingResolver } from "../support/resolver";
 
 const env: Env = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_TIMEOUT_MS: "5000" };
 
@@ -44,22 +45,10 @@ beforeEach(() => {
 });
 afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-/** A resolver whose answers a test changes as it goes; `asked` counts the questions. */
-function movableResolver(answers: Record<string, string[]>): Resolver & { asked: string[] } {
-  const asked: string[] = [];
-  const resolve = async (hostname: string) => {
-    asked.push(hostname);
-    const answer = answers[hostname];
-    if (!answer) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
-    return answer;
-  };
-  return Object.assign(resolve, { asked });
-}
-
 describe("SSRF guard keep-alive", () => {
   it("sends two webhook deliveries to one endpoint over one connection", async () => {
     const answers = { "hooks.example": ["127.0.0.1"] };
-    const handler = webhookHandler(deps(), { resolve: movableResolver(answers) }) as JobHandler<WebhookPayload>;
+    const handler = webhookHandler(deps(), { resolve: recordingResolver(answers) }) as JobHandler<WebhookPayload>;
     const deliver = () => handler({ url: `http://hooks.example:${port}/in`, payload: { n: 1 } }, handlerContext());
     await expect(deliver()).resolves.toMatchObject({ status: 200 });
     await expect(deliver()).resolves.toMatchObject({ status: 200 });
@@ -69,7 +58,7 @@ describe("SSRF guard keep-alive", () => {
 
   it("resolves every request afresh and opens a new connection when the host resolves to another address", async () => {
     const answers: Record<string, string[]> = { "hooks.example": ["127.0.0.1"] };
-    const resolver = movableResolver(answers);
+    const resolver = recordingResolver(answers);
     const guard = createSsrfGuard({ policy: { allowHttp: true, allowPrivateNetwork: true }, resolve: resolver });
     const post = () =>
       guardedRequest(guard, {
@@ -98,7 +87,7 @@ describe("SSRF guard keep-alive", () => {
 
   it("keeps at most POOLED_AGENTS address sets, retiring the least recently used", async () => {
     const answers: Record<string, string[]> = {};
-    const guard = createSsrfGuard({ policy: { allowHttp: true, allowPrivateNetwork: true }, resolve: movableResolver(answers) });
+    const guard = createSsrfGuard({ policy: { allowHttp: true, allowPrivateNetwork: true }, resolve: recordingResolver(answers) });
     try {
       const agents = new Set<unknown>();
       for (let i = 0; i <= POOLED_AGENTS; i++) {

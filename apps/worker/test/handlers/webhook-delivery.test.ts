@@ -9,7 +9,7 @@ import { webhookSecretsKey, type Env } from "@conveyor/config";
 import { PermanentJobError, RetryableJobError, WEBHOOK_DELIVERY_TYPE, webhookRetryDelayMs } from "@conveyor/contracts";
 import { claimJobs, insertJobs, insertWebhookEndpoint, newId, sealSecret, writeOutcomes } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
+import { createTestDatabase, type TestDatabase, insertOrgs } from "@conveyor/testkit";
 import { startWebhookReceiver, type FakeServer, type RecordedRequest } from "@conveyor/testkit/fakes";
 import { loadWorkerConfig } from "../../src/env";
 import type { Resolver } from "@conveyor/net";
@@ -28,14 +28,7 @@ const secretsSeen: string[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   receiver = await startWebhookReceiver();
-  orgA = newId();
-  orgB = newId();
-  await database.db.prisma.organization.createMany({
-    data: [
-      { id: orgA, name: "A" },
-      { id: orgB, name: "B" },
-    ],
-  });
+  [orgA, orgB] = await insertOrgs(database.db, "A", "B");
 });
 afterEach(() => receiver.reset());
 afterAll(async () => {

@@ -91,3 +91,13 @@ export function withStoredSteps(ctx: RecordedContext, pool: pg.Pool, stored: Map
   };
   return ctx;
 }
+
+/** What a handler's call throws; the test fails if it succeeds instead. */
+export async function failureOf(call: () => Promise<unknown>): Promise<Error> {
+  try {
+    await call();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("the handler succeeded");
+}

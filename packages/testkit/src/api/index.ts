@@ -3,3 +3,4 @@
 export * from "./test-api";
 export * from "./factories";
 export * from "./second-org";
+export * from "./two-orgs";

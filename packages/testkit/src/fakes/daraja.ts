@@ -15,6 +15,17 @@ export const SANDBOX: DarajaCredentials = {
   passkey: "bfb279f9aa9bdbcf158e97dd71a467cd2e0c893059b10f78e6b72ada1ed2c919",
 };
 
+/** The worker's settings that send its STK pushes to the fake at `url` with the sandbox credentials. */
+export function darajaSettings(url: string): Record<string, string> {
+  return {
+    MPESA_BASE_URL: url,
+    MPESA_CONSUMER_KEY: SANDBOX.consumerKey,
+    MPESA_CONSUMER_SECRET: SANDBOX.consumerSecret,
+    MPESA_SHORTCODE: SANDBOX.shortcode,
+    MPESA_PASSKEY: SANDBOX.passkey,
+  };
+}
+
 /** Scripted answers to the next STK push (after it passed validation). */
 export type PushScript =
   | "invalid_token"

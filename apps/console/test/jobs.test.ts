@@ -121,7 +121,7 @@ describe("the jobs list", () => {
   // for — the header's checkbox and the job page's status badge are those components — and a row's link must still open
   // the job in place, as a router link does, and leave a modified click to the browser.
   it("draws its rows as Mantine's components, and a row's link opens the job's page in place", async () => {
-    const id = await enqueue({ type: "scripted", payload: { look: "alike" }, run_at: inAnHour() });
+    const id = await rig.enqueue({ type: "scripted", payload: { look: "alike" }, run_at: inAnHour() });
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
     await page.goto(`${rig.base}/jobs?q=alike`);
     const row = page.locator(`tr[data-job-id="${id}"]`);

@@ -33,6 +33,7 @@ import {
 import type { AppDeps } from "../context";
 import { AppError } from "../http/errors";
 import type { Backpressure } from "./backpressure";
+import { QuotaBlocks } from "./quota-blocks";
 import type { GraphPrelude, JobWriter } from "./job-writer";
 
 /** How long after a refusal an organization's posts are checked before inserting. */
@@ -48,8 +49,17 @@ export class QuotaBook {
   private readonly refused = new Map<string, number>();
   private readonly defaults: QuotaLimits;
 
+  /** This process's quota blocks: what it may create without the quota lock while far from the limits. */
+  private readonly blocks: QuotaBlocks;
+
   constructor(private readonly deps: Pick<AppDeps, "config" | "db">) {
     this.defaults = quotaDefaults(deps.config);
+    this.blocks = new QuotaBlocks(deps.db.pool);
+  }
+
+  /** Gives this process's quota blocks back, once the creations they paid for have settled (the API is stopping). */
+  close(): Promise<void> {
+    return this.blocks.close();
   }
 
   async limitsFor(orgId: string): Promise<QuotaLimits> {
@@ -90,9 +100,21 @@ export class QuotaBook {
     const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
     const sql = quotaCheckSql(orgId, limits, at);
     return {
-      // Grouped with other requests like any insert, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
-      insert: (jobs: NewJob[]): Promise<Refused> =>
-        shared.insert(jobs, { orgId, sql, refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota),
+      insert: async (jobs: NewJob[]): Promise<Refused> => {
+        // Far from the limits: paid from this process's block, inserted like the jobs of an organization without a quota.
+        const spent = await this.blocks.spend(orgId, limits, at, jobs);
+        if (spent) {
+          try {
+            const refused = await shared.insert(jobs);
+            spent.settle(new Set(refused.keys()));
+            return refused;
+          } finally {
+            spent.settle();
+          }
+        }
+        // Near one: grouped with other requests, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
+        return shared.insert(jobs, { orgId, sql, refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota);
+      },
       insertGraph: (jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> =>
         inTransaction(pool, async (tx) => {
           await before?.(tx);

@@ -137,3 +137,136 @@ export async function enforceQuotas(tx: pg.PoolClient, orgId: string, limits: Qu
     throw quotaRefusal(error, limits, at) ?? error;
   }
 }
+
+/** What a quota block (migration 20261128130000_quota_blocks) allows its holder to add without the quota lock. */
+export type QuotaBlockAllowance = { jobs: number; pendingJobs: number; bytes: number };
+
+/** Block sizes: a 32nd of the room left, at most the cap; none (the exact check) when the room gives less than the minimum. */
+export type QuotaBlockSizes = { minJobs: number; capJobs: number; minBytes: number; capBytes: number };
+
+export const QUOTA_BLOCK_SIZES: QuotaBlockSizes = { minJobs: 64, capJobs: 4096, minBytes: 64 * 1024, capBytes: 64 * 1024 * 1024 };
+
+/**
+ * Renews `holder`'s block of `orgId` for the UTC day of `at` under the organization's quota lock, keeping `keep` (what
+ * it left unspent of its block of that same day; every insert that spent from it must have settled) and adding a new
+ * grant; answers the block now held, or null when the room left is too small and the block was given back (create
+ * through the exact check then).
+ */
+export async function renewQuotaBlock(
+  db: pg.Pool | pg.PoolClient,
+  orgId: string,
+  holder: string,
+  limits: QuotaLimits,
+  at: Date,
+  keep: QuotaBlockAllowance,
+  sizes: QuotaBlockSizes = QUOTA_BLOCK_SIZES,
+): Promise<QuotaBlockAllowance | null> {
+  const { rows } = await db.query<QuotaBlockAllowance>({
+    name: "conveyor-quota-block",
+    text: `SELECT jobs::float8 AS "jobs", pending_jobs::float8 AS "pendingJobs", bytes::float8 AS "bytes"
+             FROM conveyor_quota_block($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    values: [
+      orgId,
+      holder,
+      at,
+      ...QUOTA_NAMES.map((name) => limits[name]),
+      keep.jobs,
+      keep.pendingJobs,
+      keep.bytes,
+      sizes.minJobs,
+      sizes.capJobs,
+      sizes.minBytes,
+      sizes.capBytes,
+    ],
+  });
+  const block = rows[0]!;
+  return block.jobs + block.pendingJobs + block.bytes > 0 ? block : null;
+}
+
+/** Gives back every block `holder` holds (a process stopping cleanly, its inserts settled). */
+export async function releaseQuotaBlocks(db: pg.Pool | pg.PoolClient, holder: string): Promise<void> {
+  await db.query("DELETE FROM quota_blocks WHERE holder = $1", [holder]);
+}
+
+/** A JSON number: sign, whole digits, fraction digits, exponent. */
+const NUMBER = /(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
+
+/**
+ * The bytes Postgres counts for a payload (`octet_length(payload::text)` of the jsonb the JSON text becomes: ", " and
+ * ": " between items, strings with JSON's escapes and raw UTF-8, numbers as `numeric` prints them), computed from the
+ * JSON text without a round trip. A key repeated in one object (jsonb keeps the last) is counted each time: never less
+ * than Postgres counts. Throws on text that is not JSON.
+ */
+export function jsonbTextBytes(json: string): number {
+  let i = 0;
+  const space = () => {
+    while (i < json.length && (json[i] === " " || json[i] === "\n" || json[i] === "\r" || json[i] === "\t")) i++;
+  };
+  const fail = (): never => {
+    throw new SyntaxError(`not JSON at ${i}`);
+  };
+  const string = (): number => {
+    const start = i;
+    i++;
+    while (i < json.length && json[i] !== '"') i += json[i] === "\\" ? 2 : 1;
+    if (i >= json.length) fail();
+    i++;
+    return Buffer.byteLength(JSON.stringify(JSON.parse(json.slice(start, i)) as string));
+  };
+  const number = (): number => {
+    NUMBER.lastIndex = i;
+    const match = NUMBER.exec(json);
+    if (!match) return fail();
+    i += match[0].length;
+    const [, sign, whole, fraction = "", exponent = "0"] = match;
+    const digits = whole! + fraction;
+    const point = whole!.length + Number(exponent);
+    const scale = Math.max(0, fraction.length - Number(exponent));
+    const integer = (point <= 0 ? "" : point >= digits.length ? digits + "0".repeat(point - digits.length) : digits.slice(0, point)).replace(/^0+/, "");
+    const zero = !/[1-9]/.test(digits);
+    return (zero ? 0 : sign!.length) + Math.max(1, integer.length) + (scale > 0 ? 1 + scale : 0);
+  };
+  const value = (): number => {
+    space();
+    const c = json[i];
+    if (c === '"') return string();
+    if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
+      i++;
+      space();
+      if (json[i] === close) {
+        i++;
+        return 2;
+      }
+      let bytes = 2;
+      for (let first = true; ; first = false) {
+        if (!first) bytes += 2;
+        if (c === "{") {
+          space();
+          if (json[i] !== '"') fail();
+          bytes += string() + 2;
+          space();
+          if (json[i++] !== ":") fail();
+        }
+        bytes += value();
+        space();
+        if (json[i] === close) {
+          i++;
+          return bytes;
+        }
+        if (json[i++] !== ",") fail();
+      }
+    }
+    for (const word of ["true", "false", "null"]) {
+      if (json.startsWith(word, i)) {
+        i += word.length;
+        return word.length;
+      }
+    }
+    return number();
+  };
+  const bytes = value();
+  space();
+  if (i !== json.length) fail();
+  return bytes;
+}

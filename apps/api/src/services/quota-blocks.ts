@@ -38,7 +38,7 @@ type Block = {
 };
 
 /** A creation paid from a block: `settle` once its insert has answered, with the ids a dedupe key refused (not stored). */
-export type BlockSpend = { settle(notInserted?: ReadonlySet<string>): void };
+export type BlockSpend = { settle(notInserted?: { has(id: string): boolean }): void };
 
 const sameLimits = (a: QuotaLimits | null, b: QuotaLimits) => a !== null && QUOTA_NAMES.every((name) => a[name] === b[name]);
 

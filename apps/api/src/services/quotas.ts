@@ -72,10 +72,6 @@ export class QuotaBook {
     return limits;
   }
 
-  /**
-   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that enforces them in each
-   * creation's transaction (and, shortly after a refusal, refuses at once while a quota is still used up).
-   */
   /** The 429 of a refusal, remembering the organization for REFUSED_RECHECK_MS. */
   private refusal(orgId: string, error: QuotaExceededError): AppError {
     if (this.refused.size > 10_000) this.refused.clear();
@@ -83,6 +79,11 @@ export class QuotaBook {
     return quotaExceeded(error);
   }
 
+  /**
+   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that pays from this
+   * process's quota block while far from the limits and otherwise enforces them in each creation's transaction (and,
+   * shortly after a refusal, refuses at once while a quota is still used up).
+   */
   async writerFor(orgId: string, shared: JobWriter, at: Date): Promise<JobInserter> {
     const limits = await this.limitsFor(orgId);
     if (!hasQuota(limits)) return shared;
@@ -98,7 +99,6 @@ export class QuotaBook {
       throw error instanceof QuotaExceededError ? this.refusal(orgId, error) : error;
     };
     const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
-    const sql = quotaCheckSql(orgId, limits, at);
     return {
       insert: async (jobs: NewJob[]): Promise<Refused> => {
         // Far from the limits: paid from this process's block, inserted like the jobs of an organization without a quota.
@@ -106,14 +106,14 @@ export class QuotaBook {
         if (spent) {
           try {
             const refused = await shared.insert(jobs);
-            spent.settle(new Set(refused.keys()));
+            spent.settle(refused);
             return refused;
           } finally {
             spent.settle();
           }
         }
         // Near one: grouped with other requests, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
-        return shared.insert(jobs, { orgId, sql, refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota);
+        return shared.insert(jobs, { orgId, sql: quotaCheckSql(orgId, limits, at), refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota);
       },
       insertGraph: (jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> =>
         inTransaction(pool, async (tx) => {

@@ -1,8 +1,9 @@
 // Quotas on job creation (SPEC §22). An organization with no quota in force goes through the shared JobWriter as
-// before (the check costs one in-process cache lookup); one with a quota gets a writer whose every creation runs in a
-// transaction that inserts, then enforces the quotas under the organization's lock (@conveyor/db quotas.ts) — still
-// grouped with other requests by the JobWriter — so concurrent posts on any number of API processes accept exactly up
-// to the limit. A refusal is 429
+// before (the check costs one in-process cache lookup). One with a quota gets a writer that, far from the limits, pays
+// for a creation from this process's quota block (quota-blocks.ts) and writes it like any other; near them (no block
+// granted) every creation runs in a transaction that inserts, then enforces the quotas under the organization's lock
+// (@conveyor/db quotas.ts) — still grouped with other requests by the JobWriter. Both count every block as used, so
+// concurrent posts on any number of API processes never pass a limit. A refusal is 429
 // `quota_exceeded` naming the quota, with RateLimit headers and Retry-After (the next UTC day or month for the period
 // quotas); nothing of a refused request is stored.
 import { quotaDefaults } from "@conveyor/config";

@@ -5,7 +5,8 @@
 // everything committed before it by other transactions — and raises to roll the whole creation back. The lock is held
 // to the commit, so of concurrent creations each sees all those that went before it: exact whatever the number of API
 // processes. The API's grouped inserts send the check in one message with their COMMIT (`quotaCheckSql`), so the lock
-// is held for one round trip. Without a quota nothing here runs.
+// is held for one round trip. Far from the limits the API pays from quota blocks instead (renewQuotaBlock, migration
+// 20261128130000_quota_blocks), which every check counts as used. Without a quota nothing here runs.
 import type pg from "pg";
 import { isUuid } from "../core/ids";
 
@@ -195,7 +196,7 @@ const NUMBER = /(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
  * The bytes Postgres counts for a payload (`octet_length(payload::text)` of the jsonb the JSON text becomes: ", " and
  * ": " between items, strings with JSON's escapes and raw UTF-8, numbers as `numeric` prints them), computed from the
  * JSON text without a round trip. A key repeated in one object (jsonb keeps the last) is counted each time: never less
- * than Postgres counts. Throws on text that is not JSON.
+ * than Postgres counts. For valid JSON only (a job's payloadJson is): text that is not may be counted or throw.
  */
 export function jsonbTextBytes(json: string): number {
   // The usual text, JSON.stringify's (no space, no escape, no exponent, no negative zero): Postgres adds a space after

@@ -83,6 +83,68 @@ describe("52: a quota of 100 jobs a day across three API processes", () => {
     expect(rows[0]).toEqual({ jobs: 100, counted: 100 });
     await other.expectUntouched({ "X-API-Key": key });
   });
+
+  it("far from a quota creates from each process's block without the lock, and still never passes it: exactly the quota once every block is spent or given back, and a SIGKILLed process's block is never spent by anyone", async () => {
+    const config = loadApiConfig({ JWT_SECRET });
+    const owner = await createOrg(database.db, config);
+    const { key } = await createApiKey(database.db, owner);
+    // 5,000 a day: blocks of a 32nd of the room left while that is at least 64 jobs.
+    await putQuotaOverrides(database.db.pool, owner.orgId, { jobs_per_day: 5000 });
+    let n = 0;
+    const post = (base: string, jobs: number) =>
+      fetch(`${base}/jobs/batch`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-API-Key": key },
+        body: JSON.stringify({
+          jobs: Array.from({ length: jobs }, () => ({ type: "webhook", payload: { url: `https://hooks.example.com/${n}`, payload: { n: n++ } } })),
+        }),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as { error?: { code: string } } }));
+    const counts = async () =>
+      (
+        await database.db.pool.query<{ jobs: number; counted: number; blocks: number; reserved: number }>(
+          `SELECT (SELECT count(*)::int FROM jobs WHERE org_id = $1) AS jobs, (SELECT coalesce(sum(jobs_created), 0)::int FROM usage_counts WHERE org_id = $1) AS counted,
+                  (SELECT count(*)::int FROM quota_blocks WHERE org_id = $1) AS blocks, (SELECT coalesce(sum(jobs), 0)::int FROM quota_blocks WHERE org_id = $1) AS reserved`,
+          [owner.orgId],
+        )
+      ).rows[0]!;
+    const refusedOnlyByQuota = (answers: { status: number; body: { error?: { code: string } } }[]) =>
+      expect(answers.filter((a) => a.status !== 202).every((a) => a.status === 429 && a.body.error?.code === "quota_exceeded")).toBe(true);
+
+    // Far from the quota: every process takes a block (a row each), and the jobs are counted as they are stored.
+    const first = await Promise.all(Array.from({ length: 12 }, (_, i) => post(apis[i % 3]!.base, 50)));
+    expect(first.map((a) => a.status)).toEqual(Array(12).fill(202));
+    expect(await counts()).toMatchObject({ jobs: 600, counted: 600, blocks: 3 });
+
+    // A process dies holding its block: what it did not spend stays counted as used, by every process.
+    await apis[2]!.process.stop("SIGKILL");
+    expect((await counts()).blocks).toBe(3);
+
+    // A flood past the quota on the two left: never past it, whatever was granted and spent in what order.
+    const flood = await Promise.all(Array.from({ length: 120 }, (_, i) => post(apis[i % 2]!.base, 50)));
+    refusedOnlyByQuota(flood);
+    const afterFlood = await counts();
+    expect(afterFlood.jobs).toBeLessThanOrEqual(5000);
+    expect(afterFlood.counted).toBe(afterFlood.jobs);
+
+    // One job at a time to each of the two, until both refuse: what their blocks had left is spent or given back.
+    for (let refusals = 0, i = 0; refusals < 2; i++) {
+      const answer = await post(apis[i % 2]!.base, 1);
+      refusedOnlyByQuota([answer]);
+      refusals = answer.status === 202 ? 0 : refusals + 1;
+    }
+    const last = await counts();
+    // Only the dead process's block is left; the jobs stored are the quota less at most what it had not spent.
+    expect(last.blocks).toBe(1);
+    expect(last.jobs).toBeLessThanOrEqual(5000);
+    expect(last.jobs).toBeGreaterThanOrEqual(5000 - last.reserved);
+    expect(last.counted).toBe(last.jobs);
+    // Giving it back (what a clean stop does) leaves room for exactly the rest.
+    await database.db.pool.query("DELETE FROM quota_blocks WHERE org_id = $1", [owner.orgId]);
+    const rest = await Promise.all(Array.from({ length: 5000 - last.jobs + 5 }, (_, i) => post(apis[i % 2]!.base, 1)));
+    refusedOnlyByQuota(rest);
+    expect(rest.filter((a) => a.status === 202)).toHaveLength(5000 - last.jobs);
+    expect((await counts()).jobs).toBe(5000);
+  });
 });
 
 /** Usage as the triggers counted it, per type. */

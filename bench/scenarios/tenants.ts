@@ -23,7 +23,7 @@ async function setTriggers(env: BenchEnv, on: boolean): Promise<void> {
 
 async function emptyTables(env: BenchEnv): Promise<void> {
   await clearJobs(env.db);
-  await env.db.pool.query("TRUNCATE usage_counts, stored_payload_bytes");
+  await env.db.pool.query("TRUNCATE usage_counts, stored_payload_bytes, quota_blocks");
   await clearPrefix(env.prefix);
 }
 

@@ -71,6 +71,7 @@ export function createApp(deps: AppDeps): ConveyorApp {
     stopBackground: async () => {
       await shared.backpressure.settle();
       await shared.events.stop();
+      await shared.quotas.close();
     },
   });
 }

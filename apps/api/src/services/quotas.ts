@@ -1,8 +1,9 @@
 // Quotas on job creation (SPEC §22). An organization with no quota in force goes through the shared JobWriter as
-// before (the check costs one in-process cache lookup); one with a quota gets a writer whose every creation runs in a
-// transaction that inserts, then enforces the quotas under the organization's lock (@conveyor/db quotas.ts) — still
-// grouped with other requests by the JobWriter — so concurrent posts on any number of API processes accept exactly up
-// to the limit. A refusal is 429
+// before (the check costs one in-process cache lookup). One with a quota gets a writer that, far from the limits, pays
+// for a creation from this process's quota block (quota-blocks.ts) and writes it like any other; near them (no block
+// granted) every creation runs in a transaction that inserts, then enforces the quotas under the organization's lock
+// (@conveyor/db quotas.ts) — still grouped with other requests by the JobWriter. Both count every block as used, so
+// concurrent posts on any number of API processes never pass a limit. A refusal is 429
 // `quota_exceeded` naming the quota, with RateLimit headers and Retry-After (the next UTC day or month for the period
 // quotas); nothing of a refused request is stored.
 import { quotaDefaults } from "@conveyor/config";
@@ -33,6 +34,7 @@ import {
 import type { AppDeps } from "../context";
 import { AppError } from "../http/errors";
 import type { Backpressure } from "./backpressure";
+import { QuotaBlocks } from "./quota-blocks";
 import type { GraphPrelude, JobWriter } from "./job-writer";
 
 /** How long after a refusal an organization's posts are checked before inserting. */
@@ -48,8 +50,17 @@ export class QuotaBook {
   private readonly refused = new Map<string, number>();
   private readonly defaults: QuotaLimits;
 
+  /** This process's quota blocks: what it may create without the quota lock while far from the limits. */
+  private readonly blocks: QuotaBlocks;
+
   constructor(private readonly deps: Pick<AppDeps, "config" | "db">) {
     this.defaults = quotaDefaults(deps.config);
+    this.blocks = new QuotaBlocks(deps.db.pool);
+  }
+
+  /** Gives this process's quota blocks back, once the creations they paid for have settled (the API is stopping). */
+  close(): Promise<void> {
+    return this.blocks.close();
   }
 
   async limitsFor(orgId: string): Promise<QuotaLimits> {
@@ -62,10 +73,6 @@ export class QuotaBook {
     return limits;
   }
 
-  /**
-   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that enforces them in each
-   * creation's transaction (and, shortly after a refusal, refuses at once while a quota is still used up).
-   */
   /** The 429 of a refusal, remembering the organization for REFUSED_RECHECK_MS. */
   private refusal(orgId: string, error: QuotaExceededError): AppError {
     if (this.refused.size > 10_000) this.refused.clear();
@@ -73,6 +80,11 @@ export class QuotaBook {
     return quotaExceeded(error);
   }
 
+  /**
+   * The writer for `orgId`'s creations: the shared one without a quota; with one, a writer that pays from this
+   * process's quota block while far from the limits and otherwise enforces them in each creation's transaction (and,
+   * shortly after a refusal, refuses at once while a quota is still used up).
+   */
   async writerFor(orgId: string, shared: JobWriter, at: Date): Promise<JobInserter> {
     const limits = await this.limitsFor(orgId);
     if (!hasQuota(limits)) return shared;
@@ -88,11 +100,22 @@ export class QuotaBook {
       throw error instanceof QuotaExceededError ? this.refusal(orgId, error) : error;
     };
     const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
-    const sql = quotaCheckSql(orgId, limits, at);
     return {
-      // Grouped with other requests like any insert, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
-      insert: (jobs: NewJob[]): Promise<Refused> =>
-        shared.insert(jobs, { orgId, sql, refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota),
+      insert: async (jobs: NewJob[]): Promise<Refused> => {
+        // Far from the limits: paid from this process's block, inserted like the jobs of an organization without a quota.
+        const spent = await this.blocks.spend(orgId, limits, at, jobs);
+        if (spent) {
+          try {
+            const refused = await shared.insert(jobs);
+            spent.settle(refused);
+            return refused;
+          } finally {
+            spent.settle();
+          }
+        }
+        // Near one: grouped with other requests, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
+        return shared.insert(jobs, { orgId, sql: quotaCheckSql(orgId, limits, at), refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota);
+      },
       insertGraph: (jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> =>
         inTransaction(pool, async (tx) => {
           await before?.(tx);

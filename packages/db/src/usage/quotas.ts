@@ -5,7 +5,8 @@
 // everything committed before it by other transactions — and raises to roll the whole creation back. The lock is held
 // to the commit, so of concurrent creations each sees all those that went before it: exact whatever the number of API
 // processes. The API's grouped inserts send the check in one message with their COMMIT (`quotaCheckSql`), so the lock
-// is held for one round trip. Without a quota nothing here runs.
+// is held for one round trip. Far from the limits the API pays from quota blocks instead (renewQuotaBlock, migration
+// 20261128130000_quota_blocks), which every check counts as used. Without a quota nothing here runs.
 import type pg from "pg";
 import { isUuid } from "../core/ids";
 
@@ -136,4 +137,160 @@ export async function enforceQuotas(tx: pg.PoolClient, orgId: string, limits: Qu
   } catch (error) {
     throw quotaRefusal(error, limits, at) ?? error;
   }
+}
+
+/** What a quota block (migration 20261128130000_quota_blocks) allows its holder to add without the quota lock. */
+export type QuotaBlockAllowance = { jobs: number; pendingJobs: number; bytes: number };
+
+/** Block sizes: a 32nd of the room left, at most the cap; none (the exact check) when the room gives less than the minimum. */
+export type QuotaBlockSizes = { minJobs: number; capJobs: number; minBytes: number; capBytes: number };
+
+export const QUOTA_BLOCK_SIZES: QuotaBlockSizes = { minJobs: 64, capJobs: 4096, minBytes: 64 * 1024, capBytes: 64 * 1024 * 1024 };
+
+/**
+ * Renews `holder`'s block of `orgId` for the UTC day of `at` under the organization's quota lock, keeping `keep` (what
+ * it left unspent of its block of that same day; every insert that spent from it must have settled) and adding a new
+ * grant; answers the block now held, or null when the room left is too small and the block was given back (create
+ * through the exact check then).
+ */
+export async function renewQuotaBlock(
+  db: pg.Pool | pg.PoolClient,
+  orgId: string,
+  holder: string,
+  limits: QuotaLimits,
+  at: Date,
+  keep: QuotaBlockAllowance,
+  sizes: QuotaBlockSizes = QUOTA_BLOCK_SIZES,
+): Promise<QuotaBlockAllowance | null> {
+  const { rows } = await db.query<QuotaBlockAllowance>({
+    name: "conveyor-quota-block",
+    text: `SELECT jobs::float8 AS "jobs", pending_jobs::float8 AS "pendingJobs", bytes::float8 AS "bytes"
+             FROM conveyor_quota_block($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    values: [
+      orgId,
+      holder,
+      at,
+      ...QUOTA_NAMES.map((name) => limits[name]),
+      keep.jobs,
+      keep.pendingJobs,
+      keep.bytes,
+      sizes.minJobs,
+      sizes.capJobs,
+      sizes.minBytes,
+      sizes.capBytes,
+    ],
+  });
+  const block = rows[0]!;
+  return block.jobs + block.pendingJobs + block.bytes > 0 ? block : null;
+}
+
+/** Gives back every block `holder` holds (a process stopping cleanly, its inserts settled). */
+export async function releaseQuotaBlocks(db: pg.Pool | pg.PoolClient, holder: string): Promise<void> {
+  await db.query("DELETE FROM quota_blocks WHERE holder = $1", [holder]);
+}
+
+/** A JSON number: sign, whole digits, fraction digits, exponent. */
+const NUMBER = /(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?/y;
+
+/**
+ * The bytes Postgres counts for a payload (`octet_length(payload::text)` of the jsonb the JSON text becomes: ", " and
+ * ": " between items, strings with JSON's escapes and raw UTF-8, numbers as `numeric` prints them), computed from the
+ * JSON text without a round trip. A key repeated in one object (jsonb keeps the last) is counted each time: never less
+ * than Postgres counts. For valid JSON only (a job's payloadJson is): text that is not may be counted or throw.
+ */
+export function jsonbTextBytes(json: string): number {
+  // The usual text, JSON.stringify's (no space, no escape, no exponent, no negative zero): Postgres adds a space after
+  // each ',' and ':' between items and changes nothing else. One pass over the characters; anything else is parsed.
+  let separators = 0;
+  for (let i = 0, inString = false; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34) inString = !inString;
+    else if (c === 92) return parsedJsonbTextBytes(json);
+    else if (!inString) {
+      if (c === 44 || c === 58) separators++;
+      else if (c === 101 || c === 69 || c <= 32 || (c === 45 && json.charCodeAt(i + 1) === 48)) return parsedJsonbTextBytes(json);
+    }
+  }
+  return Buffer.byteLength(json) + separators;
+}
+
+function parsedJsonbTextBytes(json: string): number {
+  let i = 0;
+  const space = () => {
+    for (let c = json.charCodeAt(i); c === 32 || c === 10 || c === 13 || c === 9; c = json.charCodeAt(++i));
+  };
+  const fail = (): never => {
+    throw new SyntaxError(`not JSON at ${i}`);
+  };
+  const string = (): number => {
+    const start = i;
+    let end = json.indexOf('"', i + 1);
+    const backslash = json.indexOf("\\", i + 1);
+    if (backslash !== -1 && (end === -1 || backslash < end)) {
+      for (end = backslash; end < json.length && json.charCodeAt(end) !== 34; end += json.charCodeAt(end) === 92 ? 2 : 1);
+      if (end >= json.length) fail();
+      i = end + 1;
+      return Buffer.byteLength(JSON.stringify(JSON.parse(json.slice(start, i)) as string));
+    }
+    if (end === -1) fail();
+    i = end + 1;
+    // Without an escape the text is what Postgres writes back (JSON allows no raw control character in a string).
+    return Buffer.byteLength(json.slice(start, i));
+  };
+  const number = (): number => {
+    NUMBER.lastIndex = i;
+    const match = NUMBER.exec(json);
+    if (!match) return fail();
+    i += match[0].length;
+    const [, sign, whole, fraction = "", exponent = "0"] = match;
+    const digits = whole! + fraction;
+    const point = whole!.length + Number(exponent);
+    const scale = Math.max(0, fraction.length - Number(exponent));
+    const integer = (point <= 0 ? "" : point >= digits.length ? digits + "0".repeat(point - digits.length) : digits.slice(0, point)).replace(/^0+/, "");
+    const zero = !/[1-9]/.test(digits);
+    return (zero ? 0 : sign!.length) + Math.max(1, integer.length) + (scale > 0 ? 1 + scale : 0);
+  };
+  const value = (): number => {
+    space();
+    const c = json[i];
+    if (c === '"') return string();
+    if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
+      i++;
+      space();
+      if (json[i] === close) {
+        i++;
+        return 2;
+      }
+      let bytes = 2;
+      for (let first = true; ; first = false) {
+        if (!first) bytes += 2;
+        if (c === "{") {
+          space();
+          if (json[i] !== '"') fail();
+          bytes += string() + 2;
+          space();
+          if (json[i++] !== ":") fail();
+        }
+        bytes += value();
+        space();
+        if (json[i] === close) {
+          i++;
+          return bytes;
+        }
+        if (json[i++] !== ",") fail();
+      }
+    }
+    for (const word of ["true", "false", "null"]) {
+      if (json.startsWith(word, i)) {
+        i += word.length;
+        return word.length;
+      }
+    }
+    return number();
+  };
+  const bytes = value();
+  space();
+  if (i !== json.length) fail();
+  return bytes;
 }

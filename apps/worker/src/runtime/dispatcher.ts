@@ -13,6 +13,7 @@ import {
   handOverConnection,
   jobsInFlight,
   msUntilNextDue,
+  orgsOf,
   NotificationListener,
   recentHandOvers,
   recordTypeState,
@@ -216,7 +217,7 @@ export class Dispatcher implements LeaderTask {
         const room = slots * rounds - this.jobsWaiting(type, envelopesWaiting) - handing.jobs;
         if (room < slots) continue;
         const work = this.work.get(type)!;
-        const limits = found?.limits ?? (await dispatchLimits(marker, type, [...new Set(work.flatMap((level) => level.orgs))], this.options.orgCap));
+        const limits = found?.limits ?? (await dispatchLimits(marker, type, orgsOf(work), this.options.orgCap));
         if (limits.typePausedUntil) {
           // A provider asked to wait (429 with Retry-After): nothing of this type starts before then.
           this.backlog.delete(type);

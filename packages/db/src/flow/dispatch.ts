@@ -121,7 +121,12 @@ export async function findDueWork(db: pg.Pool | pg.PoolClient, type: string, aft
     if (level?.priority === priority) level.orgs.push(org_id);
     else work.push({ priority, orgs: [org_id] });
   }
-  return { work, limits: toDispatchLimits(row, [...new Set(work.flatMap((level) => level.orgs))], orgCap) };
+  return { work, limits: toDispatchLimits(row, orgsOf(work), orgCap) };
+}
+
+/** The organizations of `work`, each once: those its limits are read for. */
+export function orgsOf(work: DueWork): string[] {
+  return [...new Set(work.flatMap((level) => level.orgs))];
 }
 
 export type DispatchPlan = {
@@ -259,7 +264,7 @@ export type EnvelopedJob = { jobId: string; type: string; envelopeId: string; st
  */
 export async function recentHandOvers(db: pg.Pool | pg.PoolClient, withinMs: number): Promise<EnvelopedJob[]> {
   const { rows } = await db.query<{ job_id: string; type: string; envelope_id: string }>({
-    name: "conveyor-jobs-in-flight",
+    name: "conveyor-recent-hand-overs",
     text: `SELECT q.job_id, q.type, q.envelope_id FROM job_queue q JOIN jobs j ON j.id = q.job_id
       WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND q.envelope_id IS NOT NULL AND j.status = 'pending'`,
     values: [withinMs],

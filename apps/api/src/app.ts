@@ -21,12 +21,9 @@ import { createApiMetrics } from "./observability/metrics";
 import { buildOpenApiDocument } from "./openapi/document";
 import { EventHub } from "./services/event-hub";
 import { createJobCatalog } from "./services/job-catalog";
-import { JobWriter } from "./services/job-writer";
 import { ReadRouting } from "./services/read-routing";
-
-import { Backpressure } from "./services/backpressure";
+import { Admission } from "./services/admission";
 import { dummyHash } from "./services/passwords";
-import { QuotaBook } from "./services/quotas";
 
 /** The app, and `stopBackground()`: stops its background work (the event tail) before the pool it reads closes. */
 export type ConveyorApp = express.Express & { stopBackground(): Promise<void> };
@@ -69,9 +66,8 @@ export function createApp(deps: AppDeps): ConveyorApp {
   app.use(errorHandler);
   return Object.assign(app, {
     stopBackground: async () => {
-      await shared.backpressure.settle();
       await shared.events.stop();
-      await shared.quotas.close();
+      await shared.admission.close();
     },
   });
 }
@@ -86,11 +82,11 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
   const events = new EventHub({ pool: deps.db.pool, logger: deps.logger, streamsPerOrg: deps.config.EVENT_STREAMS_PER_ORG });
   events.observe(registry);
   metrics.observeUsage(() => readUsageTotalsByType(deps.db.pool));
-  const backpressure = new Backpressure(deps);
+  const admission = new Admission(deps);
   return {
     ...deps,
     catalog: createJobCatalog(deps),
-    writer: new JobWriter({ pool: deps.db.pool, onCommitted: (ms) => backpressure.recordCommit(ms) }),
+    writer: admission.writer,
     failedLogins: rateLimits.failedLogins,
     events,
     reads: new ReadRouting({
@@ -100,9 +96,7 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
       windowMs: deps.config.DATABASE_READ_AFTER_WRITE_MS,
       logger: deps.logger,
     }),
-
-    quotas: new QuotaBook(deps),
-    backpressure,
+    admission,
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

@@ -3,17 +3,16 @@
 import type { Role } from "@conveyor/contracts";
 import type { AuditRequest } from "@conveyor/db";
 import type { AppDeps } from "../context";
-import type { Backpressure } from "./backpressure";
+import type { Admission } from "./admission";
 import type { EventHub } from "./event-hub";
 import type { JobCatalog } from "./job-catalog";
 import type { JobWriter } from "./job-writer";
 import type { FailedLoginGuard } from "./login-guard";
 import type { ReadRouting } from "./read-routing";
 
-import type { QuotaBook } from "./quotas";
-
 export type ServiceDeps = AppDeps & {
   catalog: JobCatalog;
+  /** The shared group-commit writer (made by the admission, which hears of every commit). */
   writer: JobWriter;
   /** Failed password checks per account (SPEC §3), shared by login and invite acceptance. */
   failedLogins: FailedLoginGuard;
@@ -21,11 +20,8 @@ export type ServiceDeps = AppDeps & {
   events: EventHub;
   /** Which pool a heavy read uses: the replica, or the primary for whoever just changed something (SPEC §23). */
   reads: ReadRouting;
-
-  /** Each organization's quotas in force (SPEC §22), cached briefly. */
-  quotas: QuotaBook;
-  /** Which organizations the deployment's due backlog sheds (SPEC §22). */
-  backpressure: Backpressure;
+  /** Whether an organization may add jobs, and through which writer: backpressure and quotas (SPEC §22). */
+  admission: Admission;
 };
 
 /**

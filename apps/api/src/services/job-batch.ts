@@ -6,7 +6,6 @@ import { validationFailed } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 import { bindAttachments, checkGraphItems, insertGraph, resolveDependencies } from "./job-graph";
 import { prepareJobs, type Accepted, type JobInput } from "./job-input";
-import { admitJobs } from "./quotas";
 import { completeUrl, newWaitpoint, type CreatedWaitpoint, type WaitpointInput } from "./waitpoints";
 
 /** A waitpoint the batch makes (SPEC §20): named by `ref` in its jobs' depends_on. */
@@ -22,7 +21,7 @@ export type AcceptedWaitpoint = CreatedWaitpoint & { kind: "waitpoint"; ref: str
  */
 export async function createJobs(
   options: { caller: Caller; inputs: JobInput[]; waitpoints?: BatchWaitpointInput[] },
-  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db" | "quotas" | "backpressure" | "config">,
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "db" | "admission" | "config">,
 ): Promise<(Accepted | AcceptedWaitpoint)[]> {
   const debounced = options.inputs.flatMap((input, i) =>
     input.debounce_key ? [{ path: `jobs.${i}.debounce_key`, message: "is supported on POST /jobs only" }] : [],
@@ -38,7 +37,7 @@ export async function createJobs(
       waitpointInputs.map((w) => w.ref),
     );
   const jobs = await prepareJobs(options.inputs, prefixes, options.caller.orgId, deps);
-  const writer = await admitJobs(options.caller.orgId, jobs[0]!.createdAt, deps);
+  const writer = await deps.admission.admit(options.caller.orgId, jobs[0]!.createdAt);
   if (graph) {
     const made = waitpointInputs.map((input) => ({ input, ...newWaitpoint(options.caller.orgId, input) }));
     const resolved = await resolveDependencies(

@@ -6,8 +6,7 @@ import { findOrgJobs, findOrgWaitpoints, isUuid, UnknownDependencyError, type Ne
 import { validationFailed, type ErrorDetail } from "../http/errors";
 import type { ServiceDeps } from "./deps";
 import type { Accepted, JobInput } from "./job-input";
-import type { GraphPrelude } from "./job-writer";
-import type { JobInserter } from "./quotas";
+import type { GraphPrelude, JobInserter } from "./job-writer";
 
 /** A waitpoint made by the batch (SPEC §20): its ref, for the items' depends_on, and its id. */
 export type BatchWaitpointRef = { ref: string; id: string };

@@ -31,6 +31,9 @@ type Entry = { jobs: NewJob[]; guard?: WriterGuard; resolve(refused: Refused): v
 /** The dedupe keys of an entry's jobs, as `org key` strings: two rows with one key cannot share a statement. */
 const dedupeKeys = (entry: Entry) => entry.jobs.flatMap((job) => (job.dedupe ? [`${job.orgId} ${job.dedupe.key}`] : []));
 
+/** What job creation writes through: the shared writer, or one that enforces an organization's quotas (admission/). */
+export type JobInserter = Pick<JobWriter, "insert" | "insertIdempotently" | "insertGraph" | "debounce">;
+
 export type JobWriterOptions = {
   pool: pg.Pool;
   /** Statements in flight at once. Default 4. */

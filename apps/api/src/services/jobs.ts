@@ -9,7 +9,6 @@ import { AppError, validationFailed } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 import { bindAttachments, insertGraph, resolveDependencies } from "./job-graph";
 import { prepareJobs, type Accepted, type JobInput } from "./job-input";
-import { admitJobs } from "./quotas";
 
 function requestHash(job: NewJob): Buffer {
   const payload: unknown = JSON.parse(job.payloadJson);
@@ -41,7 +40,7 @@ function requestHash(job: NewJob): Buffer {
  */
 export async function createJob(
   options: { caller: Caller; input: JobInput; idempotencyKey?: string },
-  deps: Pick<ServiceDeps, "catalog" | "clock" | "writer" | "db" | "quotas" | "backpressure">,
+  deps: Pick<ServiceDeps, "catalog" | "clock" | "db" | "admission">,
 ): Promise<{ created: boolean; job: Accepted }> {
   const { input } = options;
   if (input.debounce_key && options.idempotencyKey) {
@@ -50,7 +49,7 @@ export async function createJob(
   if (input.ref !== undefined) throw validationFailed([{ path: "ref", message: "is supported on POST /jobs/batch only" }]);
   const [job] = await prepareJobs([input], [""], options.caller.orgId, deps);
   if (!job) throw new Error("prepare returned no job for a valid input");
-  const writer = await admitJobs(options.caller.orgId, job.createdAt, deps);
+  const writer = await deps.admission.admit(options.caller.orgId, job.createdAt);
   if (input.depends_on) job.dependsOn = (await resolveDependencies([input], [job], [""], options.caller.orgId, deps))[0];
   bindAttachments([input], [job], [""]);
   if (input.depends_on) {

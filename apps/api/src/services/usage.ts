@@ -56,9 +56,9 @@ export type QuotaView = { name: QuotaName; limit: number | null; used: number; r
  * The quotas in force for the caller's organization and what is used of each (from the counters the usage triggers
  * keep), with when a period quota starts over; `limit` null is unlimited (and `used` then 0: not counted).
  */
-export async function getQuotas(options: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "clock" | "quotas">): Promise<{ quotas: QuotaView[] }> {
+export async function getQuotas(options: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "clock" | "admission">): Promise<{ quotas: QuotaView[] }> {
   const at = deps.clock.now();
-  const limits = await deps.quotas.limitsFor(options.caller.orgId);
+  const limits = await deps.admission.limitsFor(options.caller.orgId);
   const use = await readQuotaUse(deps.db.pool, options.caller.orgId, limits, at);
   const nextDay = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1)).toISOString();
   const nextMonth = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)).toISOString();

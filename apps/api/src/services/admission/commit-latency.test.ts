@@ -25,27 +25,4 @@ describe("CommitLatency", () => {
     now += COMMIT_LATENCY_WINDOW_MS + 1;
     expect(latency.p99()).toBeNull();
   });
-
-  it("ranks the organizations by what they asked for over about the window, refused requests included", () => {
-    const latency = new CommitLatency(clock);
-    for (let i = 0; i < 30; i++) latency.asked("flood");
-    latency.asked("quiet");
-    now += COMMIT_LATENCY_WINDOW_MS / 2;
-    for (let i = 0; i < 5; i++) latency.asked("flood");
-    latency.asked("other");
-    expect(latency.demandByOrg()).toEqual([
-      { orgId: "flood", due: 35 },
-      { orgId: "other", due: 1 },
-      { orgId: "quiet", due: 1 },
-    ]);
-    now += COMMIT_LATENCY_WINDOW_MS / 2;
-    latency.asked("quiet");
-    expect(latency.demandByOrg()).toEqual([
-      { orgId: "flood", due: 5 },
-      { orgId: "other", due: 1 },
-      { orgId: "quiet", due: 1 },
-    ]);
-    now += 2 * COMMIT_LATENCY_WINDOW_MS;
-    expect(latency.demandByOrg()).toEqual([]);
-  });
 });

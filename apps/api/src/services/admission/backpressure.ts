@@ -4,11 +4,15 @@
 // flood of one organization names it alone; two equal floods name both), so an organization with little due is never
 // shed for another's flood. The figure is read at most once per BACKPRESSURE_REFRESH_MS per process, in the
 // background of the requests that need it (a request never waits for it); /readyz does not look at it.
-// With BACKPRESSURE_COMMIT_P99_MS, commit latency sheds too (commit-latency.ts), with the same rule and the same 429.
+// With BACKPRESSURE_COMMIT_P99_MS, commit latency sheds too, with the same rule and the same 429: while the p99 of
+// the API's inserts (commit-latency.ts) is past it, the organizations asking for most of the creations are shed — the
+// fewest of the largest askers whose share covers the part of the demand that would bring the p99 back to the
+// threshold if latency grew with the load (1 − threshold / p99). Demand counts refused requests too, so a flood that
+// is being refused stays the largest asker and a quiet organization is not shed in its place.
 import { readDueBacklog } from "@conveyor/db";
-import type { AppDeps } from "../context";
-import { AppError } from "../http/errors";
-import { CommitLatency } from "./commit-latency";
+import type { AppDeps } from "../../context";
+import { AppError } from "../../http/errors";
+import { COMMIT_LATENCY_WINDOW_MS, CommitLatency } from "./commit-latency";
 
 export const BACKPRESSURE_REFRESH_MS = 1_000;
 /** What a refused client is told to wait: about the time a worker fleet needs to take a bite out of the backlog. */
@@ -26,6 +30,41 @@ export function organizationsToShed(byOrg: readonly { orgId: string; due: number
   return shed;
 }
 
+/** Requests to create jobs per organization (admitted or not) over about the commit latency's window. */
+export class Demand {
+  /** Requests per organization in the current and the previous half window. */
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
+  private since: number;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.since = now();
+  }
+
+  /** An organization asked to create jobs (admitted or not). */
+  asked(orgId: string): void {
+    this.rotate();
+    this.current.set(orgId, (this.current.get(orgId) ?? 0) + 1);
+  }
+
+  /** Requests per organization over about the window, largest first. */
+  byOrg(): { orgId: string; due: number }[] {
+    this.rotate();
+    const asked = new Map(this.previous);
+    for (const [orgId, n] of this.current) asked.set(orgId, (asked.get(orgId) ?? 0) + n);
+    return [...asked].map(([orgId, due]) => ({ orgId, due })).sort((a, b) => b.due - a.due || (a.orgId < b.orgId ? -1 : 1));
+  }
+
+  private rotate(): void {
+    const now = this.now();
+    if (now - this.since < COMMIT_LATENCY_WINDOW_MS / 2) return;
+    // A whole window without asking forgets everything; otherwise the current half becomes the previous one.
+    this.previous = now - this.since < COMMIT_LATENCY_WINDOW_MS ? this.current : new Map<string, number>();
+    this.current = new Map();
+    this.since = now;
+  }
+}
+
 /** A 429 `overloaded`, with what it is for (`reason`: the label of /metrics' refusals). */
 export class OverloadedError extends AppError {
   constructor(
@@ -41,22 +80,23 @@ export class Backpressure {
   private readAt = 0;
   private reading: Promise<void> | null = null;
   private lastWarning = 0;
-  private readonly latency: CommitLatency | null;
+  /** With BACKPRESSURE_COMMIT_P99_MS: the inserts' commit latency, and who asks for creations meanwhile. */
+  private readonly latency: { commits: CommitLatency; demand: Demand } | null;
   private latencyShed = new Set<string>();
   private latencyAt = 0;
 
   constructor(private readonly deps: Pick<AppDeps, "config" | "db" | "logger">) {
-    this.latency = deps.config.BACKPRESSURE_COMMIT_P99_MS === undefined ? null : new CommitLatency();
+    this.latency = deps.config.BACKPRESSURE_COMMIT_P99_MS === undefined ? null : { commits: new CommitLatency(), demand: new Demand() };
   }
 
   /** A grouped job insert took `ms` from sending to its commit (job-writer.ts reports every one). */
   recordCommit(ms: number): void {
-    this.latency?.record(ms);
+    this.latency?.commits.record(ms);
   }
 
   /** Throws 429 `overloaded` when `orgId` is among the organizations being shed. */
-  admit(orgId: string): void {
-    this.admitByLatency(orgId);
+  refuseIfShed(orgId: string): void {
+    this.refuseIfShedByLatency(orgId);
     const max = this.deps.config.BACKPRESSURE_DUE_MAX;
     if (max === undefined) return;
     if (Date.now() - this.readAt >= BACKPRESSURE_REFRESH_MS && !this.reading) this.reading = this.refresh(max).finally(() => (this.reading = null));
@@ -67,14 +107,14 @@ export class Backpressure {
     );
   }
 
-  private admitByLatency(orgId: string): void {
+  private refuseIfShedByLatency(orgId: string): void {
     const threshold = this.deps.config.BACKPRESSURE_COMMIT_P99_MS;
     if (!this.latency || threshold === undefined) return;
-    this.latency.asked(orgId);
+    this.latency.demand.asked(orgId);
     if (Date.now() - this.latencyAt >= BACKPRESSURE_REFRESH_MS) {
       this.latencyAt = Date.now();
-      const p99 = this.latency.p99();
-      const demand = p99 !== null && p99 > threshold ? this.latency.demandByOrg() : [];
+      const p99 = this.latency.commits.p99();
+      const demand = p99 !== null && p99 > threshold ? this.latency.demand.byOrg() : [];
       const total = demand.reduce((n, o) => n + o.due, 0);
       this.latencyShed = demand.length ? organizationsToShed(demand, total, total * (threshold / p99!)) : new Set();
     }

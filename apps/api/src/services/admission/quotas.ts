@@ -31,17 +31,13 @@ import {
   type QuotaName,
   type Refused,
 } from "@conveyor/db";
-import type { AppDeps } from "../context";
-import { AppError } from "../http/errors";
-import type { Backpressure } from "./backpressure";
+import type { AppDeps } from "../../context";
+import { AppError } from "../../http/errors";
 import { QuotaBlocks } from "./quota-blocks";
-import type { GraphPrelude, JobWriter } from "./job-writer";
+import type { GraphPrelude, JobInserter, JobWriter } from "../job-writer";
 
 /** How long after a refusal an organization's posts are checked before inserting. */
 const REFUSED_RECHECK_MS = 1_000;
-
-/** What job creation writes through: the shared writer, or one that enforces an organization's quotas. */
-export type JobInserter = Pick<JobWriter, "insert" | "insertIdempotently" | "insertGraph" | "debounce">;
 
 /** Each organization's quotas in force, cached for QUOTA_CACHE_MS (a setting). */
 export class QuotaBook {
@@ -167,13 +163,4 @@ export function quotaExceeded(error: QuotaExceededError): AppError {
       "RateLimit-Policy": `${error.limit};w=${window}`,
     },
   );
-}
-
-/**
- * What job creation calls once its input is valid: backpressure first (a shed organization gets 429 `overloaded`),
- * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month).
- */
-export async function admitJobs(orgId: string, at: Date, deps: { quotas: QuotaBook; backpressure: Backpressure; writer: JobWriter }): Promise<JobInserter> {
-  deps.backpressure.admit(orgId);
-  return deps.quotas.writerFor(orgId, deps.writer, at);
 }

@@ -1,0 +1,44 @@
+// Admission (SPEC §22): the one place a creation asks "may this organization add these jobs, and through which
+// writer?". It owns what decides that, each in its file: backpressure (backpressure.ts: the due backlog, and commit
+// latency — commit-latency.ts, fed by the shared writer's commits), which answers 429 `overloaded` for the
+// organizations being shed; then the quotas (quotas.ts: the limits in force, the 429 `quota_exceeded`), whose writer
+// pays from this process's quota block far from a limit (quota-blocks.ts) and enforces the limits in the insert's
+// transaction near one. It also makes the shared group-commit writer (../job-writer.ts), so that every insert's commit
+// is reported here. It does not check a job's input (job-input.ts) nor write a job itself: what it answers is a writer.
+import type { AppDeps } from "../../context";
+import { JobWriter, type JobInserter } from "../job-writer";
+import { Backpressure } from "./backpressure";
+import { QuotaBook } from "./quotas";
+
+export class Admission {
+  /** The shared group-commit writer: every job insert goes through it, and reports its commit latency here. */
+  readonly writer: JobWriter;
+  private readonly backpressure: Backpressure;
+  private readonly quotas: QuotaBook;
+
+  constructor(deps: Pick<AppDeps, "config" | "db" | "logger">) {
+    this.backpressure = new Backpressure(deps);
+    this.quotas = new QuotaBook(deps);
+    this.writer = new JobWriter({ pool: deps.db.pool, onCommitted: (ms) => this.backpressure.recordCommit(ms) });
+  }
+
+  /**
+   * What job creation calls once its input is valid: backpressure first (a shed organization gets 429 `overloaded`),
+   * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month).
+   */
+  async admit(orgId: string, at: Date): Promise<JobInserter> {
+    this.backpressure.refuseIfShed(orgId);
+    return this.quotas.writerFor(orgId, this.writer, at);
+  }
+
+  /** The organization's quotas in force (GET /quotas shows them), cached for QUOTA_CACHE_MS. */
+  limitsFor(orgId: string): ReturnType<QuotaBook["limitsFor"]> {
+    return this.quotas.limitsFor(orgId);
+  }
+
+  /** The API is stopping: waits for a backlog read in progress, then gives this process's quota blocks back. */
+  async close(): Promise<void> {
+    await this.backpressure.settle();
+    await this.quotas.close();
+  }
+}

@@ -59,15 +59,13 @@ export class QuotaBlocks {
    */
   async spend(orgId: string, limits: QuotaLimits, at: Date, jobs: readonly NewJob[]): Promise<BlockSpend | null> {
     if (this.closed) return null;
-    const day = at.toISOString().slice(0, 10);
-    const bytes = limits.payload_bytes_max === null ? jobs.map(() => 0) : jobs.map((job) => jsonbTextBytes(job.payloadJson));
+    const day = utcDay(at);
     // What the creation takes of each quota in force (nothing of the others).
     const periods = limits.jobs_per_day !== null || limits.jobs_per_month !== null;
-    const need: QuotaBlockAllowance = {
-      jobs: periods ? jobs.length : 0,
-      pendingJobs: limits.pending_max === null ? 0 : jobs.length,
-      bytes: bytes.reduce((a, b) => a + b, 0),
-    };
+    const bytes = limits.payload_bytes_max === null ? null : jobs.map((job) => jsonbTextBytes(job.payloadJson));
+    let allBytes = 0;
+    if (bytes) for (const n of bytes) allBytes += n;
+    const need: QuotaBlockAllowance = { jobs: periods ? jobs.length : 0, pendingJobs: limits.pending_max === null ? 0 : jobs.length, bytes: allBytes };
     let block = this.blocks.get(orgId);
     if (!block) this.blocks.set(orgId, (block = { day: "", limits: null, left: { ...NOTHING }, inFlight: 0, settled: [], renewing: null, retryAt: 0 }));
     for (let renewed = false; ; renewed = true) {
@@ -78,20 +76,7 @@ export class QuotaBlocks {
     }
     block.left = { jobs: block.left.jobs - need.jobs, pendingJobs: block.left.pendingJobs - need.pendingJobs, bytes: block.left.bytes - need.bytes };
     block.inFlight++;
-    let open = true;
-    return {
-      settle: (notInserted) => {
-        if (!open) return;
-        open = false;
-        // Jobs a dedupe key refused were not stored: what they took goes back to the block.
-        jobs.forEach((job, i) => {
-          if (!notInserted?.has(job.id)) return;
-          const { left } = block;
-          block.left = { jobs: left.jobs + (need.jobs && 1), pendingJobs: left.pendingJobs + (need.pendingJobs && 1), bytes: left.bytes + bytes[i]! };
-        });
-        if (--block.inFlight === 0) for (const resolve of block.settled.splice(0)) resolve();
-      },
-    };
+    return new Spend(block, jobs, need, bytes);
   }
 
   /** Gives back every block once the inserts that spent from them have settled (the process is stopping). */
@@ -121,6 +106,41 @@ export class QuotaBlocks {
       block.retryAt = Date.now() + RETRY_BLOCK_MS;
     }
   }
+}
+
+/** A creation paid from a block (a class: one object per creation, no closure). */
+class Spend implements BlockSpend {
+  private open = true;
+
+  constructor(
+    private readonly block: Block,
+    private readonly jobs: readonly NewJob[],
+    private readonly need: QuotaBlockAllowance,
+    private readonly bytes: number[] | null,
+  ) {}
+
+  settle(notInserted?: { has(id: string): boolean }): void {
+    if (!this.open) return;
+    this.open = false;
+    const { block, jobs, need, bytes } = this;
+    // Jobs a dedupe key refused were not stored: what they took goes back to the block.
+    if (notInserted) {
+      for (let i = 0; i < jobs.length; i++) {
+        if (!notInserted.has(jobs[i]!.id)) continue;
+        const { left } = block;
+        block.left = { jobs: left.jobs + (need.jobs && 1), pendingJobs: left.pendingJobs + (need.pendingJobs && 1), bytes: left.bytes + (bytes?.[i] ?? 0) };
+      }
+    }
+    if (--block.inFlight === 0) for (const resolve of block.settled.splice(0)) resolve();
+  }
+}
+
+/** `at`'s UTC day (YYYY-MM-DD), kept for the second it was last asked: every creation asks. */
+let lastDay = { second: -1, day: "" };
+function utcDay(at: Date): string {
+  const second = Math.floor(at.getTime() / 1000);
+  if (second !== lastDay.second) lastDay = { second, day: at.toISOString().slice(0, 10) };
+  return lastDay.day;
 }
 
 /** Whether what is left pays for `need` (which is nothing of the quotas not in force). */

@@ -23,7 +23,6 @@ import {
   quotaPassed,
   quotaRefusal,
   readQuotaUse,
-  type CreationGuard,
   type Debounced,
   type IdempotentInsert,
   type NewJob,
@@ -31,6 +30,7 @@ import {
   type QuotaName,
   type Refused,
 } from "@conveyor/db";
+import type pg from "pg";
 import type { AppDeps } from "../../context";
 import { AppError } from "../../http/errors";
 import { QuotaBlocks } from "./quota-blocks";
@@ -70,7 +70,7 @@ export class QuotaBook {
   }
 
   /** The 429 of a refusal, remembering the organization for REFUSED_RECHECK_MS. */
-  private refusal(orgId: string, error: QuotaExceededError): AppError {
+  refusal(orgId: string, error: QuotaExceededError): AppError {
     if (this.refused.size > 10_000) this.refused.clear();
     this.refused.set(orgId, Date.now() + REFUSED_RECHECK_MS);
     return quotaExceeded(error);
@@ -84,48 +84,80 @@ export class QuotaBook {
   async writerFor(orgId: string, shared: JobWriter, at: Date): Promise<JobInserter> {
     const limits = await this.limitsFor(orgId);
     if (!hasQuota(limits)) return shared;
-    const pool = this.deps.db.pool;
     // Refused lately: while it stays at a limit, refused by one read without inserting anything (a flood past its
     // quota costs a read per post, not an insert rolled back). Otherwise nothing is read before the insert.
     if ((this.refused.get(orgId) ?? 0) > Date.now()) {
-      const before = await readQuotaUse(pool, orgId, limits, at);
+      const before = await readQuotaUse(this.deps.db.pool, orgId, limits, at);
       const full = quotaPassed(limits, before, true);
       if (full) throw this.refusal(orgId, new QuotaExceededError(full, limits[full]!, before[full], at));
     }
-    const rethrowQuota = (error: unknown): never => {
-      throw error instanceof QuotaExceededError ? this.refusal(orgId, error) : error;
-    };
-    const guard: CreationGuard = (tx) => enforceQuotas(tx, orgId, limits, at);
-    return {
-      insert: async (jobs: NewJob[]): Promise<Refused> => {
-        // Far from the limits: paid from this process's block, inserted like the jobs of an organization without a quota.
-        const spent = await this.blocks.spend(orgId, limits, at, jobs);
-        if (spent) {
-          try {
-            const refused = await shared.insert(jobs);
-            spent.settle(refused);
-            return refused;
-          } finally {
-            spent.settle();
-          }
-        }
-        // Near one: grouped with other requests, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
-        return shared.insert(jobs, { orgId, sql: quotaCheckSql(orgId, limits, at), refusal: (error) => quotaRefusal(error, limits, at) }).catch(rethrowQuota);
-      },
-      insertGraph: (jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> =>
-        inTransaction(pool, async (tx) => {
-          await before?.(tx);
-          await insertJobs(tx, jobs);
-          await guard(tx);
-          return jobStatuses(
-            tx,
-            jobs.map((j) => j.id),
-          );
-        }).catch(rethrowQuota),
-      insertIdempotently: (job, idempotency): Promise<IdempotentInsert> =>
-        insertJobIdempotently(pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs, guard).catch(rethrowQuota),
-      debounce: (job, debounceMs): Promise<Debounced> => debounceJob(pool, job, debounceMs, guard).catch(rethrowQuota),
-    };
+    return new QuotaWriter(this, this.blocks, shared, this.deps.db.pool, orgId, limits, at);
+  }
+}
+
+/**
+ * One creation's writer for an organization with a quota in force (made per request: a class, so that a request
+ * allocates one object rather than a closure per method).
+ */
+class QuotaWriter implements JobInserter {
+  constructor(
+    private readonly book: QuotaBook,
+    private readonly blocks: QuotaBlocks,
+    private readonly shared: JobWriter,
+    private readonly pool: pg.Pool,
+    private readonly orgId: string,
+    private readonly limits: QuotaLimits,
+    private readonly at: Date,
+  ) {}
+
+  async insert(jobs: NewJob[]): Promise<Refused> {
+    // Far from the limits: paid from this process's block, inserted like the jobs of an organization without a quota.
+    const spent = await this.blocks.spend(this.orgId, this.limits, this.at, jobs);
+    if (spent) {
+      try {
+        const refused = await this.shared.insert(jobs);
+        spent.settle(refused);
+        return refused;
+      } finally {
+        spent.settle();
+      }
+    }
+    // Near one: grouped with other requests, in a transaction that enforces the quota with its COMMIT (job-writer.ts).
+    const { orgId, limits, at } = this;
+    return this.shared
+      .insert(jobs, { orgId, sql: quotaCheckSql(orgId, limits, at), refusal: (error) => quotaRefusal(error, limits, at) })
+      .catch((error: unknown) => this.rethrow(error));
+  }
+
+  insertGraph(jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> {
+    return inTransaction(this.pool, async (tx) => {
+      await before?.(tx);
+      await insertJobs(tx, jobs);
+      await this.guard(tx);
+      return jobStatuses(
+        tx,
+        jobs.map((j) => j.id),
+      );
+    }).catch((error: unknown) => this.rethrow(error));
+  }
+
+  insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
+    return insertJobIdempotently(this.pool, job, idempotency.key, idempotency.requestHash, idempotency.ttlMs, (tx) => this.guard(tx)).catch((error: unknown) =>
+      this.rethrow(error),
+    );
+  }
+
+  debounce(job: NewJob & { debounceKey: string }, debounceMs: number): Promise<Debounced> {
+    return debounceJob(this.pool, job, debounceMs, (tx) => this.guard(tx)).catch((error: unknown) => this.rethrow(error));
+  }
+
+  /** The exact check, in a creation's transaction. */
+  private guard(tx: pg.PoolClient): Promise<void> {
+    return enforceQuotas(tx, this.orgId, this.limits, this.at);
+  }
+
+  private rethrow(error: unknown): never {
+    throw error instanceof QuotaExceededError ? this.book.refusal(this.orgId, error) : error;
   }
 }
 

@@ -40,7 +40,8 @@ type Block = {
 /** A creation paid from a block: `settle` once its insert has answered, with the ids a dedupe key refused (not stored). */
 export type BlockSpend = { settle(notInserted?: { has(id: string): boolean }): void };
 
-const sameLimits = (a: QuotaLimits | null, b: QuotaLimits) => a !== null && QUOTA_NAMES.every((name) => a[name] === b[name]);
+// The limits are one cached object per organization until the cache renews it: the same object is the same limits.
+const sameLimits = (a: QuotaLimits | null, b: QuotaLimits) => a === b || (a !== null && QUOTA_NAMES.every((name) => a[name] === b[name]));
 
 export class QuotaBlocks {
   /** This process's blocks are held under this id. */

@@ -86,7 +86,12 @@ async function applyOutcomes(
   // job's outcome by the first place of its id in the list.
   const again = sorted.filter((o, i) => i > 0 && sorted[i - 1]!.id === o.id);
   if (again.length) {
-    const first = await applyOutcomes(db, logs, sorted.filter((o, i) => i === 0 || sorted[i - 1]!.id !== o.id), settling);
+    const first = await applyOutcomes(
+      db,
+      logs,
+      sorted.filter((o, i) => i === 0 || sorted[i - 1]!.id !== o.id),
+      settling,
+    );
     for (const [id, status] of await applyOutcomes(db, [], again, settling)) first.set(id, status);
     return first;
   }

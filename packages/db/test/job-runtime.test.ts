@@ -104,6 +104,25 @@ describe("outcomes under the fence", () => {
     expect(await row(id)).toMatchObject({ status: "done", fence: null, result: { ok: "B" } });
   });
 
+  it("applies the owner's outcome when a stale attempt's outcome of the same job comes first in one batch", async () => {
+    const id = await newJob();
+    const other = await newJob();
+    await claimJobs(database.db.pool, [{ id, fence: "A" }]);
+    await claimJobs(database.db.pool, [
+      { id, fence: "B" },
+      { id: other, fence: "C" },
+    ]);
+    const applied = await writeOutcomes(database.db.pool, [], [done(id, "A"), done(other, "C"), done(id, "B")]);
+    expect(applied).toEqual(
+      new Map([
+        [id, "done"],
+        [other, "done"],
+      ]),
+    );
+    expect(await row(id)).toMatchObject({ status: "done", fence: null, result: { ok: "B" } });
+    expect(await row(other)).toMatchObject({ status: "done", result: { ok: "C" } });
+  });
+
   it("never moves a job out of done or failed, even for the attempt that finished it", async () => {
     const id = await newJob();
     await claimJobs(database.db.pool, [{ id, fence: "A" }]);

@@ -139,10 +139,10 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
      ), ${EVENT_BASE}, pending AS MATERIALIZED (
-       SELECT i.id, i.fence, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
+       SELECT j.id, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
               coalesce(qs.paused, false) OR coalesce(ts.paused_until > now(), false) AS paused,
               CASE WHEN ts.paused_until > now() THEN ts.paused_until END AS paused_until
-         FROM input i JOIN jobs j ON j.id = i.id
+         FROM jobs j
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type
         -- (A job waiting for dependencies has no queue row and is never handed over: this only guards a stray.)
@@ -177,9 +177,11 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
           AND (p.paused OR p.id IN (SELECT id FROM refused_until WHERE frees_at > now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'))
        RETURNING q.job_id
      ), started AS (
-       UPDATE jobs j SET status = 'processing', fence = p.fence, updated_at = now(), started_at = now()
-         FROM pending p
-        WHERE j.id = ANY($1::uuid[]) AND j.id = p.id AND ${statusIs("j", "pending")} AND NOT p.paused AND p.id NOT IN (SELECT id FROM refused)
+       -- The jobs to start are named by id and each finds its fence by its place in the list: joined with the list
+       -- (or with pending), every row was compared with every other (a nested loop: 4,032 rows removed for 64 jobs).
+       UPDATE jobs j SET status = 'processing', fence = ($2::text[])[array_position($1::uuid[], j.id)], updated_at = now(), started_at = now()
+        WHERE j.id = ANY(ARRAY(SELECT p.id FROM pending p WHERE NOT p.paused AND p.id NOT IN (SELECT id FROM refused)))
+          AND ${statusIs("j", "pending")}
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'pending'::text AS previous_status, j AS job
      ), taken_over AS (
        UPDATE jobs j

@@ -73,7 +73,7 @@ it("sends the empty payload (look at every type) when the jobs have more than 16
 
 it("sends the empty payload when a dedupe key refused every job (nothing new to name)", async () => {
   const dedupe = { key: `k-${newId()}`, seconds: 60 };
-  await insertJobs(database.db.pool, [job("email", { dedupe })]);
+  expect(await notified(() => insertJobs(database.db.pool, [job("email", { dedupe })]))).toEqual([["email"]]);
   expect(await notified(() => insertJobs(database.db.pool, [job("email", { dedupe })]))).toEqual([[]]);
 });
 

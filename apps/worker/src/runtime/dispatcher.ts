@@ -27,6 +27,7 @@ import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { capacityOf } from "./capacity";
+import { DispatchWakes } from "./dispatch-wakes";
 import { HAND_OVER_SPANS, startHandOverSpans } from "./hand-over-span";
 import type { LeaderTask } from "./leadership";
 import { restoreMissing } from "./redis-repair";
@@ -71,6 +72,8 @@ export class Dispatcher implements LeaderTask {
   private readonly loop: WakeLoop;
   /** Set by every wake-up: the due work must be read again. */
   private stale = true;
+  /** The wake-ups since the due work was last read: of which types it must be read again. */
+  private readonly wakes: DispatchWakes;
   /** Per type, the last organization served: the next round starts after it. */
   private readonly rotation = new Map<string, string>();
   /** Types known to have due jobs that did not fit in BullMQ yet. */
@@ -91,6 +94,7 @@ export class Dispatcher implements LeaderTask {
   private lastLockWarning = 0;
 
   constructor(private readonly options: DispatcherOptions) {
+    this.wakes = new DispatchWakes(options.tickMs ?? 250);
     this.loop = new WakeLoop({
       round: () => this.round(),
       everyMs: options.tickMs ?? 250,
@@ -108,7 +112,8 @@ export class Dispatcher implements LeaderTask {
     this.listener = new NotificationListener({
       pool: this.options.pool,
       channel: DISPATCH_CHANNEL,
-      onNotify: () => this.wake(),
+      // A new job's NOTIFY names its types: only those need to be looked at.
+      onNotify: (payload) => this.wake(payload ? payload.split(" ") : undefined),
       // The tick covers the time without.
       onError: (error) => this.options.logger.warn(`dispatcher cannot LISTEN yet (ticking instead): ${error.message}`),
     });
@@ -148,9 +153,13 @@ export class Dispatcher implements LeaderTask {
     return marker;
   }
 
-  /** Runs a round now, or right after the one in progress; what is due is read again first. */
-  wake(): void {
+  /**
+   * Runs a round now, or right after the one in progress; what is due is read again first: of `types` only (their new
+   * jobs), or of every type.
+   */
+  wake(types?: readonly string[]): void {
     // What is due may have changed (new jobs, jobs back in line, time passing).
+    this.wakes.add(types);
     this.stale = true;
     this.loop.wake();
   }
@@ -188,12 +197,16 @@ export class Dispatcher implements LeaderTask {
     // Every round starts from what is due now (new jobs, jobs back in line, time passing); within a round, a wake-up
     // makes it read again before its next take.
     this.stale = true;
+    let lookedAtAll = false;
     do {
       if (this.stale) {
         // Woken (new jobs, jobs back in line, the tick): what is due is read again.
         this.stale = false;
         this.work.clear();
-        for (const type of await typesWithDueJobs(marker)) this.backlog.add(type);
+        // New jobs of named types only: those types are looked at (dispatch-wakes.ts); else every type with due jobs.
+        const named = this.wakes.take();
+        if (named === null) lookedAtAll = true;
+        for (const type of named ?? (await typesWithDueJobs(marker))) this.backlog.add(type);
       }
       for (const type of [...this.backlog]) {
         const { slots, workers } = await this.slotsOf(type, marker);
@@ -246,9 +259,12 @@ export class Dispatcher implements LeaderTask {
       if (this.backlog.size) await new Promise((resolve) => setTimeout(resolve, BACKLOG_POLL_MS));
     } while (this.active && (this.backlog.size || this.stale));
     await Promise.all(this.handOvers);
+    wakeAt = this.wakes.limitsFree(wakeAt, lookedAtAll);
     const nextDue = await msUntilNextDue(marker);
     const untilFree = wakeAt === Infinity ? null : Math.max(0, wakeAt - Date.now());
-    return nextDue === null ? untilFree : untilFree === null ? nextDue : Math.min(nextDue, untilFree);
+    const next = nextDue === null ? untilFree : untilFree === null ? nextDue : Math.min(nextDue, untilFree);
+    this.wakes.planned(next);
+    return next;
   }
 
   /**

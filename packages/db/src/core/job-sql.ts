@@ -18,8 +18,18 @@ export const TENANT_JOB = (alias: string) => `left(${alias}.type, 1) <> '_'`;
  */
 export const DUE_LATER = (queue: string, now: string) => `${queue}.dispatched_at IS NULL AND ${queue}.due_at > ${now}`;
 
-/** NOTIFY channel that wakes the dispatcher: new jobs, and slots freed by finished attempts. */
+/**
+ * NOTIFY channel that wakes the dispatcher: new jobs, and slots freed by finished attempts. The payload names the
+ * types that have new jobs, separated by spaces (a type name has none), or is empty: look at every type.
+ */
 export const DISPATCH_CHANNEL = "conveyor_dispatch";
+
+/** Types named in one dispatch NOTIFY at most (64 bytes each, well under NOTIFY's 8,000); more: the empty payload. */
+const DISPATCH_TYPES_MAX = 16;
+
+/** The dispatch NOTIFY's payload for the jobs of the relation `rows` (a CTE with a `type` column): their types. */
+export const dispatchTypes = (rows: string) =>
+  `(SELECT CASE WHEN count(*) <= ${DISPATCH_TYPES_MAX} THEN string_agg(type, ' ') ELSE '' END FROM (SELECT DISTINCT type FROM ${rows}) AS notified)`;
 
 /** NOTIFY channel that tells event readers (SSE, the webhook relay) that events were written. */
 export const EVENTS_CHANNEL = "conveyor_events";

@@ -7,7 +7,8 @@ import { sessionPool } from "./client";
 export type NotificationListenerOptions = {
   pool: pg.Pool;
   channel: string;
-  onNotify(): void;
+  /** `payload`: what the notifier said ("" when nothing). */
+  onNotify(payload: string): void;
   /** A LISTEN that could not be made (the first, or one replacing a lost connection). */
   onError(error: Error): void;
   /** How long to wait before listening again. Default 1 s. */
@@ -35,7 +36,7 @@ export class NotificationListener {
   async open(): Promise<void> {
     // A LISTEN keeps state on its connection: never through a transaction pooler.
     const client = await sessionPool(this.options.pool).connect();
-    client.on("notification", () => this.options.onNotify());
+    client.on("notification", (message) => this.options.onNotify(message.payload ?? ""));
     client.on("error", () => {
       if (this.client !== client) return;
       this.drop();

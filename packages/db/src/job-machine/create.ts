@@ -3,7 +3,7 @@
 // a job: the dispatcher hands it to BullMQ when it is due and there is room.
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@conveyor/contracts";
-import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { DISPATCH_CHANNEL, dispatchTypes, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction, Rollback, rollingBack } from "../core/transaction";
 import { insertDependencyEdges, lockDependencies, settleDependents, type DependencyEdge } from "./dependencies";
 import { announce, eventOf } from "./sql";
@@ -143,7 +143,7 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
      ), announced AS (
        ${announce({ from: "(SELECT i.id, i.org_id, i.type, i::jobs AS job FROM inserted i)", event: eventOf("created") })}
      )
-     SELECT pg_notify('${DISPATCH_CHANNEL}', ''), pg_notify('${EVENTS_CHANNEL}', ''),
+     SELECT pg_notify('${DISPATCH_CHANNEL}', ${dispatchTypes("inserted")}), pg_notify('${EVENTS_CHANNEL}', ''),
             (SELECT array_agg(id::text || ' ' || dedupe_key) FROM input WHERE dedupe_key IS NOT NULL AND id NOT IN (SELECT job_id FROM deduped)) AS refused`,
     values: [
       jobs.map((j) => j.id),

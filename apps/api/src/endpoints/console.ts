@@ -14,10 +14,18 @@ const OTHER_PAGES = CONSOLE_PAGES.filter((page) => page !== "/")
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 
-/** The console's page (never cached: it names the current assets), or a page saying it was not built. */
-export function sendConsolePage(res: Response): void {
+/** Where the console's page mounts (apps/console/index.html). */
+const ROOT_ELEMENT = '<div id="root"></div>';
+
+/**
+ * The console's page (never cached: it names the current assets), or a page saying it was not built. `firstPage`
+ * (pages/console/first-page.ts) goes after its root element; a page holding an organization's data is never stored.
+ */
+export function sendConsolePage(res: Response, firstPage: string | null = null): void {
   const build = consoleBuild();
-  sendPage(res, { type: "text/html; charset=utf-8", body: build?.index ?? CONSOLE_MISSING_HTML, policy: CONSOLE_PAGE_POLICY, cache: "no-cache" });
+  const index = build?.index.toString("utf8");
+  const body = index && firstPage ? index.replace(ROOT_ELEMENT, () => `${ROOT_ELEMENT}${firstPage}`) : (build?.index ?? CONSOLE_MISSING_HTML);
+  sendPage(res, { type: "text/html; charset=utf-8", body, policy: CONSOLE_PAGE_POLICY, cache: firstPage && index ? "no-store" : "no-cache" });
 }
 
 export const consoleEndpoints = [

@@ -11,8 +11,9 @@ import type { FirstPage } from "./first-page";
 import { jobsListParams, parseJobSearch, type JobSearch } from "./pages/job-search";
 import { JobsTable } from "./pages/jobs-table";
 import { cssVariables, theme } from "./theme";
+import { withClock } from "./ui/format";
 
-export { FIRST_PAGE_DATA_ID, FIRST_ROWS_ID } from "./first-page";
+export { CLOCK_COOKIE, FIRST_PAGE_DATA_ID, FIRST_ROWS_ID } from "./first-page";
 
 /**
  * The page's search for a /jobs address's query string (`?status=failed&…`, as the router parses it), and the
@@ -27,8 +28,16 @@ export function firstListRequest(queryString: string): { search: JobSearch; quer
 
 const ignore = () => {};
 
-/** The list's table with the page's rows, as static HTML (no handlers: the page's script brings them). */
-export function renderFirstRows(first: FirstPage): string {
+/**
+ * The list's table with the page's rows, as static HTML (no handlers: the page's script brings them), its times
+ * written for the browser's language and time zone (`clock`: Accept-Language, and the zone the page remembers in
+ * the CLOCK_COOKIE) as the page will write them.
+ */
+export function renderFirstRows(first: FirstPage, clock: { locale?: string; timeZone?: string } = {}): string {
+  return withClock(clock, () => renderTable(first));
+}
+
+function renderTable(first: FirstPage): string {
   // Rows link to their job with the router's links (a waiting job's note links to what it waits for).
   const router = createRouter({ routeTree: createRootRoute(), history: createMemoryHistory({ initialEntries: ["/jobs"] }) });
   return renderToStaticMarkup(

@@ -11,6 +11,19 @@ export const FIRST_ROWS_ID = "first-rows";
 /** What the API hands over: the search it answered (the page's own reading of the URL) and GET /jobs' page. */
 export type FirstPage = { search: JobSearch; page: { items: JobRow[]; next: string | null } };
 
+/**
+ * The browser's time zone, for the API to write the first rows' times as this page does (not a secret: a cookie
+ * only so that it comes with the navigation). Its language comes in Accept-Language.
+ */
+export const CLOCK_COOKIE = "conveyor_time_zone";
+
+/** Remembers this browser's time zone for the next arrival's first rows. */
+export function rememberClock(): void {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const cookie = `${CLOCK_COOKIE}=${encodeURIComponent(zone)}`;
+  if (!document.cookie.split("; ").includes(cookie)) document.cookie = `${cookie}; path=/; max-age=31536000; samesite=strict`;
+}
+
 let handed: FirstPage | null | undefined;
 
 /** The first page the API answered for this search, once; null when it answered none or another search. */

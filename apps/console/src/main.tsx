@@ -9,7 +9,7 @@ import { RouterProvider } from "@tanstack/react-router";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiError, onUnauthorized } from "./api";
-import { dropServerRows } from "./first-page";
+import { dropServerRows, rememberClock } from "./first-page";
 import { createConsoleRouter } from "./routes";
 import { endSession, SESSION_ORG_KEY, sessionQuery, startSession } from "./session";
 import { cssVariables, theme } from "./theme";
@@ -34,6 +34,8 @@ const router = createConsoleRouter(queryClient);
 router.load().catch(() => undefined);
 // Rows the API drew into the HTML for /jobs (first-page.ts) go once a page is shown: the jobs page removes them as it
 // draws its own; this covers any other page the arrival ends on (the login page, when the session ended meanwhile).
+// The next arrival's first rows are written in this browser's time zone (first-page.ts).
+rememberClock();
 const unsubscribe = router.subscribe("onRendered", () => {
   dropServerRows();
   unsubscribe();

@@ -3,7 +3,7 @@
 // another organization, never to be stored; in Chromium the page takes it over — it asks no GET /jobs of its own,
 // draws the rows once (the server's copy goes when the page's own are drawn), and stays live.
 import type { Page, Request } from "playwright-core";
-import { checkPage, pageProblems, rigForFile } from "./support/console";
+import { checkPage, pageProblems, PASSWORD, rigForFile } from "./support/console";
 
 const rig = rigForFile({ workers: 1 });
 
@@ -89,5 +89,27 @@ describe("the first page of /jobs in its HTML", () => {
     expect(await page.getByLabel("Search").inputValue()).toBe(q);
     expect(requests).toEqual([]);
     expect(pageProblems(page)).toEqual([]);
+  });
+
+  it("writes the rows' times as the page writes them, in the browser's language and time zone", async () => {
+    const id = await rig.enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
+    const context = await rig.browser.newContext({ locale: "de-DE", timezoneId: "Asia/Tokyo", viewport: { width: 1280, height: 800 } });
+    try {
+      expect((await context.request.post(`${rig.base}/auth/session`, { data: { email: rig.stack.owner.email, password: PASSWORD } })).status()).toBe(200);
+      const page = await context.newPage();
+      await page.goto(`${rig.base}/jobs`);
+      await page.getByRole("heading", { name: "Jobs" }).waitFor();
+      const shown = await page.locator(`tr[data-job-id="${id}"] time`).first().innerText();
+      // The next arrival (the page remembered its zone; the language comes with every navigation).
+      const html = await (await context.request.get(`${rig.base}/jobs`, { headers: { ...HTML, "accept-language": "de-DE,de;q=0.9" } })).text();
+      const written = new RegExp(`data-job-id="${id}"[^]*?<time[^>]*>([^<]*)</time>`).exec(html)?.[1];
+      expect(written).toBe(shown);
+      const job = await rig.stack.waitForJob(id, () => true);
+      expect(shown).toBe(
+        new Intl.DateTimeFormat("de-DE", { dateStyle: "medium", timeStyle: "medium", timeZone: "Asia/Tokyo" }).format(new Date(job.created_at)),
+      );
+    } finally {
+      await context.close();
+    }
   });
 });

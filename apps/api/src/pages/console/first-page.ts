@@ -8,6 +8,7 @@
 import { existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { parseCookie } from "cookie";
 import type { Request, Response } from "express";
 import { listQuery } from "../../endpoints/job-fields";
 import { AppError } from "../../http/errors";
@@ -18,10 +19,11 @@ import { CONSOLE_DIST } from "./index";
 
 /** What dist/server/first-page.cjs exports (apps/console/src/first-page-server.tsx). */
 type FirstPageModule = {
+  CLOCK_COOKIE: string;
   FIRST_PAGE_DATA_ID: string;
   FIRST_ROWS_ID: string;
   firstListRequest(queryString: string): { search: object; query: Record<string, string | number> } | null;
-  renderFirstRows(first: { search: object; page: { items: unknown[]; next: string | null } }): string;
+  renderFirstRows(first: { search: object; page: { items: unknown[]; next: string | null } }, clock: { locale?: string; timeZone?: string }): string;
 };
 
 const loadModule = createRequire(__filename);
@@ -52,6 +54,13 @@ const scriptJson = (value: unknown) =>
     .replace(/\u2028/g, "\\u2028")
     .replace(/\u2029/g, "\\u2029");
 
+/** The browser's language (Accept-Language's first) and time zone (the cookie the console sets), to write times as it will. */
+function clockOf(req: Request, cookieName: string): { locale?: string; timeZone?: string } {
+  const locale = /^\s*([A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*)/.exec(req.get("accept-language") ?? "")?.[1];
+  const timeZone = parseCookie(req.get("cookie") ?? "")[cookieName];
+  return { locale, timeZone };
+}
+
 /**
  * The HTML to put after the page's root element for this navigation to /jobs: the first page's rows and its data; null
  * when there is none to give (no live session, the failures view, a search GET /jobs refuses, no server build).
@@ -80,7 +89,7 @@ export async function jobsFirstPage(req: Request, res: Response, deps: RouterDep
   };
   // An empty list has no rows to draw (the page says why it is empty); its answer still spares the page a request.
   const rows = first.page.items.length
-    ? `<div id="${module.FIRST_ROWS_ID}" style="padding: var(--mantine-spacing-md)">${module.renderFirstRows(first)}</div>`
+    ? `<div id="${module.FIRST_ROWS_ID}" style="padding: var(--mantine-spacing-md)">${module.renderFirstRows(first, clockOf(req, module.CLOCK_COOKIE))}</div>`
     : "";
   return `${rows}<script type="application/json" id="${module.FIRST_PAGE_DATA_ID}">${scriptJson(first)}</script>`;
 }

@@ -38,7 +38,7 @@ import { useNarrow } from "../ui/narrow";
 import { WaitingNote } from "../ui/waiting";
 
 export { filterOf, parseJobSearch };
-export type { JobFilter, JobSearch };
+export type { JobSearch };
 
 /** What a `due` filter shows, in words (the overview's Due now and Delayed open these). */
 const DUE_WORDS: Record<NonNullable<JobSearch["due"]>, string> = {

@@ -27,6 +27,7 @@ describe("the first page of /jobs in its HTML", () => {
     const res = await owner.context().request.get(`${rig.base}/jobs`, { headers: HTML });
     expect(res.status()).toBe(200);
     expect(res.headers()["cache-control"]).toBe("no-store");
+    expect(res.headers()["content-encoding"]).toBe("gzip");
     const html = await res.text();
     expect(html).toContain(`data-job-id="${mine}"`);
     expect(html).toContain('<script type="application/json" id="first-page">');

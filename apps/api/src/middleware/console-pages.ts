@@ -25,6 +25,6 @@ export function consolePages(deps: RouterDeps): RequestHandler {
       // The page still works without it: it asks for its list itself.
       req.log.warn("could not write the jobs list's first page into the console's page", { error });
     }
-    sendConsolePage(res, firstPage);
+    sendConsolePage(req, res, firstPage);
   };
 }

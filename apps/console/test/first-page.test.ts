@@ -113,4 +113,20 @@ describe("the first page of /jobs in its HTML", () => {
       await context.close();
     }
   });
+
+  it("shows the server's rows before the script runs on a desktop, and not on a phone (its list is cards)", async () => {
+    const id = await rig.enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
+    for (const [width, shown] of [
+      [1280, true],
+      [375, false],
+    ] as const) {
+      const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width, height: 800 } });
+      // The page's script never arrives: what is on screen is the HTML and the stylesheet alone.
+      await page.route(/\.js$/, (route) => route.abort());
+      await page.goto(`${rig.base}/jobs`);
+      const row = page.locator(`#first-rows tr[data-job-id="${id}"]`);
+      await row.waitFor({ state: "attached" });
+      expect(await row.isVisible()).toBe(shown);
+    }
+  });
 });

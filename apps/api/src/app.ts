@@ -52,11 +52,11 @@ export function createApp(deps: AppDeps): ConveyorApp {
       xXssProtection: false,
     }),
   );
+  const shared = routerDeps(deps, metrics);
   // Browser navigations to the console's routes get its page; everything else is the API.
-  app.use(consolePages);
+  app.use(consolePages(shared));
   app.use(publicTokenCors(deps.config.PUBLIC_TOKEN_ORIGINS));
   app.use(jsonBody());
-  const shared = routerDeps(deps, metrics);
   app.use(buildRouter(endpoints, shared));
   // Same-origin API: no CORS preflight to answer on paths it does not have either.
   app.use((req, _res, next) =>

@@ -68,14 +68,16 @@ export function ensureConsoleBuilt(log: (line: string) => void = () => {}): "fre
   const release = lock(180_000);
   try {
     if (isConsoleFresh()) return "fresh";
-    log("Building the console (apps/console, vite build)…");
+    log("Building the console (apps/console, vite build and vite build --ssr)…");
     const hash = inputHash();
-    execFileSync(process.execPath, [path.join(ROOT, "node_modules/vite/bin/vite.js"), "build", "--logLevel", "warn"], {
-      cwd: CONSOLE,
-      stdio: ["ignore", "inherit", "inherit"],
-      // A production build whatever the caller runs as (jest sets NODE_ENV=test, which would select React's development build).
-      env: { ...process.env, NODE_ENV: "production" },
-    });
+    // The page, then the first rows of /jobs the API draws with it (dist/server; the first build empties dist/).
+    for (const ssr of [[], ["--ssr", "src/first-page-server.tsx"]])
+      execFileSync(process.execPath, [path.join(ROOT, "node_modules/vite/bin/vite.js"), "build", ...ssr, "--logLevel", "warn"], {
+        cwd: CONSOLE,
+        stdio: ["ignore", "inherit", "inherit"],
+        // A production build whatever the caller runs as (jest sets NODE_ENV=test, which would select React's development build).
+        env: { ...process.env, NODE_ENV: "production" },
+      });
     writeFileSync(HASH_FILE, hash);
     log("Console built into apps/console/dist.");
     return "built";

@@ -2,41 +2,18 @@
 // Router (pages in the URL, so every view is shareable), and what happens when a session ends under a page.
 import "@mantine/core/styles.css";
 import "@mantine/notifications/styles.css";
-import { Alert, createTheme, Drawer, MantineProvider, Modal, Notification, type CSSVariablesResolver } from "@mantine/core";
+import { MantineProvider } from "@mantine/core";
 import { Notifications } from "@mantine/notifications";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { RouterProvider } from "@tanstack/react-router";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { ApiError, onUnauthorized } from "./api";
+import { dropServerRows, rememberClock } from "./first-page";
 import { createConsoleRouter } from "./routes";
 import { endSession, SESSION_ORG_KEY, sessionQuery, startSession } from "./session";
+import { cssVariables, theme } from "./theme";
 import { notify } from "./ui/notify";
-
-// Shade 8 of indigo: links and filled buttons keep a 4.5:1 contrast with white (WCAG AA).
-const theme = createTheme({
-  primaryColor: "indigo",
-  primaryShade: { light: 8, dark: 5 },
-  defaultRadius: "md",
-  fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
-  components: {
-    // Named close buttons, and text dark enough to read on tinted backgrounds.
-    Modal: Modal.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close dialog" } } }),
-    Drawer: Drawer.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close panel" } } }),
-    Alert: Alert.extend({ styles: { message: { color: "var(--mantine-color-text)" } } }),
-    Notification: Notification.extend({
-      defaultProps: { closeButtonProps: { "aria-label": "Dismiss" } },
-      styles: { description: { color: "var(--mantine-color-gray-7)" } },
-    }),
-  },
-});
-
-// Secondary text and error messages darker than Mantine's defaults, for a 4.5:1 contrast on white (WCAG AA).
-const cssVariables: CSSVariablesResolver = (t) => ({
-  variables: {},
-  light: { "--mantine-color-dimmed": t.colors.gray[7]!, "--mantine-color-error": t.colors.red[9]! },
-  dark: { "--mantine-color-dimmed": t.colors.dark[1]! },
-});
 
 const queryClient = new QueryClient({
   defaultOptions: {
@@ -55,6 +32,14 @@ const router = createConsoleRouter(queryClient);
 // first render mounts the router (which then finds this load under way and waits for it). A loader's failure shows
 // on the page as its route's error state; nothing more is done with the promise here.
 router.load().catch(() => undefined);
+// Rows the API drew into the HTML for /jobs (first-page.ts) go once a page is shown: the jobs page removes them as it
+// draws its own; this covers any other page the arrival ends on (the login page, when the session ended meanwhile).
+// The next arrival's first rows are written in this browser's time zone (first-page.ts).
+rememberClock();
+const unsubscribe = router.subscribe("onRendered", () => {
+  dropServerRows();
+  unsubscribe();
+});
 
 // The session ended (expired, logged out elsewhere, password changed): log in again, then come back here.
 onUnauthorized(() => {

@@ -4,6 +4,7 @@
 // in and comes back to the same address.
 import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from "@tanstack/react-router";
+import { takeFirstPage } from "./first-page";
 import { Shell } from "./shell";
 import { LoginPage, SignupPage } from "./pages/auth";
 import { parseAuditSearch } from "./pages/audit-search";
@@ -74,8 +75,15 @@ const jobs = createRoute({
   path: "/jobs",
   validateSearch: parseJobSearch,
   loaderDeps: ({ search }) => search,
-  // Started, not awaited: the page shows its frame at once and its rows when they come.
-  loader: ({ context, deps }) => void (deps.view === "failures" ? undefined : context.queryClient.prefetchQuery(jobsListQuery(deps))),
+  // Started, not awaited: the page shows its frame at once and its rows when they come. On arrival the API may have
+  // answered the page's first request into the HTML already (first-page.ts): then that answer is the list's data.
+  loader: ({ context, deps }) => {
+    if (deps.view === "failures") return;
+    const query = jobsListQuery(deps);
+    const first = takeFirstPage(parseJobSearch(deps));
+    if (first) context.queryClient.setQueryData(query.queryKey, first);
+    else void context.queryClient.prefetchQuery(query);
+  },
   component: JobsPage,
 });
 const job = createRoute({ getParentRoute: () => app, path: "/jobs/$id", component: lazyRouteComponent(() => import("./pages/job"), "JobPage") });

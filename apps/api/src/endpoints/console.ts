@@ -1,6 +1,7 @@
 // The web console (SPEC §11): its page at / and its hashed assets, served by the API from its own origin. A
 // browser navigation to another console route (/jobs, /team, …) gets the same page (middleware/console-pages.ts).
-import type { Response } from "express";
+import { gzipSync } from "node:zlib";
+import type { Request, Response } from "express";
 import { endpoint } from "../http/endpoint";
 import { notFound } from "../http/errors";
 import { CONSOLE_MISSING_HTML, CONSOLE_PAGE_POLICY, CONSOLE_PAGES, consoleBuild } from "../pages/console";
@@ -14,10 +15,26 @@ const OTHER_PAGES = CONSOLE_PAGES.filter((page) => page !== "/")
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 
-/** The console's page (never cached: it names the current assets), or a page saying it was not built. */
-export function sendConsolePage(res: Response): void {
+/** Where the console's page mounts (apps/console/index.html). */
+const ROOT_ELEMENT = '<div id="root"></div>';
+
+/**
+ * The console's page (never cached: it names the current assets), or a page saying it was not built. `firstPage`
+ * (pages/console/first-page.ts) goes after its root element; a page holding an organization's data is never stored,
+ * and is gzipped when the browser accepts it (50 rows are ≈ 140 KB of markup, ≈ 6 KB gzipped).
+ */
+export function sendConsolePage(req: Request, res: Response, firstPage: string | null = null): void {
   const build = consoleBuild();
-  sendPage(res, { type: "text/html; charset=utf-8", body: build?.index ?? CONSOLE_MISSING_HTML, policy: CONSOLE_PAGE_POLICY, cache: "no-cache" });
+  const index = build?.index.toString("utf8");
+  if (!index || !firstPage) {
+    sendPage(res, { type: "text/html; charset=utf-8", body: build?.index ?? CONSOLE_MISSING_HTML, policy: CONSOLE_PAGE_POLICY, cache: "no-cache" });
+    return;
+  }
+  const body = Buffer.from(index.replace(ROOT_ELEMENT, () => `${ROOT_ELEMENT}${firstPage}`));
+  const gzip = /\bgzip\b/.test(req.get("accept-encoding") ?? "");
+  res.setHeader("Vary", "Accept, Accept-Encoding");
+  if (gzip) res.setHeader("Content-Encoding", "gzip");
+  sendPage(res, { type: "text/html; charset=utf-8", body: gzip ? gzipSync(body) : body, policy: CONSOLE_PAGE_POLICY, cache: "no-store" });
 }
 
 export const consoleEndpoints = [
@@ -35,7 +52,7 @@ export const consoleEndpoints = [
     access: "public",
     responses: { 200: text("The page.", "text/html") },
     errors: [500],
-    handle: ({ res }) => sendConsolePage(res),
+    handle: ({ req, res }) => sendConsolePage(req, res),
   }),
   endpoint({
     method: "get",

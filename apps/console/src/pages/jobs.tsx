@@ -8,57 +8,43 @@ import {
   Group,
   MultiSelect,
   Paper,
-  ScrollArea,
   SegmentedControl,
   Select,
   SimpleGrid,
   Stack,
-  Table,
   Text,
   TextInput,
   Title,
-  UnstyledButton,
   VisuallyHidden,
 } from "@mantine/core";
 import { keepPreviousData, queryOptions, useQuery } from "@tanstack/react-query";
 import { useNavigate, useRouter, useSearch } from "@tanstack/react-router";
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES } from "@conveyor/client";
 import { api, callPage } from "../api";
+import { dropServerRows } from "../first-page";
 import { keys } from "../data/keys";
 import { useSchedules } from "../data/schedules";
 import { FailureGroups } from "./failure-groups";
 import { SavedViews } from "./saved-views";
 import { BulkActions, type Selection } from "./jobs-bulk";
-import { durationText, JobTableRow, MatchedPath, When, type JobRow, type OpenJob } from "./jobs-rows";
-import type { JobFilter, JobSearch } from "./job-search";
+import { durationText, MatchedPath, When, type JobRow, type OpenJob } from "./jobs-rows";
+import { JobsTable } from "./jobs-table";
+import { FILTER_KEYS, filterOf, jobsListParams, parseJobSearch, type JobFilter, type JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { useNarrow } from "../ui/narrow";
 import { WaitingNote } from "../ui/waiting";
 
-export type { JobFilter, JobSearch };
-
-const FILTER_KEYS = [
-  "status",
-  "type",
-  "created_after",
-  "created_before",
-  "finished_after",
-  "finished_before",
-  "schedule_id",
-  "q",
-  "failure_group",
-  "due",
-] as const;
+export { filterOf, parseJobSearch };
+export type { JobSearch };
 
 /** What a `due` filter shows, in words (the overview's Due now and Delayed open these). */
 const DUE_WORDS: Record<NonNullable<JobSearch["due"]>, string> = {
   now: "Pending jobs due now: waiting to start (for a worker, other jobs or a limit)",
   later: "Pending jobs due later: run_at or a retry's wait still ahead",
 };
-const PAGE_SIZE = 50;
 
 /** What a finished_after/finished_before filter shows, in words (the overview's bars open these). */
 function finishedWords(after: string | undefined, before: string | undefined): string {
@@ -66,32 +52,12 @@ function finishedWords(after: string | undefined, before: string | undefined): s
   return after ? `Jobs that finished at or after ${formatTime(after)}` : `Jobs that finished before ${formatTime(before)}`;
 }
 
-/** The URL's search, kept to the known filters with string values (anything else in the address is dropped). */
-export function parseJobSearch(search: Record<string, unknown>): JobSearch {
-  const result: JobSearch = {};
-  for (const key of [...FILTER_KEYS, "cursor"] as const) {
-    const value = search[key];
-    if (key === "due") {
-      if (value === "now" || value === "later") result.due = value;
-      continue;
-    }
-    if (typeof value === "string" && value.trim()) result[key] = value.trim();
-    else if (typeof value === "number") result[key] = String(value);
-  }
-  if (search.view === "failures") result.view = "failures";
-  if (search.order === "oldest") result.order = "oldest";
-  return result;
-}
-
 /** One page of the list for a search (the route starts it while the session is checked; the page reads it). */
 export const jobsListQuery = (search: JobSearch) =>
   queryOptions({
     queryKey: keys.jobs.list(search),
     // With each job's last error, shown in a failed row.
-    queryFn: () =>
-      callPage(
-        api.GET("/jobs", { params: { query: { limit: PAGE_SIZE, ...filterOf(search), order: search.order, cursor: search.cursor, include: "error" } } }),
-      ),
+    queryFn: () => callPage(api.GET("/jobs", { params: { query: jobsListParams(search) } })),
   });
 
 /** The list's size in words, for the announcement of a change. */
@@ -99,8 +65,6 @@ export function listSummary(count: number, more: boolean): string {
   if (count === 0) return "No job matches";
   return `${count} job${count === 1 ? "" : "s"} shown${more ? ", more on the next page" : ""}`;
 }
-
-export const filterOf = (search: JobSearch): JobFilter => Object.fromEntries(FILTER_KEYS.filter((k) => search[k]).map((k) => [k, search[k]]));
 
 /** ISO time → the value of a datetime-local input (local time), and back. */
 export const toLocalInput = (iso?: string) => {
@@ -116,6 +80,8 @@ export function JobsPage() {
   const navigate = useNavigate({ from: "/jobs" });
   const setSearch = (next: JobSearch) => void navigate({ search: next });
   const [selection, setSelection] = useState<Selection>({ ids: new Set(), allMatching: false });
+  // The rows the API drew into the HTML go in the commit that draws this page's own (from the same answer).
+  useLayoutEffect(dropServerRows, []);
 
   const list = useQuery({ ...jobsListQuery(search), placeholderData: keepPreviousData, enabled: search.view !== "failures" });
   // A new filter or page starts a new selection (an empty one is kept as it is, so the page is not drawn twice on arrival).
@@ -219,46 +185,17 @@ export function JobsPage() {
         ) : narrow ? (
           jobCards()
         ) : (
-          <Paper withBorder>
-            <ScrollArea type="auto">
-              <Table striped highlightOnHover miw={760} aria-label="Jobs" data-testid="jobs-table">
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th w={40}>
-                      <Checkbox
-                        aria-label="Select every job on this page"
-                        checked={selection.allMatching || allOnPage}
-                        indeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
-                        onChange={togglePage}
-                      />
-                    </Table.Th>
-                    <Table.Th>Job</Table.Th>
-                    <Table.Th>Type</Table.Th>
-                    <Table.Th>Status</Table.Th>
-                    <Table.Th>Priority</Table.Th>
-                    <Table.Th>Retries</Table.Th>
-                    <Table.Th aria-sort={search.order === "oldest" ? "ascending" : "descending"}>
-                      <UnstyledButton
-                        fw={700}
-                        fz="sm"
-                        onClick={() => setSearch({ ...search, order: search.order === "oldest" ? undefined : "oldest", cursor: undefined })}
-                        title={search.order === "oldest" ? "Oldest first: show the newest first" : "Newest first: show the oldest first"}
-                      >
-                        Created {search.order === "oldest" ? "↑" : "↓"}
-                      </UnstyledButton>
-                    </Table.Th>
-                    <Table.Th>Runs at / ended</Table.Th>
-                    <Table.Th>Duration</Table.Th>
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {rows.map((row) => (
-                    <JobTableRow key={row.id} row={row} checked={selection.allMatching || selection.ids.has(row.id)} onToggle={toggle} opener={opener} />
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </ScrollArea>
-          </Paper>
+          <JobsTable
+            rows={rows}
+            isChecked={(id) => selection.allMatching || selection.ids.has(id)}
+            pageChecked={selection.allMatching || allOnPage}
+            pageIndeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
+            onTogglePage={togglePage}
+            onToggle={toggle}
+            order={search.order}
+            onOrder={() => setSearch({ ...search, order: search.order === "oldest" ? undefined : "oldest", cursor: undefined })}
+            opener={opener}
+          />
         )}
         <Group justify="space-between">
           <Button variant="default" disabled={!search.cursor} onClick={() => setSearch({ ...search, cursor: undefined })}>

@@ -3,7 +3,27 @@
 import { Badge, Code } from "@mantine/core";
 import { Fragment } from "react";
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+const TIME_STYLE = { dateStyle: "medium", timeStyle: "medium" } as const;
+/** The browser's language and time zone; the server's drawing of the first rows sets the person's (withClock). */
+let dateTime = new Intl.DateTimeFormat(undefined, TIME_STYLE);
+
+/**
+ * Runs a synchronous render with times written for `locale` and `timeZone` (what the browser will write once the
+ * page's script runs); an unknown one keeps the default. Used where the API draws the first rows (first-page-server.tsx).
+ */
+export function withClock<T>(clock: { locale?: string; timeZone?: string }, render: () => T): T {
+  const saved = dateTime;
+  try {
+    dateTime = new Intl.DateTimeFormat(clock.locale, { ...TIME_STYLE, timeZone: clock.timeZone });
+  } catch {
+    // A locale or zone this runtime does not know: its own.
+  }
+  try {
+    return render();
+  } finally {
+    dateTime = saved;
+  }
+}
 
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "—";

@@ -1,0 +1,95 @@
+// The jobs list's first page, written into the console's HTML for a browser arriving at /jobs (issue 38: first rows
+// on screen ≤ 300 ms): the page's own first GET /jobs, answered by the same validation and service as that endpoint
+// for the caller the session cookie proves (as GET /jobs would), as JSON the page's query cache takes over, and its
+// rows drawn by the console's own table, so they are on screen at the page's first paint rather than after its
+// script has loaded, run and asked. What to ask and how to draw it come from the console's build
+// (dist/server/first-page.cjs, built from apps/console/src/first-page-server.tsx with the page): they cannot drift.
+// Without a live session, for another page than the list, or when anything fails, the page is served as before.
+import { existsSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { parseCookie } from "cookie";
+import type { Request, Response } from "express";
+import { listQuery } from "../../endpoints/job-fields";
+import { AppError } from "../../http/errors";
+import { validate } from "../../http/validate";
+import type { RouterDeps } from "../../http/router";
+import { listJobs } from "../../services/job-reads";
+import { CONSOLE_DIST } from "./index";
+
+/** What dist/server/first-page.cjs exports (apps/console/src/first-page-server.tsx). */
+type FirstPageModule = {
+  CLOCK_COOKIE: string;
+  FIRST_PAGE_DATA_ID: string;
+  FIRST_ROWS_ID: string;
+  firstListRequest(queryString: string): { search: object; query: Record<string, string | number> } | null;
+  renderFirstRows(first: { search: object; page: { items: unknown[]; next: string | null } }, clock: { locale?: string; timeZone?: string }): string;
+};
+
+const loadModule = createRequire(__filename);
+let loaded: { file: string; version: number; module: FirstPageModule } | undefined;
+
+/** The console's first-page module, read again when a rebuild replaced it; null when the console was built without it. */
+function firstPageModule(dir: string): FirstPageModule | null {
+  const file = path.join(dir, "server", "first-page.cjs");
+  if (!existsSync(file)) return null;
+  const version = statSync(file).mtimeMs;
+  if (loaded?.file === file && loaded.version === version) return loaded.module;
+  // A rebuilt file replaces the one Node's cache holds.
+  delete loadModule.cache[file];
+  loaded = { file, version, module: loadModule(file) as FirstPageModule };
+  return loaded.module;
+}
+
+/** Runs an Express middleware; resolves true when it let the request through. */
+const passes = (middleware: (req: Request, res: Response, next: (error?: unknown) => void) => unknown, req: Request, res: Response) =>
+  new Promise<boolean>((resolve) => {
+    Promise.resolve(middleware(req, res, (error?: unknown) => resolve(error === undefined))).catch(() => resolve(false));
+  });
+
+/** JSON inside a `<script type="application/json">`: nothing in it can end the element or open a comment. */
+const scriptJson = (value: unknown) =>
+  JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
+
+/** The browser's language (Accept-Language's first) and time zone (the cookie the console sets), to write times as it will. */
+function clockOf(req: Request, cookieName: string): { locale?: string; timeZone?: string } {
+  const locale = /^\s*([A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*)/.exec(req.get("accept-language") ?? "")?.[1];
+  const timeZone = parseCookie(req.get("cookie") ?? "")[cookieName];
+  return { locale, timeZone };
+}
+
+/**
+ * The HTML to put after the page's root element for this navigation to /jobs: the first page's rows and its data; null
+ * when there is none to give (no live session, the failures view, a search GET /jobs refuses, no server build).
+ */
+export async function jobsFirstPage(req: Request, res: Response, deps: RouterDeps, dir = CONSOLE_DIST): Promise<string | null> {
+  if (req.method !== "GET" || !req.get("cookie")) return null;
+  const module = firstPageModule(dir);
+  const queryIndex = req.originalUrl.indexOf("?");
+  const request = module?.firstListRequest(queryIndex < 0 ? "" : req.originalUrl.slice(queryIndex));
+  if (!module || !request) return null;
+  // The session decides, as for GET /jobs: the same credential check and the same organization's rate limit.
+  if (!(await passes(deps.authenticate("job"), req, res)) || req.auth?.kind !== "session") return null;
+  if (!(await passes(deps.rateLimits.jobsByOrg, req, res))) return null;
+  let list;
+  try {
+    list = await listJobs({ caller: req.auth, query: validate(listQuery, request.query, "query") }, deps);
+  } catch (error) {
+    // A search the API refuses (400) is the page's to show; anything else is logged and the page asks for itself.
+    if (!(error instanceof AppError && error.code === "validation_failed")) req.log.warn("could not read the jobs list's first page", { error });
+    return null;
+  }
+  if (list.kind !== "page") return null;
+  const first = {
+    search: request.search,
+    page: { items: list.items.map((item) => JSON.parse(item) as unknown), next: list.next?.get("cursor") ?? null },
+  };
+  // An empty list has no rows to draw (the page says why it is empty); its answer still spares the page a request.
+  const rows = first.page.items.length
+    ? `<div id="${module.FIRST_ROWS_ID}" style="padding: var(--mantine-spacing-md)">${module.renderFirstRows(first, clockOf(req, module.CLOCK_COOKIE))}</div>`
+    : "";
+  return `${rows}<script type="application/json" id="${module.FIRST_PAGE_DATA_ID}">${scriptJson(first)}</script>`;
+}

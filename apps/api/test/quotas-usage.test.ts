@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url";
 import { runDueSchedules, type QuotaLimits } from "@conveyor/db";
 import { repoRoot } from "@conveyor/testkit";
 import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { USAGE_METRICS_MS } from "../src/observability/metrics";
 import { expectError } from "./support/expect-error";
 
 const entry = path.join(repoRoot, "apps/api/src/cli/org-quota.ts");
@@ -316,8 +317,14 @@ describe("GET /usage", () => {
     const owner = await createOrg(api.database.db, api.deps.config);
     expect((await api.request.post("/jobs").set(as(owner)).send(job(1))).status).toBe(202);
     const { rows } = await api.database.db.pool.query("SELECT sum(jobs_created)::int AS n FROM usage_counts WHERE type = 'webhook'");
-    const text = (await api.request.get("/metrics")).text;
-    expect(text).toMatch(new RegExp(`^conveyor_usage_jobs_created_total\\{type="webhook"\\} ${rows[0].n}$`, "m"));
+    const line = new RegExp(`^conveyor_usage_jobs_created_total\\{type="webhook"\\} ${rows[0].n}$`, "m");
+    // /metrics reads the counters at most every USAGE_METRICS_MS: an earlier test's scrape may still be the answer.
+    let text = (await api.request.get("/metrics")).text;
+    for (const until = Date.now() + 2 * USAGE_METRICS_MS; !line.test(text) && Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      text = (await api.request.get("/metrics")).text;
+    }
+    expect(text).toMatch(line);
     expect(text).toMatch(/^# TYPE conveyor_usage_attempt_seconds_total counter$/m);
     expect(text).not.toContain(owner.orgId);
   });

@@ -55,7 +55,8 @@ export async function renderFirstPage(
     const router = createConsoleRouter(queryClient, { history: createMemoryHistory({ initialEntries: [input.address] }), scrollRestoration: false });
     await router.load();
     const shown = router.state.matches.at(-1);
-    if (shown?.routeId !== "/app/jobs" || shown.status !== "success" || !queryClient.getQueryData(jobsListQuery(shown.search as JobSearch).queryKey)) return null;
+    if (shown?.routeId !== "/app/jobs" || shown.status !== "success" || !queryClient.getQueryData(jobsListQuery(shown.search as JobSearch).queryKey))
+      return null;
     return withClock(clock, () =>
       renderToStaticMarkup(
         <MantineProvider theme={theme} cssVariablesResolver={cssVariables} defaultColorScheme="light">

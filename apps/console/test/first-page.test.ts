@@ -34,7 +34,11 @@ describe("the first page of /jobs in its HTML", () => {
     expect(html).toContain('<script type="application/json" id="first-page">');
     expect(html).not.toContain(rig.stack.otherOrg.jobId);
     // Drawn in the session's frame: who is logged in and where, as GET /auth/session says; never its CSRF token.
-    const session = (await (await owner.context().request.get(`${rig.base}/auth/session`)).json()) as { org: { name: string }; user: { email: string }; csrf_token: string };
+    const session = (await (await owner.context().request.get(`${rig.base}/auth/session`)).json()) as {
+      org: { name: string };
+      user: { email: string };
+      csrf_token: string;
+    };
     expect(html).toContain(`${session.user.email} · owner`);
     expect(html).toContain(session.org.name);
     expect(html).not.toContain(session.csrf_token);

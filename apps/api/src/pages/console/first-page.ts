@@ -85,10 +85,7 @@ export async function jobsFirstPage(req: Request, res: Response, deps: RouterDep
   const caller = req.auth;
   let list, session;
   try {
-    [list, session] = await Promise.all([
-      listJobs({ caller, query: validate(listQuery, request.query, "query") }, deps),
-      describeSession({ caller }, deps),
-    ]);
+    [list, session] = await Promise.all([listJobs({ caller, query: validate(listQuery, request.query, "query") }, deps), describeSession({ caller }, deps)]);
   } catch (error) {
     // A search the API refuses (400) is the page's to show; anything else is logged and the page asks for itself.
     if (!(error instanceof AppError && error.code === "validation_failed")) req.log.warn("could not read the jobs list's first page", { error });

@@ -126,6 +126,8 @@ describe("the jobs list", () => {
     await page.goto(`${rig.base}/jobs?q=alike`);
     const row = page.locator(`tr[data-job-id="${id}"]`);
     await row.waitFor();
+    // The page's own rows: the API's drawing of the page (first-page-server.tsx) is gone once they are drawn.
+    await page.locator("#first-rows").waitFor({ state: "detached" });
     const look = (selector: string, props: string[], pseudo?: string) =>
       page
         .locator(selector)

@@ -1,15 +1,21 @@
 // What the API writes into the console's HTML for a browser arriving at /jobs (apps/api/src/pages/console/
-// first-page.ts): the list's first page, so its rows are on screen with the page's first paint instead of after the
-// console's script has loaded, run and asked for them. Built for Node into dist/server/first-page.cjs (vite build
-// --ssr), from the same sources as the page: the list's request is jobsListParams of the search the page's router
-// reads from the URL, and the rows are the page's own table (jobs-table.tsx). The page takes the answer over
-// (first-page.ts): its first render shows the same rows from the same data, and the server's copy is removed then.
+// first-page.ts): the page itself — the console's frame (header, navigation, organization and account), the jobs
+// page's heading, saved views, filters and its list's first page — so its rows are on screen with the page's first
+// paint, where the page will draw them, instead of after the console's script has loaded, run and asked for them.
+// Built for Node into dist/server/first-page.cjs (vite build --ssr) from the same sources as the page: the route tree
+// (routes.tsx) with its Shell and JobsPage, rendered at the address asked for, with a query cache holding what the
+// API answered (the session's user, organization and role; the list's page). The list's request is jobsListParams
+// of the search the router reads from the URL. The page takes the answer over (first-page.ts): its first render
+// shows the same frame and rows from the same data, and the server's copy is removed then.
 import { MantineProvider } from "@mantine/core";
-import { createMemoryHistory, createRootRoute, createRouter, defaultParseSearch, RouterContextProvider } from "@tanstack/react-router";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { createMemoryHistory, defaultParseSearch, RouterProvider } from "@tanstack/react-router";
 import { renderToStaticMarkup } from "react-dom/server";
 import type { FirstPage } from "./first-page";
+import { jobsListQuery } from "./pages/jobs";
 import { jobsListParams, parseJobSearch, type JobSearch } from "./pages/job-search";
-import { JobsTable } from "./pages/jobs-table";
+import { createConsoleRouter } from "./routes";
+import { sessionQuery, type Session } from "./session";
 import { cssVariables, theme } from "./theme";
 import { withClock } from "./ui/format";
 
@@ -26,35 +32,41 @@ export function firstListRequest(queryString: string): { search: JobSearch; quer
   return { search, query };
 }
 
-const ignore = () => {};
+/** What the frame shows of the session (GET /auth/session without its CSRF token, which nothing drawn needs). */
+export type FrameSession = Omit<Session, "csrf_token">;
 
 /**
- * The list's table with the page's rows, as static HTML (no handlers: the page's script brings them), its times
- * written for the browser's language and time zone (`clock`: Accept-Language, and the zone the page remembers in
- * the CLOCK_COOKIE) as the page will write them.
+ * The jobs page at `address` (`/jobs?…`) as static HTML (no handlers: the page's script brings them) — its frame for
+ * `session`, and the list's `first` page — with its times written for the browser's language and time zone (`clock`:
+ * Accept-Language, and the zone the page remembers in the CLOCK_COOKIE) as the page will write them. Null when the
+ * address does not end on the jobs list with that page (nothing is drawn then; the page draws itself).
  */
-export function renderFirstRows(first: FirstPage, clock: { locale?: string; timeZone?: string } = {}): string {
-  return withClock(clock, () => renderTable(first));
-}
-
-function renderTable(first: FirstPage): string {
-  // Rows link to their job with the router's links (a waiting job's note links to what it waits for).
-  const router = createRouter({ routeTree: createRootRoute(), history: createMemoryHistory({ initialEntries: ["/jobs"] }) });
-  return renderToStaticMarkup(
-    <MantineProvider theme={theme} cssVariablesResolver={cssVariables} defaultColorScheme="light">
-      <RouterContextProvider router={router}>
-        <JobsTable
-          rows={first.page.items}
-          isChecked={() => false}
-          pageChecked={false}
-          pageIndeterminate={false}
-          onTogglePage={ignore}
-          onToggle={ignore}
-          order={first.search.order}
-          onOrder={ignore}
-          opener={{ open: ignore, preload: ignore }}
-        />
-      </RouterContextProvider>
-    </MantineProvider>,
-  );
+export async function renderFirstPage(
+  input: { address: string; first: FirstPage; session: FrameSession },
+  clock: { locale?: string; timeZone?: string } = {},
+): Promise<string | null> {
+  // Answers only from what it is given: nothing here asks the API (nothing is stale, nothing is fetched).
+  const queryClient = new QueryClient({ defaultOptions: { queries: { staleTime: Infinity, retry: false, enabled: false } } });
+  try {
+    // The token stays out: nothing drawn shows it, and this page's data is the API's own answers only.
+    const session: Session = { ...input.session, csrf_token: "" };
+    queryClient.setQueryData(sessionQuery.queryKey, session);
+    queryClient.setQueryData(jobsListQuery(input.first.search).queryKey, input.first.page);
+    const router = createConsoleRouter(queryClient, { history: createMemoryHistory({ initialEntries: [input.address] }), scrollRestoration: false });
+    await router.load();
+    const shown = router.state.matches.at(-1);
+    if (shown?.routeId !== "/app/jobs" || shown.status !== "success" || !queryClient.getQueryData(jobsListQuery(shown.search as JobSearch).queryKey))
+      return null;
+    return withClock(clock, () =>
+      renderToStaticMarkup(
+        <MantineProvider theme={theme} cssVariablesResolver={cssVariables} defaultColorScheme="light">
+          <QueryClientProvider client={queryClient}>
+            <RouterProvider router={router} />
+          </QueryClientProvider>
+        </MantineProvider>,
+      ),
+    );
+  } finally {
+    queryClient.clear();
+  }
 }

@@ -1,7 +1,8 @@
 // The jobs list's first page as the API wrote it into the page's HTML (first-page-server.tsx renders it, the API's
-// pages/console/first-page.ts writes it): the answer of the page's own first GET /jobs, as JSON, and its rows, drawn
-// before this script ran. The jobs route hands the answer to the query cache instead of asking again; the page's
-// first render of its table removes the server's rows in the same commit, so the rows are never shown twice.
+// pages/console/first-page.ts writes it): the answer of the page's own first GET /jobs, as JSON, and the page with
+// its rows in the console's frame, drawn before this script ran. The jobs route hands the answer to the query cache
+// instead of asking again; the page's first render removes the server's drawing in the same commit, so nothing is
+// shown twice, and the page's own frame and rows take the places the drawn ones had.
 import type { JobSearch } from "./pages/job-search";
 import type { JobRow } from "./pages/jobs-rows";
 
@@ -28,6 +29,8 @@ let handed: FirstPage | null | undefined;
 
 /** The first page the API answered for this search, once; null when it answered none or another search. */
 export function takeFirstPage(search: JobSearch): FirstPage["page"] | null {
+  // On the API, drawing the page (first-page-server.tsx), the list is in the query cache already.
+  if (typeof document === "undefined") return null;
   if (handed === undefined) {
     const element = document.getElementById(FIRST_PAGE_DATA_ID);
     handed = element?.textContent ? (JSON.parse(element.textContent) as FirstPage) : null;
@@ -38,7 +41,7 @@ export function takeFirstPage(search: JobSearch): FirstPage["page"] | null {
   return first && JSON.stringify(first.search) === JSON.stringify(search) ? first.page : null;
 }
 
-/** Removes the rows the API drew (the page now shows its own, or another page is shown). */
+/** Removes the page the API drew (FIRST_ROWS_ID: the page now shows its own, or another page is shown). */
 export function dropServerRows(): void {
   document.getElementById(FIRST_ROWS_ID)?.remove();
 }

@@ -3,7 +3,7 @@
 // them gets the console's page. Every page but login and signup needs a session; without one the person logs
 // in and comes back to the same address.
 import type { QueryClient } from "@tanstack/react-query";
-import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from "@tanstack/react-router";
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect, type RouterHistory } from "@tanstack/react-router";
 import { takeFirstPage } from "./first-page";
 import { Shell } from "./shell";
 import { LoginPage, SignupPage } from "./pages/auth";
@@ -130,8 +130,13 @@ type Assert<T extends true> = T;
 /** Fails to compile unless the tree's paths are exactly CONSOLE_PATHS. */
 export type RoutesAreConsolePaths = Assert<Same<PathsOf<typeof tree>, ConsolePath>>;
 
-export function createConsoleRouter(queryClient: QueryClient) {
-  return createRouter({ routeTree: tree, context: { queryClient }, defaultPreload: "intent", scrollRestoration: true });
+/**
+ * The console's router. The API's drawing of /jobs (first-page-server.tsx) passes a memory `history` at the address
+ * asked for, and no scroll restoration (on a server the router writes it as an inline script, which the page's
+ * policy refuses); the page uses the browser's history and restores scrolling (the defaults).
+ */
+export function createConsoleRouter(queryClient: QueryClient, options: { history?: RouterHistory; scrollRestoration?: boolean } = {}) {
+  return createRouter({ routeTree: tree, context: { queryClient }, defaultPreload: "intent", scrollRestoration: true, ...options });
 }
 
 declare module "@tanstack/react-router" {

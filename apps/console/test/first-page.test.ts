@@ -1,9 +1,10 @@
 // The jobs list's first page in /jobs' HTML (issue 38, first rows ≤ 300 ms): the API answers the page's own first
 // GET /jobs into the page for the organization the session cookie proves, never for a visitor without one nor for
 // another organization, never to be stored; in Chromium the page takes it over — it asks no GET /jobs of its own,
-// draws the rows once (the server's copy goes when the page's own are drawn), and stays live.
+// draws the rows once (the server's copy goes when the page's own are drawn), and stays live. The API draws the page
+// in its own frame (header, navigation, heading, filters), so the rows do not move when the page takes over.
 import type { Page, Request } from "playwright-core";
-import { checkPage, pageProblems, PASSWORD, rigForFile } from "./support/console";
+import { checkPage, pageProblems, PASSWORD, rigForFile, screenshot } from "./support/console";
 
 const rig = rigForFile({ workers: 1 });
 
@@ -32,6 +33,15 @@ describe("the first page of /jobs in its HTML", () => {
     expect(html).toContain(`data-job-id="${mine}"`);
     expect(html).toContain('<script type="application/json" id="first-page">');
     expect(html).not.toContain(rig.stack.otherOrg.jobId);
+    // Drawn in the session's frame: who is logged in and where, as GET /auth/session says; never its CSRF token.
+    const session = (await (await owner.context().request.get(`${rig.base}/auth/session`)).json()) as {
+      org: { name: string };
+      user: { email: string };
+      csrf_token: string;
+    };
+    expect(html).toContain(`${session.user.email} · owner`);
+    expect(html).toContain(session.org.name);
+    expect(html).not.toContain(session.csrf_token);
 
     // No cookie, or a dead one: the page as it always was, cacheable and with no data in it.
     for (const cookie of [undefined, "conveyor_session=cvs_not-a-live-session"]) {
@@ -111,6 +121,49 @@ describe("the first page of /jobs in its HTML", () => {
       );
     } finally {
       await context.close();
+    }
+  });
+
+  it("draws the page's own frame around the rows: nothing moves when the page's script takes over", async () => {
+    await rig.enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
+    for (const width of [1440, 1280, 375]) {
+      const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width, height: 900 } });
+      // The page's scripts are held back until what the API drew has been measured and photographed.
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await page.route(/\.js$/, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.goto(`${rig.base}/jobs`, { waitUntil: "commit" });
+      await page.locator("#first-rows h1").waitFor();
+      await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLLinkElement>("link[rel=stylesheet]")).every((link) => link.sheet));
+      const drawnHeading = await page.locator("#first-rows h1").boundingBox();
+      const drawnRow = width > 375 ? page.locator("#first-rows tr[data-job-id]").first() : null;
+      const id = await drawnRow?.getAttribute("data-job-id");
+      const drawn = await drawnRow?.boundingBox();
+      expect(await page.locator("#root").innerHTML()).toBe("");
+      await screenshot(page, `jobs-first-page-${width}-before-script`);
+
+      release();
+      await page.locator("#first-rows").waitFor({ state: "detached" });
+      await page.getByRole("heading", { name: "Jobs", level: 1 }).waitFor();
+      // The page settled: its saved views read (the block says so in place of "Loading…").
+      await page.waitForFunction(() => !document.querySelector('[aria-labelledby="saved-views-title"]')?.textContent?.includes("Loading"));
+      await screenshot(page, `jobs-first-page-${width}-after-script`);
+      const near = (a: number | undefined, b: number | undefined) => expect(Math.abs((a ?? NaN) - (b ?? NaN))).toBeLessThanOrEqual(4);
+      const heading = await page.locator("#root h1").boundingBox();
+      near(heading?.x, drawnHeading?.x);
+      near(heading?.y, drawnHeading?.y);
+      if (id) {
+        const row = await page.locator(`#root tr[data-job-id="${id}"]`).boundingBox();
+        near(row?.x, drawn?.x);
+        near(row?.y, drawn?.y);
+        near(row?.width, drawn?.width);
+      } else {
+        await page.getByTestId("jobs-cards").waitFor();
+      }
+      expect(pageProblems(page)).toEqual([]);
     }
   });
 

@@ -311,11 +311,10 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
     },
   });
   const statuses = search.status ? search.status.split(",") : [];
-  // On a phone the filters besides the search box fold away behind a button (open when one of them is set).
-  const narrow = useNarrow();
+  // On a phone the filters besides the search box fold away behind a button (open when one of them is set). Folded
+  // by the stylesheet (visibleFrom), not by the width read here: the API's drawing of the page folds them the same.
   const others = FILTER_KEYS.filter((key) => key !== "q" && search[key]).length;
   const [unfolded, setUnfolded] = useState(others > 0);
-  const showOthers = !narrow || unfolded;
   const [datesOpen, setDatesOpen] = useState(false);
   // The button that opened them is gone: the first date field takes its focus.
   const firstDate = useRef<HTMLInputElement>(null);
@@ -363,7 +362,7 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
             <CloseButton size="sm" aria-label="Show jobs whenever due" onClick={() => apply({ ...draft, due: undefined })} />
           </Group>
         )}
-        <SimpleGrid cols={{ base: 1, xs: 2, lg: 5 }} spacing="xs" verticalSpacing={8} id="more-job-filters" display={showOthers ? undefined : "none"}>
+        <SimpleGrid cols={{ base: 1, xs: 2, lg: 5 }} spacing="xs" verticalSpacing={8} id="more-job-filters" visibleFrom={unfolded ? undefined : "sm"}>
           <MultiSelect
             label="Status"
             placeholder={statuses.length ? undefined : "Any status"}

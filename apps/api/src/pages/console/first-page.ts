@@ -1,8 +1,9 @@
 // The jobs list's first page, written into the console's HTML for a browser arriving at /jobs (issue 38: first rows
 // on screen ≤ 300 ms): the page's own first GET /jobs, answered by the same validation and service as that endpoint
-// for the caller the session cookie proves (as GET /jobs would), as JSON the page's query cache takes over, and its
-// rows drawn by the console's own table, so they are on screen at the page's first paint rather than after its
-// script has loaded, run and asked. What to ask and how to draw it come from the console's build
+// for the caller the session cookie proves (as GET /jobs would), as JSON the page's query cache takes over, and the
+// page drawn around it by the console's own components — its frame for the session (as GET /auth/session knows it)
+// and its rows where the page will draw them — so they are on screen at the page's first paint rather than after
+// its script has loaded, run and asked, and nothing moves when it has. What to ask and how to draw it come from the console's build
 // (dist/server/first-page.cjs, built from apps/console/src/first-page-server.tsx with the page): they cannot drift.
 // Without a live session, for another page than the list, or when anything fails, the page is served as before.
 import { existsSync, statSync } from "node:fs";
@@ -15,6 +16,7 @@ import { AppError } from "../../http/errors";
 import { validate } from "../../http/validate";
 import type { RouterDeps } from "../../http/router";
 import { listJobs } from "../../services/job-reads";
+import { describeSession, type SessionJson } from "../../services/sessions";
 import { CONSOLE_DIST } from "./index";
 
 /** What dist/server/first-page.cjs exports (apps/console/src/first-page-server.tsx). */
@@ -23,8 +25,14 @@ type FirstPageModule = {
   FIRST_PAGE_DATA_ID: string;
   FIRST_ROWS_ID: string;
   firstListRequest(queryString: string): { search: object; query: Record<string, string | number> } | null;
-  renderFirstRows(first: { search: object; page: { items: unknown[]; next: string | null } }, clock: { locale?: string; timeZone?: string }): string;
+  renderFirstPage(
+    input: { address: string; first: { search: object; page: { items: unknown[]; next: string | null } }; session: FrameSession },
+    clock: { locale?: string; timeZone?: string },
+  ): Promise<string | null>;
 };
+
+/** What the drawn frame shows of the session: GET /auth/session's answer without its CSRF token. */
+type FrameSession = Omit<SessionJson, "csrf_token">;
 
 const loadModule = createRequire(__filename);
 let loaded: { file: string; version: number; module: FirstPageModule } | undefined;
@@ -74,9 +82,10 @@ export async function jobsFirstPage(req: Request, res: Response, deps: RouterDep
   // The session decides, as for GET /jobs: the same credential check and the same organization's rate limit.
   if (!(await passes(deps.authenticate("job"), req, res)) || req.auth?.kind !== "session") return null;
   if (!(await passes(deps.rateLimits.jobsByOrg, req, res))) return null;
-  let list;
+  const caller = req.auth;
+  let list, session;
   try {
-    list = await listJobs({ caller: req.auth, query: validate(listQuery, request.query, "query") }, deps);
+    [list, session] = await Promise.all([listJobs({ caller, query: validate(listQuery, request.query, "query") }, deps), describeSession({ caller }, deps)]);
   } catch (error) {
     // A search the API refuses (400) is the page's to show; anything else is logged and the page asks for itself.
     if (!(error instanceof AppError && error.code === "validation_failed")) req.log.warn("could not read the jobs list's first page", { error });
@@ -87,9 +96,13 @@ export async function jobsFirstPage(req: Request, res: Response, deps: RouterDep
     search: request.search,
     page: { items: list.items.map((item) => JSON.parse(item) as unknown), next: list.next?.get("cursor") ?? null },
   };
-  // An empty list has no rows to draw (the page says why it is empty); its answer still spares the page a request.
-  const rows = first.page.items.length
-    ? `<div id="${module.FIRST_ROWS_ID}" style="padding: var(--mantine-spacing-md)">${module.renderFirstRows(first, clockOf(req, module.CLOCK_COOKIE))}</div>`
-    : "";
-  return `${rows}<script type="application/json" id="${module.FIRST_PAGE_DATA_ID}">${scriptJson(first)}</script>`;
+  // The page in its frame (an empty list too: the page says why it is empty). The frame shows who is logged in and
+  // where; the CSRF token stays out of the page.
+  const { user, org, role, orgs } = session;
+  const address = `/jobs${queryIndex < 0 ? "" : req.originalUrl.slice(queryIndex)}`;
+  const drawn = await module.renderFirstPage({ address, first, session: { user, org, role, orgs } }, clockOf(req, module.CLOCK_COOKIE));
+  // A picture of the page until its script has run: nothing in it can be focused, typed into or clicked (input would
+  // be lost when the page replaces it), and assistive technology waits for the page itself.
+  const page = drawn ? `<div id="${module.FIRST_ROWS_ID}" inert aria-hidden="true">${drawn}</div>` : "";
+  return `${page}<script type="application/json" id="${module.FIRST_PAGE_DATA_ID}">${scriptJson(first)}</script>`;
 }

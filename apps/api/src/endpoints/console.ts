@@ -25,12 +25,12 @@ const ROOT_ELEMENT = '<div id="root"></div>';
  */
 export function sendConsolePage(req: Request, res: Response, firstPage: string | null = null): void {
   const build = consoleBuild();
-  const index = build?.index.toString("utf8");
-  if (!index || !firstPage) {
+  if (!build || !firstPage) {
     sendPage(res, { type: "text/html; charset=utf-8", body: build?.index ?? CONSOLE_MISSING_HTML, policy: CONSOLE_PAGE_POLICY, cache: "no-cache" });
     return;
   }
-  const body = Buffer.from(index.replace(ROOT_ELEMENT, () => `${ROOT_ELEMENT}${firstPage}`));
+  // Only a page with a first page is written anew; every other navigation sends the built bytes as they are.
+  const body = Buffer.from(build.index.toString("utf8").replace(ROOT_ELEMENT, () => `${ROOT_ELEMENT}${firstPage}`));
   const gzip = /\bgzip\b/.test(req.get("accept-encoding") ?? "");
   res.setHeader("Vary", "Accept, Accept-Encoding");
   if (gzip) res.setHeader("Content-Encoding", "gzip");

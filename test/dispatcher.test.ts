@@ -2,6 +2,8 @@
 // wait in Postgres until due, higher priority runs first, organizations share a type's capacity round-robin
 // instead of first-in-first-out, ORG_CONCURRENCY_LIMIT caps one org, and a lost leader is replaced without a
 // job lost or run twice (ROBUSTNESS G34).
+import { spawn } from "node:child_process";
+import os from "node:os";
 import { Redis } from "ioredis";
 import { waitFor } from "@conveyor/testkit";
 import { createApiKey, createOrg } from "@conveyor/testkit/api";
@@ -247,4 +249,46 @@ describe("the dispatcher's leader (G34)", () => {
       redis.disconnect();
     }
   }, 150_000);
+
+  it("runs nothing twice when two leaders overlap again and again while another process saturates the CPU (ROBUSTNESS 56)", async () => {
+    // A busy loop per core: the workers' event loops and Postgres wait for the CPU, so a second delivery of a job id
+    // (the overlapping leaders' hand-overs, a stalled check on a worker that is only slow) reaches a claim while the
+    // first attempt still runs. Its holder lives: the job is not started again (SPEC §24).
+    const hogs = Array.from({ length: Math.max(2, os.cpus().length) }, () =>
+      spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
+    );
+    const redis = new Redis(stack.redisUrl);
+    try {
+      // Most jobs are short; some run long enough for the reconciler (grace 1.5 s) to repair their envelopes.
+      const jobs = Array.from({ length: 240 }, (_, i) => ({ type: "scripted", payload: { sleep_ms: i % 12 === 0 ? 3_000 : 30, marker: `hog-${i}` } }));
+      const res = await stack.post("/jobs/batch", { jobs });
+      const ids = (res.body as { id: string }[]).map((j) => j.id);
+      const stealing = setInterval(() => void redis.del(`${stack.prefix}:leader`), 150);
+      // Envelopes lost from Redis while their jobs run: the reconciler puts them back, and the other worker receives
+      // a second delivery of jobs whose holder is alive and running them.
+      const losing = setInterval(() => {
+        void redis.lrange(`${stack.prefix}:scripted:active`, 0, -1).then((active) => {
+          if (active.length) void redis.del(...active.map((envelope) => `${stack.prefix}:scripted:${envelope}`));
+        });
+      }, 400);
+      try {
+        await allDone(stack, ids, 120_000);
+      } finally {
+        clearInterval(stealing);
+        clearInterval(losing);
+      }
+      const counts = runs();
+      const twice = ids.map((_, i) => `hog-${i}`).filter((marker) => counts.get(marker) !== 1);
+      expect(twice.map((marker) => `${marker} ran ${counts.get(marker) ?? 0} times`)).toEqual([]);
+      // No attempt was counted as lost: both workers lived throughout.
+      const { rows } = await stack.api.database.db.pool.query<{ n: string }>(
+        "SELECT count(*) AS n FROM jobs WHERE id = ANY($1::uuid[]) AND interruptions > 0",
+        [ids],
+      );
+      expect(rows[0]!.n).toBe("0");
+    } finally {
+      for (const hog of hogs) hog.kill("SIGKILL");
+      redis.disconnect();
+    }
+  }, 180_000);
 });

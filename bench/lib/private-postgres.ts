@@ -18,6 +18,8 @@ export type PrivatePostgres = {
   resetStatements(): Promise<void>;
   /** Total execution time per statement (the first 300 characters of its text), largest first. */
   statements(limit?: number): Promise<{ query: string; calls: number; rows: number; totalMs: number }[]>;
+  /** Per table of database `database`: rows inserted, updated (of them HOT), deleted, and its index count. */
+  tableWrites(database: string): Promise<{ table: string; ins: number; upd: number; hot: number; del: number; indexes: number }[]>;
   stop(): void;
 };
 
@@ -34,13 +36,14 @@ function asPostgres(binary: string, args: string[]): void {
   else execFileSync(command, args, { stdio: "pipe" });
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** `port`: a fixed port (else a free one); `autovacuum`: on, as a production server runs (off by default, as on these machines). */
+export async function startPrivatePostgres(options: { port?: number; autovacuum?: boolean } = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-bench-pg-"));
   const data = path.join(dir, "data");
   if (process.getuid?.() === 0)
     chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), Number(execFileSync("id", ["-g", "postgres"]).toString()));
   asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   writeFileSync(
     path.join(data, "postgresql.auto.conf"),
     [
@@ -48,7 +51,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       "listen_addresses = '127.0.0.1'",
       `unix_socket_directories = '${dir}'`,
       "shared_buffers = 128MB",
-      "autovacuum = off",
+      `autovacuum = ${options.autovacuum ? "on" : "off"}`,
       "max_connections = 200",
       "shared_preload_libraries = 'pg_stat_statements'",
       "pg_stat_statements.track = all",
@@ -101,6 +104,24 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
         );
         return rows.map((r) => ({ query: r.query, calls: Number(r.calls), rows: Number(r.rows), totalMs: r.total }));
       }),
+    tableWrites: async (database) => {
+      const client = new pg.Client({ connectionString: url.replace(/\/postgres$/, `/${database}`) });
+      await client.connect();
+      try {
+        // The counters reach pg_stat_user_tables when a backend reports them: at most every second while it works, and
+        // an idle backend's last counts within 10 s (PGSTAT_IDLE_INTERVAL).
+        await new Promise((resolve) => setTimeout(resolve, 11_000));
+        await client.query("SELECT pg_stat_clear_snapshot()");
+        const { rows } = await client.query<{ table: string; ins: string; upd: string; hot: string; del: string; indexes: string }>(
+          `SELECT t.relname AS table, t.n_tup_ins AS ins, t.n_tup_upd AS upd, t.n_tup_hot_upd AS hot, t.n_tup_del AS del,
+                  (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid) AS indexes
+             FROM pg_stat_user_tables t WHERE t.n_tup_ins + t.n_tup_upd + t.n_tup_del > 0 ORDER BY t.relname`,
+        );
+        return rows.map((r) => ({ table: r.table, ins: Number(r.ins), upd: Number(r.upd), hot: Number(r.hot), del: Number(r.del), indexes: Number(r.indexes) }));
+      } finally {
+        await client.end();
+      }
+    },
     stop() {
       try {
         asPostgres("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);

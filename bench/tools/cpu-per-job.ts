@@ -5,10 +5,14 @@
 // the comparison fair on a loaded machine.
 //
 //   npx tsx --conditions=conveyor-source bench/tools/cpu-per-job.ts [jobs] [concurrency]
-//   STATEMENTS=1 also prints Conveyor's costliest statements (pg_stat_statements); CONVEYOR_ONLY=1 skips the peers.
+//   STATEMENTS=1 also prints Conveyor's costliest statements (pg_stat_statements) and, per table, the rows written
+//   (updates HOT or not) and the index entries they wrote (an upper bound: (inserts + non-HOT updates) × indexes,
+//   partial indexes counted as if every row matched); CONVEYOR_ONLY=1 skips the peers. PG_PORT=n runs the private
+//   Postgres on that port; AUTOVACUUM=1 runs it with autovacuum on, as a production server does.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { freePort, startPrivateRedis } from "@conveyor/testkit";
 import { startPrivatePostgres } from "../lib/private-postgres";
 import { run, sleep, waitForHttp, type Child } from "../lib/procs";
@@ -50,7 +54,10 @@ async function redisCpu(url: string): Promise<number> {
 type Figures = { name: string; process: number; postgres: number; redis: number };
 
 async function main(): Promise<void> {
-  const postgres = await startPrivatePostgres();
+  const postgres = await startPrivatePostgres({
+    port: process.env.PG_PORT ? Number(process.env.PG_PORT) : undefined,
+    autovacuum: Boolean(process.env.AUTOVACUUM),
+  });
   const redis = await startPrivateRedis();
   const results: Figures[] = [];
   try {
@@ -70,7 +77,12 @@ async function main(): Promise<void> {
       );
       await waitForHttp(`http://127.0.0.1:${port}/healthz`);
       await sleep(1500);
-      if (process.env.STATEMENTS) await postgres.resetStatements();
+      if (process.env.STATEMENTS) {
+        await postgres.resetStatements();
+        const client = new pg.Client({ connectionString: env.databaseUrl });
+        await client.connect();
+        await client.query("SELECT pg_stat_reset()").finally(() => client.end());
+      }
       const watch = cpuWatch(worker.pid);
       const before = { process: watch.read(), postgres: postgres.cpuMicros(), redis: await redisCpu(redis.url) };
       await queueNoopJobs(env, jobs);
@@ -84,9 +96,18 @@ async function main(): Promise<void> {
       if (process.env.STATEMENTS) {
         for (const s of await postgres.statements(15)) {
           console.log(
-            `${(s.totalMs / 1000).toFixed(2).padStart(7)} s ${String(s.calls).padStart(7)} calls ${String(s.rows).padStart(7)} rows  ${s.query.slice(0, 160)}`,
+            `${(s.totalMs / 1000).toFixed(2).padStart(7)} s ${String(s.calls).padStart(7)} calls ${String(s.rows).padStart(7)} rows ${String(Math.round((s.totalMs * 1000) / jobs)).padStart(5)} µs/job  ${s.query.slice(0, 160)}`,
           );
         }
+        let entries = 0;
+        console.log("table                      ins/job upd/job  hot/job del/job indexes  index entries/job");
+        for (const t of await postgres.tableWrites(new URL(env.databaseUrl).pathname.slice(1))) {
+          const perJob = ((t.ins + t.upd - t.hot) * t.indexes) / jobs;
+          entries += perJob;
+          const f = (v: number) => (v / jobs).toFixed(2).padStart(7);
+          console.log(`${t.table.padEnd(26)} ${f(t.ins)} ${f(t.upd)} ${f(t.hot)} ${f(t.del)} ${String(t.indexes).padStart(7)} ${perJob.toFixed(1).padStart(18)}`);
+        }
+        console.log(`index entries per job (upper bound): ${entries.toFixed(1)}`);
       }
     } finally {
       await worker?.stop();

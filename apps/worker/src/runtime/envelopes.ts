@@ -59,6 +59,11 @@ export type EnvelopeWorkerOptions = {
   concurrency: number;
   lockMs: number;
   workerName: string;
+  /**
+   * This worker's id in the worker registry: every attempt's fence begins with it (`<holder>:<type>:<n>`), which names
+   * the worker as the job's holder in Postgres — no other delivery takes the job over while it lives (SPEC §24).
+   */
+  holder: string;
   bookkeeper: Bookkeeper;
   pool: import("pg").Pool;
   logger: Logger;
@@ -121,7 +126,7 @@ export class EnvelopeWorker {
         await this.slotFreed();
         continue;
       }
-      const token = `${this.options.workerName}:${this.options.type}:${this.sequence++}`;
+      const token = `${this.options.holder}:${this.options.type}:${this.sequence++}`;
       let envelope: Job<EnvelopeData> | undefined;
       try {
         envelope = await this.bull.getNextJob(token, { block: true });

@@ -122,7 +122,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     typeTimeouts: options.typeTimeouts,
     onAttempt: options.onAttempt,
   };
-  const workers = types.map((type) => {
+  // Registered before any envelope is fetched: the registry's id names this worker as the holder of the jobs it
+  // claims, and its heartbeat is what keeps them its own (SPEC §24).
+  const registry = new WorkerRegistry({
+    pool: options.db.pool,
+    logger: options.logger,
+    types,
+    concurrency: options.concurrency,
+    heartbeatMs: options.heartbeatMs ?? 5_000,
+    busy: (): { count: number; jobIds: string[] } => ({ count: active(), jobIds: workers.flatMap((w) => [...w.runningIds]) }),
+  });
+  await registry.start();
+  const workers: EnvelopeWorker[] = types.map((type) => {
     const plugin = options.plugins.find((p) => p.type === type);
     const run: RunHandler =
       internal.get(type) ??
@@ -136,6 +147,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       concurrency: options.concurrency,
       lockMs: options.lockMs,
       workerName: WORKER_NAME,
+      holder: registry.id,
       bookkeeper,
       pool: options.db.pool,
       logger: options.logger,
@@ -144,16 +156,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   });
   await Promise.all(workers.map((w) => w.start()));
-  const active = () => workers.reduce((n, w) => n + w.running, 0);
-  const registry = new WorkerRegistry({
-    pool: options.db.pool,
-    logger: options.logger,
-    types,
-    concurrency: options.concurrency,
-    heartbeatMs: options.heartbeatMs ?? 5_000,
-    busy: () => ({ count: active(), jobIds: workers.flatMap((w) => [...w.runningIds]) }),
-  });
-  await registry.start();
+  const active = (): number => workers.reduce((n, w) => n + w.running, 0);
 
   const queues = new JobQueues({ connection: options.producerRedis, prefix: options.prefix });
   const reconciler = new Reconciler({

@@ -2,6 +2,7 @@
 // cancellation request wins over running again. Only the transitions (this folder) use them.
 import { EVENT_OF_STATUS, TRANSITION_EVENTS } from "@conveyor/contracts";
 import { TENANT_JOB, utcDay } from "../core/job-sql";
+import { GONE_BEATS } from "../flow/workers";
 
 /**
  * `job.status = 'status'`, written so that the planner cannot use it to prove the predicate of a partial index on
@@ -73,3 +74,18 @@ export function countFailures(from: string): string {
           ${merge("d")}
      )`;
 }
+
+/**
+ * True while the attempt holding `job` (a jobs row) still has a live holder (SPEC §24): its fence begins with the id
+ * of a worker in the worker registry (`<worker id>:…`, as the worker's envelopes and leases name their attempts) and
+ * that worker's heartbeat is fresher than GONE_BEATS of its intervals by the database's clock — the rule the
+ * Workers view shows as "running". A fence naming no registered worker (one written before holders were named, or a
+ * holder reaped) has no live holder. A running job is taken over only when this is false, so a second delivery of
+ * its id (overlapping leaders, a stalled check on a worker that is only busy, a reconciler's repair) never starts it
+ * again while its holder may still be running it.
+ */
+export const holderLives = (job: string): string =>
+  `EXISTS (SELECT 1 FROM workers w
+            WHERE w.id = (CASE WHEN ${job}.fence ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:'
+                               THEN left(${job}.fence, 36) END)::uuid
+              AND w.heartbeat_at > now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000))`;

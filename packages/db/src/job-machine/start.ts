@@ -7,7 +7,7 @@ import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, eventOfStatus, statusIs } from "./sql";
+import { announce, countFailures, eventOfStatus, holderLives, statusIs } from "./sql";
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
@@ -40,6 +40,11 @@ export const RATE_LIMIT_LEAD_MS = 200;
 const GIVING_UP = (job: string) =>
   `'Attempt ' || (${job}.retries + 1) || ' was interrupted ' || (${job}.interruptions + 1) || ' times; giving up, as the job probably crashes its worker.'`;
 
+/**
+ * A claim of job `id` for the attempt holding `fence`. A fence that begins with the claiming worker's id in the worker
+ * registry and a colon (`<worker id>:<anything unique to the attempt>`) names the job's holder: while that worker's
+ * heartbeat lives, no other claim takes the job over (SPEC §24).
+ */
 export type ClaimRequest = { id: string; fence: string };
 
 /** A claim refused for a moment: a rate limit's window frees at `retryAt` (within RATE_LIMIT_LEAD_MS); claim again then. */
@@ -67,7 +72,9 @@ export type ClaimedJob = {
 
 /**
  * Claims the jobs for the attempts holding `fence`: pending jobs (the usual case), and processing jobs whose attempt
- * was lost (another delivery of the same job means the previous one is gone or stale) — counted as an interruption;
+ * was lost — their holder is gone from the worker registry (holderLives, SPEC §24) — counted as an interruption (a
+ * processing job whose holder lives is not returned: another delivery of its id starts nothing; one whose fence is
+ * this claim's own is answered again, unchanged);
  * a pending job whose queue or type is paused, or whose rate limits have no start left in their windows, goes back in
  * line instead (it is never failed or retried for it) — unless the windows free within RATE_LIMIT_LEAD_MS: then it is
  * answered with a ClaimWait;
@@ -91,8 +98,9 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
     (tx) =>
       tx.query<{ id: string }>(
         `SELECT id FROM jobs WHERE id = ANY($1::uuid[]) AND status = 'processing' AND dependents > 0
-          AND (cancel_requested_at IS NOT NULL OR interruptions >= ${MAX_INTERRUPTIONS})`,
-        [requests.filter((r) => !returned.has(r.id)).map((r) => r.id)],
+          AND (cancel_requested_at IS NOT NULL OR interruptions >= ${MAX_INTERRUPTIONS})
+          AND fence IS DISTINCT FROM ($2::text[])[array_position($1::uuid[], id)] AND NOT ${holderLives("jobs")}`,
+        [requests.filter((r) => !returned.has(r.id)).map((r) => r.id), requests.filter((r) => !returned.has(r.id)).map((r) => r.fence)],
       ),
     { retry: true },
   );
@@ -196,8 +204,18 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
               updated_at = now()
          FROM input i
         WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND ${statusIs("j", "processing")}
+          -- Only a lapsed holder's attempt is taken over (SPEC §24): while the worker that holds the job lives, a
+          -- second delivery of its id starts nothing. The attempt asking again with its own fence is answered below.
+          AND j.fence IS DISTINCT FROM i.fence AND NOT ${holderLives("j")}
           AND ($3::boolean OR j.dependents = 0 OR (j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS}))
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'processing'::text AS previous_status, j AS job
+     ), reclaimed AS (
+       -- The attempt that holds the job claiming it again (its first claim committed, but the answer was lost with the
+       -- connection and the worker retried): answered as it was, nothing written.
+       SELECT j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status,
+              CASE WHEN j.interruptions > 0 THEN 'processing' ELSE 'pending' END AS previous_status
+         FROM jobs j JOIN input i ON i.id = j.id AND i.fence = j.fence
+        WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "processing")}
      ), changed AS (
        SELECT * FROM started UNION ALL SELECT * FROM taken_over
      ), dequeued AS (
@@ -220,6 +238,10 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
      SELECT c.id, c.org_id, c.type, c.payload::text AS payload, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.trace_parent, c.dependencies, c.previous_status,
             NULL::timestamptz AS retry_at, (SELECT count(*) FROM notified) AS notified, (SELECT count(*) FROM held) AS held
        FROM changed c WHERE c.status = 'processing'
+     UNION ALL
+     SELECT c.id, c.org_id, c.type, c.payload::text, c.retries, c.max_retries, c.interruptions, c.timeout_ms, c.trace_parent, c.dependencies, c.previous_status,
+            NULL, NULL, NULL
+       FROM reclaimed c
      UNION ALL
      SELECT r.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, r.frees_at, NULL, NULL
        FROM refused_until r JOIN pending p ON p.id = r.id

@@ -1,7 +1,7 @@
 // The fence, at the SQL level: only the attempt that owns a job can record its outcome, and nothing moves
 // a job out of done or failed.
 import { randomUUID } from "node:crypto";
-import { claimJobs, findJobLogs, newId, saveJobArtifact, writeOutcomes, type Outcome } from "@conveyor/db";
+import { claimJobs, findJobLogs, newId, registerWorker, saveJobArtifact, writeOutcomes, type Outcome } from "@conveyor/db";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 
 let database: TestDatabase;
@@ -57,6 +57,50 @@ describe("claims", () => {
       expect.stringMatching(/^Attempt 1 was interrupted/),
       "Attempt 1 of 3 started.",
     ]);
+  });
+
+  describe("a running job's holder (SPEC §24, ROBUSTNESS 56)", () => {
+    const holder = async (heartbeatMs = 60_000) => {
+      const id = newId();
+      await registerWorker(database.db.pool, { id, host: "h", pid: 1, version: "t", nodeVersion: "t", types: ["webhook"], concurrency: 1, heartbeatMs });
+      return id;
+    };
+
+    it("does not take a job over from a worker whose heartbeat lives: the second delivery starts nothing", async () => {
+      const id = await newJob();
+      const worker = await holder();
+      await claimJobs(database.db.pool, [{ id, fence: `${worker}:webhook:1` }]);
+      expect(await claimJobs(database.db.pool, [{ id, fence: `${await holder()}:webhook:7` }])).toEqual([]);
+      expect(await claimJobs(database.db.pool, [{ id, fence: `${worker}:webhook:2` }])).toEqual([]);
+      expect(await row(id)).toMatchObject({ status: "processing", fence: `${worker}:webhook:1`, interruptions: 0 });
+      expect((await logs(id)).map((l) => l.message)).toEqual(["Attempt 1 of 3 started."]);
+    });
+
+    it("takes it over once the holder's heartbeat is older than three of its intervals, or its row is gone", async () => {
+      const [first, second] = [await newJob(), await newJob()];
+      const [silent, reaped] = [await holder(100), await holder()];
+      await claimJobs(database.db.pool, [
+        { id: first, fence: `${silent}:webhook:1` },
+        { id: second, fence: `${reaped}:webhook:1` },
+      ]);
+      await database.db.pool.query("UPDATE workers SET heartbeat_at = now() - interval '301 milliseconds' WHERE id = $1", [silent]);
+      await database.db.pool.query("DELETE FROM workers WHERE id = $1", [reaped]);
+      const taken = await claimJobs(database.db.pool, [
+        { id: first, fence: `${await holder()}:webhook:1` },
+        { id: second, fence: `${await holder()}:webhook:1` },
+      ]);
+      expect(taken.map((t) => ("interruptions" in t ? t.interruptions : null))).toEqual([1, 1]);
+    });
+
+    it("answers the holding attempt's own claim again, unchanged (its first answer was lost)", async () => {
+      const id = await newJob();
+      const fence = `${await holder()}:webhook:1`;
+      await claimJobs(database.db.pool, [{ id, fence }]);
+      const [again] = await claimJobs(database.db.pool, [{ id, fence }]);
+      expect(again).toMatchObject({ id, previousStatus: "pending", interruptions: 0, payload: '{"a": 1}' });
+      expect(await row(id)).toMatchObject({ status: "processing", fence, interruptions: 0 });
+      expect((await logs(id)).map((l) => l.message)).toEqual(["Attempt 1 of 3 started."]);
+    });
   });
 
   it("does not claim done, failed or unknown jobs", async () => {

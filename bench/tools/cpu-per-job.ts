@@ -8,7 +8,8 @@
 //   STATEMENTS=1 also prints Conveyor's costliest statements (pg_stat_statements) and, per table, the rows written
 //   (updates HOT or not) and the index entries they wrote (an upper bound: (inserts + non-HOT updates) × indexes,
 //   partial indexes counted as if every row matched); CONVEYOR_ONLY=1 skips the peers. PG_PORT=n runs the private
-//   Postgres on that port; AUTOVACUUM=1 runs it with autovacuum on, as a production server does.
+//   Postgres on that port; AUTOVACUUM=1 runs it with autovacuum on, as a production server does. EXPERIMENT_SQL runs
+//   one statement on Conveyor's fresh database before the run (what dropping a trigger or an index would save).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
   try {
     // Conveyor: jobs created as POST /jobs does (in this process, counted under Postgres only), one worker process.
     const env = { ...(await prepare(postgres.url)), redisUrl: redis.url };
+    if (process.env.EXPERIMENT_SQL) await env.db.pool.query(process.env.EXPERIMENT_SQL);
     let worker: Child | undefined;
     try {
       const port = await freePort();

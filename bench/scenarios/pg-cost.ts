@@ -77,7 +77,16 @@ export async function pgCost(port: number, jobs: number, concurrency: number): P
         unit: "µs",
         ...(CPU_PER_JOB_BEFORE_US > 0
           ? { target: `≤ ${Math.round(CPU_PER_JOB_BEFORE_US / 2)} µs (½ of before)`, met: conveyorUs <= CPU_PER_JOB_BEFORE_US / 2 }
-          : {}),
+          : { target: "≤ 100 µs (SPEC §24)", met: conveyorUs <= 100 }),
+      },
+      {
+        // The ceiling of a whole deployment: workers and API replicas scale out, one Postgres primary does not.
+        scenario: "Postgres cost per job",
+        metric: "jobs/s one Postgres core carries (10⁶ µs ÷ CPU per job)",
+        conveyor: 1e6 / conveyorUs,
+        baseline: 1e6 / floorUs,
+        baselineName: "the floor: same writes by hand",
+        unit: "jobs/s",
       },
       ...[...families].map(([family, totalMs]) => ({
         scenario: "Postgres cost per job",

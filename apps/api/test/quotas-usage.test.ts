@@ -137,23 +137,23 @@ describe("quotas on job creation", () => {
     const pending = await api.request.post("/jobs").set(as(owner)).send(job(3));
     expectError(pending, 429, "quota_exceeded");
     expect(pending.body.error.message).toContain("pending_max");
-    await api.database.db.pool.query("UPDATE jobs SET status = 'done', finished_at = now() WHERE id = (SELECT id FROM jobs WHERE org_id = $1 LIMIT 1)", [
-      owner.orgId,
-    ]);
+    // A job leaves pending through the job machine, whose statement counts it (SPEC §24: no trigger on jobs does).
+    const { rows: first } = await api.database.db.pool.query("SELECT id FROM jobs WHERE org_id = $1 LIMIT 1", [owner.orgId]);
+    expect((await api.request.post(`/jobs/${first[0].id}/cancel`).set(as(owner))).status).toBe(200);
     expect((await api.request.post("/jobs").set(as(owner)).send(job(4))).status).toBe(202);
 
     // Payload bytes are counted as Postgres writes the stored payload as JSON text; these jobs' payloads are one size.
     const { rows } = await api.database.db.pool.query("SELECT octet_length(payload::text) AS n FROM jobs WHERE org_id = $1 LIMIT 1", [owner.orgId]);
     const bytes = Number(rows[0].n);
     await setQuota(owner, ["--pending-max=default", `--payload-bytes-max=${5 * bytes + Math.floor(bytes / 2)}`]);
-    // Four jobs stored (one done): one more fits, the next does not.
+    // Four jobs stored (one cancelled): one more fits, the next does not.
     expect((await api.request.post("/jobs").set(as(owner)).send(job(5))).status).toBe(202);
     const full = await api.request.post("/jobs").set(as(owner)).send(job(6));
     expectError(full, 429, "quota_exceeded");
     expect(full.body.error.message).toContain("payload_bytes_max");
     expect(Number(full.headers["retry-after"])).toBeGreaterThan(0);
     // Retention deletes a job: its payload no longer counts.
-    await api.database.db.pool.query("DELETE FROM jobs WHERE id = (SELECT id FROM jobs WHERE org_id = $1 AND status = 'done')", [owner.orgId]);
+    await api.database.db.pool.query("DELETE FROM jobs WHERE id = (SELECT id FROM jobs WHERE org_id = $1 AND status = 'cancelled')", [owner.orgId]);
     expect((await api.request.post("/jobs").set(as(owner)).send(job(7))).status).toBe(202);
 
     await setQuota(owner, ["--payload-bytes-max=default", "--jobs-per-month=6"]);

@@ -6,7 +6,7 @@ import type pg from "pg";
 import type { JobStatus } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { settleDependents } from "./dependencies";
-import { announce, eventOf } from "./sql";
+import { announce, countUsage, eventOf } from "./sql";
 
 export type CancelOutcome = {
   id: string;
@@ -40,7 +40,7 @@ export async function cancelJobs(db: pg.PoolClient, options: { orgId: string; id
        UPDATE jobs j SET cancel_requested_at = now(), updated_at = now()
          FROM target t WHERE j.id = t.id AND t.status = 'processing' AND j.cancel_requested_at IS NULL
        RETURNING j.id, j.retries
-     ), dequeued AS (
+     ), ${countUsage("(SELECT c.org_id, c.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, c.status::text AS new_status, c.started_at AS new_started_at FROM cancelled c)")}, dequeued AS (
        DELETE FROM job_queue q USING cancelled c WHERE q.job_id = c.id
        RETURNING q.job_id, q.dispatched_at IS NOT NULL AS dispatched
      ), announced AS (

@@ -13,7 +13,7 @@
 import type pg from "pg";
 import { DEPENDENCY_FAILED_CODE } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
-import { announce, eventOf } from "./sql";
+import { announce, countUsage, eventOf } from "./sql";
 
 export type Settled = { cancelled: string[]; released: string[] };
 
@@ -80,7 +80,7 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
          FROM decremented WHERE dependencies_pending = 0
        ON CONFLICT (job_id) DO NOTHING
        RETURNING job_id
-     ), announced AS (
+     ), ${countUsage("(SELECT c.org_id, c.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, 'cancelled'::text AS new_status, NULL::timestamptz AS new_started_at FROM cancelled c)")}, announced AS (
        ${announce({ from: "(SELECT c.id, c.org_id, c.type, c.job FROM cancelled c)", event: eventOf("cancelled") })}
      ), logged AS (
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)

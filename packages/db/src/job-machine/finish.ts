@@ -6,7 +6,7 @@ import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
+import { announce, countFailures, countUsage, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
 
@@ -128,7 +128,7 @@ async function applyOutcomes(
          FROM applied a WHERE q.job_id = a.id AND a.status = 'pending'
      ), announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a.status, a::jobs AS job FROM applied a)", event: eventOfStatus("x.status") })}
-     ), ${countFailures("applied")}, logged AS (
+     ), ${countFailures("applied")}, ${countUsage("(SELECT a.org_id, a.type, 'processing'::text AS old_status, a.started_at AS old_started_at, a.status::text AS new_status, a.started_at AS new_started_at FROM applied a)")}, logged AS (
        -- The lines queued so far, in order. An attempt's "succeeded" line is its job.succeeded event (jobs/attempts.ts).
        INSERT INTO job_logs (job_id, attempt, level, message, timestamp)
        SELECT t.job_id, t.attempt, t.level::log_level, t.message, t.ts

@@ -89,3 +89,43 @@ export const holderLives = (job: string): string =>
             WHERE w.id = (CASE WHEN ${job}.fence ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:'
                                THEN left(${job}.fence, 36) END)::uuid
               AND w.heartbeat_at > now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000))`;
+
+/**
+ * Two CTEs, `usage_counted` and `pending_counted`, counting in the usage rows what the rows of `moved` did (SPEC §22,
+ * §24: the statements that do the work count it, one upsert per organization, day, type and stripe per statement,
+ * no trigger on jobs): an attempt starts when a job moves into 'processing' (or a take-over gives it a new
+ * started_at) and ends when it moves out (or is taken over), its milliseconds from its started_at to now at the
+ * millisecond precision events are stored with; and the organization's pending jobs (quotas) change by the jobs
+ * that moved into or out of 'pending'. `moved` has columns `org_id`, `type`, `old_status`, `old_started_at`,
+ * `new_status`, `new_started_at` (statuses as text). The usage rows are taken before the stored rows, in key order,
+ * as the insert trigger takes them, so two statements never wait for each other in a cycle. For use after other CTEs.
+ */
+export function countUsage(moved: string): string {
+  return `usage_counted AS (
+       INSERT INTO usage_counts AS u (org_id, day, type, stripe, attempts_started, attempt_ms)
+       SELECT c.org_id, (now() AT TIME ZONE 'UTC')::date, c.type, conveyor_usage_stripe(),
+              count(*) FILTER (WHERE c.started),
+              coalesce(sum(c.ms) FILTER (WHERE c.ended), 0)
+         FROM (SELECT m.org_id, m.type,
+                      m.new_status = 'processing' AND (m.old_status <> 'processing' OR m.new_started_at IS DISTINCT FROM m.old_started_at) AS started,
+                      m.old_status = 'processing' AND m.old_started_at IS NOT NULL
+                        AND (m.new_status <> 'processing' OR m.new_started_at IS DISTINCT FROM m.old_started_at) AS ended,
+                      greatest(0, round(extract(epoch FROM now()::timestamptz(3) - m.old_started_at) * 1000))::bigint AS ms
+                 FROM ${moved} m
+                WHERE ${TENANT_JOB("m")} AND (m.new_status = 'processing' OR m.old_status = 'processing')) c
+        WHERE c.started OR c.ended
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (org_id, day, type, stripe) DO UPDATE
+          SET attempts_started = u.attempts_started + EXCLUDED.attempts_started, attempt_ms = u.attempt_ms + EXCLUDED.attempt_ms
+       RETURNING 1
+     ), pending_counted AS (
+       INSERT INTO stored_payload_bytes AS s (org_id, stripe, pending_jobs)
+       SELECT m.org_id, conveyor_usage_stripe(), sum((m.new_status = 'pending')::int - (m.old_status = 'pending')::int)
+         FROM ${moved} m
+        WHERE ${TENANT_JOB("m")} AND (m.new_status = 'pending') <> (m.old_status = 'pending')
+          -- After the usage rows (the lock order above): the subquery runs the usage upsert first.
+          AND (SELECT count(*) FROM usage_counted) >= 0
+        GROUP BY 1 ORDER BY 1
+       ON CONFLICT (org_id, stripe) DO UPDATE SET pending_jobs = s.pending_jobs + EXCLUDED.pending_jobs
+     )`;
+}

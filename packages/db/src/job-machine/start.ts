@@ -7,7 +7,7 @@ import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, eventOfStatus, holderLives, statusIs } from "./sql";
+import { announce, countFailures, countUsage, eventOfStatus, holderLives, statusIs } from "./sql";
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
@@ -191,6 +191,9 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
         WHERE j.id = ANY(ARRAY(SELECT p.id FROM pending p WHERE NOT p.paused AND p.id NOT IN (SELECT id FROM refused)))
           AND ${statusIs("j", "pending")}
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'pending'::text AS previous_status, j AS job
+     ), prior AS (
+       -- The attempts a take-over may end, as they were: their usage is counted from their started_at.
+       SELECT j.id, j.started_at FROM jobs j WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "processing")}
      ), taken_over AS (
        UPDATE jobs j
           SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
@@ -218,7 +221,9 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
         WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "processing")}
      ), changed AS (
        SELECT * FROM started UNION ALL SELECT * FROM taken_over
-     ), dequeued AS (
+     ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, (s.job).started_at AS new_started_at FROM started s
+        UNION ALL
+        SELECT t.org_id, t.type, 'processing', p.started_at, t.status::text, (t.job).started_at FROM taken_over t JOIN prior p ON p.id = t.id)`)}, dequeued AS (
        DELETE FROM job_queue q USING taken_over t WHERE q.job_id = t.id AND t.status <> 'processing'
      ), announced AS (
        ${announce({ from: "changed", event: eventOfStatus("x.status") })}

@@ -11,11 +11,15 @@
 import type pg from "pg";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
-import { announce, eventOf } from "./sql";
+import { announce, countUsage, eventOf } from "./sql";
 
 /** The job row's change when an attempt is suspended: pending, no fence, no retry spent. */
 const SUSPENDED = `status = 'pending', fence = NULL, finished_at = NULL, updated_at = now()`;
 const OWNED = `j.id = $1 AND j.fence = $2 AND j.status = 'processing' AND j.cancel_requested_at IS NULL`;
+/** The attempt a suspension ends, counted in usage (it was processing; its started_at does not change). */
+const COUNTED = countUsage(
+  "(SELECT a.org_id, a.type, 'processing'::text AS old_status, a.started_at AS old_started_at, a.status::text AS new_status, a.started_at AS new_started_at FROM applied a)",
+);
 
 /** Suspends the attempt until `wakeAt`. False when the attempt no longer owns the job (or it is being cancelled). */
 export async function suspendForSleep(db: pg.Pool, s: { jobId: string; fence: string; name: string; attempt: number; wakeAt: Date }): Promise<boolean> {
@@ -28,7 +32,7 @@ export async function suspendForSleep(db: pg.Pool, s: { jobId: string; fence: st
        ON CONFLICT (job_id, name) DO UPDATE SET status = 'sleeping', wake_at = EXCLUDED.wake_at
      ), requeued AS (
        UPDATE job_queue q SET due_at = $5, dispatched_at = NULL, envelope_id = NULL FROM applied a WHERE q.job_id = a.id
-     ), announced AS (
+     ), ${COUNTED}, announced AS (
        ${announce({ from: "(SELECT a.id, a.org_id, a.type, a::jobs AS job FROM applied a)", event: eventOf("released") })}
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', ''), pg_notify('${DISPATCH_CHANNEL}', '') FROM applied
@@ -100,7 +104,7 @@ export async function suspendForWait(
          ON CONFLICT (job_id, name) DO UPDATE SET status = 'waiting', waitpoint_id = EXCLUDED.waitpoint_id
        ), unqueued AS (
          DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id
-       ), announced AS (
+       ), ${COUNTED}, announced AS (
          ${announce({ from: "(SELECT a.id, a.org_id, a.type, a::jobs AS job FROM applied a)", event: eventOf("released") })}
        ), notified AS (
          SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM applied

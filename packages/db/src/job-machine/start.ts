@@ -146,15 +146,19 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
     name: "conveyor-claim-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::text[]) AS t(id, fence)
-     ), ${EVENT_BASE}, pending AS MATERIALIZED (
+     ), ${EVENT_BASE}, named AS MATERIALIZED (
+       -- The claimed jobs as they are before this statement, read once: the pending ones to start, the processing
+       -- ones a take-over may end (their usage is counted from their started_at).
+       SELECT j.id, j.org_id, j.type, j.rate_limit, j.status, j.started_at, j.dependencies_pending FROM jobs j WHERE j.id = ANY($1::uuid[])
+     ), pending AS MATERIALIZED (
        SELECT j.id, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
               coalesce(qs.paused, false) OR coalesce(ts.paused_until > now(), false) AS paused,
               CASE WHEN ts.paused_until > now() THEN ts.paused_until END AS paused_until
-         FROM jobs j
+         FROM named j
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type
         -- (A job waiting for dependencies has no queue row and is never handed over: this only guards a stray.)
-        WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0
+        WHERE ${statusIs("j", "pending")} AND j.dependencies_pending = 0
      ), wants AS (
        -- Every rate limit each job starts under (its own, its queue's), ranked per limit within this claim.
        SELECT w.id, w.org_id, w.name, row_number() OVER (PARTITION BY w.org_id, w.name ORDER BY w.id) AS rank
@@ -191,9 +195,6 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
         WHERE j.id = ANY(ARRAY(SELECT p.id FROM pending p WHERE NOT p.paused AND p.id NOT IN (SELECT id FROM refused)))
           AND ${statusIs("j", "pending")}
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, 'pending'::text AS previous_status, j AS job
-     ), prior AS (
-       -- The attempts a take-over may end, as they were: their usage is counted from their started_at.
-       SELECT j.id, j.started_at FROM jobs j WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "processing")}
      ), taken_over AS (
        UPDATE jobs j
           SET status = CASE WHEN j.cancel_requested_at IS NOT NULL THEN 'cancelled'
@@ -223,7 +224,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
        SELECT * FROM started UNION ALL SELECT * FROM taken_over
      ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, (s.job).started_at AS new_started_at FROM started s
         UNION ALL
-        SELECT t.org_id, t.type, 'processing', p.started_at, t.status::text, (t.job).started_at FROM taken_over t JOIN prior p ON p.id = t.id)`)}, dequeued AS (
+        SELECT t.org_id, t.type, 'processing', p.started_at, t.status::text, (t.job).started_at FROM taken_over t JOIN named p ON p.id = t.id)`)}, dequeued AS (
        DELETE FROM job_queue q USING taken_over t WHERE q.job_id = t.id AND t.status <> 'processing'
      ), announced AS (
        ${announce({ from: "changed", event: eventOfStatus("x.status") })}

@@ -180,15 +180,17 @@ describe("A5: SIGTERM with jobs in flight", () => {
 describe("A6: a handler slower than its lock", () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ workerEnv: { WORKER_LOCK_MS: "1000", WORKER_TYPES: "scripted" } });
+    // Heartbeats every second: a worker whose event loop is blocked for 12 s misses them and is gone from the worker
+    // registry after 3 s, so its job may be taken over (SPEC §24: only a lapsed holder's jobs are).
+    stack = await startStack({ workerEnv: { WORKER_LOCK_MS: "1000", WORKER_HEARTBEAT_MS: "1000", WORKER_TYPES: "scripted" } });
   });
   afterEach(() => stack.expectOtherOrgUntouched());
   afterAll(() => stack.close());
 
   it("may run twice, but only the owning attempt's outcome is recorded; the stale one is refused by the fence", async () => {
     await stack.startWorker();
-    // Blocks the first worker's event loop, so it cannot renew its lock; BullMQ hands the job to the second
-    // worker after two stalled checks.
+    // Blocks the first worker's event loop, so it can renew neither its lock nor its heartbeat; BullMQ hands the job
+    // to the second worker after two stalled checks, whose claim takes it over once the first's heartbeat lapsed.
     const { body } = await stack.post("/jobs", { type: "scripted", payload: { busy_ms: 12_000 } });
     await stack.waitForJob(body.id, (j) => j.status === "processing");
     await stack.startWorker({ SCRIPTED_TIME_SCALE: "0" });

@@ -254,9 +254,7 @@ describe("the dispatcher's leader (G34)", () => {
     // A busy loop per core: the workers' event loops and Postgres wait for the CPU, so a second delivery of a job id
     // (the overlapping leaders' hand-overs, a stalled check on a worker that is only slow) reaches a claim while the
     // first attempt still runs. Its holder lives: the job is not started again (SPEC §24).
-    const hogs = Array.from({ length: Math.max(2, os.cpus().length) }, () =>
-      spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
-    );
+    const hogs = Array.from({ length: Math.max(2, os.cpus().length) }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
     const redis = new Redis(stack.redisUrl);
     try {
       // Most jobs are short; some run long enough for the reconciler (grace 1.5 s) to repair their envelopes.

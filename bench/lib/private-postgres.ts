@@ -117,7 +117,14 @@ export async function startPrivatePostgres(options: { port?: number; autovacuum?
                   (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid) AS indexes
              FROM pg_stat_user_tables t WHERE t.n_tup_ins + t.n_tup_upd + t.n_tup_del > 0 ORDER BY t.relname`,
         );
-        return rows.map((r) => ({ table: r.table, ins: Number(r.ins), upd: Number(r.upd), hot: Number(r.hot), del: Number(r.del), indexes: Number(r.indexes) }));
+        return rows.map((r) => ({
+          table: r.table,
+          ins: Number(r.ins),
+          upd: Number(r.upd),
+          hot: Number(r.hot),
+          del: Number(r.del),
+          indexes: Number(r.indexes),
+        }));
       } finally {
         await client.end();
       }

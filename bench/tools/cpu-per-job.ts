@@ -107,7 +107,9 @@ async function main(): Promise<void> {
           const perJob = ((t.ins + t.upd - t.hot) * t.indexes) / jobs;
           entries += perJob;
           const f = (v: number) => (v / jobs).toFixed(2).padStart(7);
-          console.log(`${t.table.padEnd(26)} ${f(t.ins)} ${f(t.upd)} ${f(t.hot)} ${f(t.del)} ${String(t.indexes).padStart(7)} ${perJob.toFixed(1).padStart(18)}`);
+          console.log(
+            `${t.table.padEnd(26)} ${f(t.ins)} ${f(t.upd)} ${f(t.hot)} ${f(t.del)} ${String(t.indexes).padStart(7)} ${perJob.toFixed(1).padStart(18)}`,
+          );
         }
         console.log(`index entries per job (upper bound): ${entries.toFixed(1)}`);
       }

@@ -31,12 +31,15 @@ const sql = (text: string, values: unknown[] = []) => database.db.pool.query(tex
 /** A job written as the statements before this change wrote it: inserted, then moved by plain UPDATEs (the trigger counts). */
 async function oldJob(moves: string[], extra: { fence?: string } = {}): Promise<string> {
   const id = newId();
-  await sql(`INSERT INTO jobs (id, org_id, type, status, payload, max_retries, created_at, updated_at) VALUES ($1, $2, 'email', 'pending', '{"to":"a@b.c"}', 2, now(), now())`, [
-    id,
-    orgId,
-  ]);
+  await sql(
+    `INSERT INTO jobs (id, org_id, type, status, payload, max_retries, created_at, updated_at) VALUES ($1, $2, 'email', 'pending', '{"to":"a@b.c"}', 2, now(), now())`,
+    [id, orgId],
+  );
   await sql("INSERT INTO job_queue (job_id, type, org_id, priority, due_at) VALUES ($1, 'email', $2, 5, now())", [id, orgId]);
-  await sql("INSERT INTO events (id, org_id, job_id, type, time, data) SELECT conveyor_next_event_id(), org_id, id, 'job.created', now(), conveyor_job_data(j) FROM jobs j WHERE id = $1", [id]);
+  await sql(
+    "INSERT INTO events (id, org_id, job_id, type, time, data) SELECT conveyor_next_event_id(), org_id, id, 'job.created', now(), conveyor_job_data(j) FROM jobs j WHERE id = $1",
+    [id],
+  );
   for (const move of moves) {
     if (move === "start") {
       await sql("UPDATE jobs SET status = 'processing', fence = $2, started_at = now() - interval '250 milliseconds', updated_at = now() WHERE id = $1", [
@@ -49,7 +52,10 @@ async function oldJob(moves: string[], extra: { fence?: string } = {}): Promise<
         [id],
       );
     } else if (move === "retry") {
-      await sql("UPDATE jobs SET status = 'pending', retries = retries + 1, error = 'boom', fence = NULL, run_at = now() + interval '1 hour', updated_at = now() WHERE id = $1", [id]);
+      await sql(
+        "UPDATE jobs SET status = 'pending', retries = retries + 1, error = 'boom', fence = NULL, run_at = now() + interval '1 hour', updated_at = now() WHERE id = $1",
+        [id],
+      );
       await sql("UPDATE job_queue SET dispatched_at = NULL, due_at = now() + interval '1 hour' WHERE job_id = $1", [id]);
       await sql(
         "INSERT INTO events (id, org_id, job_id, type, time, data) SELECT conveyor_next_event_id(), org_id, id, 'job.retrying', now(), conveyor_job_data(j) FROM jobs j WHERE id = $1",
@@ -102,14 +108,14 @@ it("keeps every read as it was, and afterwards counts each attempt once, as the 
   };
   // A step and a waitpoint of the retrying job (its handler slept and waited).
   const waitpoint = newId();
-  await sql("INSERT INTO waitpoints (id, org_id, status, tags, token_hash, expires_at, job_id, created_at) VALUES ($1, $2, 'waiting', '{}', decode(md5(random()::text), 'hex'), now() + interval '1 day', $3, now())", [
-    waitpoint,
-    orgId,
-    jobs.retrying,
-  ]);
-  await sql("INSERT INTO job_steps (job_id, name, kind, status, attempt, result, started_at, finished_at) VALUES ($1, 'fetch', 'step', 'completed', 1, '{\"n\":1}', now(), now())", [
-    jobs.retrying,
-  ]);
+  await sql(
+    "INSERT INTO waitpoints (id, org_id, status, tags, token_hash, expires_at, job_id, created_at) VALUES ($1, $2, 'waiting', '{}', decode(md5(random()::text), 'hex'), now() + interval '1 day', $3, now())",
+    [waitpoint, orgId, jobs.retrying],
+  );
+  await sql(
+    "INSERT INTO job_steps (job_id, name, kind, status, attempt, result, started_at, finished_at) VALUES ($1, 'fetch', 'step', 'completed', 1, '{\"n\":1}', now(), now())",
+    [jobs.retrying],
+  );
   await sql("INSERT INTO job_steps (job_id, name, kind, status, attempt, waitpoint_id, started_at) VALUES ($1, 'approval', 'wait', 'waiting', 1, $2, now())", [
     jobs.retrying,
     waitpoint,

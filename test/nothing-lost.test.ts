@@ -212,6 +212,33 @@ describe("A6: a handler slower than its lock", () => {
   });
 });
 
+describe("A6: a handler slower than its lock whose worker still lives (SPEC §24, ROBUSTNESS 56)", () => {
+  let stack: Stack;
+  const log = new ScriptedLog("a6-alive");
+  beforeAll(async () => {
+    // A lock of one second, heartbeats every five: a 6 s block loses the lock (BullMQ's stalled check gives the
+    // envelope to the other worker) but not the holder, whose last heartbeat is at most 11 s old when the block ends.
+    stack = await startStack({
+      workerEnv: { WORKER_LOCK_MS: "1000", WORKER_HEARTBEAT_MS: "5000", WORKER_TYPES: "scripted", SCRIPTED_MARKER_FILE: log.file },
+    });
+  });
+  afterEach(() => stack.expectOtherOrgUntouched());
+  afterAll(() => stack.close());
+
+  it("is not started again while its holder lives: it runs once and its outcome is recorded", async () => {
+    await stack.startWorker();
+    const { body } = await stack.post("/jobs", { type: "scripted", payload: { busy_ms: 6_000, marker: "alive" } });
+    await stack.waitForJob(body.id, (j) => j.status === "processing");
+    await stack.startWorker({ SCRIPTED_TIME_SCALE: "0" });
+    const job = await stack.waitForJob(body.id, terminal, 30_000);
+    expect(job.status).toBe("done");
+    expect(starts(await stack.logs(body.id))).toBe(1);
+    expect(log.markerCounts().get("alive")).toBe(1);
+    const { rows } = await stack.api.database.db.pool.query<{ interruptions: number }>("SELECT interruptions FROM jobs WHERE id = $1", [body.id]);
+    expect(rows[0]!.interruptions).toBe(0);
+  });
+});
+
 describe("A9: Postgres restarted", () => {
   let server: PrivatePostgres;
   let stack: Stack;

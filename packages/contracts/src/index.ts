@@ -13,3 +13,4 @@ export * from "./audit";
 export * from "./live";
 
 export * from "./waitpoints";
+export * from "./alerts";

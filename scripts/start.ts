@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { envSchema, loadDotEnv, parseEnv, runMain, sharedEnv, StartupError } from "@conveyor/config";
-import { databaseUnreachableMessage, migrate } from "@conveyor/db";
+import { databaseUnreachableMessage, migrate, resolveDatabaseUrl } from "@conveyor/db";
 import { connectRedis } from "@conveyor/queue";
 
 const root = path.resolve(__dirname, "..");
@@ -20,9 +20,15 @@ async function main(): Promise<void> {
   // starts run on the same binary (process.execPath) and say so too.
   process.stdout.write(`Conveyor on Node.js ${process.version} (${process.execPath})\n`);
   loadDotEnv();
-  const { DATABASE_URL, REDIS_URL } = parseEnv(envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL, REDIS_URL: sharedEnv.REDIS_URL }), process.env);
-
-  const applied = await migrate(DATABASE_URL).catch((error) => {
+  const env = parseEnv(
+    envSchema({ DATABASE_URL: sharedEnv.DATABASE_URL, DATABASE_DIRECT_URL: sharedEnv.DATABASE_DIRECT_URL, REDIS_URL: sharedEnv.REDIS_URL }),
+    process.env,
+  );
+  const { REDIS_URL } = env;
+  // As `npm run db:migrate` does: Postgres itself, never a transaction pooler, and on a multi-host URL the host that
+  // target_session_attrs picks (new URL() refuses libpq's "h1:5432,h2:5433" form).
+  const DATABASE_URL = env.DATABASE_DIRECT_URL ?? env.DATABASE_URL;
+  const applied = await resolveDatabaseUrl(DATABASE_URL, "postgres").then(migrate).catch((error) => {
     throw new StartupError(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);
   });
   process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");

@@ -191,10 +191,12 @@ describe("a job depending on a waitpoint", () => {
       const done = await postAnonymous(wp.complete_url!, { data: { approved: true } });
       expect(done.status).toBe(200);
       expect(done.body).toMatchObject({ id: wp.id, status: "completed", data: { approved: true } });
-      // Used: the same 404 as a wrong token.
+      // A repeat with the same body is the same waitpoint; another body is 409; a wrong token stays 404 (SPEC §20).
       const again = await postAnonymous(wp.complete_url!, { data: { approved: true } });
-      expect(again.status).toBe(404);
-      expect(again.body.error.message).toBe((await postAnonymous(wp.complete_url!.replace(/.{5}$/, "AAAAA"), {})).body.error.message);
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(done.body);
+      expect((await postAnonymous(wp.complete_url!, { data: { approved: false } })).status).toBe(409);
+      expect((await postAnonymous(wp.complete_url!.replace(/.{5}$/, "AAAAA"), {})).status).toBe(404);
 
       const finished = await stack.waitForJob(id, (j) => j.status === "done", 60_000);
       expect((finished.result as { dependencies: unknown[] }).dependencies).toEqual([

@@ -14,7 +14,11 @@ const HEARTBEAT_MS = "300";
 let stack: Stack;
 let dir: string;
 beforeAll(async () => {
-  stack = await startStack({ workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: HEARTBEAT_MS, WORKER_CONCURRENCY: "3" } });
+  // The full view of a single-company deployment (SPEC §27); test/workers-visibility.test.ts has the shared one.
+  stack = await startStack({
+    apiEnv: { WORKERS_VISIBLE_TO_ORGS: "true" },
+    workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: HEARTBEAT_MS, WORKER_CONCURRENCY: "3" },
+  });
   await stack.registerPluginTypes();
   dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-workers-"));
 }, 60_000);
@@ -32,6 +36,7 @@ it("registers a worker with its host, pid, types and concurrency, registers agai
   const worker = await stack.startWorker();
   const row = await waitFor(() => byPid(worker.pid), "the worker registered");
   expect(row).toMatchObject({
+    kind: "worker",
     host: os.hostname(),
     types: ["scripted", "word_count"],
     concurrency: 3,

@@ -92,6 +92,30 @@ describe("POST /jobs/batch with waitpoints", () => {
     expect(await counts(member.orgId)).toEqual({ jobs: 2, waitpoints: 2 });
   });
 
+  it("answers a repeat through complete_url with the same data 200 and the same waitpoint, other data 409, a wrong token 404", async () => {
+    const created = await api.request.post("/waitpoints").set(as(alice)).send({ description: "Payer approves" });
+    expect(created.status).toBe(201);
+    const path = new URL(created.body.complete_url as string).pathname;
+    const first = await api.request.post(path).send({ data: { approved: true } });
+    expect(first.status).toBe(200);
+    // A third party retrying after a lost answer (SPEC §20): the same body is the same waitpoint.
+    const again = await api.request.post(path).send({ data: { approved: true } });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const other = await api.request.post(path).send({ data: { approved: false } });
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({ error: { code: "conflict", message: expect.stringMatching(/already completed/) } });
+    const wrong = await api.request.post(path.replace(/.{5}$/, "AAAAA")).send({ data: { approved: true } });
+    expect(wrong.status).toBe(404);
+    expect(wrong.body.error.code).toBe("not_found");
+    // A cancelled waitpoint's URL is 409 too (the token is known; it says nothing a guesser could use).
+    const cancelled = await api.request.post("/waitpoints").set(as(alice)).send({});
+    expect((await api.request.post(`/waitpoints/${cancelled.body.id}/cancel`).set(as(alice))).status).toBe(200);
+    const late = await api.request.post(new URL(cancelled.body.complete_url as string).pathname).send({ data: 1 });
+    expect(late.status).toBe(409);
+    expect(late.body.error.code).toBe("conflict");
+  });
+
   it("makes waitpoints beside jobs that depend on nothing, as a graph batch", async () => {
     const member = await createOrg(api.database.db, api.deps.config);
     const res = await batch({ jobs: [job(1), job(2)], waitpoints: [{ ref: "later" }] }, member);

@@ -69,9 +69,27 @@ describe("POST /schedules", () => {
       paused: false,
       next_run_at: expectedNext("30 2 * * *", "Europe/Berlin"),
       last_run_at: null,
+      overlap: "allow",
+      catch_up: "latest",
+      catch_up_window_seconds: null,
+      next_runs: expect.arrayContaining([expect.stringMatching(/T02:30:00\.000\+0[12]:00$/)]),
       created_at: api.clock.now().toISOString(),
     });
-    expect(Object.keys(res.body)).toEqual(["id", "name", "cron", "timezone", "job", "paused", "next_run_at", "last_run_at", "created_at"]);
+    expect(Object.keys(res.body)).toEqual([
+      "id",
+      "name",
+      "cron",
+      "timezone",
+      "job",
+      "paused",
+      "next_run_at",
+      "last_run_at",
+      "overlap",
+      "catch_up",
+      "catch_up_window_seconds",
+      "next_runs",
+      "created_at",
+    ]);
     expect(responseSchemas.Schedule.validate(res.body).error).toBeUndefined();
     expect(await row(res.body.id)).toMatchObject({ org_id: alice.orgId, created_by: alice.userId, paused: false });
   });
@@ -226,7 +244,7 @@ describe("PATCH /schedules/{id}", () => {
     const schedule = await created({ ...nightly, cron: "0 * * * *" });
     const paused = await patch(schedule.id, { paused: true });
     expect(paused.status).toBe(200);
-    expect(paused.body).toEqual({ ...schedule, paused: true, next_run_at: null });
+    expect(paused.body).toEqual({ ...schedule, paused: true, next_run_at: null, next_runs: [] });
     expect((await row(schedule.id)).next_run_at).toBeNull();
 
     // (The test clock also decides token expiry: every advance in this file stays well inside JWT_TTL.)

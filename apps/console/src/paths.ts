@@ -12,6 +12,7 @@ export const CONSOLE_PATHS = [
   "/queues",
   "/retries",
   "/workers",
+  "/alerts",
   "/schedules",
   "/waitpoints",
   "/team",

@@ -11,7 +11,12 @@ import { checkNarrow, checkPage, expectNoSidewaysScroll, startRig, type Rig } fr
 let rig: Rig;
 let gate: string;
 beforeAll(async () => {
-  rig = await startRig({ workers: 1, workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: "300", WORKER_CONCURRENCY: "4" } });
+  // The full view of a single-company deployment; workers-capacity.test.ts has a shared deployment's.
+  rig = await startRig({
+    workers: 1,
+    apiEnv: { WORKERS_VISIBLE_TO_ORGS: "true" },
+    workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: "300", WORKER_CONCURRENCY: "4" },
+  });
   await rig.stack.registerPluginTypes();
   gate = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-workers-page-")), "release");
 }, 180_000);

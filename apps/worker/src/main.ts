@@ -20,6 +20,8 @@ import { WebhookDeliveryRetention } from "./runtime/webhook-delivery-retention";
 import { WebhookRelay } from "./runtime/webhook-relay";
 import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
 import { WaitpointRetention } from "./runtime/waitpoint-retention";
+import { AlertEvaluator } from "./runtime/alert-evaluator";
+import { AlertNotifier } from "./runtime/alert-notifier";
 import { startRuntime } from "./runtime/worker-runtime";
 import { stopTracing } from "@conveyor/tracing";
 
@@ -87,6 +89,13 @@ async function main(): Promise<void> {
       new WebhookRelay({ pool: db.pool, logger }),
       new WaitpointExpiry({ pool: db.pool, logger }),
       new WaitpointRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
+      new AlertEvaluator({
+        pool: db.pool,
+        logger,
+        notifier: new AlertNotifier({ pool: db.pool, logger, settings: config }),
+        intervalMs: config.ALERT_EVALUATION_MS,
+        quotas: quotaDefaults(config),
+      }),
     ],
     onAttempt: metrics.onAttempt,
     onReenqueued: metrics.onReenqueued,

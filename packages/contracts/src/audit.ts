@@ -36,6 +36,11 @@ export const AUDIT_ACTIONS = [
   "sso.login",
   "org.quota_update",
   "schedule.run_skipped",
+  "schedule.backfill",
+  "alert_rule.create",
+  "alert_rule.update",
+  "alert_rule.delete",
+  "alert_rule.silence",
 
   "waitpoint.complete",
   "waitpoint.cancel",

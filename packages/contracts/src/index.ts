@@ -6,9 +6,11 @@ export * from "./templates";
 export * from "./url-policy";
 export * from "./handler";
 export * from "./schedules";
+export * from "./schedule-plan";
 export * from "./job-filter";
 export * from "./events";
 export * from "./audit";
 export * from "./live";
 
 export * from "./waitpoints";
+export * from "./alerts";

@@ -12,3 +12,4 @@ export * from "./accounts";
 export * from "./schedules";
 export * from "./usage";
 export * from "./maintenance";
+export * from "./alerts";

@@ -100,11 +100,13 @@ describe("runDueSchedules", () => {
   it("makes one job per tick when 12 tickers race for 20 due schedules", async () => {
     const schedules = await Promise.all(Array.from({ length: 20 }, () => schedule()));
     for (let round = 0; round < 3; round++) {
-      // A new tick for each: as if a minute had passed since the last one ran.
+      // A new tick for each: as if a minute had passed since the last one ran (the same minute again here, so its
+      // record in schedule_runs, which keeps a backfill from making it twice, goes too).
       await pool.query(
         "UPDATE schedules SET next_run_at = now() - interval '1 second', last_run_at = last_run_at - interval '1 minute' WHERE id = ANY($1::uuid[])",
         [schedules.map((s) => s.id)],
       );
+      await pool.query("DELETE FROM schedule_runs WHERE schedule_id = ANY($1::uuid[])", [schedules.map((s) => s.id)]);
       const results = await Promise.all(Array.from({ length: 12 }, () => runDueSchedules(pool, 3)));
       // Batches are small, so some tickers come back for more while others still hold rows.
       while ((await pool.query("SELECT 1 FROM schedules WHERE next_run_at <= now() AND NOT paused")).rowCount) await runDueSchedules(pool, 3);

@@ -12,6 +12,8 @@ const tsxLoader = pathToFileURL(path.join(repoRoot, "node_modules/tsx/dist/loade
 export const entryPoints = {
   api: path.join(repoRoot, "apps/api/src/server.ts"),
   worker: path.join(repoRoot, "apps/worker/src/main.ts"),
+  /** `npm start`'s script: migrates, builds the console if stale, then runs an API and a worker. */
+  start: path.join(repoRoot, "scripts/start.ts"),
 } as const;
 
 export type ServiceProcess = {

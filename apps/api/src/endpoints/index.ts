@@ -2,6 +2,7 @@
 // both built from this list.
 import type { Endpoint } from "../http/endpoint";
 import { accountEndpoints, signupEndpoint } from "./accounts";
+import { alertEndpoints } from "./alert-rules";
 import { apiKeyEndpoints } from "./api-keys";
 import { auditLogEndpoints } from "./audit-log";
 import { callbackEndpoints } from "./callbacks";
@@ -50,6 +51,8 @@ export const endpoints: readonly Endpoint[] = [
   ...flowControlEndpoints,
   // Issue 38 (the console's Workers view).
   ...workerEndpoints,
+  // Issue 45 (SPEC §27): alert rules and the alerts they fired.
+  ...alertEndpoints,
   signupEndpoint,
   ...accountEndpoints,
   ...sessionEndpoints,

@@ -1,12 +1,22 @@
 // Schedules (SPEC §9): a cron expression, its time zone and the job each tick creates. Access as for jobs: a
 // user token or an API key, any role, always scoped to the caller's organization.
 import Joi from "joi";
-import { CRON_MAX_LENGTH, SCHEDULE_TIMEZONE_DEFAULT, TIMEZONE_MAX_LENGTH } from "@conveyor/contracts";
+import {
+  BACKFILL_MAX_RUNS,
+  CATCH_UP_WINDOW_MAX_SECONDS,
+  CATCH_UP_WINDOW_MIN_SECONDS,
+  CRON_MAX_LENGTH,
+  SCHEDULE_CATCH_UPS,
+  SCHEDULE_OVERLAPS,
+  SCHEDULE_TIMEZONE_DEFAULT,
+  TIMEZONE_MAX_LENGTH,
+} from "@conveyor/contracts";
 import type { JobTemplate } from "@conveyor/db";
 import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
 import { payloadExamples } from "../openapi/job-types";
 import { jsonSchema, withProperty } from "../openapi/json-schema";
 import {
+  backfillSchedule,
   createSchedule,
   deleteSchedule,
   getSchedule,
@@ -43,6 +53,23 @@ const job = Joi.object<JobTemplate>({
   .messages({ "object.with": "{{#main}} needs {{#peer}}" })
   .description("The job each tick creates, checked like a POST /jobs body (its payload against its type's schema) when the schedule is saved.");
 const paused = Joi.boolean().description("A paused schedule creates no jobs; resuming it runs no tick missed meanwhile.");
+const overlap = Joi.string()
+  .valid(...SCHEDULE_OVERLAPS)
+  .description(
+    "While the last run is pending or running: allow (a new run each tick anyway), skip (no new run; the tick passes), " +
+      "buffer_one (the newest tick is held and runs when the last run ends).",
+  );
+const catchUp = Joi.string()
+  .valid(...SCHEDULE_CATCH_UPS)
+  .description(
+    "After downtime (the ticker not running): none (missed ticks do not run), latest (one run for them), all (a run for each " +
+      "missed tick within catch_up_window_seconds, oldest first).",
+  );
+const catchUpWindow = Joi.number()
+  .integer()
+  .min(CATCH_UP_WINDOW_MIN_SECONDS)
+  .max(CATCH_UP_WINDOW_MAX_SECONDS)
+  .description("With catch_up all: how far back a missed tick still runs (default 86,400).");
 
 const createBody = Joi.object<ScheduleInput>({
   name: name.required(),
@@ -50,8 +77,13 @@ const createBody = Joi.object<ScheduleInput>({
   timezone: timezone.default(SCHEDULE_TIMEZONE_DEFAULT),
   job: job.required(),
   paused: paused.default(false),
+  overlap: overlap.default("allow"),
+  catch_up: catchUp.default("latest"),
+  catch_up_window_seconds: catchUpWindow,
 });
-const patchBody = Joi.object<SchedulePatch>({ name, cron, timezone, job, paused }).min(1).messages({ "object.min": "must change at least one field" });
+const patchBody = Joi.object<SchedulePatch>({ name, cron, timezone, job, paused, overlap, catch_up: catchUp, catch_up_window_seconds: catchUpWindow })
+  .min(1)
+  .messages({ "object.min": "must change at least one field" });
 const listQuery = Joi.object<ScheduleListQuery>({ limit: Joi.number().integer().min(1).max(1000), cursor: Joi.string().max(64) });
 
 /** The document shows `job.payload` as the payload components of POST /jobs. */
@@ -72,8 +104,23 @@ const example = {
   paused: false,
   next_run_at: "2026-11-22T01:30:00.000Z",
   last_run_at: null,
+  overlap: "skip",
+  catch_up: "latest",
+  catch_up_window_seconds: null,
+  next_runs: [
+    "2026-11-22T02:30:00.000+01:00",
+    "2026-11-23T02:30:00.000+01:00",
+    "2026-11-24T02:30:00.000+01:00",
+    "2026-11-25T02:30:00.000+01:00",
+    "2026-11-26T02:30:00.000+01:00",
+  ],
   created_at: AT,
 };
+const instant = Joi.string().isoDate().messages({ "string.isoDate": "must be an ISO 8601 date-time" });
+const backfillBody = Joi.object<{ from: string; to: string }>({
+  from: instant.required().description("The range's start (included), ISO 8601."),
+  to: instant.required().description("The range's end (included), not in the future."),
+});
 
 export const scheduleEndpoints = [
   endpoint({
@@ -84,7 +131,8 @@ export const scheduleEndpoints = [
     summary: "Create a schedule",
     description:
       "Each tick of `cron`, read in `timezone`, creates one job from `job` (with `schedule_id` set), however many workers " +
-      "run. After an outage only the latest missed tick runs. A time skipped by a DST change runs right after the gap; a " +
+      "run. `overlap` says what a tick does while the last run is still pending or running, `catch_up` what runs after " +
+      "downtime (by default the latest missed tick only). A time skipped by a DST change runs right after the gap; a " +
       "time that occurs twice runs once. The job is checked like a POST /jobs body now, not at the tick.",
     access: "job",
     body: {
@@ -98,6 +146,7 @@ export const scheduleEndpoints = [
             cron: example.cron,
             timezone: example.timezone,
             job: { type: "send_email", payload: payloadExamples.send_email, max_retries: 3 },
+            overlap: "skip",
           },
         },
         weekdays: {
@@ -197,6 +246,39 @@ export const scheduleEndpoints = [
       await deleteSchedule({ caller, id: params.id }, deps);
       req.log.info("schedule deleted", { scheduleId: params.id });
       return { status: 204 };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/schedules/:id/backfill",
+    operationId: "backfillSchedule",
+    tag: "Schedules",
+    summary: "Make the runs of a past range",
+    description:
+      `Creates a job for each tick of the schedule in [from, to] that has none yet — made by the ticker or an earlier backfill — ` +
+      `so sending the same range again creates nothing (a day of an hourly schedule is 24 jobs once). The jobs are created now ` +
+      `and run as capacity allows, whatever \`overlap\` says; all or nothing under the organization's quotas. At most ` +
+      `${BACKFILL_MAX_RUNS} ticks per request.`,
+    access: "job",
+    params: { id: idParam("schedule") },
+    body: {
+      schema: backfillBody,
+      examples: { day: { summary: "A day of an hourly schedule", value: { from: "2026-11-20T00:00:00Z", to: "2026-11-20T23:59:59Z" } } },
+    },
+    responses: {
+      200: {
+        description: "Every tick of the range with its job; `created` counts those made by this request.",
+        json: {
+          component: "ScheduleBackfill",
+          example: { created: 1, runs: [{ tick: "2026-11-20T00:00:00.000Z", job_id: "0193a5c4-6666-7c1d-9f3a-2b8e4d6f1a02", created: true }] },
+        },
+      },
+    },
+    errors: [400, ...AUTHENTICATED_ERRORS, 404, 413, 415, 429],
+    async handle({ caller, params, body, req }, deps) {
+      const result = await backfillSchedule({ caller, id: params.id, range: { from: new Date(body.from), to: new Date(body.to) } }, deps);
+      req.log.info("schedule backfilled", { scheduleId: params.id, created: result.created });
+      return { json: result };
     },
   }),
 ];

@@ -175,16 +175,17 @@ export const waitpointEndpoints = [
     tag: "Waitpoints",
     summary: "Complete a waitpoint through its capability URL",
     description:
-      "For a third party without an API key: the token in the path (from `complete_url`) is the authority, and it works once. " +
-      "A wrong token and one already used are the same 404.",
+      "For a third party without an API key: the token in the path (from `complete_url`) is the authority. The first completion " +
+      "wins: a repeat with the same body answers 200 with the same waitpoint, another body (or an expired or cancelled " +
+      "waitpoint) 409 `conflict`; a wrong token is 404.",
     access: "public",
     params: { token: { description: "The token from complete_url.", schema: { type: "string" } } },
     body: { schema: completionBody, document: completionDocument, examples: completionExamples, optional: true },
-    responses: { 200: { description: "Completed.", json: { component: "Waitpoint", example: completed } } },
-    errors: [400, 404, 413, 415, 500, 503],
+    responses: { 200: { description: "Completed (or a repeat of the completion).", json: { component: "Waitpoint", example: completed } } },
+    errors: [400, 404, 409, 413, 415, 500, 503],
     async handle({ params, body, req }, deps) {
-      const waitpoint = await completeWaitpointByToken({ token: params.token, input: body }, deps);
-      req.log.info("waitpoint completed through its URL", { waitpointId: waitpoint.id });
+      const { completed: now, waitpoint } = await completeWaitpointByToken({ token: params.token, input: body }, deps);
+      if (now) req.log.info("waitpoint completed through its URL", { waitpointId: waitpoint.id });
       return { json: waitpoint };
     },
   }),

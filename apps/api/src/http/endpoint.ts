@@ -25,6 +25,7 @@ export type Tag =
   | "Events"
   | "Webhooks"
   | "Schedules"
+  | "Alerts"
   | "Flow control"
   | "Accounts"
   | "API keys"

@@ -47,7 +47,13 @@ const TAGS = [
   },
   {
     name: "Workers",
-    description: "The deployment's worker processes, their slots and the jobs of your organization they run. Anyone of the organization reads them.",
+    description:
+      "The deployment's worker processes as capacity per job type you use (in full only where the operator allows it), and the jobs of your organization they run. Anyone of the organization reads them.",
+  },
+  {
+    name: "Alerts",
+    description:
+      "Alert rules over your jobs, queues, workers, webhooks, schedules and quotas, evaluated by the workers' leader, and the alerts they fired (SPEC §27).",
   },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },

@@ -23,6 +23,33 @@ export const schedulesSchemas = {
     paused: Joi.boolean().required(),
     next_run_at: timestamp().allow(null).required().description("The next tick; null while paused."),
     last_run_at: timestamp().allow(null).required().description("The latest tick that created a job, or null."),
+    overlap: Joi.string()
+      .valid("allow", "skip", "buffer_one")
+      .required()
+      .description("While its last run is pending or running: allow (a run per tick anyway), skip (no new run), buffer_one (one tick held for when it ends)."),
+    catch_up: Joi.string()
+      .valid("none", "latest", "all")
+      .required()
+      .description("After downtime: none (missed ticks do not run), latest (one run for them), all (each within catch_up_window_seconds)."),
+    catch_up_window_seconds: Joi.number().integer().allow(null).required().description("With catch_up all: how far back missed ticks still run; else null."),
+    next_runs: Joi.array()
+      .items(Joi.string().isoDate())
+      .max(5)
+      .required()
+      .description("The next five run times, ISO 8601 in the schedule's zone with its offset (e.g. 2026-12-07T09:00:00.000+01:00); empty while paused."),
     created_at: timestamp().required(),
+  }),
+  ScheduleBackfill: Joi.object({
+    created: Joi.number().integer().min(0).required().description("Runs this request made; the others had theirs already."),
+    runs: Joi.array()
+      .items(
+        Joi.object({
+          tick: timestamp().required(),
+          job_id: id().required(),
+          created: Joi.boolean().required().description("Made by this request (false: an earlier backfill or the ticker made it)."),
+        }),
+      )
+      .required()
+      .description("Every tick of the range, oldest first, with its job."),
   }),
 } satisfies Record<string, Joi.Schema>;

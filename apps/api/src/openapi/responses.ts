@@ -5,6 +5,7 @@
 import Joi from "joi";
 import { ERROR_STATUS } from "../http/errors";
 import { accountsSchemas } from "./responses-accounts";
+import { alertsSchemas } from "./responses-alerts";
 import { auditSsoSchemas } from "./responses-audit-sso";
 import { eventsSchemas } from "./responses-events";
 import { flowSchemas } from "./responses-flow";
@@ -48,6 +49,7 @@ export const responseSchemas = {
   ...auditSsoSchemas,
   ...usageSchemas,
   ...workerSchemas,
+  ...alertsSchemas,
   ...viewSchemas,
 };
 

@@ -37,7 +37,7 @@ export async function createJobs(
       waitpointInputs.map((w) => w.ref),
     );
   const jobs = await prepareJobs(options.inputs, prefixes, options.caller.orgId, deps);
-  const writer = await deps.admission.admit(options.caller.orgId, jobs[0]!.createdAt);
+  const writer = await deps.admission.admit(options.caller.orgId, jobs[0]!.createdAt, jobs.length);
   if (graph) {
     const made = waitpointInputs.map((input) => ({ input, ...newWaitpoint(options.caller.orgId, input) }));
     const resolved = await resolveDependencies(

@@ -1,8 +1,20 @@
 // Schedules (SPEC §9): a cron expression in an IANA zone and the job each tick creates. The job template is
 // checked like a POST /jobs body when the schedule is saved; next_run_at follows from cron, zone and paused,
 // and is what the worker's ticker waits for (apps/worker/src/runtime/scheduler.ts).
-import { checkCron, checkTimezone, nextTick, type ScheduleTiming } from "@conveyor/contracts";
 import {
+  BACKFILL_MAX_RUNS,
+  CATCH_UP_WINDOW_DEFAULT_SECONDS,
+  checkCron,
+  checkTimezone,
+  nextRunsInZone,
+  nextTick,
+  type ScheduleCatchUp,
+  type ScheduleOverlap,
+  type ScheduleTiming,
+} from "@conveyor/contracts";
+import {
+  backfillSchedule as backfillRows,
+  QuotaExceededError,
   deleteSchedule as deleteRow,
   findSchedule,
   inTransaction,
@@ -15,12 +27,22 @@ import {
   type ScheduleRow,
 } from "@conveyor/db";
 import { notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { quotaExceeded } from "./admission/quotas";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { checkRateLimitNames } from "./job-input";
 
-export type ScheduleInput = { name: string; cron: string; timezone: string; job: JobTemplate; paused: boolean };
+export type ScheduleInput = {
+  name: string;
+  cron: string;
+  timezone: string;
+  job: JobTemplate;
+  paused: boolean;
+  overlap: ScheduleOverlap;
+  catch_up: ScheduleCatchUp;
+  catch_up_window_seconds?: number;
+};
 export type SchedulePatch = Partial<ScheduleInput>;
 export type ScheduleListQuery = { limit?: number; cursor?: string };
 
@@ -33,6 +55,10 @@ export type ScheduleJson = {
   paused: boolean;
   next_run_at: string | null;
   last_run_at: string | null;
+  overlap: ScheduleOverlap;
+  catch_up: ScheduleCatchUp;
+  catch_up_window_seconds: number | null;
+  next_runs: string[];
   created_at: string;
 };
 
@@ -55,8 +81,22 @@ function toJson(row: ScheduleRow): ScheduleJson {
     paused: row.paused,
     next_run_at: row.nextRunAt?.toISOString() ?? null,
     last_run_at: row.lastRunAt?.toISOString() ?? null,
+    overlap: row.overlap,
+    catch_up: row.catchUp,
+    catch_up_window_seconds: row.catchUp === "all" ? (row.catchUpWindowSeconds ?? CATCH_UP_WINDOW_DEFAULT_SECONDS) : null,
+    // From the stored next tick, so the list starts where the ticker will (a minute-old answer is not a minute late).
+    next_runs: row.paused || !row.nextRunAt ? [] : nextRunsInZone(row, new Date(row.nextRunAt.getTime() - 1)),
     created_at: row.createdAt.toISOString(),
   };
+}
+
+/** The catch-up window as stored: only with catch_up all (its default when not given); 400 when given with another. */
+function catchUpWindow(catchUp: ScheduleCatchUp, given: number | undefined, current: number | null): number | null {
+  if (catchUp !== "all") {
+    if (given !== undefined) throw validationFailed([{ path: "catch_up_window_seconds", message: 'is only for catch_up "all"' }]);
+    return null;
+  }
+  return given ?? current ?? CATCH_UP_WINDOW_DEFAULT_SECONDS;
 }
 
 /** The template with the payload's defaults applied, or the refusal POST /jobs would give, with paths under job. */
@@ -112,6 +152,9 @@ export async function createSchedule(
       job,
       paused: input.paused,
       nextRunAt: nextRunAt(input, null, now),
+      overlap: input.overlap,
+      catchUp: input.catch_up,
+      catchUpWindowSeconds: catchUpWindow(input.catch_up, input.catch_up_window_seconds, null),
       createdBy: caller.userId,
       createdAt: now,
     });
@@ -180,6 +223,9 @@ export async function updateSchedule(
         timezone: patch.timezone ?? current.timezone,
         job: job ?? current.job,
         paused: patch.paused ?? current.paused,
+        overlap: patch.overlap ?? current.overlap,
+        catchUp: patch.catch_up ?? current.catchUp,
+        catchUpWindowSeconds: catchUpWindow(patch.catch_up ?? current.catchUp, patch.catch_up_window_seconds, current.catchUpWindowSeconds),
       };
       const timingChanged = next.cron !== current.cron || next.timezone !== current.timezone || next.paused !== current.paused;
       return { ...next, nextRunAt: timingChanged ? nextRunAt(next, current.lastRunAt, now) : current.nextRunAt };
@@ -232,5 +278,52 @@ function auditedFields(row: ScheduleRow): Record<string, unknown> {
     job_type: row.job.type,
     max_retries: row.job.max_retries,
     priority: row.job.priority,
+    overlap: row.overlap,
+    catch_up: row.catchUp,
+    catch_up_window_seconds: row.catchUpWindowSeconds,
+  };
+}
+
+export type BackfillJson = { created: number; runs: { tick: string; job_id: string; created: boolean }[] };
+
+/**
+ * Makes the runs of a past range of the schedule's ticks (SPEC §27), each once however often it is sent: a repeat
+ * answers the same runs with created: false. Jobs are made now, in one transaction with their runs, under the
+ * organization's quotas (all or nothing). At most BACKFILL_MAX_RUNS ticks; `to` must not be in the future.
+ */
+export async function backfillSchedule(
+  options: { caller: Caller; id: string; range: { from: Date; to: Date } },
+  deps: Pick<ServiceDeps, "db" | "clock" | "admission">,
+): Promise<BackfillJson> {
+  const { caller, id, range } = options;
+  if (!isUuid(id)) throw notFound("Schedule");
+  if (range.from > range.to) throw validationFailed([{ path: "to", message: "must not be before from" }]);
+  if (range.to > deps.clock.now()) throw validationFailed([{ path: "to", message: "must not be in the future: a backfill makes the runs of a past range" }]);
+  let runs: Awaited<ReturnType<typeof backfillRows>>;
+  try {
+    runs = await backfillRows(
+      deps.db.pool,
+      { orgId: caller.orgId, id },
+      { ...range, max: BACKFILL_MAX_RUNS },
+      await deps.admission.limitsFor(caller.orgId),
+      async (tx, made) => {
+        const created = made.filter((r) => r.created).length;
+        // A repeat that made nothing is not a change.
+        if (created === 0) return;
+        await audit(tx, caller, deps.clock, {
+          action: "schedule.backfill",
+          target: { type: "schedule", id },
+          details: { from: range.from.toISOString(), to: range.to.toISOString(), created },
+        });
+      },
+    );
+  } catch (error) {
+    throw error instanceof QuotaExceededError ? quotaExceeded(error) : error;
+  }
+  if (runs === null) throw notFound("Schedule");
+  if (runs === "too_many") throw validationFailed([{ path: "to", message: `the range holds more than ${BACKFILL_MAX_RUNS} runs; send it in parts` }]);
+  return {
+    created: runs.filter((r) => r.created).length,
+    runs: runs.map((r) => ({ tick: r.tick.toISOString(), job_id: r.jobId, created: r.created })),
   };
 }

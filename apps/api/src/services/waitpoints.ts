@@ -159,15 +159,26 @@ export async function completeWaitpoint(
 }
 
 /**
- * Completes a waitpoint through its capability URL (no credential: the token is the authority). A token that is
- * wrong, or whose waitpoint is no longer waiting, is 404 without saying which.
+ * Completes a waitpoint through its capability URL (no credential: the token is the authority). As by id (SPEC §20):
+ * a repeat with the same data answers the same waitpoint, other data or an ended waitpoint is 409 — a third party
+ * retrying after a lost answer must not be told "not found". A wrong token is 404: the token is 256 random bits, so a
+ * 409 for a known one tells a guesser nothing.
  */
-export async function completeWaitpointByToken(options: { token: string; input: CompletionInput }, deps: Pick<ServiceDeps, "db">): Promise<WaitpointJson> {
+export async function completeWaitpointByToken(
+  options: { token: string; input: CompletionInput },
+  deps: Pick<ServiceDeps, "db">,
+): Promise<{ completed: boolean; waitpoint: WaitpointJson }> {
   const json = dataJson(options.input);
   if (!TOKEN_SHAPE.test(options.token)) throw notFound("Waitpoint");
   const outcome = await completeRow(deps.db.pool, { tokenHash: hashToken(options.token) }, json, { type: "token" });
-  if (outcome.outcome !== "completed") throw notFound("Waitpoint");
-  return outcome.waitpoint;
+  switch (outcome.outcome) {
+    case "not_found":
+      throw notFound("Waitpoint");
+    case "conflict":
+      throw conflict(outcome.waitpoint);
+    default:
+      return { completed: outcome.outcome === "completed", waitpoint: outcome.waitpoint };
+  }
 }
 
 /** Cancels the org's waiting waitpoint: jobs waiting on it count it as a failed dependency. A final one is 409. */

@@ -1,7 +1,9 @@
 // Workers (issue 38; Sidekiq's Busy tab, Oban Web's nodes): the deployment's worker processes from the worker registry
 // in Postgres (GET /workers) — each one's host and pid, the types it serves, its concurrency, a bar of its busy slots
 // (this organization's jobs and other work), the jobs of this organization it runs, linking to their pages, and its
-// last heartbeat; a worker silent for three heartbeats is shown gone. Read again every few seconds.
+// last heartbeat; a worker silent for three heartbeats is shown gone. Read again every few seconds. On a shared
+// deployment (SPEC §27) the API answers the deployment's workers only as capacity per job type this organization
+// uses, and the page shows that instead: processes and slots per type, and this organization's jobs running there.
 import { Badge, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import type { ResponseBody } from "@conveyor/client";
@@ -11,7 +13,9 @@ import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { Empty, ErrorState, Loading } from "../ui/states";
 
-export type WorkerRow = ResponseBody<"/workers", "get">[number];
+type WorkerItem = ResponseBody<"/workers", "get">[number];
+export type WorkerRow = Extract<WorkerItem, { kind: "worker" }>;
+type CapacityRow = Extract<WorkerItem, { kind: "capacity" }>;
 
 /** How often the registry is read again while the page is open (workers heartbeat every 5 s by default). */
 const REFRESH_MS = 3_000;
@@ -21,7 +25,9 @@ export const workersQuery = () => ({ queryKey: keys.workers.all, queryFn: () => 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function WorkersPage() {
-  const workers = useQuery(workersQuery());
+  const query = useQuery(workersQuery());
+  const capacity = query.data?.filter((w): w is CapacityRow => w.kind === "capacity") ?? [];
+  const workers = { ...query, data: query.data?.filter((w): w is WorkerRow => w.kind === "worker") };
   const running = workers.data?.filter((w) => w.state === "running") ?? [];
   const slots = running.reduce((n, w) => n + w.slots, 0);
   const busy = running.reduce((n, w) => n + w.busy_slots, 0);
@@ -31,15 +37,19 @@ export function WorkersPage() {
       <Title order={1} size="h2">
         Workers
       </Title>
-      <Text c="dimmed" size="sm">
-        The worker processes of this deployment, as they last reported themselves (every few seconds). Only your organization&apos;s jobs are listed; other work
-        shows as busy slots.
-      </Text>
-      {workers.isPending ? (
+      {capacity.length === 0 && (
+        <Text c="dimmed" size="sm">
+          The worker processes of this deployment, as they last reported themselves (every few seconds). Only your organization&apos;s jobs are listed; other
+          work shows as busy slots.
+        </Text>
+      )}
+      {query.isPending ? (
         <Loading label="Loading workers…" />
-      ) : workers.isError ? (
-        <ErrorState error={workers.error} retry={() => void workers.refetch()} />
-      ) : workers.data.length === 0 ? (
+      ) : query.isError ? (
+        <ErrorState error={query.error} retry={() => void query.refetch()} />
+      ) : capacity.length > 0 ? (
+        <CapacityList rows={capacity} />
+      ) : !workers.data || workers.data.length === 0 ? (
         <Empty title="No worker is running">Jobs stay pending until a worker process starts; each one shows here as soon as it does.</Empty>
       ) : (
         <>
@@ -124,5 +134,52 @@ function WorkerCard({ worker }: { worker: WorkerRow }) {
         </Text>
       </Stack>
     </Paper>
+  );
+}
+
+/** The deployment's shared workers as this organization may see them: capacity per job type it uses. */
+function CapacityList({ rows }: { rows: CapacityRow[] }) {
+  return (
+    <>
+      <Text size="sm" c="dimmed">
+        This deployment&apos;s workers are shared: you see their capacity for the job types your organization uses (as they last reported themselves, every few
+        seconds), not the machines.
+      </Text>
+      <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label="Capacity by job type" style={{ listStyle: "none" }}>
+        {rows.map((row) => (
+          <Paper component="li" withBorder p="sm" key={row.type} data-capacity-type={row.type} aria-label={row.type} style={{ minWidth: 0 }}>
+            <Stack gap={6}>
+              <Group justify="space-between" gap="xs" wrap="nowrap">
+                <Text fw={600} size="sm" style={{ overflowWrap: "anywhere" }}>
+                  {row.type}
+                </Text>
+                <Badge color={row.workers > 0 ? "green" : "red"} variant="dot" miw="max-content" style={{ flexShrink: 0 }}>
+                  {row.workers > 0 ? "Served" : "No worker"}
+                </Badge>
+              </Group>
+              <Text size="sm" data-testid="capacity">
+                {row.workers > 0
+                  ? `${plural(row.workers, "worker")} · ${plural(row.slots, "slot")} · ${row.jobs.length} of your jobs running`
+                  : "No worker serves this type: its jobs wait until one starts."}
+              </Text>
+              {row.jobs.length > 0 && (
+                <Stack gap={2} component="ul" p={0} m={0} aria-label={`Your ${row.type} jobs running`} style={{ listStyle: "none" }}>
+                  {row.jobs.map((job) => (
+                    <Text component="li" size="sm" key={job.id} data-job-id={job.id}>
+                      <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
+                        {job.type} {shortId(job.id)}
+                      </RouterAnchor>{" "}
+                      <Text span size="xs" c="dimmed">
+                        started <Time iso={job.started_at} />
+                      </Text>
+                    </Text>
+                  ))}
+                </Stack>
+              )}
+            </Stack>
+          </Paper>
+        ))}
+      </SimpleGrid>
+    </>
   );
 }

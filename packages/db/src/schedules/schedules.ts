@@ -4,7 +4,7 @@
 // for one tick — the second skips the locked row, or re-reads it after the first committed and finds it no
 // longer due — and an edit or delete committed before the tick is what the tick sees (edits lock the row too).
 import type pg from "pg";
-import { latestTick, nextTick } from "@conveyor/contracts";
+import { planScheduleTurn, type ScheduleCatchUp, type ScheduleOverlap } from "@conveyor/contracts";
 import { newId } from "../core/ids";
 import { writeAuditEntry } from "../accounts/audit-log";
 import { insertJobs, type NewJob } from "../job-machine";
@@ -33,6 +33,10 @@ export type ScheduleState = {
   paused: boolean;
   /** The next tick; null while paused (or when the expression matches no later date). */
   nextRunAt: Date | null;
+  /** SPEC §27: what a tick does while the last run is pending or running, and after downtime. */
+  overlap: ScheduleOverlap;
+  catchUp: ScheduleCatchUp;
+  catchUpWindowSeconds: number | null;
 };
 
 export type ScheduleRow = ScheduleState & {
@@ -45,14 +49,22 @@ export type ScheduleRow = ScheduleState & {
 };
 
 const COLUMNS = `id, org_id AS "orgId", name, cron, timezone, job, paused, next_run_at AS "nextRunAt", last_run_at AS "lastRunAt",
+  overlap, catch_up AS "catchUp", catch_up_window_seconds AS "catchUpWindowSeconds",
   created_by AS "createdBy", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 type Client = pg.Pool | pg.PoolClient;
 
-export async function insertSchedule(db: Client, schedule: Omit<ScheduleRow, "lastRunAt" | "updatedAt">): Promise<ScheduleRow> {
+type Policy = "overlap" | "catchUp" | "catchUpWindowSeconds";
+
+/** Inserts a schedule; its overlap and catch-up policies default to allow and latest (what schedules did before them). */
+export async function insertSchedule(
+  db: Client,
+  schedule: Omit<ScheduleRow, "lastRunAt" | "updatedAt" | Policy> & Partial<Pick<ScheduleRow, Policy>>,
+): Promise<ScheduleRow> {
   const { rows } = await db.query<ScheduleRow>(
-    `INSERT INTO schedules (id, org_id, name, cron, timezone, job, paused, next_run_at, created_by, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+    `INSERT INTO schedules (id, org_id, name, cron, timezone, job, paused, next_run_at, created_by, created_at, updated_at,
+                            overlap, catch_up, catch_up_window_seconds)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13)
      RETURNING ${COLUMNS}`,
     [
       schedule.id,
@@ -65,6 +77,9 @@ export async function insertSchedule(db: Client, schedule: Omit<ScheduleRow, "la
       schedule.nextRunAt,
       schedule.createdBy,
       schedule.createdAt,
+      schedule.overlap ?? "allow",
+      schedule.catchUp ?? "latest",
+      schedule.catchUpWindowSeconds ?? null,
     ],
   );
   return rows[0]!;
@@ -109,10 +124,25 @@ export async function updateSchedule(
     }
     const next = change(current);
     const { rows: updated } = await client.query<ScheduleRow>(
-      `UPDATE schedules SET name = $3, cron = $4, timezone = $5, job = $6, paused = $7, next_run_at = $8, updated_at = $9
+      `UPDATE schedules SET name = $3, cron = $4, timezone = $5, job = $6, paused = $7, next_run_at = $8, updated_at = $9,
+              overlap = $10, catch_up = $11, catch_up_window_seconds = $12,
+              buffered_run_at = CASE WHEN $7 OR $10 <> 'buffer_one' THEN NULL ELSE buffered_run_at END
         WHERE id = $1 AND org_id = $2
         RETURNING ${COLUMNS}`,
-      [where.id, where.orgId, next.name, next.cron, next.timezone, JSON.stringify(next.job), next.paused, next.nextRunAt, where.at],
+      [
+        where.id,
+        where.orgId,
+        next.name,
+        next.cron,
+        next.timezone,
+        JSON.stringify(next.job),
+        next.paused,
+        next.nextRunAt,
+        where.at,
+        next.overlap,
+        next.catchUp,
+        next.catchUpWindowSeconds,
+      ],
     );
     await record?.(client, current, updated[0]!);
     return updated[0]!;
@@ -129,14 +159,25 @@ export async function deleteSchedule(db: Client, orgId: string, id: string): Pro
  * A due schedule the ticker handled: the tick it ran and the job it created, or none when that tick had run already or
  * was skipped because the organization is at a quota (`skipped`: the quota; recorded in its audit log).
  */
-export type ScheduleTick = { scheduleId: string; orgId: string; tick: Date | null; jobId: string | null; nextRunAt: Date | null; skipped?: QuotaName };
+export type ScheduleTick = {
+  scheduleId: string;
+  orgId: string;
+  tick: Date | null;
+  jobId: string | null;
+  nextRunAt: Date | null;
+  skipped?: QuotaName;
+  /** Ticks its overlap or catch-up policy passed over in this turn. */
+  dropped?: number;
+};
 /** A schedule whose ticks could not be computed (e.g. a zone this runtime no longer knows): its next_run_at is cleared. */
 export type ScheduleTickFailure = { scheduleId: string; orgId: string; error: Error };
 
 /**
- * Runs up to `limit` due schedules in one transaction, by Postgres' clock: for each, one job for the latest tick at or
- * before now (after an outage the missed ticks before it do not run), last_run_at = that tick, next_run_at = the first
- * tick after now. `full` says more may be due.
+ * Runs up to `limit` due schedules in one transaction, by Postgres' clock: for each, the runs its overlap and catch-up
+ * policies call for (SPEC §27, planScheduleTurn: by default one job for the latest tick at or before now), each tick
+ * recorded in schedule_runs (so a backfill and the ticker never make one tick twice), last_run_at = the last tick
+ * that ran, next_run_at = the first tick not yet handled. A buffer_one schedule holding a tick is taken too, to run it
+ * once its last run has ended. `full` says more may be due.
  */
 export async function runDueSchedules(
   pool: pg.Pool,
@@ -145,48 +186,78 @@ export async function runDueSchedules(
   quotaDefaults: QuotaLimits = NO_QUOTAS,
 ): Promise<{ ticks: ScheduleTick[]; failures: ScheduleTickFailure[]; full: boolean }> {
   return inTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ id: string; org_id: string; cron: string; timezone: string; job: JobTemplate; last_run_at: Date | null; now: Date }>(
-      `SELECT id, org_id, cron, timezone, job, last_run_at, now() AS now FROM schedules
-        WHERE NOT paused AND next_run_at <= now()
-        ORDER BY next_run_at
+    const { rows } = await client.query<{
+      id: string;
+      org_id: string;
+      cron: string;
+      timezone: string;
+      job: JobTemplate;
+      overlap: ScheduleOverlap;
+      catch_up: ScheduleCatchUp;
+      catch_up_window_seconds: number | null;
+      last_run_at: Date | null;
+      next_run_at: Date | null;
+      buffered_run_at: Date | null;
+      last_active: boolean;
+      now: Date;
+    }>(
+      `SELECT s.id, s.org_id, s.cron, s.timezone, s.job, s.overlap, s.catch_up, s.catch_up_window_seconds, s.last_run_at,
+              s.next_run_at, s.buffered_run_at, now() AS now,
+              s.overlap <> 'allow' AND EXISTS (SELECT 1 FROM jobs j WHERE j.id = s.last_job_id AND j.status IN ('pending', 'processing')) AS last_active
+         FROM schedules s
+        WHERE NOT s.paused AND (s.next_run_at <= now() OR s.buffered_run_at IS NOT NULL)
+        ORDER BY s.next_run_at
         LIMIT $1
-          FOR UPDATE SKIP LOCKED`,
+          FOR UPDATE OF s SKIP LOCKED`,
       [limit],
     );
     const ticks: ScheduleTick[] = [];
     const failures: ScheduleTickFailure[] = [];
     const jobs: NewJob[] = [];
+    const turns = new Map<string, { nextRunAt: Date | null; bufferedRunAt: Date | null }>();
     for (const row of rows) {
-      let tick: Date | null;
-      let nextRunAt: Date | null;
+      let turn: ReturnType<typeof planScheduleTurn>;
       try {
-        tick = latestTick(row, row.now);
-        nextRunAt = nextTick(row, row.now);
+        turn = planScheduleTurn(
+          { cron: row.cron, timezone: row.timezone, overlap: row.overlap, catchUp: row.catch_up, catchUpWindowSeconds: row.catch_up_window_seconds },
+          { nextRunAt: row.next_run_at, lastRunAt: row.last_run_at, bufferedRunAt: row.buffered_run_at, lastActive: row.last_active },
+          row.now,
+        );
       } catch (error) {
         failures.push({ scheduleId: row.id, orgId: row.org_id, error: error as Error });
         continue;
       }
-      // A tick at or before the last one already has its job (a clock stepped back, an edit racing a tick).
-      const fresh = tick !== null && (row.last_run_at === null || tick > row.last_run_at);
-      const jobId = fresh ? newId() : null;
-      if (jobId) {
-        jobs.push({
-          id: jobId,
-          orgId: row.org_id,
-          type: row.job.type,
-          payloadJson: JSON.stringify(row.job.payload),
-          payload: row.job.payload,
-          maxRetries: row.job.max_retries,
-          priority: row.job.priority,
-          concurrencyKey: row.job.concurrency_key ?? null,
-          concurrencyLimit: row.job.concurrency_key ? (row.job.concurrency_limit ?? 1) : null,
-          rateLimit: row.job.rate_limit ?? null,
-          timeoutMs: row.job.timeout_ms ?? null,
-          createdAt: row.now,
+      turns.set(row.id, { nextRunAt: turn.nextRunAt, bufferedRunAt: turn.bufferedRunAt });
+      if (turn.runs.length === 0) {
+        ticks.push({
           scheduleId: row.id,
+          orgId: row.org_id,
+          tick: null,
+          jobId: null,
+          nextRunAt: turn.nextRunAt,
+          ...(turn.dropped ? { dropped: turn.dropped } : {}),
         });
+        continue;
       }
-      ticks.push({ scheduleId: row.id, orgId: row.org_id, tick: fresh ? tick : null, jobId, nextRunAt });
+      // A tick that already has its run (a backfill made it) is not made again.
+      const claimed = await claimRuns(
+        client,
+        row.id,
+        turn.runs.map((tick) => ({ tick, jobId: newId() })),
+      );
+      for (const { tick, jobId } of claimed) {
+        jobs.push(scheduledJob(row, jobId, row.now));
+        ticks.push({ scheduleId: row.id, orgId: row.org_id, tick, jobId, nextRunAt: turn.nextRunAt, ...(turn.dropped ? { dropped: turn.dropped } : {}) });
+      }
+      if (claimed.length === 0)
+        ticks.push({
+          scheduleId: row.id,
+          orgId: row.org_id,
+          tick: null,
+          jobId: null,
+          nextRunAt: turn.nextRunAt,
+          ...(turn.dropped ? { dropped: turn.dropped } : {}),
+        });
     }
     // Jobs of organizations under a quota are inserted one by one, each checked under the quota lock and rolled back
     // to its savepoint when refused; the others together, as before.
@@ -205,6 +276,7 @@ export async function runDueSchedules(
       } catch (error) {
         if (!(error instanceof QuotaExceededError)) throw error;
         await client.query("ROLLBACK TO SAVEPOINT quota");
+        await client.query("DELETE FROM schedule_runs WHERE schedule_id = $1 AND job_id = $2", [job.scheduleId, job.id]);
         const tick = ticks.find((t) => t.jobId === job.id)!;
         tick.jobId = null;
         tick.skipped = error.quota;
@@ -219,14 +291,24 @@ export async function runDueSchedules(
         });
       }
     }
+    // Per schedule: the last tick that got a job (and that job, which overlap watches), the next tick, the buffer.
+    const ran = new Map<string, { tick: Date; jobId: string }>();
+    for (const t of ticks) {
+      const last = ran.get(t.scheduleId);
+      if (t.jobId && t.tick && (!last || t.tick > last.tick)) ran.set(t.scheduleId, { tick: t.tick, jobId: t.jobId });
+    }
+    const ids = [...turns.keys(), ...failures.map((f) => f.scheduleId)];
     await client.query(
-      `UPDATE schedules s SET last_run_at = COALESCE(u.last_run_at, s.last_run_at), next_run_at = u.next_run_at
-         FROM unnest($1::uuid[], $2::timestamptz[], $3::timestamptz[]) AS u(id, last_run_at, next_run_at)
+      `UPDATE schedules s SET last_run_at = COALESCE(u.last_run_at, s.last_run_at), last_job_id = COALESCE(u.last_job_id, s.last_job_id),
+              next_run_at = u.next_run_at, buffered_run_at = u.buffered_run_at
+         FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[], $4::timestamptz[], $5::timestamptz[]) AS u(id, last_run_at, last_job_id, next_run_at, buffered_run_at)
         WHERE s.id = u.id`,
       [
-        [...ticks.map((t) => t.scheduleId), ...failures.map((f) => f.scheduleId)],
-        [...ticks.map((t) => t.tick), ...failures.map(() => null)],
-        [...ticks.map((t) => t.nextRunAt), ...failures.map(() => null)],
+        ids,
+        ids.map((id) => ran.get(id)?.tick ?? null),
+        ids.map((id) => ran.get(id)?.jobId ?? null),
+        ids.map((id) => turns.get(id)?.nextRunAt ?? null),
+        ids.map((id) => turns.get(id)?.bufferedRunAt ?? null),
       ],
     );
     return { ticks, failures, full: rows.length === limit };
@@ -239,4 +321,41 @@ export async function msUntilNextTick(pool: pg.Pool): Promise<number | null> {
     "SELECT (extract(epoch FROM min(next_run_at) - now()) * 1000)::float8 AS ms FROM schedules WHERE NOT paused AND next_run_at IS NOT NULL",
   );
   return rows[0]?.ms ?? null;
+}
+
+/** Records runs of a schedule's ticks; answers those that had none (the others already have their job). */
+export async function claimRuns(
+  client: pg.PoolClient,
+  scheduleId: string,
+  runs: readonly { tick: Date; jobId: string }[],
+): Promise<{ tick: Date; jobId: string }[]> {
+  if (runs.length === 0) return [];
+  const { rows } = await client.query<{ tick: Date; job_id: string }>(
+    `INSERT INTO schedule_runs (schedule_id, tick, job_id)
+     SELECT $1, u.tick, u.job_id FROM unnest($2::timestamptz[], $3::uuid[]) AS u(tick, job_id)
+     ON CONFLICT (schedule_id, tick) DO NOTHING
+     RETURNING tick, job_id`,
+    [scheduleId, runs.map((r) => r.tick), runs.map((r) => r.jobId)],
+  );
+  return rows.map((r) => ({ tick: r.tick, jobId: r.job_id })).sort((a, b) => a.tick.getTime() - b.tick.getTime());
+}
+
+/** The job a schedule's template makes (a tick's or a backfill's). */
+export function scheduledJob(schedule: { id: string; org_id: string; job: JobTemplate }, jobId: string, now: Date): NewJob {
+  const job = schedule.job;
+  return {
+    id: jobId,
+    orgId: schedule.org_id,
+    type: job.type,
+    payloadJson: JSON.stringify(job.payload),
+    payload: job.payload,
+    maxRetries: job.max_retries,
+    priority: job.priority,
+    concurrencyKey: job.concurrency_key ?? null,
+    concurrencyLimit: job.concurrency_key ? (job.concurrency_limit ?? 1) : null,
+    rateLimit: job.rate_limit ?? null,
+    timeoutMs: job.timeout_ms ?? null,
+    createdAt: now,
+    scheduleId: schedule.id,
+  };
 }

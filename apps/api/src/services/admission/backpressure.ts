@@ -3,7 +3,9 @@
 // Which organizations: the fewest of the largest holders whose backlog together covers the excess over the limit (a
 // flood of one organization names it alone; two equal floods name both), so an organization with little due is never
 // shed for another's flood. The figure is read at most once per BACKPRESSURE_REFRESH_MS per process, in the
-// background of the requests that need it (a request never waits for it); /readyz does not look at it.
+// background of the requests that need it (a request never waits for it); /readyz does not look at it. Between two
+// reads, each admission adds the jobs it lets in to the figure (per process and organization), so parallel batches
+// inside one read's second overshoot the limit by at most a batch per process rather than by the whole burst.
 // With BACKPRESSURE_COMMIT_P99_MS, commit latency sheds too, with the same rule and the same 429: while the p99 of
 // the API's inserts (commit-latency.ts) is past it, the organizations asking for most of the creations are shed — the
 // fewest of the largest askers whose share covers the part of the demand that would bring the p99 back to the
@@ -76,7 +78,13 @@ export class OverloadedError extends AppError {
 }
 
 export class Backpressure {
-  private shed = new Set<string>();
+  /** The last read: the due backlog (capped just past the limit) and, when over it, each organization's share. */
+  private read: { due: number; byOrg: readonly { orgId: string; due: number }[] } = { due: 0, byOrg: [] };
+  /** Jobs this process admitted since the read began that will show them, per organization. */
+  private added = new Map<string, number>();
+  private addedTotal = 0;
+  /** The organizations shed by the read plus the additions; null once either changed (computed on the next ask). */
+  private shed: Set<string> | null = new Set();
   private readAt = 0;
   private reading: Promise<void> | null = null;
   private lastWarning = 0;
@@ -94,17 +102,48 @@ export class Backpressure {
     this.latency?.commits.record(ms);
   }
 
-  /** Throws 429 `overloaded` when `orgId` is among the organizations being shed. */
-  refuseIfShed(orgId: string): void {
+  /**
+   * Throws 429 `overloaded` when `orgId` is among the organizations being shed; otherwise counts the `count` jobs it
+   * is about to add into the backlog until the next read sees them.
+   */
+  refuseIfShed(orgId: string, count = 1): void {
     this.refuseIfShedByLatency(orgId);
     const max = this.deps.config.BACKPRESSURE_DUE_MAX;
     if (max === undefined) return;
     if (Date.now() - this.readAt >= BACKPRESSURE_REFRESH_MS && !this.reading) this.reading = this.refresh(max).finally(() => (this.reading = null));
-    if (!this.shed.has(orgId)) return;
-    throw new OverloadedError(
-      "overloaded",
-      "The deployment is over its backlog limit and your organization holds most of it; no job was created. Retry after the time in Retry-After.",
-    );
+    if (this.shedNow(max).has(orgId)) {
+      throw new OverloadedError(
+        "overloaded",
+        "The deployment is over its backlog limit and your organization holds most of it; no job was created. Retry after the time in Retry-After.",
+      );
+    }
+    this.count(orgId, count);
+  }
+
+  /** Admitted jobs that were not added after all (a quota refused them): they leave the count. */
+  forget(orgId: string, count: number): void {
+    if (this.deps.config.BACKPRESSURE_DUE_MAX === undefined) return;
+    this.count(orgId, -Math.min(count, this.added.get(orgId) ?? 0));
+  }
+
+  private count(orgId: string, n: number): void {
+    if (n === 0) return;
+    const now = (this.added.get(orgId) ?? 0) + n;
+    if (now > 0) this.added.set(orgId, now);
+    else this.added.delete(orgId);
+    this.addedTotal += n;
+    this.shed = null;
+  }
+
+  /** The organizations to shed by the last read plus this process's additions since (recomputed only after a change). */
+  private shedNow(max: number): Set<string> {
+    if (this.shed) return this.shed;
+    const due = this.read.due + this.addedTotal;
+    if (due <= max) return (this.shed = new Set());
+    const byOrg = new Map(this.read.byOrg.map((o) => [o.orgId, o.due]));
+    for (const [orgId, n] of this.added) byOrg.set(orgId, (byOrg.get(orgId) ?? 0) + n);
+    const ranked = [...byOrg].map(([orgId, held]) => ({ orgId, due: held })).sort((a, b) => b.due - a.due || (a.orgId < b.orgId ? -1 : 1));
+    return (this.shed = organizationsToShed(ranked, due, max));
   }
 
   private refuseIfShedByLatency(orgId: string): void {
@@ -128,16 +167,14 @@ export class Backpressure {
   /** Reads the figure now (tests, and the first request after a quiet spell use the one read in the background). */
   async refresh(max = this.deps.config.BACKPRESSURE_DUE_MAX): Promise<void> {
     if (max === undefined) return;
+    // What was admitted before the read began is in what it reads (or about to be: a batch admitted but not yet
+    // committed is missed once, which is the one-batch-per-process bound); what is admitted meanwhile stays counted.
+    const before = new Map(this.added);
     try {
       const backlog = await readDueBacklog(this.deps.db.pool, max);
-      this.shed =
-        backlog.due > max
-          ? organizationsToShed(
-              backlog.byOrg,
-              backlog.byOrg.reduce((n, o) => n + o.due, 0),
-              max,
-            )
-          : new Set();
+      this.read = { due: backlog.due > max ? Math.max(backlog.due, backlog.byOrg.reduce((n, o) => n + o.due, 0)) : backlog.due, byOrg: backlog.byOrg };
+      for (const [orgId, n] of before) this.count(orgId, -Math.min(n, this.added.get(orgId) ?? 0));
+      this.shed = null;
     } catch (error) {
       // Keep the last figure: a slow read must not open the gates or close them for everyone.
       if (Date.now() - this.lastWarning > 30_000) {

@@ -24,11 +24,17 @@ export class Admission {
 
   /**
    * What job creation calls once its input is valid: backpressure first (a shed organization gets 429 `overloaded`),
-   * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month).
+   * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month); `count`: how many
+   * jobs the creation adds (a batch's length), counted against the backlog until the next read sees them.
    */
-  async admit(orgId: string, at: Date): Promise<JobInserter> {
-    this.backpressure.refuseIfShed(orgId);
-    return this.quotas.writerFor(orgId, this.writer, at);
+  async admit(orgId: string, at: Date, count = 1): Promise<JobInserter> {
+    this.backpressure.refuseIfShed(orgId, count);
+    try {
+      return await this.quotas.writerFor(orgId, this.writer, at);
+    } catch (error) {
+      this.backpressure.forget(orgId, count);
+      throw error;
+    }
   }
 
   /** The organization's quotas in force (GET /quotas shows them), cached for QUOTA_CACHE_MS. */

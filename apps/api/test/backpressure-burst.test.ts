@@ -1,0 +1,49 @@
+// Backpressure under a burst (SPEC §22, issue 45): the due backlog is read in the background about once a second, so
+// admission counts the jobs each batch adds in this process until the next read. Parallel batches from one
+// organization then overshoot BACKPRESSURE_DUE_MAX by at most one batch (one process here), and a quiet organization is
+// still served. No worker runs, so every accepted job stays due.
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+
+const MAX = 100;
+const BATCH = 20;
+
+let api: TestApi;
+let flood: TestMember;
+let quiet: TestMember;
+let other: SecondOrg;
+let otherKey: string;
+
+beforeAll(async () => {
+  api = await startTestApi({ BACKPRESSURE_DUE_MAX: String(MAX), API_RATE_LIMIT_PER_SEC: "0" });
+  flood = await createOrg(api.database.db, api.deps.config);
+  quiet = await createOrg(api.database.db, api.deps.config);
+  other = await createSecondOrg(api.database.db);
+  await other.watch(api.get);
+  otherKey = (await createApiKey(api.database.db, await createOrg(api.database.db, api.deps.config))).key;
+}, 60_000);
+afterEach(() => other.expectUntouched({ "X-API-Key": otherKey }));
+afterAll(() => api.close());
+
+const as = (m: TestMember) => ({ Authorization: `Bearer ${m.token}` });
+const jobs = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "webhook", payload: { url: `https://hooks.example.com/${i}`, payload: { i } } }));
+const dueOf = async (orgId: string) =>
+  (await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE org_id = $1", [orgId])).rows[0]!.n;
+
+it("refuses parallel batches past BACKPRESSURE_DUE_MAX before the next background read, overshooting by at most one batch", async () => {
+  // Twenty batches of 20 at once, inside one background read: 400 jobs asked for, a limit of 100.
+  const answers = await Promise.all(Array.from({ length: 20 }, () => api.request.post("/jobs/batch").set(as(flood)).send({ jobs: jobs(BATCH) })));
+  const accepted = answers.filter((a) => a.status === 202).length;
+  const refused = answers.filter((a) => a.status === 429);
+  expect(accepted + refused.length).toBe(20);
+  for (const r of refused) {
+    expect(r.body.error.code).toBe("overloaded");
+    expect(r.headers["retry-after"]).toBeDefined();
+  }
+  expect(accepted * BATCH).toBeGreaterThanOrEqual(MAX);
+  expect(accepted * BATCH).toBeLessThanOrEqual(MAX + BATCH);
+  expect(await dueOf(flood.orgId)).toBe(accepted * BATCH);
+  // The quiet organization holds none of the backlog: it is still served.
+  expect((await api.request.post("/jobs").set(as(quiet)).send(jobs(1)[0]!)).status).toBe(202);
+  // A single job from the flood is refused too, until the backlog falls.
+  expect((await api.request.post("/jobs").set(as(flood)).send(jobs(1)[0]!)).status).toBe(429);
+});

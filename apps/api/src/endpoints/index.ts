@@ -14,6 +14,7 @@ import { jobReadEndpoints } from "./job-reads";
 import { jobStatsEndpoints } from "./job-stats";
 import { jobSteeringEndpoints } from "./job-steering";
 import { jobEndpoints } from "./jobs";
+import { jobTypeEndpoints } from "./job-types";
 import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
 import { queueActivityEndpoints } from "./queue-activity";
@@ -50,6 +51,8 @@ export const endpoints: readonly Endpoint[] = [
   ...flowControlEndpoints,
   // Issue 38 (the console's Workers view).
   ...workerEndpoints,
+  // Issue 44 (SPEC §26): organization job types.
+  ...jobTypeEndpoints,
   signupEndpoint,
   ...accountEndpoints,
   ...sessionEndpoints,

@@ -35,6 +35,8 @@ export type Tag =
   | "Single sign-on"
   | "Waitpoints"
   | "Workers"
+  | "Job types"
+  | "Worker protocol"
   | "Callbacks"
   | "Operations"
   | "Reference"

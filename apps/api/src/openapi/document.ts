@@ -49,6 +49,15 @@ const TAGS = [
     name: "Workers",
     description: "The deployment's worker processes, their slots and the jobs of your organization they run. Anyone of the organization reads them.",
   },
+  {
+    name: "Job types",
+    description: "Your organization's own job types (SPEC §26): a JSON Schema for their payloads; their jobs run on your own workers, over the worker protocol.",
+  },
+  {
+    name: "Worker protocol",
+    description:
+      "For your own workers, in any language (SPEC §26), with an API key of the `worker` role: lease jobs of your types (long-poll), heartbeat, record steps, sleep, wait for waitpoints, complete or fail — each call fenced by its lease token (409 once lapsed or superseded).",
+  },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
   { name: "Reference", description: "This document and its page." },

@@ -9,6 +9,7 @@ import { auditSsoSchemas } from "./responses-audit-sso";
 import { eventsSchemas } from "./responses-events";
 import { flowSchemas } from "./responses-flow";
 import { jobsSchemas } from "./responses-jobs";
+import { jobTypeSchemas } from "./responses-job-types";
 import { liveSchemas } from "./responses-live";
 import { schedulesSchemas } from "./responses-schedules";
 import { usageSchemas } from "./responses-usage";
@@ -48,6 +49,7 @@ export const responseSchemas = {
   ...auditSsoSchemas,
   ...usageSchemas,
   ...workerSchemas,
+  ...jobTypeSchemas,
   ...viewSchemas,
 };
 

@@ -15,6 +15,7 @@ import { jobStatsEndpoints } from "./job-stats";
 import { jobSteeringEndpoints } from "./job-steering";
 import { jobEndpoints } from "./jobs";
 import { jobTypeEndpoints } from "./job-types";
+import { workerProtocolEndpoints } from "./worker-protocol";
 import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
 import { queueActivityEndpoints } from "./queue-activity";
@@ -53,6 +54,7 @@ export const endpoints: readonly Endpoint[] = [
   ...workerEndpoints,
   // Issue 44 (SPEC §26): organization job types.
   ...jobTypeEndpoints,
+  ...workerProtocolEndpoints,
   signupEndpoint,
   ...accountEndpoints,
   ...sessionEndpoints,

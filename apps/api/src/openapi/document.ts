@@ -94,6 +94,7 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   job: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }],
   job_read: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }, { publicToken: [] }, { publicTokenQuery: [] }],
   session: [{ sessionCookie: [] }],
+  worker: [{ apiKeyAuth: [] }],
 };
 
 /** Operations that change state: with the session cookie they need the CSRF header (and can be refused with 403). */
@@ -106,7 +107,8 @@ const CSRF_PARAMETER = {
     "/auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key.",
   schema: { type: "string" },
 };
-const changesState = (op: Endpoint) => op.access !== "public" && op.method !== "get";
+// A worker key is the only credential of the worker protocol: no session cookie, so no CSRF header.
+const changesState = (op: Endpoint) => op.access !== "public" && op.access !== "worker" && op.method !== "get";
 
 function response(spec: ResponseSpec): JsonSchema {
   const headers = { "X-Request-Id": requestId, ...spec.headers };

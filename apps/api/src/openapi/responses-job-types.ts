@@ -41,12 +41,17 @@ export const jobTypeSchemas = {
     lease_expires_at: timestamp().required(),
     cancel_requested: Joi.boolean().required().description("Someone asked to cancel the job: stop, and report it with /fail."),
   }),
-  StepRecorded: Joi.object({ name: Joi.string().required(), recorded: Joi.boolean().required() }),
+  StepRecorded: Joi.object({
+    name: Joi.string().required(),
+    recorded: Joi.boolean().required().description("false: a step of that name was stored before; `result` is the stored one."),
+    result: Joi.any(),
+  }),
+  JobOutcome: Joi.object({ status: Joi.string().valid("pending", "done", "failed", "cancelled").required().description("The job's status after the report.") }),
   WaitOutcome: Joi.object({
     outcome: Joi.string().valid("suspended", "ended").required().description("suspended: the attempt is over, end it; ended: the waitpoint was already over, go on."),
-    waitpoint_id: id().required(),
+    waitpoint_id: id().description("The waitpoint of a wait."),
     status: Joi.string().description("The waitpoint's status when it had already ended."),
     data: Joi.any().description("Its data when it had completed."),
-    complete_url: Joi.string().description("For a waitpoint made by this call: the URL that completes it (shown once)."),
+    wake_at: timestamp().description("A sleep's wake time."),
   }),
 };

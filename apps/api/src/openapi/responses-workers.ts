@@ -33,5 +33,9 @@ export const workerSchemas = {
       )
       .required()
       .description("Your organization's jobs it was running at its last heartbeat (still processing), oldest start first."),
+    kind: Joi.string()
+      .valid("protocol")
+      .description("protocol: one of your organization's own workers, over the worker protocol (SPEC §26); absent for the deployment's workers."),
+    name: Joi.string().description("A protocol worker's name, as it gave it (also in host)."),
   }),
 };

@@ -9,3 +9,4 @@ export * from "./backlog";
 export * from "./pressure";
 export * from "./workers";
 export * from "./queue-activity";
+export * from "./protocol-workers";

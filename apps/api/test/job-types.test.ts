@@ -27,7 +27,10 @@ const resizeSchema = {
 
 describe("registering a type", () => {
   it("registers, reads, changes and deletes a type, each change audited", async () => {
-    const created = await api.request.post("/job-types").set(as(alice)).send({ name: "resize", payload_schema: resizeSchema, description: "Resize", default_timeout_ms: 60_000 });
+    const created = await api.request
+      .post("/job-types")
+      .set(as(alice))
+      .send({ name: "resize", payload_schema: resizeSchema, description: "Resize", default_timeout_ms: 60_000 });
     expect(created.status).toBe(201);
     expect(responseSchemas.JobType.validate(created.body).error).toBeUndefined();
     expect(created.body).toMatchObject({ name: "resize", description: "Resize", default_timeout_ms: 60_000, payload_schema: resizeSchema });
@@ -48,7 +51,11 @@ describe("registering a type", () => {
     expect(audit.status).toBe(200);
     expect(audit.body.map((e: { action: string }) => e.action).sort()).toEqual(["job_type.create", "job_type.update"]);
 
-    await api.request.post("/job-types").set(as(alice)).send({ name: "gone_soon", payload_schema: { type: "object" } }).expect(201);
+    await api.request
+      .post("/job-types")
+      .set(as(alice))
+      .send({ name: "gone_soon", payload_schema: { type: "object" } })
+      .expect(201);
     await api.request.delete("/job-types/gone_soon").set(as(alice)).expect(204);
     await api.request.get("/job-types/gone_soon").set(as(alice)).expect(404);
     const refused = await api.request.post("/jobs").set(as(alice)).send({ type: "gone_soon", payload: {} });
@@ -58,14 +65,20 @@ describe("registering a type", () => {
 
   it("refuses the names of built-in and plugin types", async () => {
     for (const name of ["send_email", "plugin_type"]) {
-      const res = await api.request.post("/job-types").set(as(alice)).send({ name, payload_schema: { type: "object" } });
+      const res = await api.request
+        .post("/job-types")
+        .set(as(alice))
+        .send({ name, payload_schema: { type: "object" } });
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe("job_type_taken");
     }
   });
 
   it("refuses a huge schema, a deeply nested one, a catastrophic pattern and an unknown keyword (ROBUSTNESS 59)", async () => {
-    const huge = { type: "object", properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`field_${i}`, { type: "string", description: "x".repeat(20) }])) };
+    const huge = {
+      type: "object",
+      properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`field_${i}`, { type: "string", description: "x".repeat(20) }])),
+    };
     let deep: Record<string, unknown> = { type: "string" };
     for (let i = 0; i < 40; i++) deep = { type: "array", items: deep };
     const cases: [string, unknown, RegExp][] = [
@@ -86,11 +99,23 @@ describe("registering a type", () => {
 
   it("lets only owners and admins change types; members and API keys read them", async () => {
     const member = await addMember(api.database.db, api.deps.config, alice.orgId, "member");
-    await api.request.post("/job-types").set(as(member)).send({ name: "nope", payload_schema: { type: "object" } }).expect(403);
-    await api.request.post("/job-types").set({ "X-API-Key": aliceKey }).send({ name: "nope", payload_schema: { type: "object" } }).expect(403);
+    await api.request
+      .post("/job-types")
+      .set(as(member))
+      .send({ name: "nope", payload_schema: { type: "object" } })
+      .expect(403);
+    await api.request
+      .post("/job-types")
+      .set({ "X-API-Key": aliceKey })
+      .send({ name: "nope", payload_schema: { type: "object" } })
+      .expect(403);
     await api.request.get("/job-types").set(as(member)).expect(200);
     const admin = await addMember(api.database.db, api.deps.config, alice.orgId, "admin");
-    await api.request.post("/job-types").set(as(admin)).send({ name: "by_admin", payload_schema: { type: "object" } }).expect(201);
+    await api.request
+      .post("/job-types")
+      .set(as(admin))
+      .send({ name: "by_admin", payload_schema: { type: "object" } })
+      .expect(201);
   });
 });
 
@@ -100,25 +125,37 @@ describe("POST /jobs with an organization's type", () => {
   });
 
   it("accepts a payload the schema accepts, with the type's default timeout", async () => {
-    const res = await api.request.post("/jobs").set({ "X-API-Key": aliceKey }).send({ type: "thumbnail", payload: { url: "https://x.test/a.png", size: { width: 10 } } });
+    const res = await api.request
+      .post("/jobs")
+      .set({ "X-API-Key": aliceKey })
+      .send({ type: "thumbnail", payload: { url: "https://x.test/a.png", size: { width: 10 } } });
     expect(res.status).toBe(202);
     const { rows } = await api.database.db.pool.query("SELECT timeout_ms FROM jobs WHERE id = $1", [res.body.id]);
     expect(rows[0].timeout_ms).toBe(5_000);
   });
 
   it("answers 400 with the path of each bad field", async () => {
-    const res = await api.request.post("/jobs").set({ "X-API-Key": aliceKey }).send({ type: "thumbnail", payload: { url: 5, size: {}, extra: true } });
+    const res = await api.request
+      .post("/jobs")
+      .set({ "X-API-Key": aliceKey })
+      .send({ type: "thumbnail", payload: { url: 5, size: {}, extra: true } });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("validation_failed");
     const paths = res.body.error.details.map((d: { path: string }) => d.path).sort();
     expect(paths).toEqual(expect.arrayContaining(["payload.url", "payload.size.width"]));
-    const batch = await api.request.post("/jobs/batch").set({ "X-API-Key": aliceKey }).send({ jobs: [{ type: "thumbnail", payload: { url: "u" } }] });
+    const batch = await api.request
+      .post("/jobs/batch")
+      .set({ "X-API-Key": aliceKey })
+      .send({ jobs: [{ type: "thumbnail", payload: { url: "u" } }] });
     expect(batch.status).toBe(400);
     expect(batch.body.error.details.map((d: { path: string }) => d.path)).toContain("jobs.0.payload.size");
   });
 
   it("is another organization's unknown type, and not listed to it", async () => {
-    const res = await api.request.post("/jobs").set(as(bob)).send({ type: "thumbnail", payload: { url: "u", size: { width: 1 } } });
+    const res = await api.request
+      .post("/jobs")
+      .set(as(bob))
+      .send({ type: "thumbnail", payload: { url: "u", size: { width: 1 } } });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("unknown_job_type");
     const listed = await api.request.get("/job-types").set(as(bob));

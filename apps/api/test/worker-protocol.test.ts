@@ -21,9 +21,17 @@ const db = () => api.database.db.pool;
 beforeAll(async () => {
   ({ api, alice, bob, aliceKey, second, close } = await startTwoOrgs());
   for (const name of ["resize", "keyed", "steps_demo", "flaky"]) {
-    await api.request.post("/job-types").set(as(alice)).send({ name, payload_schema: { type: "object" } }).expect(201);
+    await api.request
+      .post("/job-types")
+      .set(as(alice))
+      .send({ name, payload_schema: { type: "object" } })
+      .expect(201);
   }
-  await api.request.post("/job-types").set(as(bob)).send({ name: "bobs_type", payload_schema: { type: "object" } }).expect(201);
+  await api.request
+    .post("/job-types")
+    .set(as(bob))
+    .send({ name: "bobs_type", payload_schema: { type: "object" } })
+    .expect(201);
   const created = await api.request.post("/api-keys").set(as(alice)).send({ name: "python workers", role: "worker" });
   expect(created.status).toBe(201);
   expect(created.body.role).toBe("worker");
@@ -54,18 +62,40 @@ describe("worker keys", () => {
     await api.request.post("/jobs").set(worker()).send({ type: "resize", payload: {} }).expect(403);
     await api.request.get("/job-types").set(worker()).expect(403);
     // A member's key, a user token: not the worker protocol.
-    await api.request.post("/worker/lease").set({ "X-API-Key": aliceKey }).send({ types: ["resize"] }).expect(403);
-    await api.request.post("/worker/lease").set(as(alice)).send({ types: ["resize"] }).expect(403);
-    await api.request.post("/worker/lease").send({ types: ["resize"] }).expect(401);
+    await api.request
+      .post("/worker/lease")
+      .set({ "X-API-Key": aliceKey })
+      .send({ types: ["resize"] })
+      .expect(403);
+    await api.request
+      .post("/worker/lease")
+      .set(as(alice))
+      .send({ types: ["resize"] })
+      .expect(403);
+    await api.request
+      .post("/worker/lease")
+      .send({ types: ["resize"] })
+      .expect(401);
     // Sent as a bearer token, as other languages' HTTP clients like to.
-    await api.request.post("/worker/lease").set({ Authorization: `Bearer ${workerKey}` }).send({ types: ["resize"] }).expect(200);
+    await api.request
+      .post("/worker/lease")
+      .set({ Authorization: `Bearer ${workerKey}` })
+      .send({ types: ["resize"] })
+      .expect(200);
   });
 
   it("cannot lease another organization's types, nor unknown ones", async () => {
-    const res = await api.request.post("/worker/lease").set(worker()).send({ types: ["bobs_type"] });
+    const res = await api.request
+      .post("/worker/lease")
+      .set(worker())
+      .send({ types: ["bobs_type"] });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("validation_failed");
-    await api.request.post("/worker/lease").set(worker()).send({ types: ["send_email"] }).expect(400);
+    await api.request
+      .post("/worker/lease")
+      .set(worker())
+      .send({ types: ["send_email"] })
+      .expect(400);
   });
 });
 
@@ -75,10 +105,16 @@ describe("leases", () => {
     const [leased] = await lease({ types: ["resize"], max: 5 });
     expect(leased).toMatchObject({ id, type: "resize", payload: { url: "u" }, attempt: 1, steps: [], dependencies: [] });
     expect((await job(id)).status).toBe("processing");
-    const beat = await api.request.post(`/worker/jobs/${id}/heartbeat`).set(worker()).send({ lease_token: leased!.lease_token, progress: { fraction: 0.5, message: "half" }, logs: [{ level: "info", message: "hello" }] });
+    const beat = await api.request
+      .post(`/worker/jobs/${id}/heartbeat`)
+      .set(worker())
+      .send({ lease_token: leased!.lease_token, progress: { fraction: 0.5, message: "half" }, logs: [{ level: "info", message: "hello" }] });
     expect(beat.status).toBe(200);
     expect(beat.body.cancel_requested).toBe(false);
-    const done = await api.request.post(`/worker/jobs/${id}/complete`).set(worker()).send({ lease_token: leased!.lease_token, result: { ok: true } });
+    const done = await api.request
+      .post(`/worker/jobs/${id}/complete`)
+      .set(worker())
+      .send({ lease_token: leased!.lease_token, result: { ok: true } });
     expect(done.status).toBe(200);
     expect(done.body).toEqual({ status: "done" });
     const after = await job(id);
@@ -98,7 +134,10 @@ describe("leases", () => {
 
   it("long-polls: a job posted while a lease call waits is answered at once", async () => {
     const started = Date.now();
-    const polled = api.request.post("/worker/lease").set(worker()).send({ types: ["resize"], wait_seconds: 10 });
+    const polled = api.request
+      .post("/worker/lease")
+      .set(worker())
+      .send({ types: ["resize"], wait_seconds: 10 });
     const waiting = polled.then((r) => r);
     await new Promise((r) => setTimeout(r, 300));
     expect(api.deps).toBeDefined();
@@ -108,7 +147,10 @@ describe("leases", () => {
     expect(res.body.map((j: { id: string }) => j.id)).toEqual([id]);
     expect(Date.now() - started).toBeLessThan(3_000);
     await api.request.post(`/worker/jobs/${id}/complete`).set(worker()).send({ lease_token: res.body[0].lease_token }).expect(200);
-    const empty = await api.request.post("/worker/lease").set(worker()).send({ types: ["resize"], wait_seconds: 1 });
+    const empty = await api.request
+      .post("/worker/lease")
+      .set(worker())
+      .send({ types: ["resize"], wait_seconds: 1 });
     expect(empty.body).toEqual([]);
   });
 
@@ -125,8 +167,16 @@ describe("leases", () => {
     expect(second!.attempt).toBe(1);
     const { rows } = await db().query("SELECT interruptions, status FROM jobs WHERE id = $1", [id]);
     expect(rows[0]).toEqual({ interruptions: 1, status: "processing" });
-    await api.request.post(`/worker/jobs/${id}/complete`).set(worker()).send({ lease_token: first!.lease_token, result: { stale: true } }).expect(409);
-    await api.request.post(`/worker/jobs/${id}/complete`).set(worker()).send({ lease_token: second!.lease_token, result: { fresh: true } }).expect(200);
+    await api.request
+      .post(`/worker/jobs/${id}/complete`)
+      .set(worker())
+      .send({ lease_token: first!.lease_token, result: { stale: true } })
+      .expect(409);
+    await api.request
+      .post(`/worker/jobs/${id}/complete`)
+      .set(worker())
+      .send({ lease_token: second!.lease_token, result: { fresh: true } })
+      .expect(200);
     expect((await job(id)).result).toEqual({ fresh: true });
   });
 
@@ -159,7 +209,10 @@ describe("leases", () => {
     await db().query("UPDATE job_queue SET due_at = now() WHERE job_id = $1", [id]);
     const [again] = await lease({ types: ["flaky"], wait_seconds: 2 });
     expect(again).toMatchObject({ id, attempt: 2 });
-    const permanent = await api.request.post(`/worker/jobs/${id}/fail`).set(worker()).send({ lease_token: again!.lease_token, error: "bad input", retryable: false });
+    const permanent = await api.request
+      .post(`/worker/jobs/${id}/fail`)
+      .set(worker())
+      .send({ lease_token: again!.lease_token, error: "bad input", retryable: false });
     expect(permanent.body).toEqual({ status: "failed" });
     expect(await job(id)).toMatchObject({ status: "failed", retries: 1 });
   });
@@ -172,7 +225,11 @@ describe("steps, sleeps and waitpoints", () => {
     const call = (path: string, body: object) => api.request.post(`/worker/jobs/${id}/${path}`).set(worker()).send(body);
     const step = await call("steps/upload", { lease_token: one!.lease_token, result: { key: "a.png" } });
     expect(step.body).toEqual({ name: "upload", recorded: true, result: { key: "a.png" } });
-    expect((await call("steps/upload", { lease_token: one!.lease_token, result: { key: "other" } })).body).toEqual({ name: "upload", recorded: false, result: { key: "a.png" } });
+    expect((await call("steps/upload", { lease_token: one!.lease_token, result: { key: "other" } })).body).toEqual({
+      name: "upload",
+      recorded: false,
+      result: { key: "a.png" },
+    });
     const slept = await call("sleep", { lease_token: one!.lease_token, name: "nap", duration_ms: 400 });
     expect(slept.body.outcome).toBe("suspended");
     expect(await job(id)).toMatchObject({ status: "pending", retries: 0 });
@@ -189,7 +246,11 @@ describe("steps, sleeps and waitpoints", () => {
     expect(waited.body.outcome).toBe("suspended");
     const waitpointId = waited.body.waitpoint_id as string;
     expect((await job(id)).waiting_for).toBe("waitpoint");
-    await api.request.post(`/waitpoints/${waitpointId}/complete`).set({ "X-API-Key": aliceKey }).send({ data: { approved: true } }).expect(200);
+    await api.request
+      .post(`/waitpoints/${waitpointId}/complete`)
+      .set({ "X-API-Key": aliceKey })
+      .send({ data: { approved: true } })
+      .expect(200);
 
     const [three] = await lease({ types: ["steps_demo"], wait_seconds: 5 });
     expect(three!.id).toBe(id);
@@ -211,7 +272,11 @@ describe("steps, sleeps and waitpoints", () => {
 describe("GET /workers", () => {
   it("shows the organization its own protocol workers, and no other organization", async () => {
     const workerId = randomUUID();
-    await api.request.post("/worker/lease").set(worker()).send({ types: ["resize"], worker_id: workerId, worker_name: "py-1", worker_version: "conveyor-python/0.1.0", concurrency: 50 }).expect(200);
+    await api.request
+      .post("/worker/lease")
+      .set(worker())
+      .send({ types: ["resize"], worker_id: workerId, worker_name: "py-1", worker_version: "conveyor-python/0.1.0", concurrency: 50 })
+      .expect(200);
     const mine = (await api.request.get("/workers").set(as(alice))).body as { id: string; kind?: string; concurrency: number; state: string }[];
     expect(mine.find((w) => w.id === workerId)).toMatchObject({ kind: "protocol", concurrency: 50, state: "running" });
     for (const w of mine) expect(responseSchemas.Worker.validate(w).error).toBeUndefined();

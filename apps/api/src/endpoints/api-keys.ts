@@ -29,7 +29,14 @@ export const apiKeyEndpoints = [
         description: "The new key.",
         json: {
           component: "CreatedApiKey",
-          example: { id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", role: "member", key: "cvk_7Hq2Zt9Lk3Vx0Bn8Rw4Pa6Sd1Fg5Jh2Mc7Qe9Ty3Ui", created_at: AT },
+          example: {
+            id: KEY_ID,
+            name: "billing-service",
+            prefix: "cvk_7Hq2",
+            role: "member",
+            key: "cvk_7Hq2Zt9Lk3Vx0Bn8Rw4Pa6Sd1Fg5Jh2Mc7Qe9Ty3Ui",
+            created_at: AT,
+          },
         },
       },
     },

@@ -23,7 +23,10 @@ const typeExample = {
   updated_at: AT,
 };
 
-const nameParam = { description: "The type's name: a lower-case letter, then up to 62 of a-z, 0-9 and _.", schema: { type: "string", pattern: "^[a-z][a-z0-9_]{0,62}$" } };
+const nameParam = {
+  description: "The type's name: a lower-case letter, then up to 62 of a-z, 0-9 and _.",
+  schema: { type: "string", pattern: "^[a-z][a-z0-9_]{0,62}$" },
+};
 
 const fields = {
   payload_schema: Joi.object()
@@ -62,7 +65,10 @@ export const jobTypeEndpoints = [
       "and validates each payload against `payload_schema` (400 naming each bad field). The name may not be a built-in or plugin type's (409 job_type_taken).",
     access: "user",
     roles: ["owner", "admin"],
-    body: { schema: createBody, examples: { resize: { summary: "An image resize", value: { name: "resize", payload_schema: schemaExample, default_max_retries: 3 } } } },
+    body: {
+      schema: createBody,
+      examples: { resize: { summary: "An image resize", value: { name: "resize", payload_schema: schemaExample, default_max_retries: 3 } } },
+    },
     responses: { 201: { description: "The registered type.", json: { component: "JobType", example: typeExample } } },
     errors: [...BODY_ERRORS, ...AUTHENTICATED_ERRORS, 403, 409],
     async handle({ caller, body }, deps) {

@@ -39,7 +39,12 @@ const stepName = Joi.string().min(1).max(STEP_NAME_MAX_LENGTH);
 const leaseSeconds = Joi.number().integer().min(1).max(3_600).description("How long the lease holds from now (default 30 s); heartbeat well within it.");
 
 const leaseBody = Joi.object<LeaseInput>({
-  types: Joi.array().items(Joi.string().pattern(TYPE_NAME_PATTERN, "job type name")).min(1).max(100).required().description("Your organization's job types this worker runs."),
+  types: Joi.array()
+    .items(Joi.string().pattern(TYPE_NAME_PATTERN, "job type name"))
+    .min(1)
+    .max(100)
+    .required()
+    .description("Your organization's job types this worker runs."),
   max: Joi.number().integer().min(1).max(100).default(1).description("Most jobs to lease in this call (the worker's free slots)."),
   wait_seconds: Joi.number().integer().min(0).max(30).default(0).description("How long to wait for a job when none can be leased now (a long-poll)."),
   lease_seconds: leaseSeconds,
@@ -57,7 +62,14 @@ const heartbeatBody = Joi.object<HeartbeatInput>({
   ),
   output: Joi.string().max(OUTPUT_MAX_BYTES).description("Text appended to the job's output (SPEC §21)."),
   logs: Joi.array()
-    .items(Joi.object({ level: Joi.string().valid(...LOG_LEVELS).required(), message: Joi.string().max(8_000).required() }))
+    .items(
+      Joi.object({
+        level: Joi.string()
+          .valid(...LOG_LEVELS)
+          .required(),
+        message: Joi.string().max(8_000).required(),
+      }),
+    )
     .max(100)
     .description("Log lines of this attempt, in order."),
 });
@@ -98,7 +110,10 @@ export const workerProtocolEndpoints = [
       "concurrency keys, rate limits, pauses and caps). With none to lease, waits up to `wait_seconds` for one, then answers []. A lease lapses at " +
       "`lease_expires_at` unless heartbeats extend it; a lapsed lease is an interruption: the job is leased again (to any of your workers) and the old token answers 409.",
     access: "worker",
-    body: { schema: leaseBody, examples: { poll: { summary: "Wait up to 20 s for up to 10 resize jobs", value: { types: ["resize"], max: 10, wait_seconds: 20 } } } },
+    body: {
+      schema: leaseBody,
+      examples: { poll: { summary: "Wait up to 20 s for up to 10 resize jobs", value: { types: ["resize"], max: 10, wait_seconds: 20 } } },
+    },
     responses: { 200: { description: "The jobs leased (possibly none).", json: { component: "LeasedJob", array: true, example: [leasedExample] } } },
     errors: [...BODY_ERRORS, ...AUTHENTICATED_ERRORS, 403],
     async handle({ caller, body, res }, deps) {
@@ -113,8 +128,13 @@ export const workerProtocolEndpoints = [
     summary: "Extend a lease, report progress, output and log lines",
     access: "worker",
     params: jobId,
-    body: { schema: heartbeatBody, examples: { progress: { summary: "Half done", value: { lease_token: TOKEN, progress: { fraction: 0.5, message: "resized" } } } } },
-    responses: { 200: { description: "The lease, extended.", json: { component: "LeaseExtended", example: { lease_expires_at: AT, cancel_requested: false } } } },
+    body: {
+      schema: heartbeatBody,
+      examples: { progress: { summary: "Half done", value: { lease_token: TOKEN, progress: { fraction: 0.5, message: "resized" } } } },
+    },
+    responses: {
+      200: { description: "The lease, extended.", json: { component: "LeaseExtended", example: { lease_expires_at: AT, cancel_requested: false } } },
+    },
     errors: workerErrors,
     async handle({ caller, params, body }, deps) {
       return { json: await heartbeat({ caller, id: params.id, input: body }, deps) };
@@ -144,7 +164,8 @@ export const workerProtocolEndpoints = [
     operationId: "failJob",
     tag: "Worker protocol",
     summary: "Fail a leased job's attempt",
-    description: "The job retries (pending, after the backoff) while it has retries left and the failure is retryable; otherwise it fails. A job someone asked to cancel ends cancelled.",
+    description:
+      "The job retries (pending, after the backoff) while it has retries left and the failure is retryable; otherwise it fails. A job someone asked to cancel ends cancelled.",
     access: "worker",
     params: jobId,
     body: { schema: failBody, examples: { broke: { summary: "A retryable failure", value: { lease_token: TOKEN, error: "upstream timed out" } } } },
@@ -160,14 +181,23 @@ export const workerProtocolEndpoints = [
     operationId: "recordStep",
     tag: "Worker protocol",
     summary: "Checkpoint a durable step's result",
-    description: "Stored once per job: a later attempt finds it in the lease's `steps` and does not run the step again. A repeat answers the stored result (recorded: false).",
+    description:
+      "Stored once per job: a later attempt finds it in the lease's `steps` and does not run the step again. A repeat answers the stored result (recorded: false).",
     access: "worker",
     params: { ...jobId, name: { description: "The step's name, unique per job.", schema: { type: "string", minLength: 1, maxLength: STEP_NAME_MAX_LENGTH } } },
     body: {
-      schema: Joi.object<{ lease_token: string; result?: unknown }>({ lease_token: leaseToken, result: Joi.any().description("The step's result (JSON, ≤ 256 KiB).") }),
+      schema: Joi.object<{ lease_token: string; result?: unknown }>({
+        lease_token: leaseToken,
+        result: Joi.any().description("The step's result (JSON, ≤ 256 KiB)."),
+      }),
       examples: { step: { summary: "A step's result", value: { lease_token: TOKEN, result: { uploaded: "s3://bucket/cat.png" } } } },
     },
-    responses: { 200: { description: "The step as stored.", json: { component: "StepRecorded", example: { name: "upload", recorded: true, result: { uploaded: "s3://bucket/cat.png" } } } } },
+    responses: {
+      200: {
+        description: "The step as stored.",
+        json: { component: "StepRecorded", example: { name: "upload", recorded: true, result: { uploaded: "s3://bucket/cat.png" } } },
+      },
+    },
     errors: workerErrors,
     async handle({ caller, params, body }, deps) {
       if (stepName.validate(params.name).error) throw notFound("Step");
@@ -180,7 +210,8 @@ export const workerProtocolEndpoints = [
     operationId: "sleepJob",
     tag: "Worker protocol",
     summary: "End the attempt until a time (a durable sleep)",
-    description: "suspended: the attempt is over without spending a retry, and the job is leased again when the time comes (replaying the same name answers ended).",
+    description:
+      "suspended: the attempt is over without spending a retry, and the job is leased again when the time comes (replaying the same name answers ended).",
     access: "worker",
     params: jobId,
     body: {
@@ -208,9 +239,15 @@ export const workerProtocolEndpoints = [
       "ended: it had already ended (a replay): its status and data are in the answer.",
     access: "worker",
     params: jobId,
-    body: { schema: waitForBody, examples: { approval: { summary: "Wait for an approval", value: { lease_token: TOKEN, name: "approval", timeout_seconds: 3_600 } } } },
+    body: {
+      schema: waitForBody,
+      examples: { approval: { summary: "Wait for an approval", value: { lease_token: TOKEN, name: "approval", timeout_seconds: 3_600 } } },
+    },
     responses: {
-      200: { description: "What happened.", json: { component: "WaitOutcome", example: { outcome: "suspended", waitpoint_id: "019a8c52-1c02-7a9e-b1f0-2c7d8e4a6b10" } } },
+      200: {
+        description: "What happened.",
+        json: { component: "WaitOutcome", example: { outcome: "suspended", waitpoint_id: "019a8c52-1c02-7a9e-b1f0-2c7d8e4a6b10" } },
+      },
     },
     errors: workerErrors,
     async handle({ caller, params, body }, deps) {

@@ -51,7 +51,8 @@ const TAGS = [
   },
   {
     name: "Job types",
-    description: "Your organization's own job types (SPEC §26): a JSON Schema for their payloads; their jobs run on your own workers, over the worker protocol.",
+    description:
+      "Your organization's own job types (SPEC §26): a JSON Schema for their payloads; their jobs run on your own workers, over the worker protocol.",
   },
   {
     name: "Worker protocol",

@@ -48,7 +48,10 @@ export const jobTypeSchemas = {
   }),
   JobOutcome: Joi.object({ status: Joi.string().valid("pending", "done", "failed", "cancelled").required().description("The job's status after the report.") }),
   WaitOutcome: Joi.object({
-    outcome: Joi.string().valid("suspended", "ended").required().description("suspended: the attempt is over, end it; ended: the waitpoint was already over, go on."),
+    outcome: Joi.string()
+      .valid("suspended", "ended")
+      .required()
+      .description("suspended: the attempt is over, end it; ended: the waitpoint was already over, go on."),
     waitpoint_id: id().description("The waitpoint of a wait."),
     status: Joi.string().description("The waitpoint's status when it had already ended."),
     data: Joi.any().description("Its data when it had completed."),

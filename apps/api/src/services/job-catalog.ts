@@ -91,13 +91,7 @@ export type CheckedJob =
  * Whether `type` is known and `payload` fits it: the payload with its defaults applied, or what is wrong, with each
  * detail's path under `payloadPath` (e.g. "jobs[2].payload").
  */
-export async function checkJob(
-  catalog: JobCatalog,
-  type: string,
-  payload: Record<string, unknown>,
-  payloadPath: string,
-  orgId?: string,
-): Promise<CheckedJob> {
+export async function checkJob(catalog: JobCatalog, type: string, payload: Record<string, unknown>, payloadPath: string, orgId?: string): Promise<CheckedJob> {
   if (!(await catalog.isKnownType(type, orgId))) return { ok: false, unknownType: true };
   const own = orgId === undefined ? undefined : await catalog.orgType(orgId, type);
   if (own) {

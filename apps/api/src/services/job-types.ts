@@ -97,7 +97,10 @@ export async function updateJobType(options: { caller: Caller; name: string; cha
     await audit(tx, caller, deps.clock, {
       action: "job_type.update",
       target: { type: "job_type", id: null, label: name },
-      changes: changedFields(audited(result.before), change.payload_schema === undefined ? { ...audited(result.after), payload_schema_updated_at: result.before.updated_at } : audited(result.after)),
+      changes: changedFields(
+        audited(result.before),
+        change.payload_schema === undefined ? { ...audited(result.after), payload_schema_updated_at: result.before.updated_at } : audited(result.after),
+      ),
     });
     return result.after;
   });

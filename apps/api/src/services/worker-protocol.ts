@@ -74,18 +74,13 @@ export type LeasedJobJson = {
 const lastTouched = new Map<string, number>();
 
 /** POST /worker/lease: the jobs leased to this worker (possibly none, after waiting up to wait_seconds). */
-export async function leaseForWorker(
-  options: { caller: Caller; input: LeaseInput; signal: AbortSignal },
-  deps: WorkerDeps,
-): Promise<LeasedJobJson[]> {
+export async function leaseForWorker(options: { caller: Caller; input: LeaseInput; signal: AbortSignal }, deps: WorkerDeps): Promise<LeasedJobJson[]> {
   const { caller, input } = options;
   const types = [...new Set(input.types)];
   const own = new Set(await leasableOrgTypes(deps.db.pool, caller.orgId, types));
   const foreign = types.filter((t) => !own.has(t));
   if (foreign.length) {
-    throw validationFailed(
-      foreign.map((t) => ({ path: "types", message: `"${t}" is not a job type of your organization (POST /job-types registers one)` })),
-    );
+    throw validationFailed(foreign.map((t) => ({ path: "types", message: `"${t}" is not a job type of your organization (POST /job-types registers one)` })));
   }
   const leaseMs = (input.lease_seconds ?? LEASE_MS_DEFAULT / 1000) * 1000;
   const workerId = input.worker_id?.toLowerCase() ?? caller.apiKeyId!;
@@ -130,7 +125,10 @@ async function describe(jobs: LeasedJob[], deps: WorkerDeps): Promise<LeasedJobJ
 }
 
 const lost = () =>
-  new AppError("lease_lost", "This lease token is not the job's live lease (it lapsed, a newer lease took the job over, or the attempt has ended); stop working on it.");
+  new AppError(
+    "lease_lost",
+    "This lease token is not the job's live lease (it lapsed, a newer lease took the job over, or the attempt has ended); stop working on it.",
+  );
 
 /** The live lease named by a call, or 409 (404 for a job id that is malformed). */
 async function leaseOf(caller: Caller, jobId: string, token: string, deps: WorkerDeps, extendMs?: number): Promise<LiveLease> {
@@ -184,7 +182,10 @@ export async function heartbeat(
 }
 
 /** POST /worker/jobs/{id}/complete: the attempt succeeded with `result`. */
-export async function completeJob(options: { caller: Caller; id: string; input: { lease_token: string; result?: unknown } }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
+export async function completeJob(
+  options: { caller: Caller; id: string; input: { lease_token: string; result?: unknown } },
+  deps: WorkerDeps,
+): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
   const lease = await leaseOf(caller, id, input.lease_token, deps);
   const applied = await writeOutcomes(
@@ -267,7 +268,8 @@ export async function sleepJob(
   const { caller, id, input } = options;
   const lease = await leaseOf(caller, id, input.lease_token, deps);
   const stored = (await readSteps(deps.db.pool, id)).get(input.name);
-  if (stored && stored.kind !== "sleep") throw new AppError("conflict", `The step name "${input.name}" is already used by a ${stored.kind}; step names are unique per job.`);
+  if (stored && stored.kind !== "sleep")
+    throw new AppError("conflict", `The step name "${input.name}" is already used by a ${stored.kind}; step names are unique per job.`);
   if (stored?.status === "completed") return { outcome: "ended" };
   const wakeAt = stored?.wakeAt ?? new Date(Date.now() + Math.min(SLEEP_MAX_MS, input.duration_ms));
   if (wakeAt.getTime() <= Date.now()) {
@@ -291,7 +293,8 @@ export async function waitForWaitpoint(options: { caller: Caller; id: string; in
   const { caller, id, input } = options;
   const lease = await leaseOf(caller, id, input.lease_token, deps);
   const stored = (await readSteps(deps.db.pool, id)).get(input.name);
-  if (stored && stored.kind !== "wait") throw new AppError("conflict", `The step name "${input.name}" is already used by a ${stored.kind}; step names are unique per job.`);
+  if (stored && stored.kind !== "wait")
+    throw new AppError("conflict", `The step name "${input.name}" is already used by a ${stored.kind}; step names are unique per job.`);
   let waitpointId = stored?.waitpointId ?? input.waitpoint_id?.toLowerCase() ?? null;
   let create: { orgId: string; tokenHash: Buffer; timeoutSeconds: number } | undefined;
   if (waitpointId === null) {
@@ -305,7 +308,14 @@ export async function waitForWaitpoint(options: { caller: Caller; id: string; in
   } else if (!isUuid(waitpointId)) {
     throw validationFailed([{ path: "waitpoint_id", message: "is not a waitpoint of your organization" }]);
   }
-  const outcome = await suspendForWait(deps.db.pool, { jobId: id, fence: input.lease_token, name: input.name, attempt: lease.retries + 1, waitpointId, create });
+  const outcome = await suspendForWait(deps.db.pool, {
+    jobId: id,
+    fence: input.lease_token,
+    name: input.name,
+    attempt: lease.retries + 1,
+    waitpointId,
+    create,
+  });
   if (outcome.outcome === "lost") {
     if (!stored && !create) throw validationFailed([{ path: "waitpoint_id", message: "is not a waitpoint of your organization" }]);
     throw lost();

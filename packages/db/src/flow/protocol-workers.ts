@@ -28,11 +28,6 @@ export async function touchProtocolWorker(db: pg.Pool, worker: ProtocolWorkerSee
   );
 }
 
-/** A worker said it stops (graceful shutdown): it leaves the list. */
-export async function removeProtocolWorker(db: pg.Pool, orgId: string, id: string): Promise<void> {
-  await db.query("DELETE FROM protocol_workers WHERE id = $1 AND org_id = $2", [id, orgId]);
-}
-
 /** Deletes protocol workers silent for longer than `olderThanMs` (and GONE_BEATS of their interval). */
 export async function reapProtocolWorkers(db: pg.Pool, olderThanMs: number): Promise<number> {
   const { rowCount } = await db.query(

@@ -57,7 +57,14 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
      RETURNING l.job_id, l.token`,
     [request.orgId, request.types, request.max, request.workerId, request.leaseMs, tokens],
   );
-  if (lapsed.length) leased.push(...(await start(pool, request, lapsed.map((r) => ({ id: r.job_id, fence: r.token })))));
+  if (lapsed.length)
+    leased.push(
+      ...(await start(
+        pool,
+        request,
+        lapsed.map((r) => ({ id: r.job_id, fence: r.token })),
+      )),
+    );
   // 2. Due jobs, type by type, while there is room. Takes of one organization's type are serialized (a transaction
   // lock), so what they count in flight for concurrency keys and caps is exact, as the one dispatcher's is.
   for (const type of request.types) {
@@ -73,7 +80,7 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
         type,
         work,
         room,
-        inFlightByOrg: found.limits.orgCaps.size > 0 ? await jobsInFlight(tx, type) : new Map(),
+        inFlightByOrg: found.limits.orgCaps.size > 0 ? await jobsInFlight(tx, type) : new Map<string, number>(),
         limits: found.limits,
         after: null,
         envelopeSize: (taken) => taken,
@@ -92,10 +99,18 @@ async function start(pool: pg.Pool, request: LeaseRequest, requests: { id: strin
   const answers = await claimJobs(pool, requests);
   const waits = answers.filter((a): a is ClaimWait => "retryAt" in a);
   // A rate limit's window frees in a moment: back in line (the next lease call takes it), rather than hold the caller.
-  if (waits.length) await returnToLine(pool, waits.map((w) => w.id));
+  if (waits.length)
+    await returnToLine(
+      pool,
+      waits.map((w) => w.id),
+    );
   const claimed = answers.filter((a): a is ClaimedJob => !("retryAt" in a));
   if (claimed.length === 0) {
-    await dropLeases(pool, requests.map((r) => r.id), requests.map((r) => r.fence));
+    await dropLeases(
+      pool,
+      requests.map((r) => r.id),
+      requests.map((r) => r.fence),
+    );
     return [];
   }
   const fences = new Map(requests.map((r) => [r.id, r.fence]));
@@ -126,7 +141,10 @@ export type LiveLease = {
  * The live lease of `jobId` under `token` in `orgId`, extended by `extendMs` when given (a heartbeat); null when the
  * token is not the job's current, live lease (lapsed, superseded, or the job has ended or moved on).
  */
-export async function liveLease(db: pg.Pool | pg.PoolClient, lease: { orgId: string; jobId: string; token: string; extendMs?: number }): Promise<LiveLease | null> {
+export async function liveLease(
+  db: pg.Pool | pg.PoolClient,
+  lease: { orgId: string; jobId: string; token: string; extendMs?: number },
+): Promise<LiveLease | null> {
   const { rows } = await db.query<{
     job_id: string;
     org_id: string;
@@ -166,10 +184,10 @@ export async function liveLease(db: pg.Pool | pg.PoolClient, lease: { orgId: str
 /** Ends leases whose attempt ended (an outcome, a sleep, a wait): only under their own token. */
 export async function dropLeases(db: pg.Pool | pg.PoolClient, jobIds: readonly string[], tokens: readonly string[]): Promise<void> {
   if (jobIds.length === 0) return;
-  await db.query(
-    "DELETE FROM worker_leases l USING unnest($1::uuid[], $2::text[]) AS t(job_id, token) WHERE l.job_id = t.job_id AND l.token = t.token",
-    [jobIds, tokens],
-  );
+  await db.query("DELETE FROM worker_leases l USING unnest($1::uuid[], $2::text[]) AS t(job_id, token) WHERE l.job_id = t.job_id AND l.token = t.token", [
+    jobIds,
+    tokens,
+  ]);
 }
 
 /**
@@ -196,7 +214,15 @@ export async function readLeaseSteps(
 ): Promise<Map<string, { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }[]>> {
   const byJob = new Map<string, { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }[]>();
   if (jobIds.length === 0) return byJob;
-  const { rows } = await db.query<{ job_id: string; name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }>(
+  const { rows } = await db.query<{
+    job_id: string;
+    name: string;
+    kind: string;
+    status: string;
+    result: unknown;
+    waitpoint_id: string | null;
+    wake_at: Date | null;
+  }>(
     `SELECT s.job_id, s.name, s.kind, s.status, s.result, s.waitpoint_id, s.wake_at FROM job_steps s WHERE s.job_id = ANY($1::uuid[]) ORDER BY s.job_id, s.started_at, s.name`,
     [jobIds],
   );

@@ -44,7 +44,10 @@ export async function insertOrgJobType(db: Queryable, t: NewOrgJobType): Promise
 
 /** A live type of the organization, or null. */
 export async function findOrgJobType(db: Queryable, orgId: string, name: string): Promise<OrgJobType | null> {
-  const { rows } = await db.query<OrgJobType>(`SELECT ${VIEW} FROM org_job_types t WHERE t.org_id = $1 AND t.name = $2 AND t.deleted_at IS NULL`, [orgId, name]);
+  const { rows } = await db.query<OrgJobType>(`SELECT ${VIEW} FROM org_job_types t WHERE t.org_id = $1 AND t.name = $2 AND t.deleted_at IS NULL`, [
+    orgId,
+    name,
+  ]);
   return rows[0] ?? null;
 }
 
@@ -56,7 +59,10 @@ export async function listOrgJobTypes(db: Queryable, orgId: string): Promise<Org
 
 /** Names of the organization's types that jobs may still be leased for (deleted ones too: their jobs finish). */
 export async function leasableOrgTypes(db: Queryable, orgId: string, names: readonly string[]): Promise<string[]> {
-  const { rows } = await db.query<{ name: string }>("SELECT name FROM org_job_types WHERE org_id = $1 AND name = ANY($2::text[]) ORDER BY name", [orgId, names]);
+  const { rows } = await db.query<{ name: string }>("SELECT name FROM org_job_types WHERE org_id = $1 AND name = ANY($2::text[]) ORDER BY name", [
+    orgId,
+    names,
+  ]);
   return rows.map((r) => r.name);
 }
 

@@ -200,6 +200,17 @@ describe("leases", () => {
     await api.request.post(`/worker/jobs/${c}/complete`).set(worker()).send({ lease_token: resumed[0]!.lease_token }).expect(200);
   });
 
+  it("takes a released job back to pending without spending a retry", async () => {
+    const id = await enqueue({ type: "flaky", payload: {}, max_retries: 1 });
+    const [leased] = await lease({ types: ["flaky"] });
+    const released = await api.request.post(`/worker/jobs/${id}/release`).set(worker()).send({ lease_token: leased!.lease_token });
+    expect(released.body).toEqual({ status: "pending" });
+    expect(await job(id)).toMatchObject({ status: "pending", retries: 0 });
+    const [again] = await lease({ types: ["flaky"], wait_seconds: 2 });
+    expect(again).toMatchObject({ id, attempt: 1 });
+    await api.request.post(`/worker/jobs/${id}/complete`).set(worker()).send({ lease_token: again!.lease_token }).expect(200);
+  });
+
   it("retries a failed attempt while retries are left, and fails at once when not retryable", async () => {
     const id = await enqueue({ type: "flaky", payload: {}, max_retries: 2 });
     const [first] = await lease({ types: ["flaky"] });

@@ -9,6 +9,7 @@ import {
   completeJob,
   failJob,
   heartbeat,
+  releaseJob,
   leaseForWorker,
   recordWorkerStep,
   sleepJob,
@@ -173,6 +174,26 @@ export const workerProtocolEndpoints = [
     errors: workerErrors,
     async handle({ caller, params, body }, deps) {
       return { json: await failJob({ caller, id: params.id, input: body }, deps) };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/worker/jobs/:id/release",
+    operationId: "releaseJob",
+    tag: "Worker protocol",
+    summary: "Hand a leased job back (shutting down)",
+    description:
+      "Back to pending at once without spending a retry, for another worker to lease: a worker stopping on SIGTERM hands back what it has not finished.",
+    access: "worker",
+    params: jobId,
+    body: {
+      schema: Joi.object<{ lease_token: string }>({ lease_token: leaseToken }),
+      examples: { release: { summary: "Hand back", value: { lease_token: TOKEN } } },
+    },
+    responses: { 200: { description: "The job's status now.", json: { component: "JobOutcome", example: { status: "pending" } } } },
+    errors: workerErrors,
+    async handle({ caller, params, body }, deps) {
+      return { json: await releaseJob({ caller, id: params.id, input: body }, deps) };
     },
   }),
   endpoint({

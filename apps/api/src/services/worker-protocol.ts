@@ -228,6 +228,22 @@ export async function failJob(options: { caller: Caller; id: string; input: Fail
   return settled(id, input.lease_token, applied, deps);
 }
 
+/**
+ * POST /worker/jobs/{id}/release: hands a leased job back unstarted or unfinished (the worker is shutting down): back to
+ * pending at once, no retry spent — the "released" transition a built-in worker makes on SIGTERM.
+ */
+export async function releaseJob(options: { caller: Caller; id: string; input: { lease_token: string } }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
+  const { caller, id, input } = options;
+  const lease = await leaseOf(caller, id, input.lease_token, deps);
+  const line = logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`);
+  const applied = await writeOutcomes(
+    deps.db.pool,
+    [line],
+    [{ id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null }],
+  );
+  return settled(id, input.lease_token, applied, deps);
+}
+
 async function settled(id: string, token: string, applied: Map<string, JobStatus>, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const status = applied.get(id);
   if (status === undefined) throw lost();

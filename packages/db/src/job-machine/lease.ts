@@ -34,44 +34,68 @@ export type LeasedJob = ClaimedJob & { leaseToken: string; leaseExpiresAt: Date 
 
 const newLeaseToken = () => `lt_${randomBytes(24).toString("base64url")}`;
 
+/** What one lease attempt found: the jobs started, and whether another caller was taking the same types meanwhile. */
+export type LeaseAttempt = { jobs: LeasedJob[]; contended: boolean };
+
 /**
  * Leases up to `max` jobs of the organization's `types` to one worker: lapsed leases first (taken over), then due jobs
- * in the dispatcher's order. Answers the jobs started, each with its lease.
+ * in the dispatcher's order. An attempt that finds nothing costs one indexed read (no transaction, no lock), so idle
+ * polls cost Postgres little; a type another caller is taking right now is skipped (`contended`), never waited for
+ * while holding a connection.
  */
-export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<LeasedJob[]> {
-  if (request.max <= 0 || request.types.length === 0) return [];
+export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<LeaseAttempt> {
+  if (request.max <= 0 || request.types.length === 0) return { jobs: [], contended: false };
+  const { rows: probe } = await pool.query<{ lapsed: boolean; due: string[] }>(
+    `SELECT EXISTS (SELECT 1 FROM worker_leases WHERE org_id = $1 AND type = ANY($2::text[])
+                      AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond') AS lapsed,
+            ARRAY(SELECT t FROM unnest($2::text[]) AS t
+                   WHERE EXISTS (SELECT 1 FROM job_queue q WHERE q.type = t AND q.org_id = $1 AND q.dispatched_at IS NULL AND q.due_at <= now())) AS due`,
+    [request.orgId, request.types],
+  );
+  const { lapsed: anyLapsed, due } = probe[0]!;
   const leased: LeasedJob[] = [];
+  let contended = false;
   // 1. Lapsed leases: their tokens are replaced in one statement (SKIP LOCKED: two callers never take the same one),
   // so the old holder's calls answer 409 from now on; then the start transition takes the attempt over.
-  const tokens = Array.from({ length: request.max }, newLeaseToken);
-  const { rows: lapsed } = await pool.query<{ job_id: string; token: string }>(
-    `WITH picked AS (
-       SELECT job_id FROM worker_leases
-        WHERE org_id = $1 AND type = ANY($2::text[]) AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond'
-        ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED
-     ), numbered AS (
-       SELECT job_id, row_number() OVER () AS n FROM picked
-     )
-     UPDATE worker_leases l SET token = ($6::text[])[n.n], worker_id = $4, expires_at = now() + $5 * interval '1 millisecond'
-       FROM numbered n WHERE l.job_id = n.job_id
-     RETURNING l.job_id, l.token`,
-    [request.orgId, request.types, request.max, request.workerId, request.leaseMs, tokens],
-  );
-  if (lapsed.length)
-    leased.push(
-      ...(await start(
-        pool,
-        request,
-        lapsed.map((r) => ({ id: r.job_id, fence: r.token })),
-      )),
+  if (anyLapsed) {
+    const tokens = Array.from({ length: request.max }, newLeaseToken);
+    const { rows: lapsed } = await pool.query<{ job_id: string; token: string }>(
+      `WITH picked AS (
+         SELECT job_id FROM worker_leases
+          WHERE org_id = $1 AND type = ANY($2::text[]) AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond'
+          ORDER BY expires_at LIMIT $3 FOR UPDATE SKIP LOCKED
+       ), numbered AS (
+         SELECT job_id, row_number() OVER () AS n FROM picked
+       )
+       UPDATE worker_leases l SET token = ($6::text[])[n.n], worker_id = $4, expires_at = now() + $5 * interval '1 millisecond'
+         FROM numbered n WHERE l.job_id = n.job_id
+       RETURNING l.job_id, l.token`,
+      [request.orgId, request.types, request.max, request.workerId, request.leaseMs, tokens],
     );
+    if (lapsed.length)
+      leased.push(
+        ...(await start(
+          pool,
+          request,
+          lapsed.map((r) => ({ id: r.job_id, fence: r.token })),
+        )),
+      );
+  }
   // 2. Due jobs, type by type, while there is room. Takes of one organization's type are serialized (a transaction
-  // lock), so what they count in flight for concurrency keys and caps is exact, as the one dispatcher's is.
-  for (const type of request.types) {
+  // lock, tried: a caller finding it taken moves on), so what they count in flight for concurrency keys and caps is
+  // exact, as the one dispatcher's is.
+  for (const type of due) {
     const room = request.max - leased.length;
     if (room <= 0) break;
     const handed = await inTransaction(pool, async (tx) => {
-      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0))", [request.orgId, type]);
+      const { rows: lock } = await tx.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0)) AS locked",
+        [request.orgId, type],
+      );
+      if (!lock[0]!.locked) {
+        contended = true;
+        return [];
+      }
       const found = await findDueWork(tx, type, null, 0);
       // Another organization may have a type of the same name: only this one's jobs are leased here.
       const work = found.work.flatMap((level) => (level.orgs.includes(request.orgId) ? [{ priority: level.priority, orgs: [request.orgId] }] : []));
@@ -91,7 +115,7 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
     const requests = handed.map((id) => ({ id, fence: newLeaseToken() }));
     leased.push(...(await start(pool, request, requests)));
   }
-  return leased;
+  return { jobs: leased, contended };
 }
 
 /** The start transition for jobs handed over to this lease, and their lease rows; a claim asked to wait goes back in line. */

@@ -127,6 +127,8 @@ class Context:
         """Ends this attempt until ``seconds`` from now without spending a retry (the worker's slot is free
         meanwhile); the job runs again then, replaying the steps before this one, and this call returns."""
         self._begin(name)
+        assert self._running is not None
+        self._worker._flush(self._running)  # its log lines and progress before the attempt ends
         answer = self._call("sleep", {"name": name, "duration_ms": max(0, int(seconds * 1000))})
         if answer["outcome"] == "suspended":
             raise _Suspended()
@@ -141,6 +143,8 @@ class Context:
             body["waitpoint_id"] = waitpoint_id
         else:
             body["timeout_seconds"] = timeout_seconds
+        assert self._running is not None
+        self._worker._flush(self._running)  # its log lines and progress before the attempt ends
         answer = self._call("wait-for", body)
         if answer["outcome"] == "suspended":
             logger.info("job %s waits for waitpoint %s", self.job_id, answer.get("waitpoint_id"))
@@ -245,8 +249,17 @@ class Worker:
         while not self._stopping.is_set():
             self._free.acquire()
             free = 1
-            while free < self.concurrency and self._free.acquire(blocking=False):
-                free += 1
+            # While tasks run, slots free one by one: gather a few (a quarter of them, or what frees within 10 ms)
+            # so one lease call brings a batch rather than one lease call per job.
+            batch = max(1, self.concurrency // 4)
+            gather_until = time.monotonic() + (0.01 if self._running else 0)
+            while free < self.concurrency:
+                if self._free.acquire(blocking=False):
+                    free += 1
+                elif free >= batch or time.monotonic() >= gather_until:
+                    break
+                else:
+                    time.sleep(0.001)
             try:
                 jobs = self._transport.request(
                     "POST",
@@ -294,14 +307,17 @@ class Worker:
             try:
                 result = task(job["payload"], ctx)
             except _Suspended:
-                self._flush(running)
+                running.finished = True
                 return
             except _Lost:
                 logger.warning("job %s: the lease was lost (lapsed or taken over); its outcome is not reported", job["id"])
                 return
             except Exception as error:  # the task failed: retried unless permanent
+                running.finished = True
                 self._report_failure(running, error)
                 return
+            # No heartbeat for it from now on: its outcome ends the lease.
+            running.finished = True
             self._report(running, "complete", {"result": result})
         except Exception:
             logger.error("job %s: could not report its outcome\n%s", job["id"], traceback.format_exc())
@@ -351,9 +367,12 @@ class Worker:
             answer = self._transport.request("POST", f"/worker/jobs/{running.job['id']}/heartbeat", json=body)
             running.ctx.cancel_requested = bool(answer.get("cancel_requested"))
         except LeaseLost:
-            logger.warning("job %s: the lease was lost", running.job["id"])
+            # A job that finished while its heartbeat was on the way has no lease any more: nothing was lost.
+            if not running.finished:
+                logger.warning("job %s: the lease was lost", running.job["id"])
         except ConveyorError as error:
-            logger.warning("job %s: heartbeat failed: %s", running.job["id"], error)
+            if not running.finished:
+                logger.warning("job %s: heartbeat failed: %s", running.job["id"], error)
 
     def _flush(self, running: _Running) -> None:
         if running.logs or running.progress is not None:

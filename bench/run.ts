@@ -18,6 +18,8 @@
 // vs single Redis; webhook deliveries/s to one HTTPS endpoint with keep-alive vs without
 // High availability (--only=pgbouncer,failover): POST /jobs and the worker through PgBouncer vs direct (--ha-jobs=N,
 // default 10,000); a failover under ~200 POST /jobs/s, with a synchronous and with an asynchronous replica
+// Own workers (--only=own-workers, issue 44): a Python no-op worker vs the built-in worker (--own-jobs=10000), a lone job
+// POST → Python function start (--own-lone-jobs=100), POST /jobs beside 1,000 idle long-polls vs none
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -30,6 +32,7 @@ import { bulkCancel } from "./scenarios/bulk-cancel";
 import { consolePage } from "./scenarios/console";
 import { endToEnd } from "./scenarios/end-to-end";
 import { loneJob } from "./scenarios/lone-job";
+import { ownWorkers } from "./scenarios/own-workers";
 import { failures } from "./scenarios/failures";
 import { failover, throughPgBouncer } from "./scenarios/ha";
 import { concurrencyKeys, pausedOrg, postWithDedupe, rateLimitAccuracy } from "./scenarios/flow-control";
@@ -53,7 +56,7 @@ const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/
 const only = new Set(
   (
     args.only ??
-    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover,live,live-worker,tenants,usage"
+    "post,batch,worker,pgcost,e2e,lone,list,stats,noisy,due,priority,ratelimit,keys,paused,dedupe,search,bulk,retention,events,sse,webhooks,console,audit,audit-list,deps,tracing,redis-cluster,webhook-keepalive,failures,pgbouncer,failover,live,live-worker,tenants,usage,own-workers"
   ).split(","),
 );
 const seconds = Number(args.seconds ?? 6);
@@ -157,6 +160,9 @@ async function main(): Promise<void> {
     await step("live-worker", () => workerRateWithProgress(env, workerPort, Number(args["live-worker-jobs"] ?? 3_000)));
     await step("tenants", () => tenantsPost(env, port, seconds));
     await step("usage", () => tenantsUsage(env, port, seconds));
+    await step("own-workers", () =>
+      ownWorkers(env, { api: port, worker: workerPort }, { jobs: Number(args["own-jobs"] ?? 10_000), loneJobs: Number(args["own-lone-jobs"] ?? 100), seconds }),
+    );
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
   } finally {
     await env.close();

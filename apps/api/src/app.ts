@@ -20,6 +20,7 @@ import { requestContext } from "./middleware/request-context";
 import { createApiMetrics } from "./observability/metrics";
 import { buildOpenApiDocument } from "./openapi/document";
 import { EventHub } from "./services/event-hub";
+import { LeaseHub } from "./services/worker-leases";
 import { createJobCatalog } from "./services/job-catalog";
 import { ReadRouting } from "./services/read-routing";
 import { Admission } from "./services/admission";
@@ -67,6 +68,7 @@ export function createApp(deps: AppDeps): ConveyorApp {
   return Object.assign(app, {
     stopBackground: async () => {
       await shared.events.stop();
+      await shared.leases.stop();
       await shared.admission.close();
     },
   });
@@ -97,6 +99,7 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
       logger: deps.logger,
     }),
     admission,
+    leases: new LeaseHub({ pool: deps.db.pool, logger: deps.logger }),
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),

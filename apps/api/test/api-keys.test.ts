@@ -54,6 +54,7 @@ describe("POST /api-keys", () => {
         id: expect.any(String),
         name: `key of ${caller.role}`,
         prefix: created.key.slice(0, 8),
+        role: "member",
         key: expect.stringMatching(/^cvk_[0-9A-Za-z]{43}$/),
         created_at: expect.stringMatching(/Z$/),
       });
@@ -106,6 +107,7 @@ describe("GET /api-keys", () => {
       id: k.id,
       name: k.name,
       prefix: k.prefix,
+      role: "member",
       created_by: by.userId,
       created_by_email: by.email,
       created_at: expect.any(String),

@@ -19,6 +19,16 @@ export type { components, operations, paths };
 export type { ConveyorEvent, EventStreamOptions };
 export { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType };
 export { jobMatchesFilter, type FilterableJob, type JobListFilter } from "./job-match.js";
+export {
+  createWorker,
+  LeaseLostError,
+  PermanentJobError,
+  type ConveyorWorker,
+  type CreateWorkerOptions,
+  type LeasedJob,
+  type WorkerContext,
+  type WorkerHandler,
+} from "./worker.js";
 export { subscribeToJob, JobSubscriptionError, type JobProgress, type JobSubscription, type JobSubscriptionHandlers, type LiveJob, type SubscribeOptions };
 
 /** A response body or component of the API by its name in the document, e.g. `Schema<"Job">`. */

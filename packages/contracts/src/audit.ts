@@ -44,6 +44,10 @@ export const AUDIT_ACTIONS = [
 
   "waitpoint.complete",
   "waitpoint.cancel",
+
+  "job_type.create",
+  "job_type.update",
+  "job_type.delete",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

@@ -7,7 +7,12 @@ const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
 const KEY_ID = "0193a5c4-3333-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";
 
-const createBody = Joi.object<{ name: string }>({ name: Joi.string().trim().min(1).max(100).prefs({ convert: true }).required() });
+const createBody = Joi.object<{ name: string; role?: "member" | "worker" }>({
+  name: Joi.string().trim().min(1).max(100).prefs({ convert: true }).required(),
+  role: Joi.string()
+    .valid("member", "worker")
+    .description("member (default): the job endpoints, as a member. worker: the worker protocol only (SPEC §26); owners and admins make these."),
+});
 
 export const apiKeyEndpoints = [
   endpoint({
@@ -24,13 +29,20 @@ export const apiKeyEndpoints = [
         description: "The new key.",
         json: {
           component: "CreatedApiKey",
-          example: { id: KEY_ID, name: "billing-service", prefix: "cvk_7Hq2", key: "cvk_7Hq2Zt9Lk3Vx0Bn8Rw4Pa6Sd1Fg5Jh2Mc7Qe9Ty3Ui", created_at: AT },
+          example: {
+            id: KEY_ID,
+            name: "billing-service",
+            prefix: "cvk_7Hq2",
+            role: "member",
+            key: "cvk_7Hq2Zt9Lk3Vx0Bn8Rw4Pa6Sd1Fg5Jh2Mc7Qe9Ty3Ui",
+            created_at: AT,
+          },
         },
       },
     },
     errors: [...BODY_ERRORS, 401, 403, 503],
     async handle({ caller, body, req }, deps) {
-      const created = await createApiKey({ caller, name: body.name }, deps);
+      const created = await createApiKey({ caller, name: body.name, role: body.role }, deps);
       req.log.info("API key created", { apiKeyId: created.id });
       return { status: 201, json: created, headers: { "Cache-Control": "no-store" } };
     },
@@ -54,6 +66,7 @@ export const apiKeyEndpoints = [
               id: KEY_ID,
               name: "billing-service",
               prefix: "cvk_7Hq2",
+              role: "member",
               created_by: USER_ID,
               created_by_email: "ada@example.com",
               created_at: AT,

@@ -15,6 +15,8 @@ import { jobReadEndpoints } from "./job-reads";
 import { jobStatsEndpoints } from "./job-stats";
 import { jobSteeringEndpoints } from "./job-steering";
 import { jobEndpoints } from "./jobs";
+import { jobTypeEndpoints } from "./job-types";
+import { workerProtocolEndpoints } from "./worker-protocol";
 import { liveEndpoints } from "./live";
 import { operationsEndpoints } from "./operations";
 import { queueActivityEndpoints } from "./queue-activity";
@@ -53,6 +55,9 @@ export const endpoints: readonly Endpoint[] = [
   ...workerEndpoints,
   // Issue 45 (SPEC §27): alert rules and the alerts they fired.
   ...alertEndpoints,
+  // Issue 44 (SPEC §26): organization job types.
+  ...jobTypeEndpoints,
+  ...workerProtocolEndpoints,
   signupEndpoint,
   ...accountEndpoints,
   ...sessionEndpoints,

@@ -15,8 +15,9 @@ import type { Caller, ServiceDeps } from "../services/deps";
  * a user token, an API key or a console session; or a console session only (the session endpoints). Roles narrow it
  * further. With a session cookie, every state-changing request also needs the session's X-CSRF-Token. `job_read`:
  * the job credentials, or a public token of the job in the path (SPEC §21), which the handler checks (readableJob).
+ * `worker`: an API key of the `worker` role only (SPEC §26), which may call nothing else.
  */
-export type Access = "public" | "user" | "job" | "job_read" | "session";
+export type Access = "public" | "user" | "job" | "job_read" | "session" | "worker";
 
 export type { JsonSchema };
 
@@ -36,6 +37,8 @@ export type Tag =
   | "Single sign-on"
   | "Waitpoints"
   | "Workers"
+  | "Job types"
+  | "Worker protocol"
   | "Callbacks"
   | "Operations"
   | "Reference"

@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   cannot_change_own_role: 409,
   already_member: 409,
   conflict: 409,
+  job_type_taken: 409,
+  lease_lost: 409,
   job_finished: 409,
   job_not_finished: 409,
   job_not_delayed: 409,

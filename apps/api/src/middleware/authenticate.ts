@@ -133,14 +133,33 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
       return session(req, token);
     }
     const authorization = req.get("authorization");
-    if (authorization !== undefined) return bearer(req, authorization);
-    const apiKey = req.get("x-api-key");
+    // A worker's key may come as a bearer token too (SDKs of other languages send it so).
+    const bearerKey = access === "worker" ? /^Bearer\s+(cvk_\S+)$/i.exec(authorization ?? "")?.[1] : undefined;
+    if (authorization !== undefined && bearerKey === undefined) {
+      if (access === "worker") throw forbidden('The worker protocol takes an API key of the worker role (POST /api-keys {role: "worker"}).');
+      return bearer(req, authorization);
+    }
+    const apiKey = bearerKey ?? req.get("x-api-key");
     if (apiKey !== undefined) {
       const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
       if (!owner) throw unauthorized("The API key is not valid or has been revoked.");
-      if (access !== "job" && access !== "job_read") throw forbidden("API keys can only be used on the job endpoints; use a user token here.");
-      return { kind: "api_key", orgId: owner.orgId, userId: owner.userId, role: "member", apiKeyId: owner.apiKeyId, request: requestOrigin(req) };
+      // SPEC §26: a worker key does nothing but the worker protocol, and only a worker key does that.
+      if (owner.role === "worker" && access !== "worker") throw forbidden("A worker API key can only be used for the worker protocol (/worker/*).");
+      if (owner.role !== "worker" && access === "worker")
+        throw forbidden('The worker protocol takes an API key of the worker role (POST /api-keys {role: "worker"}).');
+      if (access !== "job" && access !== "job_read" && access !== "worker")
+        throw forbidden("API keys can only be used on the job endpoints; use a user token here.");
+      return {
+        kind: "api_key",
+        orgId: owner.orgId,
+        userId: owner.userId,
+        role: "member",
+        apiKeyId: owner.apiKeyId,
+        ...(owner.role === "worker" ? { worker: true as const } : {}),
+        request: requestOrigin(req),
+      };
     }
+    if (access === "worker") throw unauthorized("The worker protocol takes an API key of the worker role.");
     if (token !== undefined) return session(req, token);
     throw unauthorized();
   }

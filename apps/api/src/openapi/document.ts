@@ -55,6 +55,16 @@ const TAGS = [
     description:
       "Alert rules over your jobs, queues, workers, webhooks, schedules and quotas, evaluated by the workers' leader, and the alerts they fired (SPEC §27).",
   },
+  {
+    name: "Job types",
+    description:
+      "Your organization's own job types (SPEC §26): a JSON Schema for their payloads; their jobs run on your own workers, over the worker protocol.",
+  },
+  {
+    name: "Worker protocol",
+    description:
+      "For your own workers, in any language (SPEC §26), with an API key of the `worker` role: lease jobs of your types (long-poll), heartbeat, record steps, sleep, wait for waitpoints, complete or fail — each call fenced by its lease token (409 once lapsed or superseded).",
+  },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },
   { name: "Reference", description: "This document and its page." },
@@ -91,6 +101,7 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   job: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }],
   job_read: [{ bearerAuth: [] }, { apiKeyAuth: [] }, { sessionCookie: [] }, { publicToken: [] }, { publicTokenQuery: [] }],
   session: [{ sessionCookie: [] }],
+  worker: [{ apiKeyAuth: [] }],
 };
 
 /** Operations that change state: with the session cookie they need the CSRF header (and can be refused with 403). */
@@ -103,7 +114,8 @@ const CSRF_PARAMETER = {
     "/auth/session (else 403 `csrf_failed`). Not needed with a bearer token or an API key.",
   schema: { type: "string" },
 };
-const changesState = (op: Endpoint) => op.access !== "public" && op.method !== "get";
+// A worker key is the only credential of the worker protocol: no session cookie, so no CSRF header.
+const changesState = (op: Endpoint) => op.access !== "public" && op.access !== "worker" && op.method !== "get";
 
 function response(spec: ResponseSpec): JsonSchema {
   const headers = { "X-Request-Id": requestId, ...spec.headers };

@@ -17,7 +17,11 @@ const workerCapacity = Joi.object({
 }).description("The deployment's shared workers as a tenant sees them (SPEC §27): capacity only, no host name, pid or version.");
 
 const worker = Joi.object({
-  kind: Joi.string().valid("worker").required(),
+  kind: Joi.string()
+    .valid("worker", "protocol")
+    .required()
+    .description("worker: one of the deployment's worker processes; protocol: one of your organization's own workers, over the worker protocol (SPEC §26)."),
+  name: Joi.string().description("A protocol worker's name, as it gave it (also in host)."),
   id: id().required().description("The worker process' id in the registry (new at each start)."),
   host: Joi.string().required().description("The host (container or machine) name it runs on."),
   pid: Joi.number().integer().min(0).required().description("Its process id on that host."),

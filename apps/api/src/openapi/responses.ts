@@ -10,6 +10,7 @@ import { auditSsoSchemas } from "./responses-audit-sso";
 import { eventsSchemas } from "./responses-events";
 import { flowSchemas } from "./responses-flow";
 import { jobsSchemas } from "./responses-jobs";
+import { jobTypeSchemas } from "./responses-job-types";
 import { liveSchemas } from "./responses-live";
 import { schedulesSchemas } from "./responses-schedules";
 import { usageSchemas } from "./responses-usage";
@@ -50,6 +51,7 @@ export const responseSchemas = {
   ...usageSchemas,
   ...workerSchemas,
   ...alertsSchemas,
+  ...jobTypeSchemas,
   ...viewSchemas,
 };
 

@@ -20,12 +20,13 @@ export type ApiKeyJson = {
   id: string;
   name: string;
   prefix: string;
+  role: "member" | "worker";
   created_by: string;
   created_by_email: string;
   created_at: string;
   last_used_at: string | null;
 };
-export type CreatedApiKeyJson = { id: string; name: string; prefix: string; key: string; created_at: string };
+export type CreatedApiKeyJson = { id: string; name: string; prefix: string; role: "member" | "worker"; key: string; created_at: string };
 
 const seesAllKeys = (caller: Caller) => caller.role === "owner" || caller.role === "admin";
 
@@ -34,6 +35,7 @@ function toJson(key: ListedApiKey): ApiKeyJson {
     id: key.id,
     name: key.name,
     prefix: key.prefix,
+    role: key.role,
     created_by: key.createdBy,
     created_by_email: key.createdByEmail,
     created_at: key.createdAt.toISOString(),
@@ -41,9 +43,17 @@ function toJson(key: ListedApiKey): ApiKeyJson {
   };
 }
 
-/** A new key; in an organization that requires single sign-on, only its owner may make one (403 sso_required). */
-export async function createApiKey(input: { caller: Caller; name: string }, { db, clock }: Pick<ServiceDeps, "db" | "clock">): Promise<CreatedApiKeyJson> {
+/**
+ * A new key; in an organization that requires single sign-on, only its owner may make one (403 sso_required). A key of
+ * the `worker` role (SPEC §26) is made by owners and admins only.
+ */
+export async function createApiKey(
+  input: { caller: Caller; name: string; role?: "member" | "worker" },
+  { db, clock }: Pick<ServiceDeps, "db" | "clock">,
+): Promise<CreatedApiKeyJson> {
   const { caller } = input;
+  const keyRole = input.role ?? "member";
+  if (keyRole === "worker" && !seesAllKeys(caller)) throw forbidden("Only owners and admins can create worker keys.");
   if (caller.role !== "owner" && (await isSsoEnforced(db.pool, caller.orgId))) throw ssoRequired();
   const { key, prefix, hash } = generateApiKey();
   const stored = await inTransaction(db.pool, async (tx) => {
@@ -55,15 +65,16 @@ export async function createApiKey(input: { caller: Caller; name: string }, { db
       prefix,
       keyHash: hash,
       at: clock.now(),
+      role: keyRole,
     });
     await audit(tx, caller, clock, {
       action: "api_key.create",
       target: { type: "api_key", id: stored.id, label: stored.name },
-      changes: { name: { before: null, after: stored.name } },
+      changes: { name: { before: null, after: stored.name }, ...(keyRole === "worker" ? { role: { before: null, after: "worker" } } : {}) },
     });
     return stored;
   });
-  return { id: stored.id, name: stored.name, prefix: stored.prefix, key, created_at: stored.createdAt.toISOString() };
+  return { id: stored.id, name: stored.name, prefix: stored.prefix, role: stored.role, key, created_at: stored.createdAt.toISOString() };
 }
 
 export async function listApiKeys(input: { caller: Caller }, { db }: Pick<ServiceDeps, "db">): Promise<ApiKeyJson[]> {

@@ -9,6 +9,7 @@ import type { JobCatalog } from "./job-catalog";
 import type { JobWriter } from "./job-writer";
 import type { FailedLoginGuard } from "./login-guard";
 import type { ReadRouting } from "./read-routing";
+import type { LeaseHub } from "./worker-leases";
 
 export type ServiceDeps = AppDeps & {
   catalog: JobCatalog;
@@ -22,6 +23,8 @@ export type ServiceDeps = AppDeps & {
   reads: ReadRouting;
   /** Whether an organization may add jobs, and through which writer: backpressure and quotas (SPEC §22). */
   admission: Admission;
+  /** This process' long-polls of the worker protocol (SPEC §26), waiting in memory for work. */
+  leases: LeaseHub;
 };
 
 /**
@@ -35,6 +38,8 @@ export type Caller = {
   role: Role;
   /** Set when the caller used an API key. */
   apiKeyId?: string;
+  /** Set for an API key of the `worker` role (SPEC §26): it may use the worker protocol and nothing else. */
+  worker?: true;
   /** Set when the caller used a console session cookie: the session and the CSRF token that goes with it. */
   session?: { id: string; csrfToken: string; viaSso: boolean };
   /**

@@ -77,7 +77,7 @@ export async function deleteRateLimit(options: { caller: Caller; name: string },
 
 /** The queue of every job type the org can use (built in or registered by a worker), with its settings and counts. */
 export async function listQueues(options: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "catalog">): Promise<QueueRow[]> {
-  return listQueueRows(deps.db.pool, options.caller.orgId, await deps.catalog.knownTypes());
+  return listQueueRows(deps.db.pool, options.caller.orgId, await deps.catalog.knownTypes(options.caller.orgId));
 }
 
 /**
@@ -89,7 +89,7 @@ export async function updateQueue(
   deps: Pick<ServiceDeps, "db" | "catalog" | "clock">,
 ): Promise<QueueRow> {
   const { caller, type, change } = options;
-  if (!(await deps.catalog.isKnownType(type))) throw notFound("Queue");
+  if (!(await deps.catalog.isKnownType(type, options.caller.orgId))) throw notFound("Queue");
   await checkRateLimitNames([{ path: "rate_limit", name: change.rate_limit ?? undefined }], caller.orgId, deps);
   return inTransaction(deps.db.pool, async (tx) => {
     const [before] = await listQueueRows(tx, caller.orgId, [type]);

@@ -78,7 +78,7 @@ export async function prepareJobs(
   const now = deps.clock.now();
   const jobs: NewJob[] = [];
   for (const [i, input] of inputs.entries()) {
-    const checked = await checkJob(deps.catalog, input.type, input.payload, `${prefixes[i]}payload`);
+    const checked = await checkJob(deps.catalog, input.type, input.payload, `${prefixes[i]}payload`, orgId);
     if (!checked.ok && checked.unknownType) {
       unknownTypes.push({ path: `${prefixes[i]}type`, message: "is not a known job type" });
       firstUnknown ??= input.type;
@@ -88,6 +88,8 @@ export async function prepareJobs(
       invalid.push(...checked.details);
       continue;
     }
+    // An organization's own type may set a default timeout (SPEC §26).
+    const own = input.timeout_ms === undefined ? await deps.catalog.orgType(orgId, input.type) : undefined;
     const runAt = input.run_at === undefined ? null : new Date(input.run_at);
     if (runAt && runAt.getTime() > now.getTime() + RUN_AT_MAX_AHEAD_MS) {
       invalid.push({ path: `${prefixes[i]}run_at`, message: "must be at most 365 days ahead" });
@@ -104,13 +106,13 @@ export async function prepareJobs(
       priority: input.priority,
       // Kept as asked; a past time is due at once.
       runAt,
-      ...runFieldsOf(input),
+      ...runFieldsOf({ ...input, timeout_ms: input.timeout_ms ?? own?.default_timeout_ms ?? undefined }),
       dedupe: input.dedupe_key ? { key: input.dedupe_key, seconds: input.dedupe_seconds ?? DEDUPE_SECONDS_DEFAULT } : null,
       traceParent: currentTraceParent(),
       runOnDependencyFailure: input.on_dependency_failure === "run",
     });
   }
-  if (firstUnknown !== undefined) throw await unknownJobType(deps.catalog, firstUnknown, unknownTypes);
+  if (firstUnknown !== undefined) throw await unknownJobType(deps.catalog, firstUnknown, unknownTypes, undefined, orgId);
   if (invalid.length) throw validationFailed(invalid);
   return jobs;
 }

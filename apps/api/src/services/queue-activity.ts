@@ -15,7 +15,7 @@ export type QueueActivityJson = { minutes: string[]; covered_from: string | null
 
 export async function getQueueActivity(options: { caller: Caller }, deps: Pick<ServiceDeps, "reads" | "catalog">): Promise<QueueActivityJson> {
   const { caller } = options;
-  const [activity, types] = await Promise.all([readQueueActivity(await deps.reads.poolFor(caller), caller.orgId), deps.catalog.knownTypes()]);
+  const [activity, types] = await Promise.all([readQueueActivity(await deps.reads.poolFor(caller), caller.orgId), deps.catalog.knownTypes(caller.orgId)]);
   const { minutes, covered_from: coveredFrom } = activity;
   const index = new Map(minutes.map((minute, i) => [minute, i]));
   const unknown = (i: number) => coveredFrom !== null && minutes[i]! < coveredFrom;

@@ -102,9 +102,9 @@ function catchUpWindow(catchUp: ScheduleCatchUp, given: number | undefined, curr
 /** The template with the payload's defaults applied, or the refusal POST /jobs would give, with paths under job. */
 async function checkTemplate(job: JobTemplate, orgId: string, deps: Pick<ServiceDeps, "catalog" | "db">): Promise<JobTemplate> {
   await checkRateLimitNames([{ path: "job.rate_limit", name: job.rate_limit }], orgId, deps);
-  const checked = await checkJob(deps.catalog, job.type, job.payload, "job.payload");
+  const checked = await checkJob(deps.catalog, job.type, job.payload, "job.payload", orgId);
   if (checked.ok) return { ...job, payload: checked.payload };
-  if (checked.unknownType) throw await unknownJobType(deps.catalog, job.type, [{ path: "job.type", message: "is not a known job type" }]);
+  if (checked.unknownType) throw await unknownJobType(deps.catalog, job.type, [{ path: "job.type", message: "is not a known job type" }], undefined, orgId);
   throw validationFailed(checked.details);
 }
 

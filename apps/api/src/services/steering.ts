@@ -150,7 +150,7 @@ export async function replayJob(
     for await (const [source] of replaySources(tx, { orgId: caller.orgId, ids: [id], maxBytes: REPLAY_PIECE_BYTES })) {
       const created = replayOf(source!, caller.orgId, deps.clock.now());
       // An edited payload is checked as POST /jobs checks one, against the type's schema, and stored with its defaults.
-      if (options.payload !== undefined) created.payloadJson = await checkedPayload(source!.type, options.payload, deps);
+      if (options.payload !== undefined) created.payloadJson = await checkedPayload(source!.type, options.payload, deps, caller.orgId);
       await insertJobs(tx, [created]);
       await audit(tx, caller, deps.clock, {
         action: "job.replay",
@@ -171,8 +171,8 @@ export async function replayJob(
 export type ReplayInput = { payload?: Record<string, unknown> };
 
 /** A replay's new payload as JSON text, when the type's schema accepts it; 400 naming each bad path otherwise. */
-async function checkedPayload(type: string, payload: Record<string, unknown>, deps: Pick<ServiceDeps, "catalog">): Promise<string> {
-  const checked = await checkJob(deps.catalog, type, payload, "payload");
+async function checkedPayload(type: string, payload: Record<string, unknown>, deps: Pick<ServiceDeps, "catalog">, orgId: string): Promise<string> {
+  const checked = await checkJob(deps.catalog, type, payload, "payload", orgId);
   if (checked.ok) return JSON.stringify(checked.payload);
   if (checked.unknownType) throw await unknownJobType(deps.catalog, type, [], `The job's type "${type}" is no longer known, so its payload cannot be checked.`);
   throw validationFailed(checked.details);

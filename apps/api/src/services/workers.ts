@@ -5,12 +5,24 @@
 // with the organization's own running jobs by id and everyone else's work as a count of busy slots. Workers an
 // organization runs itself (SPEC §26) are its own and always shown in full once the registry records an owner.
 // Read from the primary: a replica's lag would show live workers as gone.
-import { listWorkerCapacity, listWorkers, type WorkerCapacityView, type WorkerView } from "@conveyor/db";
+import { listProtocolWorkers, listWorkerCapacity, listWorkers, reapProtocolWorkers, type WorkerCapacityView, type WorkerView } from "@conveyor/db";
 import type { Caller, ServiceDeps } from "./deps";
 
-export type WorkerListItem = (WorkerView & { kind: "worker" }) | WorkerCapacityView;
+/** A protocol worker silent this long leaves the list (as the deployment's gone workers do). */
+const PROTOCOL_WORKER_GONE_MS = 15 * 60_000;
 
+export type WorkerListItem = (WorkerView & { kind: "worker" }) | (WorkerView & { kind: "protocol"; name: string }) | WorkerCapacityView;
+
+/** The deployment's workers (as capacity, or in full when the operator opts in), then the organization's own protocol
+ * workers (SPEC §26), which no other organization sees. */
 export async function getWorkers(options: { caller: Caller }, deps: Pick<ServiceDeps, "db" | "config">): Promise<WorkerListItem[]> {
-  if (!deps.config.WORKERS_VISIBLE_TO_ORGS) return listWorkerCapacity(deps.db.pool, options.caller.orgId);
-  return (await listWorkers(deps.db.pool, options.caller.orgId)).map((worker) => ({ kind: "worker" as const, ...worker }));
+  const { orgId } = options.caller;
+  await reapProtocolWorkers(deps.db.pool, PROTOCOL_WORKER_GONE_MS);
+  const [deployment, own] = await Promise.all([
+    deps.config.WORKERS_VISIBLE_TO_ORGS
+      ? listWorkers(deps.db.pool, orgId).then((workers) => workers.map((worker) => ({ kind: "worker" as const, ...worker })))
+      : listWorkerCapacity(deps.db.pool, orgId),
+    listProtocolWorkers(deps.db.pool, orgId),
+  ]);
+  return [...deployment, ...own];
 }

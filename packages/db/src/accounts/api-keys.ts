@@ -2,17 +2,18 @@
 // key is kept (revoked_at set) so its id never comes back to life, but is no longer listed.
 import type { Queryable } from "../core/transaction";
 
-export type NewApiKey = { id: string; orgId: string; createdBy: string; name: string; prefix: string; keyHash: Buffer; at: Date };
+/** `role`: "member" (default) or "worker" (SPEC §26: the worker protocol only). */
+export type NewApiKey = { id: string; orgId: string; createdBy: string; name: string; prefix: string; keyHash: Buffer; at: Date; role?: "member" | "worker" };
 
-export type ApiKeyView = { id: string; name: string; prefix: string; createdBy: string; createdAt: Date; lastUsedAt: Date | null };
+export type ApiKeyView = { id: string; name: string; prefix: string; role: "member" | "worker"; createdBy: string; createdAt: Date; lastUsedAt: Date | null };
 
-const VIEW = `k.id, k.name, k.prefix, k.created_by AS "createdBy", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt"`;
+const VIEW = `k.id, k.name, k.prefix, k.role, k.created_by AS "createdBy", k.created_at AS "createdAt", k.last_used_at AS "lastUsedAt"`;
 
 export async function insertApiKey(db: Queryable, key: NewApiKey): Promise<ApiKeyView> {
   const { rows } = await db.query<ApiKeyView>(
-    `INSERT INTO api_keys AS k (id, org_id, created_by, name, prefix, key_hash, created_at) VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7)
+    `INSERT INTO api_keys AS k (id, org_id, created_by, name, prefix, key_hash, created_at, role) VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6, $7, $8)
      RETURNING ${VIEW}`,
-    [key.id, key.orgId, key.createdBy, key.name, key.prefix, key.keyHash, key.at],
+    [key.id, key.orgId, key.createdBy, key.name, key.prefix, key.keyHash, key.at, key.role ?? "member"],
   );
   return rows[0]!;
 }

@@ -26,22 +26,23 @@ export async function findMembership(pool: pg.Pool, orgId: string, userId: strin
   return row ? { orgId, userId, role: row.role, credentialVersion: row.credential_version, ssoEnforced: row.sso_enforced } : null;
 }
 
-export type ApiKeyOwner = { apiKeyId: string; orgId: string; userId: string };
+/** `role`: "member" (the job endpoints) or "worker" (the worker protocol only, SPEC §26). */
+export type ApiKeyOwner = { apiKeyId: string; orgId: string; userId: string; role: "member" | "worker" };
 
 /**
  * The live key with this SHA-256 hash: not revoked, and created by someone who is still a member of the
  * key's organization. Null otherwise.
  */
 export async function findLiveApiKey(pool: pg.Pool, keyHash: Buffer): Promise<ApiKeyOwner | null> {
-  const { rows } = await pool.query<{ id: string; org_id: string; created_by: string }>(
-    `SELECT k.id, k.org_id, k.created_by
+  const { rows } = await pool.query<{ id: string; org_id: string; created_by: string; role: "member" | "worker" }>(
+    `SELECT k.id, k.org_id, k.created_by, k.role
        FROM api_keys k
        JOIN memberships m ON m.org_id = k.org_id AND m.user_id = k.created_by
       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [keyHash],
   );
   const row = rows[0];
-  return row ? { apiKeyId: row.id, orgId: row.org_id, userId: row.created_by } : null;
+  return row ? { apiKeyId: row.id, orgId: row.org_id, userId: row.created_by, role: row.role } : null;
 }
 
 /** Records that a key was used; callers throttle this, it is not worth a write per request. */

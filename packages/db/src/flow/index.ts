@@ -10,3 +10,4 @@ export * from "./pressure";
 export * from "./workers";
 export * from "./worker-capacity";
 export * from "./queue-activity";
+export * from "./protocol-workers";

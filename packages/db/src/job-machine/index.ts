@@ -25,3 +25,14 @@ export { appendOutput, findJobOutput, recordProgress, storedOutputBytes, type Ou
 
 export { finishStep, readSteps, recordStep, type StepRow } from "./steps";
 export { suspendForSleep, suspendForWait, type WaitSuspension } from "./suspend";
+export {
+  dropLeases,
+  leaseJobs,
+  liveLease,
+  msUntilLeasable,
+  readLeaseSteps,
+  LEASE_TAKE_OVER_GRACE_MS,
+  type LeasedJob,
+  type LeaseRequest,
+  type LiveLease,
+} from "./lease";

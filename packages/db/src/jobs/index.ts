@@ -13,3 +13,4 @@ export * from "./retries";
 export * from "./replay";
 export * from "./waitpoints";
 export * from "./saved-views";
+export * from "./org-job-types";

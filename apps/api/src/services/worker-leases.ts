@@ -1,0 +1,158 @@
+// The long-poll of POST /worker/lease (SPEC §26, ROBUSTNESS 59): a caller with nothing to lease waits in memory, not
+// in Postgres. One LISTEN per API process on the dispatcher's channel (a new job's NOTIFY names its types) wakes the
+// waiters of those types; a waiter also wakes when the earliest waiting job of its types falls due, or a lease of them
+// lapses (asked once per empty attempt). So an idle poll costs one timer and a set entry, and 1,000 of them cost
+// the API nothing per second — no query runs for them until there is work. Two guards keep a crowd of polls from
+// crowding out other requests: at most LEASE_ATTEMPTS_AT_ONCE attempts use Postgres at a time (the others queue in
+// memory), and a NOTIFY wakes at most WAKE_PER_GROUP waiters of each group (an organization's polls for the same
+// types) — one that leases a full batch wakes the next few, so a burst is drained without a stampede.
+import { DISPATCH_CHANNEL, leaseJobs, msUntilLeasable, NotificationListener, type LeasedJob, type LeaseRequest } from "@conveyor/db";
+import type { Logger } from "@conveyor/logger";
+import type pg from "pg";
+
+type Waiter = { wake(): void };
+type Group = { types: ReadonlySet<string>; waiters: Set<Waiter> };
+
+/** Without LISTEN (Postgres away for a moment), waiters look again this often. */
+const UNLISTENED_POLL_MS = 1_000;
+/** Lease attempts of this process using Postgres at once; the rest wait their turn in memory. */
+const LEASE_ATTEMPTS_AT_ONCE = 4;
+/** Waiters of one group a NOTIFY wakes. */
+const WAKE_PER_GROUP = 4;
+/** How soon an attempt that found its types being taken by another caller tries again. */
+const CONTENDED_RETRY_MS = 5;
+
+export class LeaseHub {
+  private readonly groups = new Map<string, Group>();
+  private listener: NotificationListener | undefined;
+  private starting: Promise<void> | undefined;
+  private stopped = false;
+  private lastWarning = 0;
+  private attempts = 0;
+  private readonly queued: (() => void)[] = [];
+
+  constructor(private readonly options: { pool: pg.Pool; logger: Logger }) {}
+
+  /** Waiters now, and whether the hub holds its LISTEN connection (for tests and the bench). */
+  stats(): { waiting: number; listening: boolean } {
+    let waiting = 0;
+    for (const group of this.groups.values()) waiting += group.waiters.size;
+    return { waiting, listening: this.listener?.listening ?? false };
+  }
+
+  private listen(): Promise<void> {
+    this.starting ??= (async () => {
+      this.listener = new NotificationListener({
+        pool: this.options.pool,
+        channel: DISPATCH_CHANNEL,
+        onNotify: (payload) => this.notify(payload),
+        onError: (error) => {
+          if (Date.now() - this.lastWarning < 30_000) return;
+          this.lastWarning = Date.now();
+          this.options.logger.warn(`worker lease hub cannot LISTEN yet (polling instead): ${error.message}`);
+        },
+      });
+      await this.listener.openOrRetry();
+    })();
+    return this.starting;
+  }
+
+  /** A dispatch NOTIFY: its payload names the types with new work, or is empty (any type). */
+  private notify(payload: string): void {
+    const types = payload ? payload.split(" ") : null;
+    for (const group of this.groups.values()) {
+      if (types === null || types.some((t) => group.types.has(t))) wakeSome(group);
+    }
+  }
+
+  /** Runs `fn` when fewer than LEASE_ATTEMPTS_AT_ONCE attempts are running. */
+  private async gated<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.attempts >= LEASE_ATTEMPTS_AT_ONCE) await new Promise<void>((resolve) => this.queued.push(resolve));
+    else this.attempts++;
+    try {
+      return await fn();
+    } finally {
+      const next = this.queued.shift();
+      if (next) next();
+      else this.attempts--;
+    }
+  }
+
+  /**
+   * Leases jobs for `request`, waiting up to `waitMs` for some when none can be leased now. Resolves early with []
+   * when `signal` aborts (the caller went away) or the hub stops.
+   */
+  async lease(request: LeaseRequest, waitMs: number, signal: AbortSignal): Promise<LeasedJob[]> {
+    if (waitMs > 0 && !this.stopped) await this.listen();
+    const deadline = Date.now() + waitMs;
+    const key = `${request.orgId} ${[...request.types].sort().join(" ")}`;
+    for (;;) {
+      // The group of this organization's polls for these types (made again if it emptied meanwhile).
+      let group = this.groups.get(key);
+      if (!group) this.groups.set(key, (group = { types: new Set(request.types), waiters: new Set() }));
+      // Registered before looking, so a NOTIFY that arrives while the lease statement runs is not missed.
+      let woken = false;
+      let wake: () => void = () => {};
+      const wakened = new Promise<void>((resolve) => {
+        wake = () => {
+          woken = true;
+          resolve();
+        };
+      });
+      const waiter: Waiter = { wake };
+      group.waiters.add(waiter);
+      try {
+        const { jobs, contended } = await this.gated(() => leaseJobs(this.options.pool, request));
+        // A full batch: more may be due; the next few waiters of the group look too.
+        if (jobs.length > 0 && jobs.length === request.max) wakeSome(group, waiter);
+        if (jobs.length || Date.now() >= deadline || signal.aborted || this.stopped) return jobs;
+        if (woken) continue;
+        if (contended) {
+          await waitFor(wakened, CONTENDED_RETRY_MS, signal);
+          continue;
+        }
+        const next = await this.gated(() => msUntilLeasable(this.options.pool, request.orgId, request.types));
+        const listening = this.listener?.listening ?? false;
+        const wait = Math.min(deadline - Date.now(), next ?? Infinity, listening ? Infinity : UNLISTENED_POLL_MS);
+        if (wait > 0 && !woken) await waitFor(wakened, wait, signal);
+      } finally {
+        group.waiters.delete(waiter);
+        if (group.waiters.size === 0 && this.groups.get(key) === group) this.groups.delete(key);
+      }
+    }
+  }
+
+  /** Wakes every waiter (they answer with what they have) and stops listening. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const group of this.groups.values()) for (const waiter of group.waiters) waiter.wake();
+    this.listener?.close();
+    await this.starting?.catch(() => {});
+  }
+}
+
+/** Wakes up to WAKE_PER_GROUP waiters of `group` (never `except`); a woken waiter leaves the group until it waits again. */
+function wakeSome(group: Group, except?: Waiter): void {
+  let woken = 0;
+  for (const waiter of group.waiters) {
+    if (woken >= WAKE_PER_GROUP) break;
+    if (waiter === except) continue;
+    group.waiters.delete(waiter);
+    waiter.wake();
+    woken++;
+  }
+}
+
+/** Resolves when `wakened` does, `ms` pass, or `signal` aborts. */
+function waitFor(wakened: Promise<void>, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+    void wakened.then(done);
+  });
+}

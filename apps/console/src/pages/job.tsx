@@ -5,7 +5,7 @@
 import { Alert, Badge, Box, Button, Group, Paper, SimpleGrid, Stack, Text, Timeline, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
-import { lazy, Suspense, useState, type ReactNode } from "react";
+import { lazy, Suspense, useEffect, useRef, useState, type ReactNode } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useAction } from "../data/actions";
@@ -29,23 +29,52 @@ const JobGraphView = lazy(() => import("./job-graph").then((module) => ({ defaul
 type Job = ResponseBody<"/jobs/{id}", "get">;
 type LogLine = ResponseBody<"/jobs/{id}/logs", "get">[number];
 
+/** How often an unfinished job's page reads it again: a running one often, a pending one less (its wait is long). */
+function unfinishedInterval(status: string | undefined): number | false {
+  if (status === undefined || FINAL_STATUSES.includes(status)) return false;
+  return status === "pending" ? 5_000 : 2_000;
+}
+
 const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", error: "red" };
 
 export function JobPage() {
   const { id } = useParams({ strict: false }) as { id: string };
-  // A pending job's reason for waiting changes without an event of its own (a queue paused, a slot freed): read it again.
+  // Its events come through the tab's one stream (live.ts), which refreshes this job's queries. The page does not
+  // trust the stream alone (issue 48 #1: a page stayed on PROCESSING for good when the event that ended the job
+  // never reached it): while the job is not finished its page reads it again every few seconds, and a pending job's
+  // reason for waiting changes without an event of its own anyway (a queue paused, a slot freed).
   const job = useQuery({
     queryKey: keys.job.detail(id),
     queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })),
-    refetchInterval: (query) => (query.state.data?.status === "pending" ? 5_000 : false),
+    refetchInterval: (query) => unfinishedInterval(query.state.data?.status),
   });
-  const logs = useQuery({ queryKey: keys.job.logs(id), queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
+  const unfinished = unfinishedInterval(job.data?.status);
+  const logs = useQuery({
+    queryKey: keys.job.logs(id),
+    queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })),
+    refetchInterval: unfinished,
+  });
   const attempts = useQuery({
     queryKey: keys.job.attempts(id),
     queryFn: () => call(api.GET("/jobs/{id}/attempts", { params: { path: { id } } })),
+    refetchInterval: unfinished,
   });
-
-  // Its events come through the tab's one stream (live.ts), which refreshes this job's queries.
+  // Read apart, the job and its attempts can tell two moments (the job read while running, its attempts after it
+  // ended): an attempt that ended the job means the job is read again at once, not at the next interval.
+  const lastOutcome = attempts.data?.at(-1)?.outcome;
+  const stale = job.data !== undefined && !FINAL_STATUSES.includes(job.data.status) && (lastOutcome === "succeeded" || lastOutcome === "failed" || lastOutcome === "cancelled");
+  useEffect(() => {
+    if (stale) void job.refetch();
+  }, [stale, job]);
+  // And the other way: a job that changed status (read again above) has its attempts and lines read again with it.
+  const queryClient = useQueryClient();
+  const status = job.data?.status;
+  const seen = useRef(status);
+  useEffect(() => {
+    if (seen.current === status) return;
+    seen.current = status;
+    for (const queryKey of [keys.job.attempts(id), keys.job.logs(id)]) void queryClient.invalidateQueries({ queryKey, exact: true });
+  }, [status, id, queryClient]);
 
   if (job.isPending) return <Loading label="Loading the job…" />;
   if (job.isError && job.error instanceof ApiError && job.error.status === 404) return <JobNotFound id={id} />;

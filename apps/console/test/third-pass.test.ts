@@ -5,10 +5,14 @@ import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Page } from "playwright-core";
+import { SCRIPTED_PLUGIN, STEPS_PLUGIN } from "@conveyor/testkit/stack";
 import { checkPage, dismissNotifications, expectAccessible, pageProblems, rigForFile, screenshot } from "./support/console";
 
-const rig = rigForFile({ workers: 1 });
-beforeAll(() => rig.stack.registerPluginTypes());
+const rig = rigForFile({ workers: 1, workerEnv: { WORKER_PLUGINS: `${SCRIPTED_PLUGIN},${STEPS_PLUGIN}` } });
+beforeAll(async () => {
+  await rig.stack.registerPluginTypes();
+  await rig.stack.api.database.db.pool.query("INSERT INTO job_types (name) VALUES ('stepped') ON CONFLICT DO NOTHING");
+});
 
 /** Waits until the API says job `id` (read with `token`) is done. */
 async function waitDone(token: string, id: string) {
@@ -62,5 +66,51 @@ describe("a job's page after an organization switch (#1)", () => {
     expect(pageProblems(page).filter((line) => !line.includes("net::ERR_FAILED"))).toEqual([]);
     await screenshot(page, "job-done-after-switch");
     await expectAccessible(page);
+  });
+});
+
+describe("a job that waits on a waitpoint (#2)", () => {
+  it("shows the wait as a wait of the same attempt, not a shutdown or queue time, and keeps what the job reported before it", async () => {
+    const { stack } = rig;
+    const owner = { Authorization: `Bearer ${stack.owner.token}` };
+    const point = (await stack.post("/waitpoints", { timeout_seconds: 3600, description: "Approve invoice 12" })).body as { id: string };
+    const job = (await stack.post("/jobs", { type: "stepped", payload: { steps: 1, report: "written before the wait\n", wait: point.id } })).body.id as string;
+    await stack.waitForJob(job, (j) => j.status === "pending" && (j as { waiting_for?: string }).waiting_for === "waitpoint", 60_000);
+    // The approval takes a while (a person): long enough that counting it as queue wait shows.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const completedAt = Date.now();
+    await stack.api.request.post(`/waitpoints/${point.id}/complete`).set(owner).send({ data: { approved: true } }).expect(200);
+    await stack.waitForJob(job, (j) => j.status === "done", 60_000);
+
+    const page = await rig.loggedIn(stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${job}`);
+    await page.getByTestId("attempt-1").first().waitFor();
+    const attempts = page.getByRole("region", { name: "Attempts" });
+    const text = await attempts.innerText();
+    expect(text).not.toMatch(/shutting down/);
+    // One attempt, paused for its wait and resumed: the wait is named, and the resumed part waited for a worker only.
+    expect(await page.locator('[data-testid="attempt-1"][data-outcome="suspended"]').innerText()).toMatch(/waited for waitpoint/i);
+    const resumed = page.locator('[data-testid="attempt-1"][data-outcome="succeeded"]');
+    expect(await resumed.innerText()).toMatch(/Resumed/);
+    const waited = /waited ([\d.]+) (ms|s)\b/.exec(await resumed.getByTestId("attempt-1-queued").innerText());
+    expect(waited).not.toBeNull();
+    expect(waited![2] === "ms" || Number(waited![1]) < 2).toBe(true);
+    // What the job reported before it waited is still there.
+    await page.getByTestId("job-output").filter({ hasText: "written before the wait" }).waitFor();
+    const stored = await stack.api.request.get(`/jobs/${job}/output`).set(owner);
+    expect(stored.text).toContain("written before the wait");
+    await checkPage(page, "job-waited-on-waitpoint");
+
+    // The wait is not queue wait on Queues either: the resumed start is due from the waitpoint's end (its run_at), so
+    // the due-to-start wait Queues reads of it is the wait for a worker only.
+    const starts = (
+      await stack.api.database.db.pool.query<{ time: Date; run_at: string | null }>(
+        "SELECT time, data->>'run_at' AS run_at FROM events WHERE job_id = $1 AND type = 'job.started' ORDER BY id",
+        [job],
+      )
+    ).rows;
+    expect(starts).toHaveLength(2);
+    expect(new Date(starts[1]!.run_at!).getTime()).toBeGreaterThanOrEqual(completedAt - 50);
+    expect(starts[1]!.time.getTime() - new Date(starts[1]!.run_at!).getTime()).toBeLessThan(2_000);
   });
 });

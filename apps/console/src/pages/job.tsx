@@ -364,6 +364,7 @@ const OUTCOME_WORDS: Record<Outcome, string> = {
   interrupted: "interrupted",
   cancelled: "cancelled",
   running: "running",
+  suspended: "paused",
 };
 /** Mantine colours of each outcome, in the timeline's bullets and bars. */
 const OUTCOME_COLORS: Record<Outcome, string> = {
@@ -374,6 +375,7 @@ const OUTCOME_COLORS: Record<Outcome, string> = {
   interrupted: "orange.9",
   cancelled: "orange.9",
   running: "blue",
+  suspended: "gray",
 };
 const cssColor = (color: string) => {
   const [name, shade] = color.split(".");
@@ -381,6 +383,15 @@ const cssColor = (color: string) => {
 };
 
 const at = (iso: string) => new Date(iso).getTime();
+
+/** "Attempt 1: succeeded"; a sleep or a wait says what it paused for, and the part after it that it resumed. */
+function attemptTitle(attempt: Attempt): string {
+  const name = attempt.resumed ? `Attempt ${attempt.attempt} (resumed)` : `Attempt ${attempt.attempt}`;
+  const { suspension } = attempt;
+  if (attempt.outcome === "suspended" && suspension)
+    return `${name}: ${suspension.kind === "wait" ? "waited for waitpoint" : "slept"} “${suspension.step}”`;
+  return `${name}: ${OUTCOME_WORDS[attempt.outcome]}`;
+}
 
 /**
  * Each attempt on one time axis (issue 23, attempt timing): a pale stretch while it waited to start, a solid one in
@@ -435,6 +446,20 @@ function AttemptBars({ attempts, now }: { attempts: Attempt[]; now: number }) {
   );
 }
 
+/**
+ * Whether a line of entry i's attempt, written at `time`, belongs under entry i: entries share a number when an
+ * interrupted attempt was taken over (its end unknown: its lines go with the take-over) or an attempt paused for a
+ * sleep or a wait and resumed (each part has the lines written while it ran).
+ */
+function linePart(attempts: Attempt[], i: number, time: number): boolean {
+  const number = attempts[i]!.attempt;
+  const first = !attempts.slice(0, i).some((a) => a.attempt === number);
+  const next = attempts.slice(i + 1).find((a) => a.attempt === number);
+  if (next && !attempts[i]!.finished_at) return false;
+  // A part has what was written from its start until the next part started (a pause's own note comes just after it).
+  return (first || time >= at(attempts[i]!.started_at)) && (!next || time < at(next.started_at));
+}
+
 function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLine[]; status: string }) {
   // Lines of an attempt that never started (a job cancelled while it waited) are notes, not an attempt (issue 23 #12).
   const numbers = new Set(attempts.map((a) => a.attempt));
@@ -456,20 +481,22 @@ function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLi
       <AttemptBars attempts={attempts} now={now} />
       <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
         {attempts.map((attempt, i) => {
-          // An interrupted attempt and its take-over share a number: the lines go with the last of them.
-          const last = attempts.findLastIndex((a) => a.attempt === attempt.attempt) === i;
-          const lines = last ? logs.filter((line) => line.attempt === attempt.attempt) : [];
+          const lines = logs.filter((line) => line.attempt === attempt.attempt && linePart(attempts, i, at(line.timestamp)));
           const { outcome } = attempt;
           return (
             <Timeline.Item
               key={i}
-              title={`Attempt ${attempt.attempt}: ${OUTCOME_WORDS[outcome]}`}
+              title={attemptTitle(attempt)}
               color={OUTCOME_COLORS[outcome]}
               data-testid={`attempt-${attempt.attempt}`}
               data-outcome={outcome}
             >
               <Text size="xs" c="dimmed" data-testid={`attempt-${attempt.attempt}-queued`}>
-                {attempt.queued_at ? (
+                {attempt.resumed && attempt.queued_at ? (
+                  <>
+                    Resumed <Time iso={attempt.queued_at} /> · waited {formatDuration(attempt.wait_ms ?? 0)} for a worker
+                  </>
+                ) : attempt.queued_at ? (
                   <>
                     Due <Time iso={attempt.queued_at} /> · waited {formatDuration(attempt.wait_ms ?? 0)}
                   </>
@@ -479,7 +506,12 @@ function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLi
               </Text>
               <Text size="xs" c="dimmed" data-testid={`attempt-${attempt.attempt}-timing`}>
                 Started <Time iso={attempt.started_at} />
-                {attempt.finished_at ? (
+                {attempt.finished_at && outcome === "suspended" ? (
+                  <>
+                    {" "}
+                    · paused <Time iso={attempt.finished_at} /> after {formatDuration(attempt.duration_ms ?? 0)}, its worker slot freed meanwhile
+                  </>
+                ) : attempt.finished_at ? (
                   <>
                     {" "}
                     · finished <Time iso={attempt.finished_at} /> · took {formatDuration(attempt.duration_ms ?? 0)}

@@ -114,3 +114,58 @@ describe("a job that waits on a waitpoint (#2)", () => {
     expect(starts[1]!.time.getTime() - new Date(starts[1]!.run_at!).getTime()).toBeLessThan(2_000);
   });
 });
+
+describe("the tab title and the page after an organization switch (#3)", () => {
+  it("stays on the page it was on, and titles every later page after its own heading, by keyboard", async () => {
+    const { db } = rig.stack.api.database;
+    const { config } = rig.stack.api.deps;
+    const second = await createOrg(db, config, "Title Works");
+    const mine = await addMember(db, config, second.orgId, "admin", rig.stack.owner.userId);
+    const res = await rig.stack.api.request
+      .post("/jobs")
+      .set("Authorization", `Bearer ${mine.token}`)
+      .send({ type: "scripted", payload: {} });
+    const id = res.body.id as string;
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/queues`);
+    await page.getByRole("heading", { name: "Queues", level: 1 }).waitFor();
+    await page.waitForFunction(() => document.title === "Queues · Conveyor");
+
+    // The account menu by keyboard: focus it, open it, pick the organization.
+    await page.getByTestId("account-menu").focus();
+    await page.keyboard.press("Enter");
+    const item = page.getByRole("menuitem", { name: /^Title Works/ });
+    await item.waitFor();
+    for (let i = 0; i < 5 && !(await item.evaluate((el) => el === document.activeElement)); i++) await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Enter");
+    await page.getByTestId("org-name").filter({ hasText: "Title Works" }).waitFor();
+    // Still on Queues, for the new organization, and titled so.
+    expect(new URL(page.url()).pathname).toBe("/queues");
+    await page.getByRole("heading", { name: "Queues", level: 1 }).waitFor();
+    await page.waitForFunction(() => document.title === "Queues · Conveyor", undefined, { timeout: 5_000 });
+    await dismissNotifications(page);
+
+    // Every later page is titled after itself, not the one before.
+    const nav = page.getByRole("navigation", { name: "Sections" });
+    for (const [link, title] of [
+      ["Jobs", "Jobs · Conveyor"],
+      ["Overview", "Overview · Conveyor"],
+      ["Workers", "Workers · Conveyor"],
+    ] as const) {
+      await nav.getByRole("link", { name: link, exact: true }).focus();
+      await page.keyboard.press("Enter");
+      await page.waitForFunction((expected) => document.title === expected, title, { timeout: 5_000 });
+    }
+    await page.goto(`${rig.base}/jobs`);
+    await page.locator(`[data-job-id="${id}"] a`).first().click();
+    await page.getByRole("heading", { name: "scripted", level: 1 }).waitFor();
+    await page.waitForFunction((short) => document.title.startsWith("scripted ") && document.title.includes(short), id.slice(-8), { timeout: 5_000 });
+    expect(await page.title()).not.toContain("not found");
+
+    // A job's page switched away from: the list of the new organization (the job is not one of its).
+    await switchTo(page, "Org");
+    expect(new URL(page.url()).pathname).toBe("/jobs");
+    await page.waitForFunction(() => document.title === "Jobs · Conveyor", undefined, { timeout: 5_000 });
+    await checkPage(page, "switch-stays-on-page");
+  });
+});

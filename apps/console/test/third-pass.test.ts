@@ -169,3 +169,35 @@ describe("the tab title and the page after an organization switch (#3)", () => {
     await checkPage(page, "switch-stays-on-page");
   });
 });
+
+describe("replay asks first (#5)", () => {
+  it("asks before a replay, says how often the job was replayed, and sends nothing on Enter, Enter", async () => {
+    const id = await rig.enqueue({ type: "scripted", payload: {} });
+    await rig.stack.waitForJob(id, (job) => job.status === "done");
+    const replays = async () => ((await rig.stack.job(id)) as unknown as { replayed_as: string[] }).replayed_as;
+    await rig.stack.api.request.post(`/jobs/${id}/replay`).set("Authorization", `Bearer ${rig.stack.owner.token}`).expect(202);
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    await page.goto(`${rig.base}/jobs/${id}`);
+    await page.getByText("Replayed as").waitFor();
+    const button = page.getByRole("button", { name: "Replay…", exact: true });
+    await button.focus();
+    await page.keyboard.press("Enter");
+    const dialog = page.getByRole("dialog", { name: "Replay this job?" });
+    await dialog.getByTestId("replay-warning").filter({ hasText: "It was already replayed once." }).waitFor();
+    // The focus is on the safe button: Enter keeps the job as it is.
+    await page.waitForFunction(() => document.activeElement?.textContent === "Keep it");
+    await checkPage(page, "replay-confirm");
+    await page.keyboard.press("Enter");
+    await dialog.waitFor({ state: "detached" });
+    expect(await replays()).toHaveLength(1);
+    // Asked again and confirmed (Tab to it): one more replay, and the page of the new job.
+    await button.focus();
+    await page.keyboard.press("Enter");
+    await dialog.waitFor();
+    await page.keyboard.press("Tab");
+    await page.waitForFunction(() => document.activeElement?.textContent === "Replay");
+    await page.keyboard.press("Enter");
+    await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(id));
+    expect(await replays()).toHaveLength(2);
+  });
+});

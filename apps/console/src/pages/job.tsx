@@ -62,7 +62,10 @@ export function JobPage() {
   // Read apart, the job and its attempts can tell two moments (the job read while running, its attempts after it
   // ended): an attempt that ended the job means the job is read again at once, not at the next interval.
   const lastOutcome = attempts.data?.at(-1)?.outcome;
-  const stale = job.data !== undefined && !FINAL_STATUSES.includes(job.data.status) && (lastOutcome === "succeeded" || lastOutcome === "failed" || lastOutcome === "cancelled");
+  const stale =
+    job.data !== undefined &&
+    !FINAL_STATUSES.includes(job.data.status) &&
+    (lastOutcome === "succeeded" || lastOutcome === "failed" || lastOutcome === "cancelled");
   useEffect(() => {
     if (stale) void job.refetch();
   }, [stale, job]);
@@ -388,8 +391,7 @@ const at = (iso: string) => new Date(iso).getTime();
 function attemptTitle(attempt: Attempt): string {
   const name = attempt.resumed ? `Attempt ${attempt.attempt} (resumed)` : `Attempt ${attempt.attempt}`;
   const { suspension } = attempt;
-  if (attempt.outcome === "suspended" && suspension)
-    return `${name}: ${suspension.kind === "wait" ? "waited for waitpoint" : "slept"} “${suspension.step}”`;
+  if (attempt.outcome === "suspended" && suspension) return `${name}: ${suspension.kind === "wait" ? "waited for waitpoint" : "slept"} “${suspension.step}”`;
   return `${name}: ${OUTCOME_WORDS[attempt.outcome]}`;
 }
 
@@ -555,6 +557,8 @@ function JobActions({ job }: { job: Job }) {
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
   const [editing, setEditing] = useState(false);
+  // A replay runs the job again — its webhook is sent again, its e-mail too: asked first (issue 48 #5).
+  const [replaying, setReplaying] = useState(false);
   const final = FINAL_STATUSES.includes(job.status);
   // Due later (its run_at, or a retry's wait): it can be run now (issue 38).
   const delayed = job.status === "pending" && (job.waiting_for === "run_at" || job.waiting_for === "retry");
@@ -575,7 +579,10 @@ function JobActions({ job }: { job: Job }) {
     done: (created) => `Replayed as job ${shortId(created.id)}.`,
     failed: "Could not replay",
     refresh,
-    onSuccess: (created) => void navigate({ to: "/jobs/$id", params: { id: created.id } }),
+    onSuccess: (created) => {
+      setReplaying(false);
+      void navigate({ to: "/jobs/$id", params: { id: created.id } });
+    },
   });
   const runNow = useAction({
     run: () => call(api.POST("/jobs/{id}/run-now", { params: { path: { id: job.id } } })),
@@ -603,12 +610,31 @@ function JobActions({ job }: { job: Job }) {
           <Button variant="default" onClick={() => setEditing(true)} disabled={busy}>
             Replay with changes…
           </Button>
-          <Button onClick={() => replay.mutate(undefined)} loading={replay.isPending}>
-            Replay
+          <Button onClick={() => setReplaying(true)} loading={replay.isPending}>
+            Replay…
           </Button>
         </>
       )}
       <ReplayDialog jobId={editing ? job.id : null} onClose={() => setEditing(false)} />
+      <Confirm
+        opened={replaying}
+        title="Replay this job?"
+        confirmLabel="Replay"
+        color="blue"
+        loading={replay.isPending}
+        onConfirm={() => replay.mutate(undefined)}
+        onClose={() => !replay.isPending && setReplaying(false)}
+      >
+        <Text size="sm" data-testid="replay-warning">
+          A new {job.type} job runs with the same payload: whatever it does happens again (a webhook is sent, a message goes out).
+          {job.replayed_as.length > 0 && (
+            <>
+              {" "}
+              <strong>It was already replayed {job.replayed_as.length === 1 ? "once" : `${job.replayed_as.length} times`}.</strong>
+            </>
+          )}
+        </Text>
+      </Confirm>
       <Confirm
         opened={confirming}
         title="Cancel this job?"

@@ -70,7 +70,10 @@ it("retries all the listed jobs now", async () => {
   const page = await rig.loggedIn(rig.stack.owner.email);
   await page.goto(`${rig.base}/retries`);
   await page.getByRole("button", { name: /^Retry all \(\d+\)…$/ }).click();
-  await page.getByRole("dialog", { name: /^Retry \d+ jobs? now\?$/ }).getByRole("button", { name: /^Retry \d+ now$/ }).click();
+  await page
+    .getByRole("dialog", { name: /^Retry \d+ jobs? now\?$/ })
+    .getByRole("button", { name: /^Retry \d+ now$/ })
+    .click();
   for (const id of ids) await rig.stack.waitForJob(id, (job) => job.status === "done", 30_000);
   await page.getByText("No job is waiting to retry").waitFor({ timeout: 15_000 });
 });

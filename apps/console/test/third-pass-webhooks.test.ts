@@ -38,9 +38,10 @@ it("filters Failed to what was never delivered, and Escape in its dialogs closes
   }
   const { pool } = rig.stack.api.database.db;
   const events = (
-    await pool.query<{ id: string; job_id: string }>("SELECT id::text, job_id FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.created' ORDER BY id", [
-      jobs,
-    ])
+    await pool.query<{ id: string; job_id: string }>(
+      "SELECT id::text, job_id FROM events WHERE job_id = ANY($1::uuid[]) AND type = 'job.created' ORDER BY id",
+      [jobs],
+    )
   ).rows.map((r) => ({ id: Number(r.id), jobId: r.job_id }));
   const attempt = (event: { id: number; jobId: string }, delivery: string, n: number, ok: boolean): DeliveryAttempt => ({
     endpointId,
@@ -59,7 +60,11 @@ it("filters Failed to what was never delivered, and Escape in its dialogs closes
   // The first event failed once and was delivered on its next try; the second failed for good; the third went through.
   const first = newId();
   await recordDeliveryAttempts(pool, [attempt(events[0]!, first, 1, false)], 3 * 24 * 3600_000);
-  await recordDeliveryAttempts(pool, [attempt(events[0]!, first, 2, true), attempt(events[1]!, newId(), 1, false), attempt(events[2]!, newId(), 1, true)], 3 * 24 * 3600_000);
+  await recordDeliveryAttempts(
+    pool,
+    [attempt(events[0]!, first, 2, true), attempt(events[1]!, newId(), 1, false), attempt(events[2]!, newId(), 1, true)],
+    3 * 24 * 3600_000,
+  );
 
   const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
   await page.goto(`${rig.base}/webhooks`);

@@ -79,7 +79,11 @@ describe("a job that waits on a waitpoint (#2)", () => {
     // The approval takes a while (a person): long enough that counting it as queue wait shows.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     const completedAt = Date.now();
-    await stack.api.request.post(`/waitpoints/${point.id}/complete`).set(owner).send({ data: { approved: true } }).expect(200);
+    await stack.api.request
+      .post(`/waitpoints/${point.id}/complete`)
+      .set(owner)
+      .send({ data: { approved: true } })
+      .expect(200);
     await stack.waitForJob(job, (j) => j.status === "done", 60_000);
 
     const page = await rig.loggedIn(stack.owner.email);
@@ -121,10 +125,7 @@ describe("the tab title and the page after an organization switch (#3)", () => {
     const { config } = rig.stack.api.deps;
     const second = await createOrg(db, config, "Title Works");
     const mine = await addMember(db, config, second.orgId, "admin", rig.stack.owner.userId);
-    const res = await rig.stack.api.request
-      .post("/jobs")
-      .set("Authorization", `Bearer ${mine.token}`)
-      .send({ type: "scripted", payload: {} });
+    const res = await rig.stack.api.request.post("/jobs").set("Authorization", `Bearer ${mine.token}`).send({ type: "scripted", payload: {} });
     const id = res.body.id as string;
     const page = await rig.loggedIn(rig.stack.owner.email);
     await page.goto(`${rig.base}/queues`);

@@ -28,7 +28,10 @@ it("shows a type's slots full while the total has free slots of another type", a
   await page.getByTestId("workers-summary").filter({ hasText: "2 of 4 slots busy" }).waitFor({ timeout: 15_000 });
   const table = page.getByRole("table", { name: "Capacity by job type" });
   const scripted = table.locator('tr[data-type="scripted"]');
-  await scripted.getByTestId("type-slots").filter({ hasText: /^2 of 2 busy Full: new jobs wait$/ }).waitFor({ timeout: 15_000 });
+  await scripted
+    .getByTestId("type-slots")
+    .filter({ hasText: /^2 of 2 busy Full: new jobs wait$/ })
+    .waitFor({ timeout: 15_000 });
   expect(await table.locator('tr[data-type="word_count"]').getByTestId("type-slots").innerText()).toMatch(/^0 of 2 busy on 1 worker$/);
   // The third job is the one waiting for that type's slot.
   expect((await rig.stack.job(ids[2]!)).status).toBe("pending");

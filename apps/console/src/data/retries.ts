@@ -57,7 +57,8 @@ export function useRetryActions(options: { onDone?: (id: string) => void; onBulk
       await Promise.all(Array.from({ length: PARALLEL }, next));
       return done;
     },
-    done: (done, ids) => (done === ids.length ? `${done} job${done === 1 ? "" : "s"} retry now.` : `${done} of ${ids.length} retry now; the others no longer waited.`),
+    done: (done, ids) =>
+      done === ids.length ? `${done} job${done === 1 ? "" : "s"} retry now.` : `${done} of ${ids.length} retry now; the others no longer waited.`,
     failed: "Could not retry them all",
     refresh: (ids) => refresh(ids),
     onSuccess: () => options.onBulkDone?.(),

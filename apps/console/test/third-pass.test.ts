@@ -202,3 +202,46 @@ describe("replay asks first (#5)", () => {
     expect(await replays()).toHaveLength(2);
   });
 });
+
+describe("per-queue charts (#8)", () => {
+  it("draws each queue's chart with whole, separate axis labels and units, and a name, at 1440 and 375 px", async () => {
+    const jobs = Array.from({ length: 300 }, () => ({ type: "scripted", payload: {} }));
+    const res = await rig.stack.api.request.post("/jobs/batch").set("Authorization", `Bearer ${rig.stack.owner.token}`).send({ jobs });
+    expect(res.status).toBe(202);
+    const ids = (res.body as { id: string }[]).map((job) => job.id);
+    await rig.stack.waitForJob(ids.at(-1)!, (job) => job.status === "done", 120_000);
+
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/queues`);
+    const chart = page.locator('[data-queue-chart="scripted"]');
+    const figure = chart.getByRole("img");
+    await figure.locator("svg.recharts-surface").first().waitFor();
+    expect(await figure.getAttribute("aria-label")).toMatch(/^scripted: attempts started per minute .* p95 wait in seconds/);
+    for (const width of [1440, 375]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.waitForTimeout(500);
+      const layout = await figure.evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        const texts = Array.from(el.querySelectorAll("text")).map((t) => ({ text: t.textContent ?? "", ...t.getBoundingClientRect().toJSON() }));
+        const ticks = Array.from(el.querySelectorAll(".recharts-xAxis .recharts-cartesian-axis-tick-value")).map((t) => t.getBoundingClientRect().toJSON());
+        return { box: box.toJSON(), texts, ticks };
+      });
+      // Every label whole, inside the chart (none clipped at its edge), the busiest minute's hundreds among them.
+      await screenshot(page, `queue-chart-${width}`);
+      const out = layout.texts.filter(
+        (t) => t.left < layout.box.left - 0.5 || t.right > layout.box.right + 0.5 || t.top < layout.box.top - 0.5 || t.bottom > layout.box.bottom + 0.5,
+      );
+      expect(
+        out.map((t) => `${t.text} ${Math.round(t.left)}–${Math.round(t.right)} of ${Math.round(layout.box.left)}–${Math.round(layout.box.right)}`),
+      ).toEqual([]);
+      expect(layout.texts.some((t) => /^\d{3}$/.test(t.text))).toBe(true);
+      expect(layout.texts.map((t) => t.text)).toContain("now");
+      expect(await chart.getByTestId("queue-chart-key").innerText()).toMatch(/starts\/min \(left\).*p95 wait, s \(right\)/);
+      // The time axis' ticks do not run together.
+      for (let i = 1; i < layout.ticks.length; i++) expect(layout.ticks[i]!.left).toBeGreaterThan(layout.ticks[i - 1]!.right + 4);
+      expect(layout.box.height).toBeGreaterThanOrEqual(120);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await checkPage(page, "queue-chart-1440");
+  });
+});

@@ -245,3 +245,52 @@ describe("per-queue charts (#8)", () => {
     await checkPage(page, "queue-chart-1440");
   });
 });
+
+describe("the audit log's leftovers and the order of steps (#9)", () => {
+  it("says waitpoints and a paused queue in words, links a bulk action by ids to its jobs, and lists steps in the order they were passed", async () => {
+    const { stack } = rig;
+    const owner = { Authorization: `Bearer ${stack.owner.token}` };
+    const api = stack.api.request;
+    const point = (await api.post("/waitpoints").set(owner).send({ description: "Approve the refund" })).body as { id: string };
+    await api
+      .post(`/waitpoints/${point.id}/complete`)
+      .set(owner)
+      .send({ data: { ok: true } })
+      .expect(200);
+    await api.patch("/queues/send_sms").set(owner).send({ paused: true }).expect(200);
+    await api.patch("/queues/send_sms").set(owner).send({ paused: false }).expect(200);
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) ids.push(await rig.enqueue({ type: "scripted", payload: {}, run_at: later }));
+    await api.post("/jobs/bulk").set(owner).send({ action: "cancel", ids }).expect(200);
+    // A handler that passes step-1, then sleeps "nap", then step-2.
+    const stepped = (await stack.post("/jobs", { type: "stepped", payload: { steps: 2, sleep_ms: 300 } })).body.id as string;
+    await stack.waitForJob(stepped, (job) => job.status === "done", 60_000);
+
+    const who = stack.owner.email;
+    const page = await rig.loggedIn(who, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/audit-log`);
+    const sentences = page.getByTestId("audit-sentence");
+    await sentences.first().waitFor();
+    const all = await sentences.allInnerTexts();
+    expect(all).toContain(`${who} completed waitpoint “Approve the refund”, releasing the jobs waiting on it`);
+    expect(all).toContain(`${who} paused queue “send_sms”`);
+    expect(all).toContain(`${who} resumed queue “send_sms”`);
+    expect(all).toContain(`${who} cancelled 2 jobs in bulk, named one by one (2 jobs)`);
+    expect(all.join("\n")).not.toMatch(/waitpoint\.complete|on queue/);
+    const bulk = page.locator('[data-action="jobs.bulk"]').first();
+    expect(await bulk.getByTestId("audit-link").allInnerTexts()).toEqual(ids.map((id) => `job …${id.slice(-8)}`));
+    await checkPage(page, "audit-log-third-pass");
+    await bulk.getByTestId("audit-link").first().click();
+    await page.waitForURL(`${rig.base}/jobs/${ids[0]}`);
+
+    await page.goto(`${rig.base}/jobs/${stepped}`);
+    const steps = page.getByRole("list", { name: "Steps" });
+    await steps.getByTestId("step-step-2").waitFor();
+    expect(await steps.locator("[data-testid^='step-']").evaluateAll((items) => items.map((item) => item.getAttribute("data-testid")))).toEqual([
+      "step-step-1",
+      "step-nap",
+      "step-step-2",
+    ]);
+  });
+});

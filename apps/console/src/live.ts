@@ -60,6 +60,9 @@ function filterOfSearch(search: JobSearch) {
   return filter;
 }
 
+/** How long a tab waits before asking again for a stream the API refused (other than for an ended session). */
+const REFUSED_RETRY_MS = 5_000;
+
 type Refresh = (key: readonly unknown[]) => void;
 
 export function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refresh: Refresh): void {
@@ -118,24 +121,31 @@ export function useLiveJobEvents(orgId: string): void {
       }, 1000);
     };
     let reconnected = false;
-    void api.events({
-      signal: controller.signal,
-      onEvent: (event) => {
-        if (controller.signal.aborted || orgChangedElsewhere()) return;
-        applyEvent(queryClient, event, refresh);
-      },
-      // After a reconnect, what changed meanwhile is read again.
-      onOpen: () => {
-        if (reconnected) void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
-        reconnected = true;
-      },
-      onRefused: (status) => {
-        if (status === 401) reportUnauthorized();
-      },
-    });
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const open = () =>
+      void api.events({
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (controller.signal.aborted || orgChangedElsewhere()) return;
+          applyEvent(queryClient, event, refresh);
+        },
+        // After a reconnect, what changed meanwhile is read again.
+        onOpen: () => {
+          if (reconnected) void queryClient.invalidateQueries({ queryKey: keys.jobs.all });
+          reconnected = true;
+        },
+        // A 401 ends the session; any other refusal (too many streams, a proxy's 4xx) is not the tab's last word:
+        // asked again a while later, rather than leaving the tab without live updates for the rest of its life.
+        onRefused: (status) => {
+          if (status === 401) return reportUnauthorized();
+          if (!controller.signal.aborted) retry = setTimeout(open, REFUSED_RETRY_MS);
+        },
+      });
+    open();
     return () => {
       controller.abort();
       clearTimeout(timer);
+      clearTimeout(retry);
     };
   }, [queryClient, orgId]);
 }

@@ -10,6 +10,7 @@ import { useLiveJobEvents } from "./live";
 import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
 import { useAction } from "./data/actions";
 import { useNarrow } from "./ui/narrow";
+import type { ConsolePath } from "./paths";
 import "./shell.css";
 
 const NavAnchor = forwardRef<HTMLAnchorElement, NavLinkProps & AnchorHTMLAttributes<HTMLAnchorElement>>((props, ref) => (
@@ -86,17 +87,31 @@ export function Shell() {
   );
 }
 
+/** Where an organization switch lands from `pathname`: the same section when the new session may see it. */
+export function landingAfterSwitch(pathname: string, next: Session): ConsolePath {
+  if (pathname.startsWith("/jobs/")) return "/jobs";
+  const section = SECTIONS.find((s) => s.to === pathname);
+  if (pathname === "/account") return "/account";
+  if (!section) return "/overview";
+  if ("managers" in section && !canManageTeam(next.role)) return "/overview";
+  if ("owners" in section && next.role !== "owner") return "/overview";
+  return section.to;
+}
+
 function AccountMenu({ session }: { session: Session }) {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
   const switching = useAction({
     run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
     failed: "Could not switch organization",
     // The new session refreshes everything it shows itself.
     refresh: () => [],
+    // The page it was on, for the new organization (issue 48 #3); a job's page is the new organization's jobs (the
+    // job is the old one's), and a page the new role may not see is the overview.
     onSuccess: (next) => {
       startSession(queryClient, next);
-      void navigate({ to: "/overview" });
+      void navigate({ to: landingAfterSwitch(pathname, next) });
     },
   });
   const signOut = async () => {

@@ -164,8 +164,8 @@ describe("the audit log (#7)", () => {
     const all = await sentences.allInnerTexts();
     expect(all).toContain(`${who} created rate limit “partner-api”: 100 per minute`);
     expect(all).toContain(`${who} changed rate limit “partner-api”: its limit from 100 to 50`);
-    expect(all).toContain(`${who} paused and set its concurrency limit to 5 on queue “webhook”`);
-    expect(all).toContain(`${who} resumed and put it under rate limit “partner-api” on queue “webhook”`);
+    expect(all).toContain(`${who} changed queue “webhook”: paused it and set its concurrency limit to 5`);
+    expect(all).toContain(`${who} changed queue “webhook”: resumed it and put it under rate limit “partner-api”`);
     const bulk = all.find((sentence) => sentence.includes("in bulk"))!;
     expect(bulk).toMatch(/^.+ cancelled \d+ jobs? in bulk, matching status pending, of type send_email$/);
     expect(all.join("\n")).not.toMatch(/queue\.update|rate_limit\.put|\{"/);

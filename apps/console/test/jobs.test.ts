@@ -214,7 +214,8 @@ describe("a job's page", () => {
     expect(await page.getByRole("region", { name: "Payload", exact: true }).innerText()).toContain("<img src=x onerror=alert(1)>");
     expect(await page.locator("img[onerror], a[href^='javascript:'], script:not([src])").count()).toBe(0);
     await checkPage(page, "job-failed");
-    await page.getByRole("button", { name: "Replay", exact: true }).click();
+    await page.getByRole("button", { name: "Replay…", exact: true }).click();
+    await page.getByRole("dialog", { name: "Replay this job?" }).getByRole("button", { name: "Replay", exact: true }).click();
     await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(id));
     await page.getByText("Replay of").waitFor();
     const replay = new URL(page.url()).pathname.split("/").at(-1)!;

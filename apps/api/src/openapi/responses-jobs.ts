@@ -162,10 +162,10 @@ export const jobsSchemas = {
       .required()
       .description("Its number, as the log's lines give it; an interrupted attempt and its take-over share one."),
     outcome: Joi.string()
-      .valid("running", "succeeded", "failed", "retried", "released", "interrupted", "cancelled")
+      .valid("running", "succeeded", "failed", "retried", "released", "interrupted", "cancelled", "suspended")
       .required()
       .description(
-        "retried: it failed and another attempt followed or is due; released: a worker shutting down gave the job back without using a retry; interrupted: its worker vanished (crash, kill, lost lock) and another took the job over.",
+        "retried: it failed and another attempt followed or is due; released: a worker shutting down gave the job back without using a retry; interrupted: its worker vanished (crash, kill, lost lock) and another took the job over; suspended: the handler slept or waited for a waitpoint (ctx.sleep, ctx.waitFor), and the same attempt resumes after it (the next entry, with the same number and `resumed` true).",
       ),
     queued_at: timestamp()
       .allow(null)
@@ -178,6 +178,16 @@ export const jobsSchemas = {
     wait_ms: Joi.number().integer().min(0).allow(null).required().description("From queued_at to started_at."),
     duration_ms: Joi.number().integer().min(0).allow(null).required().description("From started_at to finished_at."),
     error: Joi.string().allow(null).required().description("The error it failed with (outcome failed or retried), else null."),
+    resumed: Joi.boolean()
+      .required()
+      .description("The attempt's part after a sleep or a wait (the entry before it is suspended): its queued_at is when the sleep or wait ended."),
+    suspension: Joi.object({
+      kind: Joi.string().valid("sleep", "wait").required(),
+      step: Joi.string().required().description("The step's name (ctx.sleep's or ctx.waitFor's first argument)."),
+    })
+      .allow(null)
+      .required()
+      .description("For a suspended entry: what the attempt paused for; else null."),
   }),
   JobLogEntry: Joi.object({
     attempt: Joi.number().integer().min(1).required(),

@@ -223,9 +223,13 @@ export async function bulkJobs(options: { caller: Caller; input: BulkInput }, de
   return result;
 }
 
-/** How the audit log describes what a bulk call chose: the filter without `q` (a payload value), or how many ids. */
+/** How many of a bulk action's named jobs its audit entry keeps. */
+const AUDITED_BULK_IDS = 20;
+
+/** How the audit log describes what a bulk call chose: the filter without `q` (a payload value), or how many ids (and the first of them). */
 function bulkSelection(input: BulkInput): Record<string, unknown> {
-  if (input.ids) return { ids: input.ids.length };
+  // The jobs themselves, so the audit log can open them (the first AUDITED_BULK_IDS; the count says if there were more).
+  if (input.ids) return { ids: input.ids.length, job_ids: input.ids.slice(0, AUDITED_BULK_IDS) };
   const { q, ...filter } = input.filter ?? {};
   return { filter: q === undefined ? filter : { ...filter, q: "(not recorded)" } };
 }

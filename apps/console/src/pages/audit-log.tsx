@@ -105,7 +105,10 @@ type EntryLink =
 function entryLink(entry: AuditEntry): EntryLink | null {
   const target = entry.target;
   if (entry.action === "jobs.bulk") {
-    const filter = (entry.details as { filter?: unknown } | null)?.filter;
+    const details = entry.details as { filter?: unknown; job_ids?: unknown } | null;
+    // Jobs named one by one: the first of them, each opened from the entry (jobLinks below).
+    if (Array.isArray(details?.job_ids)) return null;
+    const filter = details?.filter;
     return filter && typeof filter === "object" ? { to: "/jobs", search: filter as JobFilter, label: "the jobs this filter matches now" } : null;
   }
   // A person's own session or password is about them, not something to open.
@@ -130,6 +133,28 @@ function entryLink(entry: AuditEntry): EntryLink | null {
     default:
       return entry.action.startsWith("sso.") ? { to: "/sso", label: "single sign-on" } : null;
   }
+}
+
+/** A bulk action on jobs named one by one: a link to each of those its entry keeps, and how many more there were. */
+function NamedJobs({ entry }: { entry: AuditEntry }) {
+  const details = entry.details as { ids?: unknown; job_ids?: unknown } | null;
+  if (entry.action !== "jobs.bulk" || !Array.isArray(details?.job_ids)) return null;
+  const ids = details.job_ids.filter((id): id is string => typeof id === "string");
+  const more = typeof details.ids === "number" ? details.ids - ids.length : 0;
+  return (
+    <Text size="xs" data-testid="audit-jobs">
+      See{" "}
+      {ids.map((id, i) => (
+        <span key={id}>
+          {i > 0 && ", "}
+          <RouterAnchor to="/jobs/$id" params={{ id }} data-testid="audit-link">
+            job …{id.slice(-8)}
+          </RouterAnchor>
+        </span>
+      ))}
+      {more > 0 && ` and ${more} more`}
+    </Text>
+  );
 }
 
 function Entry({ entry }: { entry: AuditEntry }) {
@@ -158,6 +183,7 @@ function Entry({ entry }: { entry: AuditEntry }) {
             )}
           </Text>
         )}
+        <NamedJobs entry={entry} />
         <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
           <Time iso={entry.time} />
           {meta && ` · ${meta}`}

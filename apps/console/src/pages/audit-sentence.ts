@@ -16,6 +16,7 @@ const KIND: Record<string, string> = {
   user: "user",
   queue: "queue",
   rate_limit: "rate limit",
+  waitpoint: "waitpoint",
 };
 
 /** How a party is named: a person by e-mail, a key or a thing by its name in quotes, else by kind and short id. */
@@ -61,7 +62,7 @@ function rate(limit: unknown, period: unknown): string | null {
 /** A queue's settings changed, as verbs: "paused", "set its concurrency limit to 5", "put it under rate limit “api”". */
 function queueChanges(changes: NonNullable<AuditEntry["changes"]>): string[] {
   const parts: string[] = [];
-  if (changes.paused) parts.push(changes.paused.after ? "paused" : "resumed");
+  if (changes.paused) parts.push(changes.paused.after ? "paused it" : "resumed it");
   const concurrency = changes.concurrency_limit;
   if (concurrency)
     parts.push(
@@ -143,6 +144,10 @@ export function auditSentence(entry: AuditEntry): string {
     }
     case "schedule.delete":
       return `${who} deleted ${what}`;
+    case "schedule.run_skipped":
+      return `${what} did not make its ${typeof details.tick === "string" ? `${details.tick} ` : ""}job: the organization's ${show(details.quota).replace(/_/g, " ")} quota (${show(details.limit)}) was used up`;
+    case "org.quota_update":
+      return `${who} changed ${what}'s quotas: ${changeList(changes)}`;
     case "job.cancel":
       return changes.status ? `${who} cancelled ${what}` : `${who} asked ${what} to stop`;
     case "job.replay":
@@ -151,13 +156,19 @@ export function auditSentence(entry: AuditEntry): string {
       return `${who} ran ${what} now instead of waiting for its time`;
     case "jobs.bulk": {
       const action = details.action === "replay" ? "replayed" : "cancelled";
-      const scope = typeof details.ids === "number" ? `of ${plural(details.ids, "named job")}` : `matching ${filterWords(details.filter)}`;
+      const scope = typeof details.ids === "number" ? `named one by one (${plural(details.ids, "job")})` : `matching ${filterWords(details.filter)}`;
       return `${who} ${action} ${plural(Number(details.affected ?? 0), "job")} in bulk, ${scope}`;
     }
     case "queue.update": {
+      // "paused queue “scripted”", "set queue “scripted”'s concurrency limit to 5" (issue 48 #9: "paused on queue").
+      if (changes.paused && Object.keys(changes).length === 1) return `${who} ${changes.paused.after ? "paused" : "resumed"} ${what}`;
       const parts = queueChanges(changes);
-      return parts.length ? `${who} ${parts.join(" and ")} on ${what}` : `${who} saved ${what}'s settings unchanged`;
+      return parts.length ? `${who} changed ${what}: ${parts.join(" and ")}` : `${who} saved ${what}'s settings unchanged`;
     }
+    case "waitpoint.complete":
+      return `${who} completed ${what}, releasing the jobs waiting on it`;
+    case "waitpoint.cancel":
+      return `${who} cancelled ${what}; the jobs waiting on it hear that it ended`;
     case "rate_limit.put": {
       if (changes.limit?.before === null) return `${who} created ${what}: ${rate(changes.limit.after, changes.period?.after)}`;
       const parts = [

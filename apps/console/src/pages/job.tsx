@@ -5,7 +5,7 @@
 import { Alert, Badge, Box, Button, Group, Paper, SimpleGrid, Stack, Text, Timeline, Title } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useParams } from "@tanstack/react-router";
-import { lazy, Suspense, useState, type ReactNode } from "react";
+import { lazy, Suspense, useEffect, useRef, useState, type ReactNode } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useAction } from "../data/actions";
@@ -29,23 +29,55 @@ const JobGraphView = lazy(() => import("./job-graph").then((module) => ({ defaul
 type Job = ResponseBody<"/jobs/{id}", "get">;
 type LogLine = ResponseBody<"/jobs/{id}/logs", "get">[number];
 
+/** How often an unfinished job's page reads it again: a running one often, a pending one less (its wait is long). */
+function unfinishedInterval(status: string | undefined): number | false {
+  if (status === undefined || FINAL_STATUSES.includes(status)) return false;
+  return status === "pending" ? 5_000 : 2_000;
+}
+
 const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", error: "red" };
 
 export function JobPage() {
   const { id } = useParams({ strict: false }) as { id: string };
-  // A pending job's reason for waiting changes without an event of its own (a queue paused, a slot freed): read it again.
+  // Its events come through the tab's one stream (live.ts), which refreshes this job's queries. The page does not
+  // trust the stream alone (issue 48 #1: a page stayed on PROCESSING for good when the event that ended the job
+  // never reached it): while the job is not finished its page reads it again every few seconds, and a pending job's
+  // reason for waiting changes without an event of its own anyway (a queue paused, a slot freed).
   const job = useQuery({
     queryKey: keys.job.detail(id),
     queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })),
-    refetchInterval: (query) => (query.state.data?.status === "pending" ? 5_000 : false),
+    refetchInterval: (query) => unfinishedInterval(query.state.data?.status),
   });
-  const logs = useQuery({ queryKey: keys.job.logs(id), queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })) });
+  const unfinished = unfinishedInterval(job.data?.status);
+  const logs = useQuery({
+    queryKey: keys.job.logs(id),
+    queryFn: () => call(api.GET("/jobs/{id}/logs", { params: { path: { id } } })),
+    refetchInterval: unfinished,
+  });
   const attempts = useQuery({
     queryKey: keys.job.attempts(id),
     queryFn: () => call(api.GET("/jobs/{id}/attempts", { params: { path: { id } } })),
+    refetchInterval: unfinished,
   });
-
-  // Its events come through the tab's one stream (live.ts), which refreshes this job's queries.
+  // Read apart, the job and its attempts can tell two moments (the job read while running, its attempts after it
+  // ended): an attempt that ended the job means the job is read again at once, not at the next interval.
+  const lastOutcome = attempts.data?.at(-1)?.outcome;
+  const stale =
+    job.data !== undefined &&
+    !FINAL_STATUSES.includes(job.data.status) &&
+    (lastOutcome === "succeeded" || lastOutcome === "failed" || lastOutcome === "cancelled");
+  useEffect(() => {
+    if (stale) void job.refetch();
+  }, [stale, job]);
+  // And the other way: a job that changed status (read again above) has its attempts and lines read again with it.
+  const queryClient = useQueryClient();
+  const status = job.data?.status;
+  const seen = useRef(status);
+  useEffect(() => {
+    if (seen.current === status) return;
+    seen.current = status;
+    for (const queryKey of [keys.job.attempts(id), keys.job.logs(id)]) void queryClient.invalidateQueries({ queryKey, exact: true });
+  }, [status, id, queryClient]);
 
   if (job.isPending) return <Loading label="Loading the job…" />;
   if (job.isError && job.error instanceof ApiError && job.error.status === 404) return <JobNotFound id={id} />;
@@ -335,6 +367,7 @@ const OUTCOME_WORDS: Record<Outcome, string> = {
   interrupted: "interrupted",
   cancelled: "cancelled",
   running: "running",
+  suspended: "paused",
 };
 /** Mantine colours of each outcome, in the timeline's bullets and bars. */
 const OUTCOME_COLORS: Record<Outcome, string> = {
@@ -345,6 +378,7 @@ const OUTCOME_COLORS: Record<Outcome, string> = {
   interrupted: "orange.9",
   cancelled: "orange.9",
   running: "blue",
+  suspended: "gray",
 };
 const cssColor = (color: string) => {
   const [name, shade] = color.split(".");
@@ -352,6 +386,14 @@ const cssColor = (color: string) => {
 };
 
 const at = (iso: string) => new Date(iso).getTime();
+
+/** "Attempt 1: succeeded"; a sleep or a wait says what it paused for, and the part after it that it resumed. */
+function attemptTitle(attempt: Attempt): string {
+  const name = attempt.resumed ? `Attempt ${attempt.attempt} (resumed)` : `Attempt ${attempt.attempt}`;
+  const { suspension } = attempt;
+  if (attempt.outcome === "suspended" && suspension) return `${name}: ${suspension.kind === "wait" ? "waited for waitpoint" : "slept"} “${suspension.step}”`;
+  return `${name}: ${OUTCOME_WORDS[attempt.outcome]}`;
+}
 
 /**
  * Each attempt on one time axis (issue 23, attempt timing): a pale stretch while it waited to start, a solid one in
@@ -406,6 +448,20 @@ function AttemptBars({ attempts, now }: { attempts: Attempt[]; now: number }) {
   );
 }
 
+/**
+ * Whether a line of entry i's attempt, written at `time`, belongs under entry i: entries share a number when an
+ * interrupted attempt was taken over (its end unknown: its lines go with the take-over) or an attempt paused for a
+ * sleep or a wait and resumed (each part has the lines written while it ran).
+ */
+function linePart(attempts: Attempt[], i: number, time: number): boolean {
+  const number = attempts[i]!.attempt;
+  const first = !attempts.slice(0, i).some((a) => a.attempt === number);
+  const next = attempts.slice(i + 1).find((a) => a.attempt === number);
+  if (next && !attempts[i]!.finished_at) return false;
+  // A part has what was written from its start until the next part started (a pause's own note comes just after it).
+  return (first || time >= at(attempts[i]!.started_at)) && (!next || time < at(next.started_at));
+}
+
 function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLine[]; status: string }) {
   // Lines of an attempt that never started (a job cancelled while it waited) are notes, not an attempt (issue 23 #12).
   const numbers = new Set(attempts.map((a) => a.attempt));
@@ -427,20 +483,22 @@ function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLi
       <AttemptBars attempts={attempts} now={now} />
       <Timeline active={attempts.length - 1} bulletSize={20} lineWidth={2}>
         {attempts.map((attempt, i) => {
-          // An interrupted attempt and its take-over share a number: the lines go with the last of them.
-          const last = attempts.findLastIndex((a) => a.attempt === attempt.attempt) === i;
-          const lines = last ? logs.filter((line) => line.attempt === attempt.attempt) : [];
+          const lines = logs.filter((line) => line.attempt === attempt.attempt && linePart(attempts, i, at(line.timestamp)));
           const { outcome } = attempt;
           return (
             <Timeline.Item
               key={i}
-              title={`Attempt ${attempt.attempt}: ${OUTCOME_WORDS[outcome]}`}
+              title={attemptTitle(attempt)}
               color={OUTCOME_COLORS[outcome]}
               data-testid={`attempt-${attempt.attempt}`}
               data-outcome={outcome}
             >
               <Text size="xs" c="dimmed" data-testid={`attempt-${attempt.attempt}-queued`}>
-                {attempt.queued_at ? (
+                {attempt.resumed && attempt.queued_at ? (
+                  <>
+                    Resumed <Time iso={attempt.queued_at} /> · waited {formatDuration(attempt.wait_ms ?? 0)} for a worker
+                  </>
+                ) : attempt.queued_at ? (
                   <>
                     Due <Time iso={attempt.queued_at} /> · waited {formatDuration(attempt.wait_ms ?? 0)}
                   </>
@@ -450,7 +508,12 @@ function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLi
               </Text>
               <Text size="xs" c="dimmed" data-testid={`attempt-${attempt.attempt}-timing`}>
                 Started <Time iso={attempt.started_at} />
-                {attempt.finished_at ? (
+                {attempt.finished_at && outcome === "suspended" ? (
+                  <>
+                    {" "}
+                    · paused <Time iso={attempt.finished_at} /> after {formatDuration(attempt.duration_ms ?? 0)}, its worker slot freed meanwhile
+                  </>
+                ) : attempt.finished_at ? (
                   <>
                     {" "}
                     · finished <Time iso={attempt.finished_at} /> · took {formatDuration(attempt.duration_ms ?? 0)}
@@ -494,6 +557,8 @@ function JobActions({ job }: { job: Job }) {
   const navigate = useNavigate();
   const [confirming, setConfirming] = useState(false);
   const [editing, setEditing] = useState(false);
+  // A replay runs the job again — its webhook is sent again, its e-mail too: asked first (issue 48 #5).
+  const [replaying, setReplaying] = useState(false);
   const final = FINAL_STATUSES.includes(job.status);
   // Due later (its run_at, or a retry's wait): it can be run now (issue 38).
   const delayed = job.status === "pending" && (job.waiting_for === "run_at" || job.waiting_for === "retry");
@@ -514,7 +579,10 @@ function JobActions({ job }: { job: Job }) {
     done: (created) => `Replayed as job ${shortId(created.id)}.`,
     failed: "Could not replay",
     refresh,
-    onSuccess: (created) => void navigate({ to: "/jobs/$id", params: { id: created.id } }),
+    onSuccess: (created) => {
+      setReplaying(false);
+      void navigate({ to: "/jobs/$id", params: { id: created.id } });
+    },
   });
   const runNow = useAction({
     run: () => call(api.POST("/jobs/{id}/run-now", { params: { path: { id: job.id } } })),
@@ -542,12 +610,31 @@ function JobActions({ job }: { job: Job }) {
           <Button variant="default" onClick={() => setEditing(true)} disabled={busy}>
             Replay with changes…
           </Button>
-          <Button onClick={() => replay.mutate(undefined)} loading={replay.isPending}>
-            Replay
+          <Button onClick={() => setReplaying(true)} loading={replay.isPending}>
+            Replay…
           </Button>
         </>
       )}
       <ReplayDialog jobId={editing ? job.id : null} onClose={() => setEditing(false)} />
+      <Confirm
+        opened={replaying}
+        title="Replay this job?"
+        confirmLabel="Replay"
+        color="blue"
+        loading={replay.isPending}
+        onConfirm={() => replay.mutate(undefined)}
+        onClose={() => !replay.isPending && setReplaying(false)}
+      >
+        <Text size="sm" data-testid="replay-warning">
+          A new {job.type} job runs with the same payload: whatever it does happens again (a webhook is sent, a message goes out).
+          {job.replayed_as.length > 0 && (
+            <>
+              {" "}
+              <strong>It was already replayed {job.replayed_as.length === 1 ? "once" : `${job.replayed_as.length} times`}.</strong>
+            </>
+          )}
+        </Text>
+      </Confirm>
       <Confirm
         opened={confirming}
         title="Cancel this job?"

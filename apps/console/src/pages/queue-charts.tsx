@@ -15,7 +15,7 @@ export type QueueSeries = Activity["queues"][number];
 
 const SERIES: CompositeChartSeries[] = [
   { name: "starts", label: "Starts", color: "indigo.6", type: "bar" },
-  { name: "wait", label: "p95 wait (s)", color: "orange.7", type: "line", yAxisId: "right" },
+  { name: "wait", label: "p95 wait (s)", color: "orange.9", type: "line", yAxisId: "right" },
 ];
 
 /** The charts' data, read again every 30 seconds (a minute's bar fills in as it goes). */
@@ -43,6 +43,24 @@ export function activitySummary(series: QueueSeries, minutes: string[]): string 
   return `${starts} start${starts === 1 ? "" : "s"} in the last hour, at most ${series.started[busiest]} a minute (${clock(minutes[busiest]!)}); p95 wait up to ${waitWords(longest)}.`;
 }
 
+/** 1 234 → "1.2k": an axis label stays short however busy the queue. */
+const compact = new Intl.NumberFormat(undefined, { notation: "compact", maximumFractionDigits: 1 });
+
+/** "−59 min", "−30 min", "now" for a minute's clock label: the hour's place, short enough that ticks never run together. */
+function minuteTick(minutes: string[]) {
+  const last = new Date(minutes.at(-1) ?? 0).getTime();
+  const ago = new Map(minutes.map((minute) => [clock(minute), Math.round((last - new Date(minute).getTime()) / 60_000)]));
+  return (label: string) => {
+    const n = ago.get(label);
+    return n === undefined ? label : n === 0 ? "now" : `−${n} min`;
+  };
+}
+
+/**
+ * Issue 48 #8: the chart was 300×72 px, its "200" clipped, its ticks run together, no units and no name. Now: as wide
+ * as its cell (the whole width on a phone), 132 px high, axes wide enough for their compact labels, a key naming
+ * each axis' unit above it, three ticks on the time axis, and one accessible name (what it shows) with the sentence under it.
+ */
 export function QueueChart({ series, minutes, coveredFrom }: { series: QueueSeries; minutes: string[]; coveredFrom: string | null }) {
   const data = minutes.map((minute, i) => ({
     time: clock(minute),
@@ -52,33 +70,45 @@ export function QueueChart({ series, minutes, coveredFrom }: { series: QueueSeri
   }));
   const summary = activitySummary(series, minutes);
   const quiet = series.started.every((n) => !n);
+  const tick = minuteTick(minutes);
+  const name = `${series.type}: attempts started per minute (bars, left axis) and p95 wait in seconds (line, right axis), last hour`;
   return (
-    <Stack gap={2} data-queue-chart={series.type} w={{ base: "100%", sm: 300 }} maw="100%" miw={0}>
+    <Stack gap={2} data-queue-chart={series.type} w={{ base: "100%", sm: 380 }} maw="100%" miw={0}>
       {/* A quiet hour is said in words only: sixty empty minutes draw nothing worth the room. */}
       {!quiet && (
-        <CompositeChart
-          h={72}
-          data={data}
-          dataKey="time"
-          series={SERIES}
-          withRightYAxis
-          yAxisProps={{ allowDecimals: false, width: 28 }}
-          rightYAxisProps={{ width: 32 }}
-          xAxisProps={{ interval: 14, tickMargin: 2 }}
-          gridAxis="none"
-          tickLine="none"
-          maxBarWidth={6}
-          curveType="linear"
-          // Dots, so a wait of a single busy minute shows (a line needs two points).
-          dotProps={{ r: 2, strokeWidth: 1 }}
-          connectNulls={false}
-          withTooltip
-          tooltipAnimationDuration={0}
-          composedChartProps={{
-            title: `${series.type}: starts and p95 wait per minute, last hour`,
-            desc: "Bars: attempts started in each minute. Line (right axis): the 95th-percentile wait from due to start, in seconds.",
-          }}
-        />
+        <Text size="xs" c="dimmed" aria-hidden data-testid="queue-chart-key">
+          <span style={{ color: "var(--mantine-color-indigo-6)" }}>▮</span> starts/min (left) ·{" "}
+          <span style={{ color: "var(--mantine-color-orange-9)" }}>—</span> p95 wait, s (right)
+        </Text>
+      )}
+      {!quiet && (
+        <div role="img" aria-label={name} data-testid="queue-chart">
+          <CompositeChart
+            h={132}
+            data={data}
+            dataKey="time"
+            series={SERIES}
+            withRightYAxis
+            yAxisProps={{ allowDecimals: false, width: 44, tickFormatter: (n: number) => compact.format(n), tickCount: 3 }}
+            rightYAxisProps={{ width: 44, tickFormatter: (n: number) => compact.format(n), tickCount: 3 }}
+            xAxisProps={{
+              ticks: [0, Math.floor(minutes.length / 2), minutes.length - 1].map((i) => clock(minutes[i]!)),
+              tickFormatter: tick,
+              tickMargin: 6,
+              height: 30,
+            }}
+            gridAxis="none"
+            tickLine="none"
+            maxBarWidth={6}
+            curveType="linear"
+            // Dots, so a wait of a single busy minute shows (a line needs two points).
+            dotProps={{ r: 2, strokeWidth: 1 }}
+            connectNulls={false}
+            withTooltip
+            tooltipAnimationDuration={0}
+            composedChartProps={{ margin: { top: 6, right: 0, bottom: 6, left: 0 } }}
+          />
+        </div>
       )}
       <Text size="xs" c="dimmed" data-testid="queue-activity-summary">
         {summary}

@@ -1,43 +1,38 @@
-// Retries (issue 38; Sidekiq's Retries tab): the jobs that failed an attempt and will try again, soonest first, each
-// with its last error and when the next attempt is due — "Retry now" (POST /jobs/{id}/run-now) and "Give up"
-// (POST /jobs/{id}/cancel: it never runs again). Read again every few seconds and on each live event of its jobs.
-import { Button, Group, Paper, Stack, Text, Title } from "@mantine/core";
+// Retries (issue 38; Sidekiq's Retries tab, Oban Web's retryable jobs): the jobs that failed an attempt and will try
+// again, soonest first, each with its last error and when the next attempt is due (from now) — "Retry now" and "Give
+// up" on one, or on all the listed ones of a type at once. The list holds still under the pointer (issue 48 #6).
+import { Button, Group, Paper, Select, Stack, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
-import { useState } from "react";
-import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
-import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { useMemo, useState } from "react";
+import { retriesQuery, retryOrder, RETRIES_SHOWN, useRetryActions, type Retrying } from "../data/retries";
 import { Confirm } from "../ui/confirm";
-import { shortId, Time } from "../ui/format";
+import { shortId } from "../ui/format";
+import { useHeldList } from "../ui/held";
 import { RouterAnchor } from "../ui/link";
+import { RelativeTime } from "../ui/relative-time";
 import { Empty, ErrorState, Loading } from "../ui/states";
 
-type Retrying = ResponseBody<"/jobs/retries", "get">["items"][number];
-
-export const retriesQuery = () => ({
-  queryKey: keys.retries.all,
-  queryFn: () => call(api.GET("/jobs/retries", { params: { query: { limit: 100 } } })),
-  refetchInterval: 5_000,
-});
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function RetriesPage() {
   const retries = useQuery(retriesQuery());
+  const [type, setType] = useState<string | null>(null);
   const [givingUp, setGivingUp] = useState<Retrying | null>(null);
-  const refresh = (job: Retrying) => [keys.retries.all, keys.job.detail(job.id), keys.jobs.all];
-  const retryNow = useAction({
-    run: (job: Retrying) => call(api.POST("/jobs/{id}/run-now", { params: { path: { id: job.id } } })),
-    done: (_job, input) => `${input.type} ${shortId(input.id)} retries now.`,
-    failed: (job) => `Could not retry ${job.type} ${shortId(job.id)} now`,
-    refresh,
+  const [bulk, setBulk] = useState<"retry" | "give-up" | null>(null);
+  const all = useMemo(() => [...(retries.data?.items ?? [])].sort(retryOrder), [retries.data]);
+  const types = useMemo(() => [...new Set(all.map((job) => job.type))].sort(), [all]);
+  const matching = useMemo(() => (type ? all.filter((job) => job.type === type) : all), [all, type]);
+  const held = useHeldList(matching);
+  const actions = useRetryActions({
+    onDone: (id) => {
+      held.drop(id);
+      setGivingUp(null);
+    },
+    onBulkDone: () => setBulk(null),
   });
-  const giveUp = useAction({
-    run: (job: Retrying) => call(api.POST("/jobs/{id}/cancel", { params: { path: { id: job.id } } })),
-    done: (_job, input) => `Gave up ${input.type} ${shortId(input.id)}: it will not be retried.`,
-    failed: (job) => `Could not give up ${job.type} ${shortId(job.id)}`,
-    refresh,
-    onSuccess: () => setGivingUp(null),
-  });
+  const ids = matching.map((job) => job.id);
+  const more = retries.data?.has_more ?? false;
+  const counted = `${plural(matching.length, "job")}${type ? ` of type ${type}` : ""}${more ? ` (the first ${RETRIES_SHOWN} due)` : ""}`;
 
   return (
     <Stack>
@@ -52,62 +47,123 @@ export function RetriesPage() {
         <Loading label="Loading retries…" />
       ) : retries.isError ? (
         <ErrorState error={retries.error} retry={() => void retries.refetch()} />
-      ) : retries.data.items.length === 0 ? (
+      ) : all.length === 0 ? (
         <Empty title="No job is waiting to retry">A job that fails an attempt with retries left shows up here until its next attempt.</Empty>
       ) : (
-        <Stack component="ul" gap="xs" p={0} m={0} aria-label="Jobs waiting to retry" style={{ listStyle: "none" }}>
-          {retries.data.items.map((job) => (
-            <Paper component="li" withBorder p="sm" key={job.id} data-job-id={job.id}>
-              <Group justify="space-between" align="flex-start" gap="xs">
-                <Stack gap={2} miw={0} style={{ flex: "1 1 260px" }}>
-                  <Text size="sm" fw={600}>
-                    <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
-                      {job.type} {shortId(job.id)}
-                    </RouterAnchor>{" "}
-                    · attempt {job.retries + 1} of {job.max_retries + 1} next
-                  </Text>
-                  {job.error && (
-                    <Text size="sm" c="red.9" lineClamp={3} title={job.error} style={{ overflowWrap: "break-word" }} data-testid="retry-error">
-                      {job.error}
-                    </Text>
-                  )}
-                  <Text size="xs" c="dimmed" data-testid="next-attempt">
-                    Next attempt <Time iso={job.next_attempt_at} />
-                  </Text>
-                </Stack>
-                <Group gap={6}>
-                  <Button
-                    size="xs"
-                    loading={retryNow.isPending && retryNow.variables?.id === job.id}
-                    onClick={() => retryNow.mutate(job)}
-                    aria-label={`Retry now: ${job.type} ${shortId(job.id)}`}
-                  >
-                    Retry now
-                  </Button>
-                  <Button size="xs" variant="outline" color="red.9" onClick={() => setGivingUp(job)} aria-label={`Give up: ${job.type} ${shortId(job.id)}`}>
-                    Give up…
-                  </Button>
-                </Group>
-              </Group>
-            </Paper>
-          ))}
-        </Stack>
-      )}
-      {retries.data?.has_more && (
-        <Text size="sm" c="dimmed">
-          The 100 due soonest; more are waiting.
-        </Text>
+        <>
+          <Group justify="space-between" align="flex-end" gap="xs">
+            <Select
+              label="Job type"
+              placeholder="Every type"
+              data={types}
+              value={type}
+              onChange={setType}
+              clearable
+              w={{ base: "100%", xs: 240 }}
+              comboboxProps={{ withinPortal: true }}
+            />
+            <Group gap="xs">
+              <Button size="xs" variant="default" onClick={() => setBulk("retry")} disabled={matching.length === 0}>
+                Retry all ({matching.length})…
+              </Button>
+              <Button size="xs" variant="outline" color="red.9" onClick={() => setBulk("give-up")} disabled={matching.length === 0}>
+                Give up all ({matching.length})…
+              </Button>
+            </Group>
+          </Group>
+          <Text size="sm" data-testid="retries-count" aria-live="polite">
+            {plural(matching.length, "job")} waiting to retry{type ? ` (${type})` : ""}
+            {more ? `; the first ${RETRIES_SHOWN} due are listed` : ""}
+            {held.waiting > 0 && (
+              <Text span size="sm" c="dimmed" data-testid="retries-held">
+                {" "}
+                · the list holds still under your pointer; {plural(held.waiting, "change")} when you move away
+              </Text>
+            )}
+          </Text>
+          <Stack component="ul" gap="xs" p={0} m={0} aria-label="Jobs waiting to retry" style={{ listStyle: "none" }} {...held.bind}>
+            {held.rows.map((job) => (
+              <RetryRow
+                key={job.id}
+                job={job}
+                gone={Boolean(job.gone)}
+                retrying={actions.retryNow.isPending && actions.retryNow.variables?.id === job.id}
+                onRetry={() => actions.retryNow.mutate(job)}
+                onGiveUp={() => setGivingUp(job)}
+              />
+            ))}
+          </Stack>
+        </>
       )}
       <Confirm
         opened={givingUp !== null}
         title="Give up this job"
         confirmLabel="Give up"
-        loading={giveUp.isPending}
-        onConfirm={() => givingUp && giveUp.mutate(givingUp)}
-        onClose={() => !giveUp.isPending && setGivingUp(null)}
+        loading={actions.giveUp.isPending}
+        onConfirm={() => givingUp && actions.giveUp.mutate(givingUp)}
+        onClose={() => !actions.giveUp.isPending && setGivingUp(null)}
       >
         {givingUp && `${givingUp.type} ${shortId(givingUp.id)} is cancelled and will not be retried. Its attempts and logs stay.`}
       </Confirm>
+      <Confirm
+        opened={bulk !== null}
+        title={bulk === "retry" ? `Retry ${counted} now?` : `Give up ${counted}?`}
+        confirmLabel={bulk === "retry" ? `Retry ${matching.length} now` : `Give up ${matching.length}`}
+        color={bulk === "retry" ? "blue" : "red.9"}
+        loading={actions.retryAll.isPending || actions.giveUpAll.isPending}
+        onConfirm={() => (bulk === "retry" ? actions.retryAll.mutate(ids) : actions.giveUpAll.mutate(ids))}
+        onClose={() => !(actions.retryAll.isPending || actions.giveUpAll.isPending) && setBulk(null)}
+      >
+        <span data-testid="bulk-retries-text">
+          {bulk === "retry"
+            ? `Each of the ${plural(matching.length, "job")} listed is due at once, without waiting out its retry's wait.`
+            : `Each of the ${plural(matching.length, "job")} listed is cancelled and will not be retried. Their attempts and logs stay.`}
+          {more ? " Jobs beyond the listed ones are not touched." : ""}
+        </span>
+      </Confirm>
     </Stack>
+  );
+}
+
+function RetryRow(props: { job: Retrying; gone: boolean; retrying: boolean; onRetry(): void; onGiveUp(): void }) {
+  const { job, gone } = props;
+  const name = `${job.type} ${shortId(job.id)}`;
+  return (
+    <Paper component="li" withBorder p="sm" data-job-id={job.id} data-gone={gone || undefined} style={gone ? { opacity: 0.6 } : undefined}>
+      <Group justify="space-between" align="flex-start" gap="xs">
+        <Stack gap={2} miw={0} style={{ flex: "1 1 260px" }}>
+          <Text size="sm" fw={600}>
+            <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
+              {name}
+            </RouterAnchor>{" "}
+            · attempt {job.retries + 1} of {job.max_retries + 1} next
+          </Text>
+          {job.error && (
+            <Text size="sm" c="red.9" lineClamp={3} title={job.error} style={{ overflowWrap: "break-word" }} data-testid="retry-error">
+              {job.error}
+            </Text>
+          )}
+          <Text size="xs" c="dimmed" data-testid="next-attempt">
+            {gone ? (
+              "No longer waiting to retry (it started, or was given up)"
+            ) : (
+              <>
+                Next attempt <RelativeTime iso={job.next_attempt_at} />
+              </>
+            )}
+          </Text>
+        </Stack>
+        {!gone && (
+          <Group gap={6}>
+            <Button size="xs" loading={props.retrying} onClick={props.onRetry} aria-label={`Retry now: ${name}`}>
+              Retry now
+            </Button>
+            <Button size="xs" variant="outline" color="red.9" onClick={props.onGiveUp} aria-label={`Give up: ${name}`}>
+              Give up…
+            </Button>
+          </Group>
+        )}
+      </Group>
+    </Paper>
   );
 }

@@ -10,6 +10,7 @@ import { Time, shortId } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { useAction } from "../data/actions";
 import { ErrorState, Empty, Loading } from "../ui/states";
+import { useEscapeWhenTopmost } from "../ui/confirm";
 import { keys } from "../data/keys";
 import { BulkRedeliver, DeliveryFilters, type DeliveryFilter } from "./webhook-delivery-filters";
 
@@ -92,6 +93,8 @@ export function Deliveries({ endpoint, eventTypes, onClose }: { endpoint: Endpoi
   const sending = sendAction.isPending ? String(sendAction.variables?.what) : null;
   const send = (what: "test" | number) => endpoint && sendAction.mutate({ id: endpoint.id, what });
 
+  useEscapeWhenTopmost(endpoint !== null, onClose);
+
   const changeFilter = (next: DeliveryFilter) => {
     setFilter(next);
     setPicked(new Set());
@@ -104,7 +107,7 @@ export function Deliveries({ endpoint, eventTypes, onClose }: { endpoint: Endpoi
   };
 
   return (
-    <Drawer opened={endpoint !== null} onClose={onClose} title="Recent deliveries" position="right" size="xl">
+    <Drawer opened={endpoint !== null} onClose={onClose} closeOnEscape={false} title="Recent deliveries" position="right" size="xl">
       {endpoint && (
         <Group justify="space-between" align="flex-start" mb="sm" wrap="wrap" gap="xs">
           <Text size="xs" c="dimmed" ff="monospace" style={{ wordBreak: "break-all", flex: "1 1 12rem" }}>

@@ -115,7 +115,7 @@ export function BulkRedeliver(props: { endpointId: string; disabled: boolean; fi
       <Confirm
         opened={asking !== null}
         title={events === 0 ? "Nothing to send again" : "Send these events again?"}
-        confirmLabel={events === 0 ? "Close" : `Redeliver ${events} event${events === 1 ? "" : "s"}`}
+        confirmLabel={events === 0 ? null : `Redeliver ${events} event${events === 1 ? "" : "s"}`}
         color="indigo"
         loading={sending.isPending}
         onConfirm={() => (asking && events > 0 ? sending.mutate(asking.bulk) : setAsking(null))}

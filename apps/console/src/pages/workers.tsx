@@ -12,6 +12,7 @@ import { keys } from "../data/keys";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { Empty, ErrorState, Loading } from "../ui/states";
+import { CapacityByType } from "./workers-by-type";
 
 type WorkerItem = ResponseBody<"/workers", "get">[number];
 export type WorkerRow = Extract<WorkerItem, { kind: "worker" }>;
@@ -57,6 +58,7 @@ export function WorkersPage() {
             {plural(running.length, "worker")} running · {busy} of {plural(slots, "slot")} busy
             {workers.data.length > running.length && ` · ${workers.data.length - running.length} gone`}
           </Text>
+          <CapacityByType workers={running} />
           <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label="Worker processes" style={{ listStyle: "none" }}>
             {workers.data.map((worker) => (
               <WorkerCard key={worker.id} worker={worker} />

@@ -1,13 +1,18 @@
 // A confirmation dialog for what cannot be undone (revoke, delete, remove, bulk actions).
 import { Button, Group, Modal, Stack, Text } from "@mantine/core";
+import { useWindowEvent } from "@mantine/hooks";
 import { useState, type ReactNode } from "react";
 import { useAction } from "../data/actions";
 
+/**
+ * The focus starts on the safe button ("Keep it"), so Enter, Enter never does what the dialog asks about (issue 48
+ * #6); the action is a Tab away. With `confirmLabel` null there is nothing to do (nothing matched): one "Close".
+ */
 export function Confirm(props: {
   opened: boolean;
   title: string;
   children: ReactNode;
-  confirmLabel: string;
+  confirmLabel: string | null;
   color?: string;
   loading?: boolean;
   onConfirm(): void;
@@ -20,16 +25,32 @@ export function Confirm(props: {
           {props.children}
         </Text>
         <Group justify="flex-end">
-          <Button variant="default" onClick={props.onClose}>
-            Keep it
+          <Button variant="default" onClick={props.onClose} data-autofocus>
+            {props.confirmLabel === null ? "Close" : "Keep it"}
           </Button>
-          <Button color={props.color ?? "red.9"} loading={props.loading} onClick={props.onConfirm} data-autofocus>
-            {props.confirmLabel}
-          </Button>
+          {props.confirmLabel !== null && (
+            <Button color={props.color ?? "red.9"} loading={props.loading} onClick={props.onConfirm}>
+              {props.confirmLabel}
+            </Button>
+          )}
         </Group>
       </Stack>
     </Modal>
   );
+}
+
+/**
+ * Escape for a drawer or dialog that opens dialogs of its own: Mantine closes every open one on the same key, so one
+ * Escape in "Redeliver failed…" also closed the deliveries drawer and lost its filters (issue 48 #5). Give the outer
+ * one `closeOnEscape={false}` and this: it closes only when no other dialog is open over it (the inner one, closed
+ * by the same key, is still on the page while the key is handled).
+ */
+export function useEscapeWhenTopmost(opened: boolean, onClose: () => void): void {
+  useWindowEvent("keydown", (event) => {
+    if (event.key !== "Escape" || !opened || event.isComposing) return;
+    if (document.querySelectorAll('[role="dialog"]').length > 1) return;
+    onClose();
+  });
 }
 
 /**

@@ -124,7 +124,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         if (!saved) throw new PermanentJobError("this attempt no longer owns the job; its artifact was not stored");
         log("info", `Stored artifact ${artifact.filename} (${artifact.contentType}, ${artifact.data.length} bytes).`);
       },
-      ...durableSteps({ pool: deps.pool, job: claimed, fence, attempt, log }),
+      ...durableSteps({ pool: deps.pool, job: claimed, fence, attempt, log, flush: live.flush }),
     };
 
     // The timeout (SPEC §14): the signal is aborted and the attempt's failure recorded at once; a handler that ignores

@@ -30,8 +30,10 @@ export function durableSteps(options: {
   fence: string;
   attempt: number;
   log(level: LogLevel, message: string): void;
+  /** Writes the attempt's waiting progress and output (live.ts): a suspension ends the fence they are written under. */
+  flush(): Promise<void>;
 }): Steps {
-  const { pool, job, fence, attempt, log } = options;
+  const { pool, job, fence, attempt, log, flush } = options;
   let stored: Promise<Map<string, StepRow>> | undefined;
   const seen = new Set<string>();
   /** The step stored under `name`, after checking the name is new in this attempt. */
@@ -81,6 +83,7 @@ export function durableSteps(options: {
         if (!(await finishStep(pool, { jobId: job.id, fence, name, status: "completed" }))) throw lost();
         return;
       }
+      await flush();
       if (!(await suspendForSleep(pool, { jobId: job.id, fence, name, attempt, wakeAt }))) throw lost();
       log("info", `Attempt ${attempt} sleeps (${name}) until ${wakeAt.toISOString()}; its slot is free meanwhile.`);
       throw new JobSuspendedError(`sleeping until ${wakeAt.toISOString()}`);
@@ -105,6 +108,7 @@ export function durableSteps(options: {
           waitpointId = newId();
         }
       }
+      await flush();
       const outcome = await suspendForWait(pool, { jobId: job.id, fence, name, attempt, waitpointId, create });
       if (outcome.outcome === "lost") {
         if (typeof waitpoint === "string" && !row)

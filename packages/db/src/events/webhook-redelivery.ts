@@ -18,6 +18,12 @@ export type DeliveryFilter = { outcome?: WebhookDeliveryOutcome; eventType?: str
 export const deliveryOutcome = (d: string, j: string) =>
   `CASE WHEN ${d}.error IS NULL THEN 'succeeded' WHEN ${j}.status IN ('pending', 'processing') THEN 'pending' ELSE 'failed' END`;
 
+/** Attempt `d`'s event has no delivery to its endpoint that succeeded or still retries (test deliveries have no event). */
+const notDeliveredSince = (d: string) =>
+  `(${d}.event_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM webhook_deliveries s LEFT JOIN jobs sj ON sj.id = s.job_id
+       WHERE s.endpoint_id = ${d}.endpoint_id AND s.event_id = ${d}.event_id AND ${deliveryOutcome("s", "sj")} <> 'failed'))`;
+
 /**
  * The SQL conditions of `filter` on attempt `d` (delivery job `j`), numbering its parameters after `values`' (which it
  * extends). "true" when no filter is set.
@@ -26,6 +32,9 @@ export function deliveryConditions(filter: DeliveryFilter, d: string, j: string,
   const conditions: string[] = [];
   const param = (value: unknown) => `$${values.push(value)}`;
   if (filter.outcome) conditions.push(`${deliveryOutcome(d, j)} = ${param(filter.outcome)}`);
+  // Failed means not delivered (issue 48 #7): a failed attempt whose event the endpoint received since (the delivery's
+  // next try, a redelivery) or still retries is not one — the same events "Redeliver failed" would send.
+  if (filter.outcome === "failed") conditions.push(notDeliveredSince(d));
   if (filter.eventType) conditions.push(`${d}.event_type = ${param(filter.eventType)}`);
   if (filter.after) conditions.push(`${d}.at >= ${param(filter.after)}::timestamptz`);
   if (filter.before) conditions.push(`${d}.at < ${param(filter.before)}::timestamptz`);
@@ -58,9 +67,7 @@ export async function findRedeliverableEvents(
     "deliveryIds" in selection
       ? `d.id = ANY($${values.push(selection.deliveryIds.map(String))}::bigint[])`
       : `${deliveryOutcome("d", "j")} = 'failed' AND ${deliveryConditions(selection.filter, "d", "j", values)}
-         AND NOT EXISTS (
-               SELECT 1 FROM webhook_deliveries s LEFT JOIN jobs sj ON sj.id = s.job_id
-                WHERE s.endpoint_id = $1 AND s.event_id = d.event_id AND ${deliveryOutcome("s", "sj")} <> 'failed')
+         AND ${notDeliveredSince("d")}
          AND NOT EXISTS (
                SELECT 1 FROM jobs q
                 WHERE q.org_id = $2 AND q.status IN ('pending', 'processing') AND q.type = $${values.push(WEBHOOK_DELIVERY_TYPE)}

@@ -70,7 +70,10 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
         WHERE e.job_id NOT IN (SELECT id FROM doomed)
         GROUP BY e.job_id
      ), decremented AS (
-       UPDATE jobs j SET dependencies_pending = greatest(0, j.dependencies_pending - c.n), updated_at = now()
+       UPDATE jobs j SET dependencies_pending = greatest(0, j.dependencies_pending - c.n), updated_at = now(),
+              -- A job suspended on a waitpoint that ended (ctx.waitFor) is due again from now: its wait is not queue time.
+              run_at = CASE WHEN EXISTS (SELECT 1 FROM job_steps s JOIN roots r ON r.id = s.waitpoint_id WHERE s.job_id = j.id AND s.status = 'waiting')
+                            THEN greatest(j.run_at, now()) ELSE j.run_at END
          FROM counted c, locked l
         WHERE j.id = c.job_id AND l.id = c.job_id AND l.status = 'pending' AND j.dependencies_pending > 0
        RETURNING j.*

@@ -3,7 +3,7 @@
 // succeeded in t ms." of GET /jobs/{id}/logs are the same fold of the job's transition events, so the two can never
 // tell different stories. The lifecycle lines are not stored: they were two of the rows every job wrote (issue 22).
 import type pg from "pg";
-import { EVENT_TYPES, LIVE_EVENT_TYPES } from "@conveyor/contracts";
+import { EVENT_TYPES, LIVE_EVENT_TYPES, TRANSITION_EVENTS } from "@conveyor/contracts";
 import { iso, TENANT_JOB } from "../core/job-sql";
 import { inReadSnapshot } from "../core/transaction";
 
@@ -11,8 +11,9 @@ import { inReadSnapshot } from "../core/transaction";
 const INTERRUPTED_LINE = "was interrupted: the worker running it stopped or lost its lock (crash, kill, or a handler blocking too long).";
 
 /** How an attempt ended: `retried` failed and another attempt followed or is due; `released` gave the job back
- * without consuming a retry (a worker shutting down); `interrupted` lost its worker (crash, lock expiry). */
-export type AttemptOutcome = "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled";
+ * without consuming a retry (a worker shutting down); `interrupted` lost its worker (crash, lock expiry); `suspended`
+ * paused it for a sleep or a waitpoint (SPEC §20) — the same attempt resumes after it, as the next entry. */
+export type AttemptOutcome = "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled" | "suspended";
 
 export type JobAttempt = {
   attempt: number;
@@ -23,6 +24,11 @@ export type JobAttempt = {
   wait_ms: number | null;
   duration_ms: number | null;
   error: string | null;
+  /** The attempt's part after a sleep or a wait (the entry before it is `suspended`): its `queued_at` is when the
+   * sleep or the wait ended, so its wait is for a worker only. */
+  resumed: boolean;
+  /** For a `suspended` entry: what it waited for — `sleep` or `wait` — and the step's name. */
+  suspension: { kind: "sleep" | "wait"; step: string } | null;
 };
 
 export type JobLogLine = { attempt: number; message: string; level: string; timestamp: string };
@@ -39,6 +45,9 @@ type AttemptEvent = {
   status: string;
   error: string | null;
   deps_done: string | null;
+  /** For a job.retrying event written by a suspension (suspend.ts): the sleep's or wait's step, its kind and name. */
+  suspended_kind: "sleep" | "wait" | null;
+  suspended_step: string | null;
 };
 
 /** An attempt with the events it began and ended with, which place its lifecycle lines in the log. */
@@ -53,12 +62,20 @@ async function attemptEvents(db: pg.Pool | pg.PoolClient, orgId: string, jobId: 
     `SELECT e.id::text AS id, e.type, ${iso("e.time")} AS time, (extract(epoch FROM e.time) * 1000000)::bigint::text AS us,
             (e.data->>'retries')::int AS retries, (e.data->>'max_retries')::int AS max_retries, e.data->>'run_at' AS run_at,
             e.data->>'status' AS status, e.data->>'error' AS error,
-            (SELECT ${iso("max(d.finished_at)")} FROM job_dependencies jd JOIN jobs d ON d.id = jd.depends_on_id WHERE jd.job_id = j.id) AS deps_done
+            (SELECT ${iso("max(d.finished_at)")} FROM job_dependencies jd JOIN jobs d ON d.id = jd.depends_on_id WHERE jd.job_id = j.id) AS deps_done,
+            s.kind AS suspended_kind, s.name AS suspended_step
        FROM jobs j LEFT JOIN events e ON e.job_id = j.id
         AND e.type = ANY($3::text[])
+       -- A suspension writes its job.retrying event and its step's row in one statement (suspend.ts): the same now().
+       LEFT JOIN LATERAL (
+         SELECT s.kind, s.name FROM job_steps s
+          WHERE e.type = $4 AND s.job_id = j.id AND s.kind IN ('sleep', 'wait')
+            AND s.started_at BETWEEN e.time - interval '1 millisecond' AND e.time + interval '1 millisecond'
+          ORDER BY s.started_at DESC LIMIT 1
+       ) s ON true
       WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}
       ORDER BY e.id`,
-    [jobId, orgId, EVENT_TYPES.filter((t) => !(LIVE_EVENT_TYPES as readonly string[]).includes(t))],
+    [jobId, orgId, EVENT_TYPES.filter((t) => !(LIVE_EVENT_TYPES as readonly string[]).includes(t)), TRANSITION_EVENTS.released],
   );
   if (rows.length === 0) return null;
   return rows.filter((row) => row.type !== null);
@@ -69,9 +86,12 @@ function attemptsOf(events: AttemptEvent[]): Folded[] {
   const attempts: Folded[] = [];
   let due: string | null = null;
   let current: Folded | null = null;
+  /** The last entry ended in a sleep or a wait: the next start resumes the same attempt. */
+  let suspended = false;
   const end = (outcome: AttemptOutcome, event: AttemptEvent, at: string | null, error: string | null = null) => {
     if (!current) return;
-    attempts.push({ ...current, outcome, finished_at: at, duration_ms: at === null ? null : ms(current.started_at, at), error, end: event });
+    const suspension = outcome === "suspended" ? { kind: event.suspended_kind!, step: event.suspended_step! } : null;
+    attempts.push({ ...current, outcome, finished_at: at, duration_ms: at === null ? null : ms(current.started_at, at), error, suspension, end: event });
     current = null;
   };
   for (const e of events) {
@@ -90,7 +110,9 @@ function attemptsOf(events: AttemptEvent[]): Folded[] {
         // A start while an attempt runs: that attempt's worker vanished and this one took the job over.
         if (takeOver) end("interrupted", e, null);
         const attempt = e.retries + 1;
-        const queued: string | null = takeOver ? null : attempt === 1 ? later(due ?? e.time, e.deps_done) : due;
+        // Due when it became due; after a sleep or a wait, when that ended (a wait's end sets run_at: dependencies.ts).
+        const resumed: boolean = suspended && !takeOver;
+        const queued: string | null = takeOver ? null : resumed ? later(due, e.run_at) : attempt === 1 ? later(due ?? e.time, e.deps_done) : due;
         current = {
           attempt,
           outcome: "running",
@@ -100,18 +122,22 @@ function attemptsOf(events: AttemptEvent[]): Folded[] {
           wait_ms: queued === null ? null : ms(queued, e.time),
           duration_ms: null,
           error: null,
+          resumed,
+          suspension: null,
           of: e.max_retries === null ? null : e.max_retries + 1,
           start: e,
           end: null,
         };
         due = null;
+        suspended = false;
         break;
       }
       case "job.retrying":
         // A retry consumes one (retries goes up); a release gives the job back as it was.
         if (current) {
-          const retried = e.retries + 1 > (current as Folded).attempt;
-          end(retried ? "retried" : "released", e, e.time, retried ? e.error : null);
+          const retried: boolean = e.retries + 1 > (current as Folded).attempt;
+          suspended = !retried && e.suspended_kind !== null;
+          end(retried ? "retried" : suspended ? "suspended" : "released", e, e.time, retried ? e.error : null);
         }
         // Due at the retry's time, but never before this was recorded: the worker computes that time when the
         // attempt fails, and a busy database may commit the failure after it (the job could not start earlier).
@@ -154,7 +180,8 @@ function lifecycleLines(attempts: Folded[]): Placed[] {
   const lines: Placed[] = [];
   const at = (e: AttemptEvent, rank: number) => ({ timestamp: e.time, us: BigInt(e.us), rank, n: BigInt(e.id) });
   for (const a of attempts) {
-    lines.push({ attempt: a.attempt, level: "info", message: `Attempt ${a.attempt} of ${a.of} started.`, ...at(a.start, 1) });
+    const started = a.resumed ? `Attempt ${a.attempt} resumed.` : `Attempt ${a.attempt} of ${a.of} started.`;
+    lines.push({ attempt: a.attempt, level: "info", message: started, ...at(a.start, 1) });
     // Told at the take-over's start, which is the interrupted attempt's end.
     if (a.outcome === "interrupted" && a.end)
       lines.push({ attempt: a.attempt, level: "warn", message: `Attempt ${a.attempt} ${INTERRUPTED_LINE}`, ...at(a.end, 0) });

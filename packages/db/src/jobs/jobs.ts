@@ -95,6 +95,14 @@ export type JobDetail = {
   error: string | null;
 };
 
+/**
+ * Steps in the order the handler passed them, read on the database's clock alone (issue 48 #9: "remind" listed before
+ * "send"): a step is passed when its result is recorded (finished_at, the database's now()), a sleep or a wait when it
+ * suspends the attempt (started_at, the database's now()). A step's started_at is the worker's clock, before its
+ * function ran: ordering by it mixed two clocks.
+ */
+const STEP_ORDER = `CASE WHEN s.kind = 'step' THEN coalesce(s.finished_at, s.started_at) ELSE s.started_at END, s.name`;
+
 /** The job GET /jobs/{id} shows (fields in their documented order), or null when it is not the org's. */
 export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: string): Promise<JobDetail | null> {
   const { rows } = await db.query<{ job: JobDetail }>(
@@ -109,7 +117,7 @@ export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: st
               -- Durable steps, sleeps and waits (SPEC §20), in the order they began.
               'steps', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', s.name, 'kind', s.kind, 'status', s.status, 'attempt', s.attempt,
                                   'started_at', ${iso("s.started_at")}, 'finished_at', ${iso("s.finished_at")}, 'wake_at', ${iso("s.wake_at")},
-                                  'waitpoint_id', s.waitpoint_id) ORDER BY s.started_at, s.name), '[]') FROM job_steps s WHERE s.job_id = j.id)) AS job
+                                  'waitpoint_id', s.waitpoint_id) ORDER BY ${STEP_ORDER}), '[]') FROM job_steps s WHERE s.job_id = j.id)) AS job
        FROM jobs j WHERE j.id = $1 AND j.org_id = $2 AND ${TENANT_JOB("j")}`,
     [id, orgId],
   );

@@ -5,6 +5,8 @@
 //                                created first), kills its own worker process with SIGKILL
 //   {"sleep_ms": n}              after step 1, ctx.sleep("nap", n)
 //   {"wait": id | {timeout_seconds}}  after the steps, ctx.waitFor("approval", wait); its data is result.waited
+//   {"report": "…"}             before the wait, in a step "report" (so once per job): progress 0.5 ("half way") and the
+//                                text as output
 //   {"duplicate": true}          calls ctx.step("step-1") twice
 //   {"big": true}                step 1 returns more than 256 KiB
 //   {"non_json": true}           step 1 returns a BigInt, which JSON cannot hold
@@ -40,6 +42,11 @@ module.exports = {
       if (p.duplicate && i === 1) await ctx.step("step-1", async () => 0);
       if (p.sleep_ms !== undefined && i === 1) await ctx.sleep("nap", p.sleep_ms);
     }
+    if (p.report !== undefined)
+      await ctx.step("report", async () => {
+        ctx.progress(0.5, "half way");
+        ctx.output(p.report);
+      });
     const waited = p.wait === undefined ? undefined : await ctx.waitFor("approval", p.wait);
     return { results, ...(waited === undefined ? {} : { waited }) };
   },

@@ -34,13 +34,22 @@ function asPostgres(binary: string, args: string[]): void {
   else execFileSync(command, args, { stdio: "pipe" });
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+export type PrivatePostgresOptions = {
+  /** The port to listen on; default a free one. */
+  port?: number;
+  /** Autovacuum on (the machine's servers run with it off); default off. */
+  autovacuum?: boolean;
+  /** More postgresql.conf lines, e.g. `max_wal_size = '4GB'` for a bulk load. */
+  settings?: string[];
+};
+
+export async function startPrivatePostgres(options: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-bench-pg-"));
   const data = path.join(dir, "data");
   if (process.getuid?.() === 0)
     chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), Number(execFileSync("id", ["-g", "postgres"]).toString()));
   asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   writeFileSync(
     path.join(data, "postgresql.auto.conf"),
     [
@@ -48,10 +57,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       "listen_addresses = '127.0.0.1'",
       `unix_socket_directories = '${dir}'`,
       "shared_buffers = 128MB",
-      "autovacuum = off",
+      `autovacuum = ${options.autovacuum ? "on" : "off"}`,
       "max_connections = 200",
       "shared_preload_libraries = 'pg_stat_statements'",
       "pg_stat_statements.track = all",
+      ...(options.settings ?? []),
       "",
     ].join("\n"),
   );

@@ -1,5 +1,6 @@
 // The soak's report (report.json), which the HTML page draws.
-export type TableSize = { heap: number; indexes: number; total: number; live: number; dead: number };
+/** Bytes, the statistics' live and dead row estimates, and how many times autovacuum vacuumed the table. */
+export type TableSize = { heap: number; indexes: number; total: number; live: number; dead: number; autovacuums: number };
 
 export type SoakSample = {
   /** Seconds since the soak began. */
@@ -12,7 +13,7 @@ export type SoakSample = {
   latenessP50: number;
   latenessP99: number;
   rssMb: Record<string, number>;
-  /** Bytes per table of the soak's database (tables over 256 kB), sampled at most every 30 s. */
+  /** Bytes per table of the soak's database (tables over 256 kB or with over 1,000 dead rows), sampled at most every 30 s. */
   tables: Record<string, TableSize>;
 };
 

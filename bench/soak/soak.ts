@@ -9,14 +9,15 @@
 // (fraction of the run; 0 for none)  --retention-every=10m  --retention-age=10m  --sample=10s  --drain=3m
 // --api-port=3700 --worker-ports=3701,3702 --redis-port=7450 (a private redis-server, never the shared one)
 // --database-server=URL (default the machine's Postgres; a database `soak_<hex>` is made on it and dropped after,
-// unless --keep-db)  --out=bench/results/soak-<time>  --connections=64
+// unless --keep-db)  --setup-sql=FILE (run on that database after its migrations, e.g. per-table autovacuum settings)
+// --out=bench/results/soak-<time>  --connections=64
 //
 // Retention: JOB_RETENTION_DAYS counts whole days, so the soak runs the leader's own statement (deleteFinishedJobs,
 // as maintenance/retention.ts does) with a cut-off `--retention-age` ago, in batches of 2,000. Just before each pass
 // it reads which jobs that cut-off will take (final ones only) and books them as settled: a job retention deletes is
 // never counted lost.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { Pool } from "undici";
@@ -60,6 +61,7 @@ const options = {
   redisPort: Number(args["redis-port"] ?? 7450),
   databaseServer: args["database-server"] ?? process.env.BENCH_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres",
   keepDb: "keep-db" in args,
+  setupSql: args["setup-sql"],
   connections: Number(args.connections ?? 64),
   out: args.out ?? path.join(repoRoot, "bench/results", `soak-${new Date().toISOString().replace(/[:.]/g, "-")}`),
 };
@@ -126,15 +128,18 @@ function privateRedis(port: number) {
 }
 
 async function tableSizes(env: BenchEnv): Promise<SoakSample["tables"]> {
-  const { rows } = await env.db.pool.query<{ name: string; heap: string; indexes: string; total: string; live: string; dead: string }>(
+  const { rows } = await env.db.pool.query<{ name: string; heap: string; indexes: string; total: string; live: string; dead: string; vacuums: string }>(
     `SELECT c.relname AS name, pg_relation_size(c.oid) AS heap, pg_indexes_size(c.oid) AS indexes, pg_total_relation_size(c.oid) AS total,
-            coalesce(s.n_live_tup, 0) AS live, coalesce(s.n_dead_tup, 0) AS dead
+            coalesce(s.n_live_tup, 0) AS live, coalesce(s.n_dead_tup, 0) AS dead, coalesce(s.autovacuum_count, 0) AS vacuums
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
-      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND pg_total_relation_size(c.oid) > 256 * 1024
+      WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND (pg_total_relation_size(c.oid) > 256 * 1024 OR s.n_dead_tup > 1000)
       ORDER BY pg_total_relation_size(c.oid) DESC`,
   );
   return Object.fromEntries(
-    rows.map((r) => [r.name, { heap: Number(r.heap), indexes: Number(r.indexes), total: Number(r.total), live: Number(r.live), dead: Number(r.dead) }]),
+    rows.map((r) => [
+      r.name,
+      { heap: Number(r.heap), indexes: Number(r.indexes), total: Number(r.total), live: Number(r.live), dead: Number(r.dead), autovacuums: Number(r.vacuums) },
+    ]),
   );
 }
 
@@ -164,6 +169,7 @@ async function main(): Promise<void> {
   await redis.start();
   const env = await prepare(options.databaseServer, "soak");
   env.redisUrl = redis.url;
+  if (options.setupSql) await env.db.pool.query(readFileSync(options.setupSql, "utf8"));
   const [webhook, sendgrid, sms, slack] = await Promise.all([
     startWebhookReceiver(),
     startSendGridFake(),
@@ -270,6 +276,15 @@ async function main(): Promise<void> {
     let nextRetention = options.retentionEveryS;
     let redisRestarted = options.redisRestartAt <= 0;
     let tablesAt = -Infinity;
+    const busy = new Map<string, Promise<void>>();
+    const track = (name: string, fn: () => Promise<void>) => {
+      busy.set(
+        name,
+        fn()
+          .catch((error: Error) => note("error", `${name}: ${error.message}`))
+          .finally(() => busy.delete(name)),
+      );
+    };
     let lastSampleAt = 0;
     while (!stopping && (now() - loadStart) / 1000 < options.durationS) {
       await sleep(200);
@@ -301,36 +316,44 @@ async function main(): Promise<void> {
         samples.push(sample);
         acceptedInInterval = deliveredInInterval = refusedInInterval = 0;
         lateness = [];
-        nextSample += options.sampleS;
+        nextSample = t + options.sampleS;
         process.stdout.write(
           `[${sample.atS.toFixed(0)} s] accepted ${sample.acceptedPerS.toFixed(0)}/s delivered ${sample.deliveredPerS.toFixed(0)}/s lateness p50 ${sample.latenessP50.toFixed(0)} p99 ${sample.latenessP99.toFixed(0)} ms; jobs ${((lastTables.jobs?.total ?? 0) / 1048576).toFixed(0)} MB\n`,
         );
       }
-      if (t >= nextKill) {
-        const i = kills++ % 2;
-        workers[i]!.proc.kill("SIGKILL");
-        await workers[i]!.stop();
-        note("kill", `worker ${i + 1} SIGKILLed`);
-        await sleep(3_000);
-        workers[i] = await startWorker(i);
-        note("restart", `worker ${i + 1} serving again`);
+      // Disruptions and retention run beside the loop (one of each at a time), so sampling never waits for them.
+      if (t >= nextKill && !busy.has("kill")) {
         nextKill += options.killEveryS;
+        const i = kills++ % 2;
+        track("kill", async () => {
+          workers[i]!.proc.kill("SIGKILL");
+          await workers[i]!.stop();
+          note("kill", `worker ${i + 1} SIGKILLed`);
+          await sleep(3_000);
+          workers[i] = await startWorker(i);
+          note("restart", `worker ${i + 1} serving again`);
+        });
       }
       if (!redisRestarted && t >= options.redisRestartAt * options.durationS) {
         redisRestarted = true;
-        await redis.stop();
-        note("redis", "private redis-server killed (no persistence: every key gone)");
-        await sleep(2_000);
-        await redis.start();
-        note("redis", "redis-server serving again");
+        track("redis", async () => {
+          await redis.stop();
+          note("redis", "private redis-server killed (no persistence: every key gone)");
+          await sleep(2_000);
+          await redis.start();
+          note("redis-up", "redis-server serving again");
+        });
       }
-      if (t >= nextRetention) {
+      if (t >= nextRetention && !busy.has("retention")) {
         nextRetention += options.retentionEveryS;
-        const pass = await retentionPass(new Date(Date.now() - options.retentionAgeS * 1000));
-        retentionPasses.push({ atS: now() / 1000, ...pass });
-        note("retention", `${pass.deleted} jobs deleted in ${pass.seconds.toFixed(1)} s (${pass.settled} booked as settled first)`);
+        track("retention", async () => {
+          const pass = await retentionPass(new Date(Date.now() - options.retentionAgeS * 1000));
+          retentionPasses.push({ atS: now() / 1000, ...pass });
+          note("retention", `${pass.deleted} jobs deleted in ${pass.seconds.toFixed(1)} s (${pass.settled} booked as settled first)`);
+        });
       }
     }
+    await Promise.all(busy.values());
     clearInterval(tick);
     note("load", `stopped after ${ledger.sent} jobs sent`);
 
@@ -444,7 +467,7 @@ async function main(): Promise<void> {
         duplicates,
         unexplainedDuplicates,
         kills: events.filter((e) => e.kind === "kill").length,
-        redisRestarts: events.filter((e) => e.kind === "redis").length / 2,
+        redisRestarts: events.filter((e) => e.kind === "redis").length,
         retentionPasses: retentionPasses.length,
         deletedByRetention: retentionPasses.reduce((a, p) => a + p.deleted, 0),
       },

@@ -87,6 +87,11 @@ function summarise(report: SoakReport): Summary {
 async function main(): Promise<void> {
   mkdirSync(out, { recursive: true });
   const server = await startPrivatePostgres({ port: Number(args["postgres-port"] ?? 55451), autovacuum: true });
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => {
+      server.stop();
+      process.exit(130);
+    });
   let defaults: Summary;
   let tuned: Summary;
   try {

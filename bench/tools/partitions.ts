@@ -70,6 +70,12 @@ async function main(): Promise<void> {
     port: Number(args["postgres-port"] ?? 55452),
     settings: ["max_wal_size = '2GB'", "checkpoint_timeout = '30min'", "maintenance_work_mem = '512MB'"],
   });
+  // Stopped early, the private server goes with the run.
+  for (const signal of ["SIGINT", "SIGTERM"] as const)
+    process.once(signal, () => {
+      server.stop();
+      process.exit(130);
+    });
   const env = await prepare(server.url, "year_partitions");
   const db = env.db.pool;
   try {

@@ -100,7 +100,7 @@ DECLARE
   suffix text := '_' || to_char(d, 'YYYYMMDD');
   t record;
 BEGIN
-  FOR t IN SELECT * FROM tp_tables() ORDER BY name DESC LOOP
+  FOR t IN SELECT * FROM tp_tables() ORDER BY name = 'tp_jobs' LOOP  -- what hangs off a job first, jobs last
     EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', t.name, t.name || suffix);
   END LOOP;
   EXECUTE format(

@@ -1,13 +1,15 @@
 // Autovacuum for the hot tables (SPEC §25), measured: the same soak twice on a private Postgres server with
 // autovacuum ON (the machine's runs with it off), first with the server's defaults, then with the per-table settings
-// of bench/sql/autovacuum-hot-tables.sql; dead rows, table sizes, autovacuum runs, throughput and start lateness of
+// of bench/sql/autovacuum-hot-tables.sql, and (--variants=…,per-table+naptime10s) with a shorter autovacuum_naptime
+// too; dead rows, table sizes, autovacuum runs, throughput and start lateness of
 // both side by side. No worker kills nor Redis restart (they would move the figures more than the settings do);
 // retention passes every 2 minutes, so the tables see deletes as they do in production.
-//   tsx bench/tools/autovacuum.ts --rate=150 --duration=5m --postgres-port=55451
+//   tsx bench/tools/autovacuum.ts --rate=150 --duration=5m --postgres-port=55451 --variants=defaults,per-table
 // Writes <out>/autovacuum.json and prints a Markdown table.
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import pg from "pg";
 import { startPrivatePostgres } from "../lib/private-postgres";
 import { repoRoot } from "../lib/procs";
 import type { SoakReport } from "../soak/report-types";
@@ -84,34 +86,55 @@ function summarise(report: SoakReport): Summary {
   };
 }
 
+/** What a run changes: per-table settings (bench/sql/autovacuum-hot-tables.sql) and server settings. */
+const VARIANTS: Record<string, { perTable: boolean; server: Record<string, string> }> = {
+  defaults: { perTable: false, server: {} },
+  "per-table": { perTable: true, server: {} },
+  // autovacuum_naptime is server-wide: how often the launcher visits each database (default 1 min).
+  "per-table+naptime10s": { perTable: true, server: { autovacuum_naptime: "10s" } },
+};
+
 async function main(): Promise<void> {
   mkdirSync(out, { recursive: true });
+  const names = (args.variants ?? "defaults,per-table").split(",");
+  for (const name of names) if (!VARIANTS[name]) throw new Error(`no variant ${name}; there are ${Object.keys(VARIANTS).join(", ")}`);
   const server = await startPrivatePostgres({ port: Number(args["postgres-port"] ?? 55451), autovacuum: true });
   for (const signal of ["SIGINT", "SIGTERM"] as const)
     process.once(signal, () => {
       server.stop();
       process.exit(130);
     });
-  let defaults: Summary;
-  let tuned: Summary;
+  const results: Record<string, Summary> = {};
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
   try {
-    defaults = summarise(await soak("defaults", server.url));
-    tuned = summarise(await soak("per-table", server.url, path.join(repoRoot, "bench/sql/autovacuum-hot-tables.sql")));
+    for (const name of names) {
+      const variant = VARIANTS[name]!;
+      // A private server of this tool's own: ALTER SYSTEM is fine here (never on the machine's shared server).
+      // Only the keys a variant sets: the server's own postgresql.auto.conf (port, sockets, autovacuum on) stays.
+      for (const key of new Set(Object.values(VARIANTS).flatMap((v) => Object.keys(v.server)))) await admin.query(`ALTER SYSTEM RESET ${key}`);
+      for (const [key, value] of Object.entries(variant.server)) await admin.query(`ALTER SYSTEM SET ${key} = '${value}'`);
+      await admin.query("SELECT pg_reload_conf()");
+      results[name] = summarise(await soak(name, server.url, variant.perTable ? path.join(repoRoot, "bench/sql/autovacuum-hot-tables.sql") : undefined));
+    }
   } finally {
+    await admin.end();
     server.stop();
   }
-  writeFileSync(path.join(out, "autovacuum.json"), JSON.stringify({ rate, duration, defaults, tuned }, null, 1));
+  writeFileSync(path.join(out, "autovacuum.json"), JSON.stringify({ rate, duration, results }, null, 1));
+  const f = (v: number | undefined, digits = 0) => (v === undefined ? "—" : v.toFixed(digits));
+  const across = (pick: (s: Summary) => number | undefined, digits = 0) => names.map((n) => f(pick(results[n]!), digits)).join(" / ");
   const lines = [
-    `| table | max dead rows (defaults → per-table) | dead rows at the end | largest size, MB | autovacuum runs |`,
-    `|---|---|---|---|---|`,
-    ...HOT.filter((t) => defaults.tables[t] || tuned.tables[t]).map((t) => {
-      const d = defaults.tables[t];
-      const p = tuned.tables[t];
-      const f = (v: number | undefined, digits = 0) => (v === undefined ? "—" : v.toFixed(digits));
-      return `| ${t} | ${f(d?.maxDead)} → ${f(p?.maxDead)} | ${f(d?.finalDead)} → ${f(p?.finalDead)} | ${f(d?.maxTotalMb, 1)} → ${f(p?.maxTotalMb, 1)} | ${f(d?.autovacuums)} → ${f(p?.autovacuums)} |`;
-    }),
+    `variants: ${names.join(" / ")}`,
     "",
-    `first deliveries/s (steady): ${defaults.deliveredPerS.toFixed(0)} → ${tuned.deliveredPerS.toFixed(0)}; median of the 10-s p99 start lateness: ${defaults.latenessP99Median.toFixed(0)} → ${tuned.latenessP99Median.toFixed(0)} ms`,
+    `| table | most dead rows seen | dead rows at the end | largest size, MB | autovacuum runs |`,
+    `|---|---|---|---|---|`,
+    ...HOT.filter((t) => names.some((n) => results[n]!.tables[t])).map(
+      (t) =>
+        `| ${t} | ${across((s) => s.tables[t]?.maxDead)} | ${across((s) => s.tables[t]?.finalDead)} | ${across((s) => s.tables[t]?.maxTotalMb, 1)} | ${across((s) => s.tables[t]?.autovacuums)} |`,
+    ),
+    "",
+    `first deliveries/s (steady): ${across((s) => s.deliveredPerS)}; median of the 10-s p99 start lateness: ${across((s) => s.latenessP99Median)} ms`,
   ];
   process.stdout.write(`\n${lines.join("\n")}\n`);
 }

@@ -12,6 +12,9 @@
 // unless --keep-db)  --setup-sql=FILE (run on that database after its migrations, e.g. per-table autovacuum settings)
 // --out=bench/results/soak-<time>  --connections=64
 //
+// The machine's Postgres runs with autovacuum off: there the tables grow with every dead row. For sizes that go flat,
+// point --database-server at a server with autovacuum on (docs/operations.md, "Autovacuum for the hot tables").
+//
 // Retention: JOB_RETENTION_DAYS counts whole days, so the soak runs the leader's own statement (deleteFinishedJobs,
 // as maintenance/retention.ts does) with a cut-off `--retention-age` ago, in batches of 2,000. Just before each pass
 // it reads which jobs that cut-off will take (final ones only) and books them as settled: a job retention deletes is

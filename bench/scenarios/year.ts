@@ -80,8 +80,28 @@ export async function measureSize(server: PrivatePostgres, count: number, option
       (i) => `/jobs?status=failed&type=${HISTORY_TYPES[i % 4]}&limit=100`,
       nonEmpty("filtered"),
     );
-    // ORD-<n>* matches the jobs numbered n, n0..n9, n00..: a prefix search over the whole history.
-    await measure("GET /jobs?q=ORD-<n>* (search by prefix)", (i) => `/jobs?q=ORD-${1 + ((i * 7919) % Math.floor(count / 100))}*&limit=100`, nonEmpty("search"));
+    // ORD-<n>* for n in [count/100, count/10) matches exactly 11 jobs (n and n0..n9) at every size; ORD-<d>* (one
+    // digit) matches a ninth of the history, of which the first page is read.
+    const tenth = Math.floor(count / 10);
+    const hundredth = Math.floor(count / 100);
+    await measure(
+      "GET /jobs?q=ORD-<n>* (search by prefix, 11 jobs)",
+      (i) => `/jobs?q=ORD-${hundredth + ((i * 7919) % (tenth - hundredth))}*&limit=100`,
+      (status, body) => {
+        ok("search")(status, body);
+        const found = (JSON.parse(body) as unknown[]).length;
+        if (found !== 11) throw new Error(`GET /jobs?q=ORD-<n>* found ${found} jobs, not 11`);
+      },
+    );
+    await measure(
+      "GET /jobs?q=ORD-<d>* (a broad prefix, first 100)",
+      (i) => `/jobs?q=ORD-${1 + (i % 9)}*&limit=100`,
+      (status, body) => {
+        ok("search")(status, body);
+        const found = (JSON.parse(body) as unknown[]).length;
+        if (found !== 100) throw new Error(`GET /jobs?q=ORD-<d>* found ${found} jobs, not 100`);
+      },
+    );
     await measure("GET /jobs/failures", () => "/jobs/failures", ok("failures"));
     await measure("GET /jobs/stats?window=day", () => "/jobs/stats?window=day", ok("stats"));
     await measure("GET /jobs/{id}", (i) => `/jobs/${pick(i)}`, nonEmpty("GET /jobs/{id}"));

@@ -20,6 +20,8 @@
 // default 10,000); a failover under ~200 POST /jobs/s, with a synchronous and with an asynchronous replica
 // Own workers (--only=own-workers, issue 44): a Python no-op worker vs the built-in worker (--own-jobs=10000), a lone job
 // POST → Python function start (--own-lone-jobs=100), POST /jobs beside 1,000 idle long-polls vs none
+// A year of jobs (--only=year, not in the default list: it seeds millions of jobs on a private Postgres server):
+// --year-sizes=1000000,10000000 --year-api-port=3703 --year-postgres-port=55450; figures also in results/year.json
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -50,6 +52,7 @@ import { steps } from "./scenarios/steps";
 import { webhookDeliveries } from "./scenarios/webhooks";
 import { tenantsPost, tenantsUsage } from "./scenarios/tenants";
 import { worker } from "./scenarios/worker";
+import { year } from "./scenarios/year";
 import { liveStreams, workerRateWithProgress } from "./scenarios/live";
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, "").split("=") as [string, string]));
@@ -164,6 +167,17 @@ async function main(): Promise<void> {
       ownWorkers(env, { api: port, worker: workerPort }, { jobs: Number(args["own-jobs"] ?? 10_000), loneJobs: Number(args["own-lone-jobs"] ?? 100), seconds }),
     );
     await step("audit-list", () => auditList(env, port, { entries: Number(args["audit-entries"] ?? 1_000_000), seconds }));
+    await step("year", async () => {
+      const result = await year({
+        sizes: (args["year-sizes"] ?? "1000000,10000000").split(",").map(Number),
+        apiPort: Number(args["year-api-port"] ?? 3703),
+        postgresPort: Number(args["year-postgres-port"] ?? 55450),
+        durationS: seconds,
+        log: (line) => process.stdout.write(`${line}\n`),
+      });
+      writeFileSync(path.resolve(__dirname, "results/year.json"), `${JSON.stringify(result.figures, null, 1)}\n`);
+      return result.rows;
+    });
   } finally {
     await env.close();
   }

@@ -36,8 +36,16 @@ function asPostgres(binary: string, args: string[]): void {
   else execFileSync(command, args, { stdio: "pipe" });
 }
 
-/** `port`: a fixed port (else a free one); `autovacuum`: on, as a production server runs (off by default, as on these machines). */
-export async function startPrivatePostgres(options: { port?: number; autovacuum?: boolean } = {}): Promise<PrivatePostgres> {
+export type PrivatePostgresOptions = {
+  /** The port to listen on; default a free one. */
+  port?: number;
+  /** Autovacuum on (the machine's servers run with it off); default off. */
+  autovacuum?: boolean;
+  /** More postgresql.conf lines, e.g. `max_wal_size = '4GB'` for a bulk load. */
+  settings?: string[];
+};
+
+export async function startPrivatePostgres(options: PrivatePostgresOptions = {}): Promise<PrivatePostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "conveyor-bench-pg-"));
   const data = path.join(dir, "data");
   if (process.getuid?.() === 0)
@@ -55,6 +63,7 @@ export async function startPrivatePostgres(options: { port?: number; autovacuum?
       "max_connections = 200",
       "shared_preload_libraries = 'pg_stat_statements'",
       "pg_stat_statements.track = all",
+      ...(options.settings ?? []),
       "",
     ].join("\n"),
   );

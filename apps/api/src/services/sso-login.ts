@@ -198,7 +198,7 @@ async function openSsoSession(
 ): Promise<{ session: StartedSession; returnTo: string; orgId: string }> {
   const { record, email } = input;
   const { db, config, clock } = deps;
-  // An account made here has a password nobody knows: it signs in through the provider (docs/decisions.md).
+  // An account made here has a password nobody knows: it signs in through the provider (docs/decisions/2026-11-25-audit-log-single-sign-issue-26.md).
   const newUser = (await findUserByEmail(db.pool, email))
     ? null
     : { id: newId(), passwordHash: await hashPassword(randomBytes(32).toString("base64"), config.BCRYPT_COST) };

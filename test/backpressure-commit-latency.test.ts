@@ -1,4 +1,4 @@
-// ROBUSTNESS item 53, SPEC §22's "or commit latency past its threshold" (issue 36): with BACKPRESSURE_COMMIT_P99_MS
+// docs/reference/robustness.md#r53, docs/reference/tenants.md#usage-quotas-and-backpressure's "or commit latency past its threshold" (issue 36): with BACKPRESSURE_COMMIT_P99_MS
 // set, while Postgres commits the API's job inserts slowly, the organization asking for most of the new jobs is refused
 // 429 overloaded (counted on /metrics as commit_latency) while a quiet organization's posts are still accepted, and
 // once commits are fast again the flood is accepted again. The slowness is real Postgres: a deferred constraint

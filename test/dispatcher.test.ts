@@ -1,7 +1,7 @@
-// Which due job runs next (SPEC §9), through the real API, Postgres, Redis and worker processes: delayed jobs
+// Which due job runs next (docs/reference/time.md#time-priority-and-fairness), through the real API, Postgres, Redis and worker processes: delayed jobs
 // wait in Postgres until due, higher priority runs first, organizations share a type's capacity round-robin
 // instead of first-in-first-out, ORG_CONCURRENCY_LIMIT caps one org, and a lost leader is replaced without a
-// job lost or run twice (ROBUSTNESS G34).
+// job lost or run twice (docs/reference/robustness.md#r34).
 import { Redis } from "ioredis";
 import { waitFor } from "@conveyor/testkit";
 import { createApiKey, createOrg } from "@conveyor/testkit/api";

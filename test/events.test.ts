@@ -1,4 +1,4 @@
-// Every status change writes exactly one event, in the same statement (SPEC §10): created, started, retrying,
+// Every status change writes exactly one event, in the same statement (docs/reference/events.md#events): created, started, retrying,
 // succeeded, failed, cancelled — through the real API, Redis, Postgres and worker processes, read back as a
 // client reads them (GET /jobs/{id}/events with eventsource-parser) and compared with the rows in Postgres.
 // The second organization's own stream, open all along, never shows one of these jobs.

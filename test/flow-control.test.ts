@@ -1,4 +1,4 @@
-// Flow control end to end (SPEC §14, ROBUSTNESS H40–H42): real API, Postgres, Redis and worker processes. Which
+// Flow control end to end (docs/reference/flow-control.md#flow-control, docs/reference/robustness.md#r40, docs/reference/robustness.md#r41, docs/reference/robustness.md#r42): real API, Postgres, Redis and worker processes. Which
 // attempts ran at the same time is read from the handlers' own start/end marks (the scripted plugin's `span`).
 import { deleteExpiredDedupeKeys } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";

@@ -1,4 +1,4 @@
-// Jobs end to end through the real API, Redis, Postgres and worker processes (SPEC §5).
+// Jobs end to end through the real API, Redis, Postgres and worker processes (docs/reference/lifecycle.md#lifecycle).
 import { attemptLines, startStack, starts, type Stack } from "@conveyor/testkit/stack";
 
 let stack: Stack;

@@ -1,4 +1,4 @@
-// ROBUSTNESS.md section A: nothing is lost. Real API, real worker processes, and private Redis / Postgres
+// docs/reference/robustness.md#a: nothing is lost. Real API, real worker processes, and private Redis / Postgres
 // servers for the tests that stop or wipe them (the machine's shared servers are never touched).
 import { Redis } from "ioredis";
 import { createDatabase, migrate } from "@conveyor/db";
@@ -8,7 +8,7 @@ import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/testkit/s
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 
-/** The envelope (its BullMQ job id, SPEC §19) the job's current attempt was handed over in. */
+/** The envelope (its BullMQ job id, docs/reference/lifecycle.md#envelopes) the job's current attempt was handed over in. */
 async function envelopeOf(stack: Stack, jobId: string): Promise<string> {
   const { rows } = await stack.api.database.db.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [jobId]);
   return rows[0]!.envelope_id;

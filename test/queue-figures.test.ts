@@ -1,4 +1,4 @@
-// GET /queues's live figures (SPEC §14, the console's Queues page): each type's starts in the last minute and the p95
+// GET /queues's live figures (docs/reference/flow-control.md#flow-control, the console's Queues page): each type's starts in the last minute and the p95
 // wait from due to start over 15 minutes, from real starts by a real worker. A paused queue makes the wait known to be
 // at least the pause; another organization's starts are never counted.
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Schedules end to end (SPEC §9, ROBUSTNESS G35): the real API and real worker processes. A cron tick makes one
+// Schedules end to end (docs/reference/time.md#time-priority-and-fairness, docs/reference/robustness.md#r35): the real API and real worker processes. A cron tick makes one
 // job — not zero, not three — with three worker replicas running, with the leader killed as the tick falls due, and
 // with every worker down across several ticks (then only the latest runs). Pausing, editing and deleting before a
 // tick is what the tick sees. Ticks are made due by moving next_run_at into the past in Postgres, which is all the

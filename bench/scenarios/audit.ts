@@ -1,4 +1,4 @@
-// Audit log (issue 26, SPEC §16), two figures:
+// Audit log (issue 26, docs/reference/tenants.md#audit-log), two figures:
 //   what writing the entry costs the audited endpoints: PATCH /org/members/{id} (a role change, one request in
 //     flight, p50 over many) and POST /jobs/bulk cancelling 10,000 pending jobs (worst of 3), each against the same
 //     run with audit rows discarded by a bench-only BEFORE INSERT trigger (the endpoint, its transaction and the

@@ -1,4 +1,4 @@
-// Tenants (issue 36, SPEC §22), each figure beside a same-run baseline:
+// Tenants (issue 36, docs/reference/tenants.md#usage-quotas-and-backpressure), each figure beside a same-run baseline:
 //   POST /jobs with usage metering (the triggers) and with metering and every quota in force (jobs per day and month,
 //     pending jobs, payload bytes; limits far above what the run reaches, so every request pays the check and none is
 //     refused) ≥ 0.95× POST /jobs with the usage triggers disabled and no quota. Runs alternate in rounds (off, metering,

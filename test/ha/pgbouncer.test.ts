@@ -1,4 +1,4 @@
-// PgBouncer 1.18 in transaction pooling mode between the service and Postgres (SPEC §23, ROBUSTNESS 54): statements
+// PgBouncer 1.18 in transaction pooling mode between the service and Postgres (docs/reference/high-availability.md#high-availability, docs/reference/robustness.md#r54): statements
 // through it carry no name, and what keeps a session (LISTEN, the dispatch lock) goes straight to Postgres, so a
 // PgBouncer restart costs the API and the workers a reconnect of their pooled connections and nothing else.
 import pg from "pg";

@@ -1,4 +1,4 @@
-// Read replicas (SPEC §23): with DATABASE_READ_URL, lists, stats and the audit log are read from the replica,
+// Read replicas (docs/reference/high-availability.md#high-availability): with DATABASE_READ_URL, lists, stats and the audit log are read from the replica,
 // except by whoever just changed something — their reads go to the primary for DATABASE_READ_AFTER_WRITE_MS, so
 // they see their own change. The replica's replay is paused to make "served by the replica" visible: what it
 // has not replayed, it does not show.

@@ -1,4 +1,4 @@
-// Express wiring: request context, security headers, JSON bodies, the endpoints, and the error body of SPEC §2.
+// Express wiring: request context, security headers, JSON bodies, the endpoints, and the error body of docs/reference/http.md#errors.
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import express from "express";
@@ -106,7 +106,7 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
 
 /**
  * The HTTP server for `app`. Requests Node's parser refuses before Express sees them (a request line or headers
- * over 16 KiB, malformed HTTP) are answered in SPEC §2's shape too, with a request id, instead of Node's bare
+ * over 16 KiB, malformed HTTP) are answered in docs/reference/http.md#errors's shape too, with a request id, instead of Node's bare
  * status line.
  */
 export function createServer(app: express.Express): http.Server {

@@ -1,6 +1,6 @@
 // Bad input that once answered 500 (issue 12): bodies that are absent, characters Postgres cannot store, nesting
 // that overflows the stack, prototype keys at any depth, other charsets, OPTIONS, broken percent-encoding.
-// Each must be a 4xx in SPEC §2's shape, and nothing already accepted may be lost.
+// Each must be a 4xx in docs/reference/http.md#errors's shape, and nothing already accepted may be lost.
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";

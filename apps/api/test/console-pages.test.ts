@@ -1,4 +1,4 @@
-// The console served by the API (SPEC §11): its page at / and at the console's routes for browser navigations,
+// The console served by the API (docs/reference/tenants.md#the-console): its page at / and at the console's routes for browser navigations,
 // under the policy of /docs; API clients asking the same paths get the API; hashed assets cached for a year,
 // gzipped when accepted; nothing outside the build is readable through /assets; and a clear page when the
 // console was not built.

@@ -1,4 +1,4 @@
-// GET /events and GET /jobs/{id}/events (SPEC §10, ROBUSTNESS G36), read as a client would (eventsource-parser over
+// GET /events and GET /jobs/{id}/events (docs/reference/events.md#events, docs/reference/robustness.md#r36), read as a client would (eventsource-parser over
 // HTTP) from the real app, while events are written by the real data-access functions the API and the workers use.
 // A second organization writes events all along; none of them may ever reach the first one's streams.
 import { createServer } from "node:http";

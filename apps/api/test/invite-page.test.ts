@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// The invite page (SPEC §4, §11, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
+// The invite page (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#the-console, docs/reference/robustness.md#r22) in headless Chromium against a listening API: it shows the
 // invite, accepts it, logs the person in to a console session and opens the console, and shows each refusal;
 // strict CSP, no referrer, no caching, no token in the logs.
 import { mkdirSync, readFileSync } from "node:fs";

@@ -175,7 +175,7 @@ describe("GET /openapi.json", () => {
     expect(doc.paths["/auth/session"]!.post.security).toEqual([]);
     expect(doc.paths["/invite/accept"]!.post.security).toEqual([]);
     expect(doc.paths["/metrics"]!.get.security).toEqual([]);
-    // A job's public token reads that job, its output and its events (SPEC §21), and nothing else.
+    // A job's public token reads that job, its output and its events (docs/reference/events.md#progress-and-live-results), and nothing else.
     const jobRead = [...job, { publicToken: [] }, { publicTokenQuery: [] }];
     const readable = Object.entries(doc.paths).flatMap(([p, ops]) =>
       Object.entries(ops)

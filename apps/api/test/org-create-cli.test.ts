@@ -1,4 +1,4 @@
-// `npm run org:create` as a real process (SPEC §3): same configuration and service as signup, password
+// `npm run org:create` as a real process (docs/reference/tenants.md#authentication): same configuration and service as signup, password
 // from ORG_CREATE_PASSWORD (never printed), one clear line on every refusal.
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";

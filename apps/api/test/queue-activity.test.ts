@@ -84,7 +84,7 @@ describe("GET /queues/activity", () => {
     expect(theirs?.started.every((n) => n === 0) ?? true).toBe(true);
   });
 
-  it("refuses a request without a credential with SPEC §2's body", async () => {
+  it("refuses a request without a credential with docs/reference/http.md#errors's body", async () => {
     const res = await stack.api.request.get("/queues/activity");
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("unauthorized");

@@ -1,4 +1,4 @@
-// Quotas and usage through the API (SPEC §22, issue 36): 429 quota_exceeded naming the quota with RateLimit headers and
+// Quotas and usage through the API (docs/reference/tenants.md#usage-quotas-and-backpressure, issue 36): 429 quota_exceeded naming the quota with RateLimit headers and
 // Retry-After at the next UTC period, batches all or nothing, each quota kind, per-organization settings through
 // `npm run org:quota` (audited), schedule ticks skipped and recorded, GET /usage's roles, ranges, groupings and CSV,
 // and the counters on /metrics. Another organization's usage and jobs stay untouched throughout.

@@ -1,4 +1,4 @@
-// Rate limits (SPEC §3, ROBUSTNESS B14, A1): per client IP on the public auth endpoints, per account on
+// Rate limits (docs/reference/tenants.md#authentication, docs/reference/robustness.md#r14, docs/reference/robustness.md#r1): per client IP on the public auth endpoints, per account on
 // failed passwords, per org on the job endpoints; counted in Redis so replicas share one budget; the job
 // limit fails open and the auth limits fall back to memory while Redis is away.
 import { randomBytes } from "node:crypto";

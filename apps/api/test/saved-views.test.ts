@@ -62,7 +62,7 @@ describe("saved views", () => {
     expect((await list(owner)).map((v) => v.id)).toContain(mine.body.id);
   });
 
-  it("refuses bad names and filters with SPEC §2's body, naming the path", async () => {
+  it("refuses bad names and filters with docs/reference/http.md#errors's body, naming the path", async () => {
     const cases: [object, string][] = [
       [{ filter: { status: "failed" } }, "name"],
       [{ name: "", filter: { status: "failed" } }, "name"],

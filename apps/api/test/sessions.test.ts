@@ -1,4 +1,4 @@
-// Console sessions (SPEC §11, §12; ROBUSTNESS G38): the cookie's flags, only its hash at rest, the CSRF defence on every
+// Console sessions (docs/reference/tenants.md#the-console, docs/reference/tenants.md#team-api-for-the-console; docs/reference/robustness.md#r38): the cookie's flags, only its hash at rest, the CSRF defence on every
 // state-changing method, bearer and API-key precedence, expiry on the API's clock, logout, switching organizations,
 // password changes and removals ending sessions, and a second organization that a session never sees.
 import { createHash } from "node:crypto";
@@ -193,7 +193,7 @@ describe("GET /auth/session", () => {
   });
 });
 
-describe("CSRF (ROBUSTNESS G38)", () => {
+describe("CSRF (docs/reference/robustness.md#r38)", () => {
   it("refuses every state-changing method made with the cookie without the header, or with a wrong one, and changes nothing", async () => {
     const owner = await createOrg(api.database.db, api.deps.config);
     const member = await addMember(api.database.db, api.deps.config, owner.orgId, "member");

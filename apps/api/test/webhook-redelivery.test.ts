@@ -2,7 +2,7 @@
 // outcome (succeeded, failed, pending: failed with a retry planned), event type and time; POST
 // /webhook-endpoints/{id}/redeliver-failed sends the failed ones matching a filter — each event once, never one the
 // endpoint received since, still retries or has queued again — or the picked ones, in one audited action; dry_run
-// counts without queueing. Refusals follow SPEC §2; another organization's endpoint is a 404.
+// counts without queueing. Refusals follow docs/reference/http.md#errors; another organization's endpoint is a 404.
 import { newId, recordDeliveryAttempts, type DeliveryAttempt } from "@conveyor/db";
 import { addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
 import { responseSchemas } from "../src/openapi/responses";

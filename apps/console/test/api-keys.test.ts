@@ -67,7 +67,7 @@ describe("API keys", () => {
     await confirm.getByText("Services using “billing-service” are refused").waitFor();
     await confirm.getByRole("button", { name: "Revoke" }).click();
     await row.waitFor({ state: "detached" });
-    // Refused over HTTP within seconds (SPEC §3: 5 s at most).
+    // Refused over HTTP within seconds (docs/reference/tenants.md#authentication: 5 s at most).
     await waitFor(async () => (await useKey(key)) === 401, "the revoked key refused", 6_000, 100);
     // The stack's own key still works.
     expect(await useKey(rig.stack.apiKey)).toBe(200);

@@ -1,4 +1,4 @@
-// Single sign-on and the audit log in a real browser (SPEC §16), against a real OpenID provider (the `oidc-provider`
+// Single sign-on and the audit log in a real browser (docs/reference/tenants.md#audit-log), against a real OpenID provider (the `oidc-provider`
 // package, started here): the owner sets the provider up on its page; a new person signs in from the login page,
 // through the provider's own login form and consent page, lands in the console as a member with the default role,
 // and signs in again as the same member; a refused sign-in comes back to the login page saying why; the owner reads

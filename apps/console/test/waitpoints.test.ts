@@ -1,4 +1,4 @@
-// Waitpoints in a real browser against the real API and a worker (SPEC §20): a member sees the organization's open
+// Waitpoints in a real browser against the real API and a worker (docs/reference/lifecycle.md#waitpoints-and-durable-steps): a member sees the organization's open
 // waitpoints, completes one with JSON data (invalid JSON is refused on the page, nothing sent), the job waiting on it
 // then runs, and its page shows its steps under the attempts. A second organization's waitpoints never show.
 import { addMember } from "@conveyor/testkit/api";

@@ -1,6 +1,6 @@
 // The typed client: its generated files (made at install, never committed) match a fresh generation from the API's
 // declarations and git keeps them out, the README's example compiles against it (and a wrong payload does not), and it talks to a real API
-// with an API key — typed success, SPEC §2 errors, the CSRF header on state-changing requests only.
+// with an API key — typed success, docs/reference/http.md#errors errors, the CSRF header on state-changing requests only.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -129,7 +129,7 @@ describe("against a real API", () => {
     expect([...BUILT_IN_JOB_TYPES].sort()).toEqual([...new Set(variants)].sort());
   });
 
-  it("answers a refusal with SPEC §2's body", async () => {
+  it("answers a refusal with docs/reference/http.md#errors's body", async () => {
     const conveyor = createConveyorClient({ baseUrl: base, apiKey: key });
     const { error, response } = await conveyor.POST("/jobs", { body: { type: "send_email", payload: { to: "not an email", subject: "s", body: "b" } } });
     expect(response.status).toBe(400);

@@ -1,4 +1,4 @@
-// Cron schedules (SPEC §9): which expressions and time zones a schedule may use, and when it ticks. The API
+// Cron schedules (docs/reference/time.md#time-priority-and-fairness): which expressions and time zones a schedule may use, and when it ticks. The API
 // checks a schedule with it when it is saved and computes next_run_at; the worker's ticker computes which tick
 // is due. croner does the calendar and time-zone work; this module narrows it to classic five-field cron and
 // words the refusals. Pure: the instants come in as arguments.

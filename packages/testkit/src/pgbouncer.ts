@@ -1,5 +1,5 @@
 // A private PgBouncer (Debian's 1.18) in transaction pooling mode on a spare port, in front of any Postgres server:
-// what production puts between the service and Postgres (SPEC §23). Every database of the server is reachable
+// what production puts between the service and Postgres (docs/reference/high-availability.md#high-availability). Every database of the server is reachable
 // through it under its own name (the `*` entry).
 import { spawn, type ChildProcess } from "node:child_process";
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

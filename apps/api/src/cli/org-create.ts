@@ -1,4 +1,4 @@
-// Creates an organization and its owner from the command line, for operators (SPEC §3), with the same
+// Creates an organization and its owner from the command line, for operators (docs/reference/tenants.md#authentication), with the same
 // configuration and the same service as POST /auth/signup (it works with ALLOW_SIGNUP=false).
 //
 //   npm run org:create -- --email ada@example.com --org "Acme"

@@ -1,4 +1,4 @@
-// Accounts (SPEC §3, §12): signup (unless ALLOW_SIGNUP=false), login, who am I, and changing a password.
+// Accounts (docs/reference/tenants.md#authentication, docs/reference/tenants.md#team-api-for-the-console): signup (unless ALLOW_SIGNUP=false), login, who am I, and changing a password.
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema } from "../http/endpoint";
 import { jsonSchema, withProperty } from "../openapi/json-schema";

@@ -1,4 +1,4 @@
-// API keys (SPEC §3): managed with a user token only; a key cannot mint or list keys.
+// API keys (docs/reference/tenants.md#authentication): managed with a user token only; a key cannot mint or list keys.
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/api-keys";

@@ -1,4 +1,4 @@
-// The audit log (SPEC §16): owners and admins read who did what; nothing changes or deletes an entry.
+// The audit log (docs/reference/tenants.md#audit-log): owners and admins read who did what; nothing changes or deletes an entry.
 import Joi from "joi";
 import { jobFilterFields } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";

@@ -1,4 +1,4 @@
-// The web console (SPEC §11): its page at / and its hashed assets, served by the API from its own origin. A
+// The web console (docs/reference/tenants.md#the-console): its page at / and its hashed assets, served by the API from its own origin. A
 // browser navigation to another console route (/jobs, /team, …) gets the same page (middleware/console-pages.ts).
 import { gzipSync } from "node:zlib";
 import type { Request, Response } from "express";

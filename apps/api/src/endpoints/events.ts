@@ -1,4 +1,4 @@
-// Event streams (SPEC §10): the organization's job events as server-sent events, for the job credentials.
+// Event streams (docs/reference/events.md#events): the organization's job events as server-sent events, for the job credentials.
 import Joi from "joi";
 import { EVENT_ID_MAX, EVENT_TYPES } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint, idParam, type JsonSchema } from "../http/endpoint";

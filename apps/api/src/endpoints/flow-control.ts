@@ -1,4 +1,4 @@
-// Rate limits and queues (SPEC §14). Reading them is for any credential of the organization (like GET /jobs/stats:
+// Rate limits and queues (docs/reference/flow-control.md#flow-control). Reading them is for any credential of the organization (like GET /jobs/stats:
 // a service may watch its queues); changing them is for owners and admins with a user token.
 import Joi from "joi";
 import { CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_PERIODS } from "@conveyor/contracts";

@@ -1,4 +1,4 @@
-// Public invite endpoints (SPEC §4): check a token, accept it, and the page an invitee opens. No credential;
+// Public invite endpoints (docs/reference/tenants.md#team-and-roles): check a token, accept it, and the page an invitee opens. No credential;
 // limited per client IP. The access log records paths only, so the token in `?token=` never reaches a log line.
 import Joi from "joi";
 import { BODY_ERRORS, endpoint } from "../http/endpoint";

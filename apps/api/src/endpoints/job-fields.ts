@@ -43,7 +43,7 @@ const flowKey = () => Joi.string().min(1).max(FLOW_KEY_MAX_LENGTH);
 /** A rate limit's name, as `PUT /rate-limits/{name}` defines it. */
 export const rateLimitName = Joi.string().pattern(RATE_LIMIT_NAME_PATTERN, "rate limit name (1 to 100 of a-z 0-9 _ . : -)");
 
-/** How a job runs alongside others (SPEC §14): on jobs, batch items and schedule templates. */
+/** How a job runs alongside others (docs/reference/flow-control.md#flow-control): on jobs, batch items and schedule templates. */
 export const runFields = {
   concurrency_key: flowKey().description(
     "At most `concurrency_limit` jobs of your organization with this key run at once, whatever their type, e.g. `phone:254712345678`.",
@@ -125,7 +125,7 @@ export const jobInput = Joi.object<JobInput>({
     "object.oxor": "{{#peersWithLabels}} exclude each other: pick one",
   });
 
-/** A waitpoint POST /jobs/batch makes (SPEC §20), for the batch's jobs to name by ref in depends_on. */
+/** A waitpoint POST /jobs/batch makes (docs/reference/lifecycle.md#waitpoints-and-durable-steps), for the batch's jobs to name by ref in depends_on. */
 const batchWaitpoint = Joi.object<BatchWaitpointInput>({
   ref: Joi.string()
     .pattern(JOB_REF_PATTERN, "ref (1 to 100 of A-Z a-z 0-9 _ . : -)")

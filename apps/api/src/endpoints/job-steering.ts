@@ -1,4 +1,4 @@
-// Steering jobs (SPEC §8): cancel, replay, and either for many at once. A user token or an API key, any role, always
+// Steering jobs (docs/reference/lifecycle.md#steering): cancel, replay, and either for many at once. A user token or an API key, any role, always
 // scoped to the caller's organization.
 import { BULK_IDS_LIMIT, BULK_LIMIT } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";

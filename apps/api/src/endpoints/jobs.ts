@@ -1,4 +1,4 @@
-// Enqueueing one job (POST /jobs, SPEC §5): a user token or an API key, any role, always scoped to the caller's
+// Enqueueing one job (POST /jobs, docs/reference/lifecycle.md#lifecycle): a user token or an API key, any role, always scoped to the caller's
 // organization. The batch, the reads and the steering of jobs have their own files (job-batch, job-reads, job-steering).
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";

@@ -1,4 +1,4 @@
-// Schedules (SPEC §9): a cron expression, its time zone and the job each tick creates. Access as for jobs: a
+// Schedules (docs/reference/time.md#time-priority-and-fairness): a cron expression, its time zone and the job each tick creates. Access as for jobs: a
 // user token or an API key, any role, always scoped to the caller's organization.
 import Joi from "joi";
 import { CRON_MAX_LENGTH, SCHEDULE_TIMEZONE_DEFAULT, TIMEZONE_MAX_LENGTH } from "@conveyor/contracts";

@@ -1,4 +1,4 @@
-// Console sessions (SPEC §11): log in to a session cookie, read it, switch its organization, log out. The cookie is
+// Console sessions (docs/reference/tenants.md#the-console): log in to a session cookie, read it, switch its organization, log out. The cookie is
 // HttpOnly and SameSite=Strict; the body's csrf_token goes in X-CSRF-Token on every state-changing request.
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema, type ResponseSpec } from "../http/endpoint";

@@ -1,4 +1,4 @@
-// Single sign-on with OpenID Connect (SPEC §16): an owner sets the organization's provider; people sign in through
+// Single sign-on with OpenID Connect (docs/reference/tenants.md#audit-log): an owner sets the organization's provider; people sign in through
 // it (start → the provider → callback) and land in the console with a session.
 import type { Request } from "express";
 import Joi from "joi";
@@ -73,7 +73,7 @@ const redirect = (description: string) => ({
 
 /**
  * A refused sign-in: a browser goes back to the console's login page, which says why (`sso_error`); any other client
- * gets the error body (SPEC §2).
+ * gets the error body (docs/reference/http.md#errors).
  */
 function refuse(req: Request, error: unknown): { status: 302; location: string } {
   if (!(error instanceof AppError) || !wantsHtml(req.get("accept"), req.accepts("json", "html"))) throw error;

@@ -1,4 +1,4 @@
-// Team management (SPEC §4, §12): user tokens and console sessions only; the role table decides who may do what.
+// Team management (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#team-api-for-the-console): user tokens and console sessions only; the role table decides who may do what.
 import Joi from "joi";
 import { ROLES, type Role } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";

@@ -1,4 +1,4 @@
-// A new waitpoint's fields (SPEC §20), as POST /waitpoints takes them and as POST /jobs/batch's `waitpoints` items do.
+// A new waitpoint's fields (docs/reference/lifecycle.md#waitpoints-and-durable-steps), as POST /waitpoints takes them and as POST /jobs/batch's `waitpoints` items do.
 import Joi from "joi";
 import {
   WAITPOINT_DESCRIPTION_MAX_LENGTH,

@@ -1,4 +1,4 @@
-// Waitpoints (SPEC §20). Creating, reading, completing and cancelling take the job credentials (a user token, an API
+// Waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps). Creating, reading, completing and cancelling take the job credentials (a user token, an API
 // key or a console session; any role, so members complete from the console); the capability URL takes none.
 import Joi from "joi";
 import { WAITPOINT_STATUSES, WAITPOINT_TAG_MAX_LENGTH } from "@conveyor/contracts";

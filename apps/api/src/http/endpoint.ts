@@ -11,10 +11,10 @@ import type { ResponseSchemaName } from "../openapi/responses";
 import type { Caller, ServiceDeps } from "../services/deps";
 
 /**
- * Who may call an endpoint (SPEC §3, §11): anyone; a user — a user token or a console session; the job credentials —
+ * Who may call an endpoint (docs/reference/tenants.md#authentication, docs/reference/tenants.md#the-console): anyone; a user — a user token or a console session; the job credentials —
  * a user token, an API key or a console session; or a console session only (the session endpoints). Roles narrow it
  * further. With a session cookie, every state-changing request also needs the session's X-CSRF-Token. `job_read`:
- * the job credentials, or a public token of the job in the path (SPEC §21), which the handler checks (readableJob).
+ * the job credentials, or a public token of the job in the path (docs/reference/events.md#progress-and-live-results), which the handler checks (readableJob).
  */
 export type Access = "public" | "user" | "job" | "job_read" | "session";
 
@@ -42,7 +42,7 @@ export type Tag =
 
 export type Example = { summary: string; value: unknown };
 
-/** Refusals by status; each becomes a shared response whose body is SPEC §2's error. */
+/** Refusals by status; each becomes a shared response whose body is docs/reference/http.md#errors's error. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 429 | 431 | 500 | 503;
 
 export type ResponseSpec = {

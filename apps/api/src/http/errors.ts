@@ -1,4 +1,4 @@
-// One error type for every refusal, and one table from its code to the HTTP status (SPEC §2).
+// One error type for every refusal, and one table from its code to the HTTP status (docs/reference/http.md#errors).
 
 export const ERROR_STATUS = {
   bad_request: 400,
@@ -67,7 +67,7 @@ export const notFound = (what = "Resource") => new AppError("not_found", `${what
 export const unauthorized = (message = "A valid credential is required.") => new AppError("unauthorized", message);
 export const forbidden = (message = "Your role does not allow this.") => new AppError("forbidden", message);
 
-/** Password credentials of a non-owner in an organization that requires single sign-on (SPEC §16). */
+/** Password credentials of a non-owner in an organization that requires single sign-on (docs/reference/tenants.md#audit-log). */
 export const ssoRequired = () =>
   new AppError("sso_required", "This organization requires single sign-on: sign in through its identity provider (GET /auth/sso/start).");
 

@@ -32,7 +32,7 @@ function guards(e: Endpoint, deps: RouterDeps): RequestHandler[] {
   if (e.limit) chain.push(deps.rateLimits.authByIp(e.limit));
   if (e.access !== "public") chain.push(deps.authenticate(e.access));
   if (e.roles) chain.push(requireRole(...e.roles));
-  // Per organization, so after the credential; it lets requests through while Redis is away (ROBUSTNESS A1).
+  // Per organization, so after the credential; it lets requests through while Redis is away (docs/reference/robustness.md#r1).
   if (e.access === "job" || e.access === "job_read") chain.push(deps.rateLimits.jobsByOrg);
   return chain;
 }

@@ -1,4 +1,4 @@
-// Renders every error as SPEC §2's body. Known refusals keep their code; an unreachable Postgres is 503;
+// Renders every error as docs/reference/http.md#errors's body. Known refusals keep their code; an unreachable Postgres is 503;
 // anything else is a 500 whose message says nothing about our insides (the log has the details).
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { isDatabaseUnavailable } from "@conveyor/db";

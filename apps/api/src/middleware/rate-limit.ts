@@ -1,10 +1,10 @@
-// Rate limits (SPEC §3), counted in Redis under `{REDIS_PREFIX}:rl:` so every API replica shares them:
+// Rate limits (docs/reference/tenants.md#authentication), counted in Redis under `{REDIS_PREFIX}:rl:` so every API replica shares them:
 // - the public auth endpoints: AUTH_RATE_LIMIT_PER_MIN per client IP and endpoint (0 = off);
 // - failed password checks: 10 per account per 15 minutes, whichever IP sends them;
 // - the job endpoints: API_RATE_LIMIT_PER_SEC per organization (0 = off).
 // Refusals are 429 `rate_limited` with Retry-After and the IETF RateLimit-* headers.
 // When Redis is away the auth limits fall back to per-process memory counters (still limited, not shared),
-// and the job limit lets requests through: jobs are safe in Postgres and must still be accepted (ROBUSTNESS A1).
+// and the job limit lets requests through: jobs are safe in Postgres and must still be accepted (docs/reference/robustness.md#r1).
 import { createHash } from "node:crypto";
 import type { RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from "rate-limiter-flexible";

@@ -35,7 +35,11 @@ const TAGS = [
   { name: "Team", description: "Members and invites of the organization; user tokens and console sessions only." },
   { name: "Invites", description: "Public: what an invitee uses to join." },
   { name: "Audit log", description: "Who did what in the organization: every state-changing request of a person or an API key. Owners and admins." },
-  { name: "Usage", description: "What the organization used per day and job type (SPEC §22), for billing or showing. Owners and admins." },
+  {
+    name: "Usage",
+    description:
+      "What the organization used per day and job type (docs/reference/tenants.md#usage-quotas-and-backpressure), for billing or showing. Owners and admins.",
+  },
   {
     name: "Single sign-on",
     description: "The organization's OpenID Connect provider (owners), and the sign-in through it that ends in a console session.",
@@ -43,7 +47,7 @@ const TAGS = [
   {
     name: "Waitpoints",
     description:
-      "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (SPEC §20).",
+      "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (docs/reference/lifecycle.md#waitpoints-and-durable-steps).",
   },
   {
     name: "Workers",

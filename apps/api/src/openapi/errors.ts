@@ -1,4 +1,4 @@
-// One shared response per refusal status, each with SPEC §2's error body, the codes that status carries (from
+// One shared response per refusal status, each with docs/reference/http.md#errors's error body, the codes that status carries (from
 // the same table the error middleware uses) and an example.
 import { ERROR_STATUS, type ErrorCode } from "../http/errors";
 import type { JsonSchema } from "./json-schema";

@@ -1,4 +1,4 @@
-// Response bodies of accounts and access (SPEC §3, §4, §11): sign-up and login, the caller, API keys, members,
+// Response bodies of accounts and access (docs/reference/tenants.md#authentication, docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#the-console): sign-up and login, the caller, API keys, members,
 // invites and sessions. Spread into responseSchemas; the audit log and SSO are in responses-audit-sso.ts.
 import Joi from "joi";
 import { email, id, role, timestamp } from "./responses-fields";

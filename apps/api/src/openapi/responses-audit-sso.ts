@@ -1,4 +1,4 @@
-// Response bodies of the audit log and single sign-on (SPEC §16), spread into responseSchemas.
+// Response bodies of the audit log and single sign-on (docs/reference/tenants.md#audit-log), spread into responseSchemas.
 import Joi from "joi";
 import { AUDIT_ACTIONS, AUDIT_ACTOR_TYPES } from "@conveyor/contracts";
 import { id, timestamp } from "./responses-fields";

@@ -1,4 +1,4 @@
-// Response bodies of the event log and webhooks (SPEC §10): an event, webhook endpoints and their deliveries. Spread
+// Response bodies of the event log and webhooks (docs/reference/events.md#events): an event, webhook endpoints and their deliveries. Spread
 // into responseSchemas.
 import Joi from "joi";
 import {

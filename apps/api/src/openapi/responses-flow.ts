@@ -1,4 +1,4 @@
-// Response bodies of flow control (SPEC §14): an organization's rate limits and queues. Spread into responseSchemas.
+// Response bodies of flow control (docs/reference/flow-control.md#flow-control): an organization's rate limits and queues. Spread into responseSchemas.
 import Joi from "joi";
 import { RATE_LIMIT_PERIODS } from "@conveyor/contracts";
 import { count, timestamp } from "./responses-fields";

@@ -1,4 +1,4 @@
-// Response bodies of jobs (SPEC §5–§8, §13, §15): a job as listed and in detail, its acceptance, attempts, log,
+// Response bodies of jobs (docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#built-in-handlers, docs/reference/operations.md#configuration, docs/reference/lifecycle.md#steering, docs/reference/lifecycle.md#state-machine, docs/reference/lifecycle.md#dependencies): a job as listed and in detail, its acceptance, attempts, log,
 // graph and failure groups, the Retries view, bulk actions and the overview's counts. Spread into responseSchemas.
 import Joi from "joi";
 import { GRAPH_NODES_LIMIT, ON_DEPENDENCY_FAILURE, WAITING_REASONS } from "@conveyor/contracts";
@@ -143,14 +143,17 @@ export const jobsSchemas = {
     truncated: Joi.boolean().required().description(`The graph has more than ${GRAPH_NODES_LIMIT} jobs; the farthest are left out.`),
   }),
   Job: jobListItem.keys({
-    depends_on: Joi.array().items(id()).required().description("The jobs this one waits for (SPEC §15); empty when none."),
+    depends_on: Joi.array().items(id()).required().description("The jobs this one waits for (docs/reference/lifecycle.md#dependencies); empty when none."),
     dependents: Joi.array().items(id()).required().description("The jobs waiting for this one; empty when none."),
     on_dependency_failure: Joi.string()
       .valid(...ON_DEPENDENCY_FAILURE)
       .required()
       .description("cancel: a failed or cancelled dependency cancels it (dependency_failed); run: it runs anyway."),
     replayed_as: Joi.array().items(id()).required().description("Its replays (POST /jobs/{id}/replay, bulk replays), oldest first; empty when none."),
-    steps: Joi.array().items(jobStep).required().description("Its durable steps, sleeps and waits (SPEC §20), in the order they began; empty when none."),
+    steps: Joi.array()
+      .items(jobStep)
+      .required()
+      .description("Its durable steps, sleeps and waits (docs/reference/lifecycle.md#waitpoints-and-durable-steps), in the order they began; empty when none."),
     payload: anyObject().required(),
     result: anyObject().allow(null).required().description("What the handler returned, or null."),
     error: Joi.string().allow(null).required().description("The last error message, or null."),

@@ -1,4 +1,4 @@
-// Response bodies of progress and live results (SPEC §21), spread into responseSchemas.
+// Response bodies of progress and live results (docs/reference/events.md#progress-and-live-results), spread into responseSchemas.
 import Joi from "joi";
 import { OUTPUT_MAX_BYTES } from "@conveyor/contracts";
 import { id, timestamp } from "./responses-fields";

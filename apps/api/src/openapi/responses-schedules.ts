@@ -1,4 +1,4 @@
-// Response bodies of schedules (SPEC §9). Spread into responseSchemas.
+// Response bodies of schedules (docs/reference/time.md#time-priority-and-fairness). Spread into responseSchemas.
 import Joi from "joi";
 import { anyObject, id, timestamp } from "./responses-fields";
 

@@ -1,4 +1,4 @@
-// Response bodies of usage and quotas (SPEC §22). Spread into responseSchemas.
+// Response bodies of usage and quotas (docs/reference/tenants.md#usage-quotas-and-backpressure). Spread into responseSchemas.
 import Joi from "joi";
 import { timestamp } from "./responses-fields";
 

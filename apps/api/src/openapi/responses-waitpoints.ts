@@ -1,10 +1,10 @@
-// Response bodies of waitpoints (SPEC §20) and of the M-Pesa callback that completes one. Spread into
+// Response bodies of waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps) and of the M-Pesa callback that completes one. Spread into
 // responseSchemas.
 import Joi from "joi";
 import { WAITPOINT_STATUSES } from "@conveyor/contracts";
 import { id, timestamp } from "./responses-fields";
 
-/** A waitpoint (SPEC §20). */
+/** A waitpoint (docs/reference/lifecycle.md#waitpoints-and-durable-steps). */
 const waitpoint = Joi.object({
   id: id().required(),
   status: Joi.string()

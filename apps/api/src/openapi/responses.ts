@@ -28,7 +28,7 @@ export const responseSchemas = {
         .items(Joi.object({ path: Joi.string().required(), message: Joi.string().required() }))
         .description("Which fields were wrong, e.g. payload.to."),
     }).required(),
-  }).description("The body of every refusal (SPEC §2)."),
+  }).description("The body of every refusal (docs/reference/http.md#errors)."),
   Health: Joi.object({ status: Joi.string().valid("ok").required() }),
   Ready: Joi.object({
     status: Joi.string().valid("ready").required(),

@@ -87,7 +87,7 @@ type LoginDeps = Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">;
  * Checks an email and password (counted against the account's failed-login budget) and picks the organization:
  * `orgId`, or the user's oldest membership where a password may be used. A wrong password is recorded in the audit
  * log of the organization asked for, or of each organization the account belongs to (an unknown email has none). In
- * an organization that requires single sign-on (SPEC §16) only the owner may use a password: 403 `sso_required`.
+ * an organization that requires single sign-on (docs/reference/tenants.md#audit-log) only the owner may use a password: 403 `sso_required`.
  */
 export async function checkLogin(input: LoginInput, deps: LoginDeps): Promise<CheckedLogin> {
   const { db, config, failedLogins } = deps;

@@ -1,4 +1,4 @@
-// Writing the audit log from a service (SPEC §16): who (the caller: a user, or an API key), from where (the
+// Writing the audit log from a service (docs/reference/tenants.md#audit-log): who (the caller: a user, or an API key), from where (the
 // request), when (the app's clock), in the transaction of the change.
 import type { Request } from "express";
 import { writeAuditEntry, type AuditRequest, type AuditWriter, type NewAuditEntry } from "@conveyor/db";

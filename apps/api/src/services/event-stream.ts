@@ -1,4 +1,4 @@
-// One client's event stream (SPEC §10): the org's events from the process' shared tail, filtered, resumable.
+// One client's event stream (docs/reference/events.md#events): the org's events from the process' shared tail, filtered, resumable.
 // A client that resumes (Last-Event-ID) first reads what it missed from Postgres, then continues from the tail:
 // it subscribes before catching up and ignores the tail until its catch-up has reached the tail's position, so
 // nothing falls between the two and nothing is sent twice (every event at or below the ids it has covered is

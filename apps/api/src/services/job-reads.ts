@@ -1,4 +1,4 @@
-// Reading jobs (SPEC §5, §8): the list with its filters, pages and cursors (or the whole list streamed), one job, its
+// Reading jobs (docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#steering): the list with its filters, pages and cursors (or the whole list streamed), one job, its
 // graph, logs, attempts and artifact, and failures grouped by error. Reads may go to a replica (deps.reads).
 import { createHash } from "node:crypto";
 import { GRAPH_NODES_LIMIT, jobFilterParams, toJobFilter, type JobFilter, type JobFilterInput } from "@conveyor/contracts";

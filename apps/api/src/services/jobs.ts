@@ -1,4 +1,4 @@
-// Creating one job (POST /jobs, SPEC §5): with an Idempotency-Key, a dedupe key, a debounce key or dependencies, each
+// Creating one job (POST /jobs, docs/reference/lifecycle.md#lifecycle): with an Idempotency-Key, a dedupe key, a debounce key or dependencies, each
 // its own write path. Postgres is the only thing a 202 promises: the API never touches Redis for a job; the workers'
 // dispatcher hands a due job to BullMQ.
 import { createHash } from "node:crypto";

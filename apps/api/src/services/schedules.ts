@@ -1,4 +1,4 @@
-// Schedules (SPEC §9): a cron expression in an IANA zone and the job each tick creates. The job template is
+// Schedules (docs/reference/time.md#time-priority-and-fairness): a cron expression in an IANA zone and the job each tick creates. The job template is
 // checked like a POST /jobs body when the schedule is saved; next_run_at follows from cron, zone and paused,
 // and is what the worker's ticker waits for (apps/worker/src/runtime/scheduler.ts).
 import { checkCron, checkTimezone, nextTick, type ScheduleTiming } from "@conveyor/contracts";

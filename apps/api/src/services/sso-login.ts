@@ -1,4 +1,4 @@
-// Signing in through an organization's OpenID provider (SPEC §16): the authorization code flow with PKCE, state and
+// Signing in through an organization's OpenID provider (docs/reference/tenants.md#audit-log): the authorization code flow with PKCE, state and
 // nonce. The start stores the flow's secrets under the SHA-256 of a random token the browser keeps in a cookie; the
 // callback takes them once (a replayed callback finds nothing), lets openid-client exchange the code and verify the
 // ID token, checks the e-mail, makes the member on a first sign-in, and starts a console session in that organization.

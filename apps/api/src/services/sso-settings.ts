@@ -1,4 +1,4 @@
-// An organization's single sign-on settings (SPEC §16), owners only (the routes say so). Saving checks the provider
+// An organization's single sign-on settings (docs/reference/tenants.md#audit-log), owners only (the routes say so). Saving checks the provider
 // first — its discovery document and JWKS, through the SSRF guard — and answers 400 naming what failed; the client
 // secret is stored sealed under WEBHOOK_SECRETS_KEY (bound to the organization) and never shown again.
 import { webhookSecretsKey } from "@conveyor/config";

@@ -1,4 +1,4 @@
-// Asserting SPEC §2 refusals: status, code, the error body's shape and the request id.
+// Asserting docs/reference/http.md#errors refusals: status, code, the error body's shape and the request id.
 import type { Response } from "supertest";
 import type { ErrorCode } from "../../src/http/errors";
 

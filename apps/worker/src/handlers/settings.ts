@@ -1,4 +1,4 @@
-// Deployment settings of the built-in handlers (SPEC §6), parsed with the rest of the worker's environment;
+// Deployment settings of the built-in handlers (docs/reference/lifecycle.md#built-in-handlers), parsed with the rest of the worker's environment;
 // handlers read them from the worker's config (`deps.settings.EMAIL_PROVIDER_API_KEY`).
 // A setting a handler needs but does not have fails that job permanently, naming the variable: the worker
 // itself starts without them, so a deployment can run only the types it has configured.

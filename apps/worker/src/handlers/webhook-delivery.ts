@@ -1,4 +1,4 @@
-// _webhook_delivery (internal): POSTs one event to one webhook endpoint (SPEC §10) as a CloudEvents 1.0 structured
+// _webhook_delivery (internal): POSTs one event to one webhook endpoint (docs/reference/events.md#events) as a CloudEvents 1.0 structured
 // JSON body with Standard Webhooks headers, through the same SSRF guard, HTTP exchange and signer as the `webhook`
 // job type. Each attempt reads the endpoint again (a deleted or disabled one gets nothing more; a rotated secret
 // signs at once) and is recorded with its status code and duration. Retries follow WEBHOOK_RETRY_SCHEDULE_MS.

@@ -103,7 +103,7 @@ export async function dueCandidates(
   }));
 }
 
-/** Jobs to hand over together: one envelope, one BullMQ job (SPEC §19). */
+/** Jobs to hand over together: one envelope, one BullMQ job (docs/reference/lifecycle.md#envelopes). */
 export type EnvelopePlan = { id: string; jobIds: readonly string[] };
 
 /**

@@ -10,7 +10,7 @@ import { waitFor } from "../wait";
 
 export const SCRIPTED_PLUGIN = path.join(__dirname, "scripted-plugin.js");
 export const EXAMPLE_PLUGIN = path.join(repoRoot, "examples/plugins/word-count.js");
-/** The test plugin "stepped": a handler on durable steps (SPEC §20); workers load it when WORKER_PLUGINS names it. */
+/** The test plugin "stepped": a handler on durable steps (docs/reference/lifecycle.md#waitpoints-and-durable-steps); workers load it when WORKER_PLUGINS names it. */
 export const STEPS_PLUGIN = path.join(__dirname, "steps-plugin.js");
 
 export type JobView = {

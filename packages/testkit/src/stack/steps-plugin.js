@@ -1,5 +1,5 @@
 // @ts-check
-// Test plugin "stepped": a handler built on durable steps (SPEC §20), driven by its payload:
+// Test plugin "stepped": a handler built on durable steps (docs/reference/lifecycle.md#waitpoints-and-durable-steps), driven by its payload:
 //   {"steps": n}                 runs steps "step-1" … "step-n", each returning {i, attempt, pid} (default 3)
 //   {"crash_in_step": k, "crash_file": "…"}  inside step k, the first time (while crash_file does not exist: it is
 //                                created first), kills its own worker process with SIGKILL

@@ -6,7 +6,7 @@
 import { newId } from "@conveyor/db";
 import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
 import { startForgingProvider, type ForgingProvider } from "@conveyor/testkit/oidc";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

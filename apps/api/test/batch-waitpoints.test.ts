@@ -4,7 +4,7 @@
 // the item, and a batch refused in its transaction (a quota) leaves no waitpoint behind. The second organization
 // sees none of it.
 import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

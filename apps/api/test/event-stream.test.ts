@@ -9,7 +9,7 @@ import { claimJobs, insertJobs, newId, writeOutcomes } from "@conveyor/db";
 import { metricSample, openSse, waitFor, type SseClient, type SseEvent } from "@conveyor/testkit";
 import { createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
 import { createApp } from "../src/app";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { HEARTBEAT_MS } from "../src/services/event-hub";
 import { MAX_BUFFERED_BYTES } from "../src/services/event-stream";
 

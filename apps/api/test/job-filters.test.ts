@@ -3,7 +3,7 @@
 import supertest from "supertest";
 import { newId } from "@conveyor/db";
 import { addMember, createOrg, startTwoOrgs, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import type { JobStatus } from "@conveyor/contracts";
 import { uuidFloor } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
 

@@ -3,7 +3,7 @@
 // bulk action, cancel or replay can reach (404, never 403).
 import { newId } from "@conveyor/db";
 import { addMember, createOrg, type SecondOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

@@ -2,7 +2,7 @@
 // for the job's type; the replay names its original (`replay_of`) and the original lists its replays (`replayed_as`).
 import { writeOutcomes } from "@conveyor/db";
 import { type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

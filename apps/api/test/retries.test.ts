@@ -5,7 +5,7 @@
 // untouched.
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 import { createOrg } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let stack: Stack;
 beforeAll(async () => {

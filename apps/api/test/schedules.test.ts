@@ -1,7 +1,7 @@
 // The schedule endpoints alone (docs/reference/time.md#time-priority-and-fairness; no worker): the fields, each refusal of bad input in docs/reference/http.md#errors's shape,
 // next_run_at as edits change it, access as for jobs, and another organization's schedules out of reach (404).
 import { nextTick } from "@conveyor/contracts";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
 

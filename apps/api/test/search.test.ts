@@ -3,7 +3,7 @@
 // and another organization's jobs never found.
 import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
 import { newId } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import type { Test } from "supertest";
 import { newId } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 import {
   addMember,

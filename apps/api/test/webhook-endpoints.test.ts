@@ -4,7 +4,7 @@
 import { webhookSecretsKey } from "@conveyor/config";
 import { newId, openSecret, recordDeliveryAttempts } from "@conveyor/db";
 import { addMember, createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

@@ -5,7 +5,7 @@
 // counts without queueing. Refusals follow docs/reference/http.md#errors; another organization's endpoint is a 404.
 import { newId, recordDeliveryAttempts, type DeliveryAttempt } from "@conveyor/db";
 import { addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

@@ -10,7 +10,7 @@ import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { systemClock } from "../context";
 import { loadApiConfig } from "../env";
-import { AppError } from "../http/errors";
+import { AppError } from "../services/errors";
 import { createOrganization } from "../services/accounts";
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_CHARACTERS, passwordProblem } from "../services/passwords";
 

@@ -1,13 +1,13 @@
 // Enqueueing up to 1,000 jobs at once (POST /jobs/batch, docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#dependencies, docs/reference/lifecycle.md#waitpoints-and-durable-steps): independent jobs, or a whole dependency
 // graph, with the waitpoints it waits on.
 import { BATCH_LIMIT } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
-import { validationFailed } from "../http/errors";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
+import { validationFailed } from "../services/errors";
 import { payloadExamples } from "../openapi/job-types";
-import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
+import { jsonSchema, ref, withProperty } from "../declarations/json-schema";
 import { createJobs } from "../services/job-batch";
 import { JOB_ID } from "./job-examples";
-import { batchInput } from "./job-fields";
+import { batchInput } from "../declarations/job-fields";
 import { waitpointExample } from "./waitpoints";
 
 export const jobBatchEndpoints = [

@@ -2,12 +2,12 @@
 // artifact. A user token or an API key, any role, always scoped to the caller's organization.
 import Joi from "joi";
 import { GRAPH_NODES_LIMIT, JOB_STATUSES, SEARCH_VALUE_MAX_LENGTH } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { payloadExamples } from "../openapi/job-types";
 import { getJob, getJobArtifact, getJobAttempts, getJobGraph, getJobLogs, listFailureGroups, listJobs } from "../services/job-reads";
 import { assertReadable } from "../services/live";
 import { AT, detailExtra, JOB_ID, listItem, REPLAY_ID } from "./job-examples";
-import { FAILURE_GROUPS_LIMIT_DEFAULT, FAILURE_GROUPS_LIMIT_MAX, failureGroupsQuery, listQuery } from "./job-fields";
+import { FAILURE_GROUPS_LIMIT_DEFAULT, FAILURE_GROUPS_LIMIT_MAX, failureGroupsQuery, listQuery } from "../declarations/job-fields";
 import { publicTokenQuery } from "./live";
 
 export const jobReadEndpoints = [

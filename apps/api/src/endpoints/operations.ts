@@ -3,8 +3,8 @@
 // Redis would evict keys (which can silently drop queued jobs).
 import { pingDatabase } from "@conveyor/db";
 import { checkRedis } from "@conveyor/queue";
-import { endpoint } from "../http/endpoint";
-import { AppError } from "../http/errors";
+import { endpoint } from "../declarations/endpoint";
+import { AppError } from "../services/errors";
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 

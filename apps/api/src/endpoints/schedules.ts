@@ -3,9 +3,9 @@
 import Joi from "joi";
 import { CRON_MAX_LENGTH, SCHEDULE_TIMEZONE_DEFAULT, TIMEZONE_MAX_LENGTH } from "@conveyor/contracts";
 import type { JobTemplate } from "@conveyor/db";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { payloadExamples } from "../openapi/job-types";
-import { jsonSchema, withProperty } from "../openapi/json-schema";
+import { jsonSchema, withProperty } from "../declarations/json-schema";
 import {
   createSchedule,
   deleteSchedule,
@@ -16,7 +16,7 @@ import {
   type ScheduleListQuery,
   type SchedulePatch,
 } from "../services/schedules";
-import { jobInput, runFields } from "./job-fields";
+import { jobInput, runFields } from "../declarations/job-fields";
 
 const SCHEDULE_ID = "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";

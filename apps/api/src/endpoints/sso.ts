@@ -2,14 +2,14 @@
 // it (start → the provider → callback) and land in the console with a session.
 import type { Request } from "express";
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../http/endpoint";
-import { AppError } from "../http/errors";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
+import { AppError } from "../services/errors";
 import { clearedSsoCookie, sessionCookie, sessionTokenOf, ssoCookie, ssoFlowTokenOf } from "../http/session-cookie";
-import { wantsHtml } from "../middleware/console-pages";
-import { requestOrigin } from "../services/audit";
+import { wantsHtml } from "../pages/console/console-pages";
+import { requestOrigin } from "../http/request-origin";
 import { consoleReturnPath, finishSsoLogin, SsoRefusal, startSsoLogin } from "../services/sso-login";
 import { deleteSsoSettings, getSsoSettings, putSsoSettings, ssoRedirectUri, type SsoInput } from "../services/sso-settings";
-import { emailField } from "./fields";
+import { emailField } from "../declarations/fields";
 
 const AT = "2026-11-21T09:30:00.000Z";
 

@@ -1,6 +1,6 @@
 // GET /usage (docs/reference/tenants.md#usage-quotas-and-backpressure): what the organization used, by UTC day or by job type; CSV with Accept: text/csv.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { getQuotas, getUsage, USAGE_MAX_DAYS, usageCsv, type UsageQuery } from "../services/usage";
 
 const date = Joi.string()

@@ -2,7 +2,7 @@
 // member and is refused). The secret is in the responses of creation and rotation only.
 import Joi from "joi";
 import { EVENT_ID_MAX, EVENT_TYPES, WEBHOOK_EVENT_CHOICES } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,

@@ -2,7 +2,7 @@
 // Like GET /queues, any credential of the organization reads it (a service may watch its capacity); workers are
 // shared by the deployment, so each shows only the caller's own jobs, and other work as a count of busy slots.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { getWorkers } from "../services/workers";
 
 const AT = "2026-11-21T09:30:00.000Z";

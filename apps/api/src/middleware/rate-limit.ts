@@ -10,7 +10,8 @@ import type { RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from "rate-limiter-flexible";
 import { redisKeyPrefix } from "@conveyor/queue";
 import type { AppDeps } from "../context";
-import { AppError } from "../http/errors";
+import type { AuthEndpoint } from "../declarations/endpoint";
+import { AppError } from "../services/errors";
 import type { FailedLoginGuard } from "../services/login-guard";
 
 /** Failed password checks allowed per account per window. */
@@ -21,8 +22,6 @@ const AUTH_REDIS_TIMEOUT_MS = 1_000;
 const JOBS_REDIS_TIMEOUT_MS = 300;
 /** At most one "limiter unavailable" warning per this interval. */
 const WARN_INTERVAL_MS = 30_000;
-
-export type AuthEndpoint = "login" | "signup" | "invite-check" | "invite-accept" | "sso";
 
 export type RateLimits = {
   /** AUTH_RATE_LIMIT_PER_MIN per client IP on one public auth endpoint. */

@@ -3,14 +3,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
-import { endpoints } from "../endpoints";
 import type { ApiConfig } from "../env";
-import { servedEndpoints, type Access, type Endpoint, type JsonSchema, type ResponseSpec } from "../http/endpoint";
+import type { EndpointRegistry } from "../declarations/registry";
+import type { Access, Endpoint, JsonSchema, ResponseSpec } from "../declarations/endpoint";
 import { catalogOptions } from "../services/job-catalog";
 import { errorResponseRef, errorResponses } from "./errors";
 import { jobSchemas } from "./job-types";
-import { jsonSchema, queryParameters, ref, withoutDefaults } from "./json-schema";
-import { responseSchemas } from "./responses";
+import { jsonSchema, queryParameters, ref, withoutDefaults } from "../declarations/json-schema";
+import { responseSchemas } from "../declarations/responses";
 
 export type DocumentOptions = ApiConfig;
 
@@ -146,9 +146,10 @@ function operationObject(op: Endpoint): JsonSchema {
   };
 }
 
-export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
+/** The document of the endpoints this deployment serves, read from the registry of their declarations. */
+export function buildOpenApiDocument(options: DocumentOptions, endpoints: EndpointRegistry): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const op of servedEndpoints(endpoints, { config: options })) {
+  for (const op of endpoints.served(options)) {
     const key = oasPath(op.path);
     paths[key] = { ...paths[key], [op.method]: operationObject(op) };
   }

@@ -18,7 +18,7 @@ import {
 import type { Role } from "@conveyor/contracts";
 import Joi from "joi";
 import type { Clock } from "../context";
-import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "../http/errors";
+import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";

@@ -11,7 +11,7 @@ import {
   revokeApiKey as revokeKey,
   type ListedApiKey,
 } from "@conveyor/db";
-import { forbidden, notFound, ssoRequired } from "../http/errors";
+import { forbidden, notFound, ssoRequired } from "./errors";
 import { generateApiKey } from "./api-key-secrets";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

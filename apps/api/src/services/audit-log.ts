@@ -2,7 +2,7 @@
 // admins only (the route says so); every query names the caller's organization.
 import { auditActionsMatching } from "@conveyor/contracts";
 import { isUuid, listAuditEntries, type AuditEntryView } from "@conveyor/db";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type AuditLogQuery = {

@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import Joi from "joi";
 import { isStkCallbackSecret, isUuid, recordJobCallback } from "@conveyor/db";
 import type { ServiceDeps } from "./deps";
-import { notFound } from "../http/errors";
-import { validate } from "../http/validate";
+import { notFound } from "./errors";
+import { validate } from "./validate";
 
 type StkCallback = {
   MerchantRequestID: string;

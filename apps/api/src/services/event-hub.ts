@@ -9,7 +9,7 @@ import { Gauge, type Registry } from "prom-client";
 import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, type EventText } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import { AppError } from "../http/errors";
+import { AppError } from "./errors";
 
 /** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
 export type EventSubscriber = {

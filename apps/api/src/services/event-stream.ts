@@ -5,7 +5,7 @@
 // dropped). A client that stops reading is disconnected once more than MAX_BUFFERED_BYTES wait for it.
 import { FINAL_EVENT_TYPES } from "@conveyor/contracts";
 import { findJobEventState, isUuid, readEventTexts, type EventText } from "@conveyor/db";
-import { notFound } from "../http/errors";
+import { notFound } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import { sseFrame, type EventSubscriber } from "./event-hub";
 

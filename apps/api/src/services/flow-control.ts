@@ -13,7 +13,7 @@ import {
   type QueueRow,
   type RateLimitRow,
 } from "@conveyor/db";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "./errors";
 import { audit, changedFields } from "./audit";
 import { checkRateLimitNames } from "./job-input";
 import type { Caller, ServiceDeps } from "./deps";

@@ -13,7 +13,7 @@ import {
   type AuditRequest,
   type InviteRecord,
 } from "@conveyor/db";
-import { AppError, forbidden, unauthorized, validationFailed } from "../http/errors";
+import { AppError, forbidden, unauthorized, validationFailed } from "./errors";
 import { normalizeEmail } from "./accounts";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

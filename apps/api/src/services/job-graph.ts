@@ -3,7 +3,7 @@
 // transaction of its own. Used by POST /jobs with depends_on and by POST /jobs/batch.
 import type { JobStatus } from "@conveyor/contracts";
 import { findOrgJobs, findOrgWaitpoints, isUuid, UnknownDependencyError, type NewJob } from "@conveyor/db";
-import { validationFailed, type ErrorDetail } from "../http/errors";
+import { validationFailed, type ErrorDetail } from "./errors";
 import type { ServiceDeps } from "./deps";
 import type { Accepted, JobInput } from "./job-input";
 import type { GraphPrelude, JobInserter } from "./job-writer";

@@ -2,7 +2,7 @@
 // payload against the catalog, its rate limit's name, and the new job row it becomes. Nothing here stores anything.
 import { CONCURRENCY_LIMIT_DEFAULT, DEDUPE_SECONDS_DEFAULT, RUN_AT_MAX_AHEAD_MS, type JobStatus, type OnDependencyFailure } from "@conveyor/contracts";
 import { newId, unknownRateLimits, type NewJob } from "@conveyor/db";
-import { validationFailed, type ErrorDetail } from "../http/errors";
+import { validationFailed, type ErrorDetail } from "./errors";
 import { currentTraceParent } from "@conveyor/tracing";
 import { checkJob, unknownJobType } from "./job-catalog";
 import type { ServiceDeps } from "./deps";

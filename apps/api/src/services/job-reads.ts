@@ -15,7 +15,7 @@ import {
   type JobDetail,
   type JobGraph,
 } from "@conveyor/db";
-import { notFound, validationFailed } from "../http/errors";
+import { notFound, validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 /** `include=error`: each item also carries its last error (its first 300 characters), for a list that shows why jobs failed. */

@@ -14,7 +14,7 @@ import {
   type JobTemplate,
   type ScheduleRow,
 } from "@conveyor/db";
-import { notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { notFound, validationFailed, type ErrorDetail } from "./errors";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

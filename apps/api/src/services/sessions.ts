@@ -15,7 +15,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { durationMs } from "../env";
-import { AppError, notFound, ssoRequired, unauthorized } from "../http/errors";
+import { AppError, notFound, ssoRequired, unauthorized } from "./errors";
 import { checkLogin, recordLogin, type LoginInput, type OrgChoice } from "./accounts";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

@@ -19,7 +19,7 @@ import {
   type AuditRequest,
   type OrgSsoRecord,
 } from "@conveyor/db";
-import { AppError, validationFailed } from "../http/errors";
+import { AppError, validationFailed } from "./errors";
 import { normalizeEmail } from "./accounts";
 import type { ServiceDeps } from "./deps";
 import { oidc, storedProvider } from "./oidc-client";

@@ -4,7 +4,7 @@
 import { webhookSecretsKey } from "@conveyor/config";
 import { urlRefusal } from "@conveyor/contracts";
 import { deleteOrgSso, findOrgSso, inTransaction, openSecret, saveOrgSso, sealSecret, type OrgSsoRecord } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { checkJwks, discoverProvider, providerPolicy } from "./oidc-client";

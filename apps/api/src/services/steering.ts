@@ -25,7 +25,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { cancelChannel, redisKeyPrefix } from "@conveyor/queue";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit } from "./audit";
 import { currentTraceParent } from "@conveyor/tracing";

@@ -13,7 +13,7 @@ import {
   type MemberView,
 } from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

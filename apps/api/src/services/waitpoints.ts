@@ -16,7 +16,7 @@ import {
   type WaitpointActor,
   type WaitpointJson,
 } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

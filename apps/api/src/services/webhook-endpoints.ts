@@ -21,7 +21,7 @@ import {
   type WebhookEndpointView,
 } from "@conveyor/db";
 import type pg from "pg";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

@@ -11,7 +11,7 @@
 // is being refused stays the largest asker and a quiet organization is not shed in its place.
 import { readDueBacklog } from "@conveyor/db";
 import type { AppDeps } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../errors";
 import { COMMIT_LATENCY_WINDOW_MS, CommitLatency } from "./commit-latency";
 
 export const BACKPRESSURE_REFRESH_MS = 1_000;

@@ -32,7 +32,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import type { AppDeps } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../errors";
 import { QuotaBlocks } from "./quota-blocks";
 import type { GraphPrelude, JobInserter, JobWriter } from "../job-writer";
 

@@ -2,18 +2,17 @@
 // the credential and role checks, the per-organization limit of job endpoints, input validation, the handler,
 // and its reply. A known path asked with another method (OPTIONS included) is 405 with `Allow`.
 import { Router, type RequestHandler, type Response } from "express";
-import { requireRole, type Authenticator } from "../middleware/authenticate";
-import type { RateLimits } from "../middleware/rate-limit";
-import { servedEndpoints, type Endpoint, type Reply, type RouteDeps } from "./endpoint";
-import { AppError } from "./errors";
-import { validate } from "./validate";
+import type { Endpoint, Reply } from "../declarations/endpoint";
+import type { EndpointRegistry } from "../declarations/registry";
+import { requireRole } from "../middleware/authenticate";
+import type { RouterDeps } from "../middleware/deps";
+import { AppError } from "../services/errors";
+import { validate } from "../services/validate";
 
-export type RouterDeps = RouteDeps & { authenticate: Authenticator; rateLimits: RateLimits };
-
-export function buildRouter(endpoints: readonly Endpoint[], deps: RouterDeps): Router {
+export function buildRouter(endpoints: EndpointRegistry, deps: RouterDeps): Router {
   const router = Router();
   const methodsByPath = new Map<string, string[]>();
-  for (const e of servedEndpoints(endpoints, deps)) {
+  for (const e of endpoints.served(deps.config)) {
     methodsByPath.set(e.path, [...(methodsByPath.get(e.path) ?? []), e.method.toUpperCase()]);
     router[e.method](e.path, ...guards(e, deps), handler(e, deps));
   }

@@ -1,10 +1,10 @@
 // Console routes share paths with the API (/jobs, /jobs/{id}): a browser navigation, whose Accept prefers
 // text/html, gets the console's page; fetch calls and API clients (application/json or */*) go on to the API.
 import type { RequestHandler } from "express";
-import { sendConsolePage } from "../endpoints/console";
-import type { RouterDeps } from "../http/router";
-import { CONSOLE_ROUTES } from "../pages/console";
-import { jobsFirstPage } from "../pages/console/first-page";
+import type { RouterDeps } from "../../middleware/deps";
+import { CONSOLE_ROUTES } from "./index";
+import { jobsFirstPage } from "./first-page";
+import { sendConsolePage } from "./send-console-page";
 
 /** Whether the request is a browser navigation: Accept lists text/html and prefers it to JSON. */
 export function wantsHtml(accept: string | undefined, preferred: string | false): boolean {

@@ -5,9 +5,8 @@ import type { Request, Response } from "express";
 import type Joi from "joi";
 import type { Role } from "@conveyor/contracts";
 import type { ApiConfig } from "../env";
-import type { AuthEndpoint } from "../middleware/rate-limit";
-import type { JsonSchema } from "../openapi/json-schema";
-import type { ResponseSchemaName } from "../openapi/responses";
+import type { JsonSchema } from "./json-schema";
+import type { ResponseSchemaName } from "./responses";
 import type { Caller, ServiceDeps } from "../services/deps";
 
 /**
@@ -19,6 +18,9 @@ import type { Caller, ServiceDeps } from "../services/deps";
 export type Access = "public" | "user" | "job" | "job_read" | "session";
 
 export type { JsonSchema };
+
+/** The public auth endpoints, each limited per client IP (docs/reference/tenants.md#authentication). */
+export type AuthEndpoint = "login" | "signup" | "invite-check" | "invite-accept" | "sso";
 
 export type Tag =
   | "Jobs"
@@ -126,9 +128,6 @@ export type Endpoint = EndpointSpec<Access, unknown, unknown, string>;
 export function endpoint<A extends Access, Q = Record<string, never>, B = undefined, P extends string = never>(spec: EndpointSpec<A, Q, B, P>): Endpoint {
   return spec as unknown as Endpoint;
 }
-
-/** Endpoints this deployment serves (some depend on configuration). */
-export const servedEndpoints = (list: readonly Endpoint[], deps: { config: ApiConfig }) => list.filter((e) => e.enabled?.(deps.config) ?? true);
 
 const uuid: JsonSchema = { type: "string", format: "uuid" };
 

@@ -1,9 +1,5 @@
 // What other packages may take from the API: the app to embed or serve, its configuration, and the credentials
 // it issues (the test kit signs tokens and makes keys the way the API does). Nothing else imports src/ paths.
-import { endpoints } from "./endpoints";
-import type { ApiConfig } from "./env";
-import { buildOpenApiDocument as documentOf } from "./openapi/document";
-
 export { createApp, createServer } from "./app";
 export { systemClock, type AppDeps, type Clock } from "./context";
 export { apiEnvSchema, loadApiConfig, usesDevelopmentJwtSecret, type ApiConfig } from "./env";
@@ -13,6 +9,3 @@ export { CONSOLE_PAGES } from "./pages/console";
 export { signToken, verifyToken } from "./services/tokens";
 // What /metrics serves, for the test that holds deploy/'s dashboards and alerts to it.
 export { createApiMetrics } from "./observability/metrics";
-
-/** The OpenAPI document this configuration serves at /openapi.json. */
-export const buildOpenApiDocument = (config: ApiConfig) => documentOf(config, endpoints);

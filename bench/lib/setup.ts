@@ -1,6 +1,7 @@
 // The benchmark's own database and Redis prefix on the machine's Postgres and Redis, and a tenant to call
 // the API as. Everything is created fresh for a run and removed afterwards.
 import { createHash, randomBytes } from "node:crypto";
+import bcrypt from "bcrypt";
 import pg from "pg";
 import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
 import { deleteRedisPrefix } from "@conveyor/testkit";
@@ -85,4 +86,24 @@ export function conveyorEnv(env: BenchEnv, extra: Record<string, string> = {}): 
     AUTH_RATE_LIMIT_PER_MIN: "0",
     ...extra,
   };
+}
+
+/**
+ * A bearer token for a user of the bench organization, got as a person gets one: the user's password is set here,
+ * then POST /auth/login on the running API at `origin` (the bench talks to the API over HTTP only).
+ */
+export async function loginToken(env: BenchEnv, origin: string, userId: string): Promise<string> {
+  const password = randomBytes(12).toString("base64url");
+  const { rows } = await env.db.pool.query<{ email: string }>("UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email", [
+    userId,
+    await bcrypt.hash(password, 4),
+  ]);
+  const res = await fetch(`${origin}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: rows[0]?.email, password, org_id: env.orgId }),
+  });
+  const body = (await res.json()) as { token?: string };
+  if (res.status !== 200 || !body.token) throw new Error(`POST /auth/login answered ${res.status}`);
+  return body.token;
 }

@@ -2,6 +2,7 @@
 // servers for the tests that stop or wipe them (the machine's shared servers are never touched).
 import { Redis } from "ioredis";
 import { createDatabase, migrate } from "@conveyor/db";
+import { withPrisma } from "@conveyor/db/prisma";
 import { envelopeKey } from "@conveyor/queue";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
 import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/testkit/stack";
@@ -218,7 +219,7 @@ describe("A9: Postgres restarted", () => {
     server = await startPrivatePostgres();
     const url = server.url("conveyor");
     await migrate(url);
-    const db = createDatabase({ url, poolSize: 5 });
+    const db = withPrisma(createDatabase({ url, poolSize: 5 }));
     stack = await startStack({
       database: { name: "conveyor", url, db, drop: () => db.close() },
       workerEnv: { WORKER_TYPES: "scripted", SCRIPTED_MARKER_FILE: log.file },

@@ -31,19 +31,7 @@ export async function prepare(serverUrl = SERVER_URL): Promise<BenchEnv> {
   const orgId = newId();
   const userId = newId();
   const apiKey = `cvk_${randomBytes(32).toString("base64url").replace(/[-_]/g, "A").slice(0, 43)}`;
-  await db.prisma.organization.create({ data: { id: orgId, name: "Bench" } });
-  await db.prisma.user.create({ data: { id: userId, email: `bench-${name}@example.test`, passwordHash: "unused" } });
-  await db.prisma.membership.create({ data: { orgId, userId, role: "owner" } });
-  await db.prisma.apiKey.create({
-    data: {
-      id: newId(),
-      orgId,
-      createdBy: userId,
-      name: "bench",
-      prefix: apiKey.slice(0, 8),
-      keyHash: new Uint8Array(createHash("sha256").update(apiKey).digest()),
-    },
-  });
+  await insertOrgWithKey(db, { orgId, orgName: "Bench", userId, email: `bench-${name}@example.test`, apiKey });
   const prefix = `conveyor-bench-${randomBytes(3).toString("hex")}`;
   return {
     databaseUrl,
@@ -58,6 +46,20 @@ export async function prepare(serverUrl = SERVER_URL): Promise<BenchEnv> {
       await clearPrefix(prefix);
     },
   };
+}
+
+/** An organization with its owner and an API key of the owner's, written straight to Postgres. */
+export async function insertOrgWithKey(db: Database, o: { orgId: string; orgName: string; userId: string; email: string; apiKey: string }): Promise<void> {
+  await db.pool.query("INSERT INTO organizations (id, name) VALUES ($1, $2)", [o.orgId, o.orgName]);
+  await db.pool.query("INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'unused')", [o.userId, o.email]);
+  await db.pool.query("INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')", [o.orgId, o.userId]);
+  await db.pool.query("INSERT INTO api_keys (id, org_id, created_by, name, prefix, key_hash) VALUES ($1, $2, $3, 'bench', $4, $5)", [
+    newId(),
+    o.orgId,
+    o.userId,
+    o.apiKey.slice(0, 8),
+    createHash("sha256").update(o.apiKey).digest(),
+  ]);
 }
 
 /** Removes every Redis key under `prefix` (between scenarios and at the end): Conveyor's, under the hash tag

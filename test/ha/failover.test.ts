@@ -2,19 +2,20 @@
 // replica, the API and a worker on the multi-host URL (target_session_attrs=read-write), clients posting about 200
 // jobs/s; the primary stopped at once (`-m immediate`), the replica promoted. No 500 at any point (503s carry
 // Retry-After), every acknowledged job is on the new primary and runs, and the workers resume within 30 s.
-import { createDatabase, migrate, type Database } from "@conveyor/db";
+import { createDatabase, migrate } from "@conveyor/db";
+import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { startReplicatedPostgres, waitFor, type ReplicatedPostgres, type TestDatabase } from "@conveyor/testkit";
 import { startStack, type Stack } from "@conveyor/testkit/stack";
 
 let pair: ReplicatedPostgres;
 let stack: Stack;
-let db: Database;
+let db: DatabaseWithPrisma;
 
 beforeAll(async () => {
   pair = await startReplicatedPostgres({ synchronous: true });
   await migrate(pair.primary.url("conveyor"));
   const url = pair.failoverUrl("conveyor");
-  db = createDatabase({ url, poolSize: 5, applicationName: "conveyor-test" });
+  db = withPrisma(createDatabase({ url, poolSize: 5, applicationName: "conveyor-test" }));
   const database: TestDatabase = { name: "conveyor", url, db, drop: () => db.close() };
   stack = await startStack({ database });
   await stack.startWorker({ WORKER_CONCURRENCY: "20" });

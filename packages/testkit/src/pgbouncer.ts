@@ -11,6 +11,7 @@ import { waitFor } from "./wait";
 import net from "node:net";
 import pg from "pg";
 import { createDatabase } from "@conveyor/db";
+import { withPrisma } from "@conveyor/db/prisma";
 import type { TestDatabase } from "./postgres";
 
 export type PgBouncer = {
@@ -132,7 +133,7 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
 export function throughPooler(database: TestDatabase, pooler: PgBouncer): TestDatabase {
   const url = pooler.url(database.name);
   const directUrl = database.directUrl ?? database.url;
-  const db = createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" });
+  const db = withPrisma(createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" }));
   return {
     ...database,
     url,

@@ -3,7 +3,8 @@
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcrypt";
 import type { Role } from "@conveyor/contracts";
-import { newId, type Database } from "@conveyor/db";
+import { newId } from "@conveyor/db";
+import type { DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { generateApiKey, signToken, type ApiConfig } from "@conveyor/api";
 
 export const TEST_PASSWORD = "correct horse battery staple";
@@ -16,7 +17,7 @@ export function uniqueEmail(label = "user"): string {
 export type TestMember = { orgId: string; userId: string; email: string; role: Role; token: string };
 
 /** A new user whose password is TEST_PASSWORD, with an email made from `label`. */
-export async function createUser(db: Database, label = "user"): Promise<{ userId: string; email: string }> {
+export async function createUser(db: DatabaseWithPrisma, label = "user"): Promise<{ userId: string; email: string }> {
   passwordHash ??= await bcrypt.hash(TEST_PASSWORD, 4);
   const userId = newId();
   const email = uniqueEmail(label);
@@ -25,7 +26,7 @@ export async function createUser(db: Database, label = "user"): Promise<{ userId
 }
 
 /** A user with `role` in `orgId` (a new user unless `userId` is given), and a JWT for that org. */
-export async function addMember(db: Database, config: ApiConfig, orgId: string, role: Role, userId?: string): Promise<TestMember> {
+export async function addMember(db: DatabaseWithPrisma, config: ApiConfig, orgId: string, role: Role, userId?: string): Promise<TestMember> {
   let email: string;
   if (userId) {
     email = (await db.prisma.user.findUniqueOrThrow({ where: { id: userId } })).email;
@@ -37,14 +38,18 @@ export async function addMember(db: Database, config: ApiConfig, orgId: string, 
 }
 
 /** A new organization and its owner. */
-export async function createOrg(db: Database, config: ApiConfig, name = `Org ${randomBytes(3).toString("hex")}`): Promise<TestMember> {
+export async function createOrg(db: DatabaseWithPrisma, config: ApiConfig, name = `Org ${randomBytes(3).toString("hex")}`): Promise<TestMember> {
   const orgId = newId();
   await db.prisma.organization.create({ data: { id: orgId, name } });
   return addMember(db, config, orgId, "owner");
 }
 
 /** An API key created by `member` in its org. */
-export async function createApiKey(db: Database, member: Pick<TestMember, "orgId" | "userId">, name = "test key"): Promise<{ id: string; key: string }> {
+export async function createApiKey(
+  db: DatabaseWithPrisma,
+  member: Pick<TestMember, "orgId" | "userId">,
+  name = "test key",
+): Promise<{ id: string; key: string }> {
   const { key, prefix, hash } = generateApiKey();
   const id = newId();
   await db.prisma.apiKey.create({ data: { id, orgId: member.orgId, createdBy: member.userId, name, prefix, keyHash: new Uint8Array(hash) } });

@@ -4,7 +4,8 @@
 // API as the baseline, and after each test checks that the org still sees exactly that, that no other org's job
 // shows in its lists, and that another org's credential cannot read its job. A query that forgot its org
 // filter, or a worker that wrote to the wrong job, fails one of these.
-import { newId, type Database } from "@conveyor/db";
+import { newId } from "@conveyor/db";
+import type { DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { createApiKey, createUser } from "./factories";
 
 /** GET `path` with `headers` from the API under test (over supertest, fetch or plain http). */
@@ -26,7 +27,7 @@ export type SecondOrg = {
 
 type View = Record<string, { status: number; body: unknown }>;
 
-export async function createSecondOrg(db: Database, name = "Second org"): Promise<SecondOrg> {
+export async function createSecondOrg(db: DatabaseWithPrisma, name = "Second org"): Promise<SecondOrg> {
   const orgId = newId();
   await db.prisma.organization.create({ data: { id: orgId, name } });
   const { userId } = await createUser(db, "second-org-owner");

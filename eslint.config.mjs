@@ -84,7 +84,7 @@ export default tseslint.config(
   },
   {
     // Tests, benchmarks and scripts may print, and read untyped response bodies.
-    files: ["**/test/**/*.ts", "test/**/*.ts", "packages/testkit/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "**/cli/**/*.ts"],
+    files: ["**/test/**/*.ts", "test/**/*.ts", "packages/testkit/**/*.ts", "apps/*/testing/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "**/cli/**/*.ts"],
     rules: { "no-console": "off", "@typescript-eslint/no-explicit-any": "off" },
   },
   prettier,

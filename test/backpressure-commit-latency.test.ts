@@ -3,8 +3,8 @@
 // 429 overloaded (counted on /metrics as commit_latency) while a quiet organization's posts are still accepted, and
 // once commits are fast again the flood is accepted again. The slowness is real Postgres: a deferred constraint
 // trigger on jobs, created in this test's own database only, sleeps once per transaction at its commit.
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 import { waitFor } from "@conveyor/testkit";
 
 /** Well past the threshold below, so the p99 is past it whatever the machine's load. */

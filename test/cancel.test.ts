@@ -4,8 +4,8 @@
 // cancelled job never starts afterwards, not after a Redis FLUSHALL either.
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { addMember } from "@conveyor/testkit/api";
-import { ScriptedLog, startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
+import { addMember } from "@conveyor/api/testing";
+import { ScriptedLog, startStack, type JobView, type Stack } from "@conveyor/api/testing/stack";
 
 type Job = JobView & { cancel_requested_at: string | null };
 

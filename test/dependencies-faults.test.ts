@@ -3,7 +3,7 @@
 // due, so neither loses a dependent nor runs one twice or before its dependencies.
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(180_000);
 

@@ -2,7 +2,7 @@
 // graph is one batch; a dependent starts only after every dependency succeeded — read from the event log, whose ids
 // grow in the order the transactions began — and a failure or a cancellation cancels the waiting jobs below it.
 import { startSendGridFake, startWebhookReceiver, type FakeServer, type SendGridFake } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(240_000);
 

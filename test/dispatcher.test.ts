@@ -4,8 +4,8 @@
 // job lost or run twice (docs/reference/robustness.md#r34).
 import { Redis } from "ioredis";
 import { waitFor } from "@conveyor/testkit";
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
-import { ScriptedLog, startStack, type LogView, type Stack } from "@conveyor/testkit/stack";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
+import { ScriptedLog, startStack, type LogView, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed" || job.status === "cancelled";
 

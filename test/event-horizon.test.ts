@@ -9,7 +9,7 @@ import { createDatabase, migrate } from "@conveyor/db";
 import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { openSse, startPrivatePostgres, waitFor, type PrivatePostgres, type SseClient } from "@conveyor/testkit";
 import { startWebhookReceiver, verifyDelivery, type FakeServer } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const local = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true" };
 

@@ -4,7 +4,7 @@
 // The second organization's own stream, open all along, never shows one of these jobs.
 import { FINAL_EVENT_TYPES } from "@conveyor/contracts";
 import { openSse, type SseClient } from "@conveyor/testkit";
-import { startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type JobView, type Stack } from "@conveyor/api/testing/stack";
 
 type EventJson = { id: number; type: string; time: string; job_id: string; data: Record<string, unknown> };
 

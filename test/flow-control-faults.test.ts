@@ -2,7 +2,7 @@
 // FLUSHALL, and a rate limit through the leader's SIGKILL mid-window, on a private Redis that may be wiped.
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, type SpanRun, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type SpanRun, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(180_000);
 

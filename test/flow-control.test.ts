@@ -2,9 +2,9 @@
 // attempts ran at the same time is read from the handlers' own start/end marks (the scripted plugin's `span`).
 import { deleteExpiredDedupeKeys } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
 import { startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
-import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(180_000);
 

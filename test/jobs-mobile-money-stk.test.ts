@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "@conveyor/api";
 import { waitFor } from "@conveyor/testkit";
 import { startDarajaFake, type DarajaFake, darajaSettings } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 

@@ -13,7 +13,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/api/testing";
 import { loadApiConfig } from "@conveyor/api";
 
 const JOBS = 100_000;

@@ -16,7 +16,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { OUTPUT_MAX_BYTES, OUTPUT_TRUNCATED_MARKER } from "@conveyor/contracts";
 import { subscribeToJob } from "@conveyor/client";
 import { openSse, repoRoot, waitFor, CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const artifacts = path.join(repoRoot, "test-artifacts", "live-results");
 const work = path.join(tmpdir(), `conveyor-live-${process.pid}`);

@@ -2,7 +2,7 @@
 // API's /metrics (created) and on the worker's WORKER_METRICS_PORT (attempts, finished, durations), and the
 // leading worker reports the deployment's backlog per type from Postgres (docs/reference/high-availability.md#scale-out-and-observability).
 import { waitFor, metricSample as sample } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 let workerMetrics: () => Promise<string>;

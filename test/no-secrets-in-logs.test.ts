@@ -12,7 +12,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { createSecondOrg, httpGet, type SecondOrg } from "@conveyor/testkit/api";
+import { createSecondOrg, httpGet, type SecondOrg } from "@conveyor/api/testing";
 import {
   OPENAI_TEST_KEY,
   openaiError,

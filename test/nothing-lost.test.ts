@@ -5,7 +5,7 @@ import { createDatabase, migrate } from "@conveyor/db";
 import { withPrisma } from "@conveyor/db/prisma";
 import { envelopeKey } from "@conveyor/queue";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 

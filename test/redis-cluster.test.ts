@@ -6,7 +6,7 @@
 import { Cluster } from "ioredis";
 import { parseHostPorts, redisKeyPrefix, redisTarget } from "@conveyor/queue";
 import { startRedisCluster, waitFor, type PrivateRedisCluster } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let cluster: PrivateRedisCluster | undefined;
 let stack: Stack | undefined;

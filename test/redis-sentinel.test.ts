@@ -9,7 +9,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { parseSentinels, redisTarget } from "@conveyor/queue";
 import { askRedis, freePort, startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const MASTER = "conveyor-test";
 

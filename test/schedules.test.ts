@@ -6,7 +6,7 @@
 // no natural tick lands during the test.
 import type pg from "pg";
 import { waitFor, type ServiceProcess } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 type Schedule = { id: string; cron: string; next_run_at: string | null; last_run_at: string | null; paused: boolean };
 

@@ -2,7 +2,7 @@
 // more than JOB_RETENTION_DAYS ago — with the logs and events its real run wrote — and leaves recent and live jobs;
 // a bulk cancel by filter stops a running handler on its worker. The second organization stays untouched.
 import { waitFor } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 beforeAll(async () => {

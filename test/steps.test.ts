@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { waitFor, type ServiceProcess } from "@conveyor/testkit";
-import { SCRIPTED_PLUGIN, STEPS_PLUGIN, startStack, type Stack } from "@conveyor/testkit/stack";
+import { SCRIPTED_PLUGIN, STEPS_PLUGIN, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(300_000);
 

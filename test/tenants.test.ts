@@ -19,8 +19,8 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { createApiKey, createOrg, createSecondOrg, httpGet } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { createApiKey, createOrg, createSecondOrg, httpGet } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 import { loadApiConfig } from "@conveyor/api";
 
 const JWT_SECRET = "test-secret-that-is-long-enough-for-hs256-000";

@@ -6,7 +6,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
-import { createSecondOrg, type SecondOrg } from "@conveyor/testkit/api";
+import { createSecondOrg, type SecondOrg } from "@conveyor/api/testing";
 import { headerValue, startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
 import {
   createTestDatabase,

@@ -5,8 +5,8 @@
 // organization sees none of it and cannot use any of it.
 import { openSse, type SseClient } from "@conveyor/testkit";
 import { startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
-import { addMember } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { addMember } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 import { waitFor } from "@conveyor/testkit";
 
 jest.setTimeout(240_000);

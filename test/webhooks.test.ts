@@ -10,7 +10,7 @@ import { webhookSecretsKey } from "@conveyor/config";
 import { insertWebhookEndpoint, newId, sealSecret } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { startFakeServer, type FakeServer, type RecordedRequest } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const local = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true" };
 

@@ -5,7 +5,7 @@
 import { createDatabase, migrate } from "@conveyor/db";
 import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { startReplicatedPostgres, waitFor, type ReplicatedPostgres, type TestDatabase } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let pair: ReplicatedPostgres;
 let stack: Stack;

@@ -4,7 +4,7 @@
 import pg from "pg";
 import { createDatabase, inTransaction, newId, type Database } from "@conveyor/db";
 import { createTestDatabase, startPgBouncer, throughPooler, waitFor, type PgBouncer, type TestDatabase } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 describe("statements through a transaction pooler", () => {
   // One server connection behind the pooler: every transaction of every client runs on it, so a statement one

@@ -5,7 +5,7 @@
 import { createDatabase, migrate, resolveDatabaseUrl } from "@conveyor/db";
 import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { startReplicatedPostgres, waitFor, type ReplicatedPostgres, type TestDatabase } from "@conveyor/testkit";
-import { addMember, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 const WINDOW_MS = 1_500;
 let pair: ReplicatedPostgres;

@@ -8,7 +8,7 @@ import { errorHandler } from "../src/middleware/error-handler";
 import { API_KEY_CACHE_MS, createAuthenticator } from "../src/middleware/authenticate";
 import { requestContext } from "../src/middleware/request-context";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 /** A route that accepts API keys like the job endpoints do, behind the real authenticator with its cache. */

@@ -4,7 +4,7 @@
 // no password, token, secret, key or payload; GET /audit-log filters and pages, for owners and admins of that
 // organization only.
 import { newId } from "@conveyor/db";
-import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { startForgingProvider, type ForgingProvider } from "@conveyor/testkit/oidc";
 import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";

@@ -4,7 +4,7 @@ import jwt from "jsonwebtoken";
 import { newId } from "@conveyor/db";
 import { signToken } from "../src/services/tokens";
 import { expectError } from "./support/expect-error";
-import { addMember, createApiKey, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import net, { type AddressInfo } from "node:net";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
 import { createApp, createServer } from "../src/app";
 import { expectError } from "./support/expect-error";
-import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 let owner: TestMember;

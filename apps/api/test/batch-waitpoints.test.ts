@@ -3,7 +3,7 @@
 // them after the jobs with their one-time complete_url; bad waitpoints, duplicate and unknown refs are 400s naming
 // the item, and a batch refused in its transaction (a quota) leaves no waitpoint behind. The second organization
 // sees none of it.
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;

@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { CONSOLE_DIST, CONSOLE_MISSING_HTML, CONSOLE_PAGE_POLICY, consoleBuild } from "../src/pages/console";
 import { DOCS_PAGE_POLICY } from "../src/pages/docs";
 

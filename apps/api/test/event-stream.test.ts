@@ -7,7 +7,7 @@ import net from "node:net";
 import pg from "pg";
 import { claimJobs, insertJobs, newId, writeOutcomes } from "@conveyor/db";
 import { metricSample, openSse, waitFor, type SseClient, type SseEvent } from "@conveyor/testkit";
-import { createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { createApp } from "../src/app";
 import { responseSchemas } from "../src/declarations/responses";
 import { HEARTBEAT_MS } from "../src/services/event-hub";

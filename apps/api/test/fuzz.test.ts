@@ -12,7 +12,7 @@ import jwt from "jsonwebtoken";
 import { Agent, request } from "undici";
 import { createApp, createServer } from "../src/app";
 import { ERROR_STATUS } from "../src/http/errors";
-import { addMember, createApiKey, createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);

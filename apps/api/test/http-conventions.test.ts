@@ -4,7 +4,7 @@ import { createLogger } from "@conveyor/logger";
 import { PassThrough } from "node:stream";
 import { errorHandler } from "../src/middleware/error-handler";
 import { requestContext } from "../src/middleware/request-context";
-import { startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {

@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { repoRoot, CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 import { createApp } from "../src/app";
-import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const artifacts = path.join(repoRoot, "test-artifacts");
 const PASSWORD = "my new team password";

@@ -2,7 +2,7 @@
 // under concurrency, re-invites, the existing-account rule, and tokens that exist only as hashes.
 import { createHash } from "node:crypto";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, TEST_PASSWORD, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createOrg, TEST_PASSWORD, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {

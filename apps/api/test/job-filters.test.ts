@@ -2,7 +2,7 @@
 // input, every role — with a second organization holding look-alike jobs that no filter may ever show.
 import supertest from "supertest";
 import { newId } from "@conveyor/db";
-import { addMember, createOrg, startTwoOrgs, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, startTwoOrgs, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;

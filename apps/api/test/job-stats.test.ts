@@ -7,7 +7,7 @@ import type { JobStatus } from "@conveyor/contracts";
 import { uuidFloor } from "@conveyor/db";
 import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 let api: TestApi;
 let second: SecondOrg;

@@ -2,7 +2,7 @@
 // matched/affected/has_more at the 10,000 bound, bad input, every role — and another organization whose jobs no
 // bulk action, cancel or replay can reach (404, never 403).
 import { newId } from "@conveyor/db";
-import { addMember, createOrg, type SecondOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
+import { addMember, createOrg, type SecondOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/api/testing";
 import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;

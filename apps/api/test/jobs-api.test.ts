@@ -4,7 +4,7 @@ import { createDatabase, isUuid } from "@conveyor/db";
 import { freePort } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
-import { addMember, createApiKey, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 let alice: TestMember; // owner of org A

@@ -14,7 +14,7 @@ import { catalogOptions } from "../src/services/job-catalog";
 import { jobComponent, payloadComponent, payloadExamples } from "../src/openapi/job-types";
 import { jsonSchema, withoutDefaults } from "../src/declarations/json-schema";
 import { responseSchemas } from "../src/declarations/responses";
-import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 type Doc = { openapi: string; paths: Record<string, Record<string, any>>; components: Record<string, Record<string, any>> };
 

@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "@conveyor/testkit";
-import { uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { uniqueEmail, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const PASSWORD = "operator chosen passphrase";
 const entry = path.join(repoRoot, "apps/api/src/cli/org-create.ts");

@@ -2,8 +2,8 @@
 // attempt's start counts in its minute (a retried job twice), the wait is the attempt's due-to-start time as the job
 // itself records it, every queue of the organization has a dense series of 60 minutes, and another organization's
 // starts never show.
-import { startStack, type Stack } from "@conveyor/testkit/stack";
-import { createOrg } from "@conveyor/testkit/api";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
+import { createOrg } from "@conveyor/api/testing";
 import { QUEUE_ACTIVITY_MINUTES } from "@conveyor/db";
 import { responseSchemas } from "../src/declarations/responses";
 

@@ -9,7 +9,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { runDueSchedules, type QuotaLimits } from "@conveyor/db";
 import { repoRoot } from "@conveyor/testkit";
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { USAGE_METRICS_MS } from "../src/observability/metrics";
 import { expectError } from "./support/expect-error";
 

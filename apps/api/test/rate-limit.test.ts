@@ -12,7 +12,7 @@ import { errorHandler } from "../src/middleware/error-handler";
 import { FAILED_LOGINS_PER_ACCOUNT, createRateLimits } from "../src/middleware/rate-limit";
 import { requestContext } from "../src/middleware/request-context";
 import { expectError } from "./support/expect-error";
-import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const LIMIT = 3;
 /** A client address no other test uses (TRUST_PROXY=1 makes X-Forwarded-For the client IP). */

@@ -2,7 +2,7 @@
 // filter is validated like GET /jobs's query, the name's length and uniqueness are checked, a person keeps at most
 // SAVED_VIEWS_PER_USER (also when saves race), nobody sees or deletes another person's view (404, like an unknown id,
 // also across organizations), an API key is refused, and a removed member's views go with the membership.
-import { createApiKey, addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { responseSchemas } from "../src/declarations/responses";
 import { SAVED_VIEWS_PER_USER } from "../src/services/saved-views";
 import { expectError } from "./support/expect-error";

@@ -3,7 +3,7 @@
 import { nextTick } from "@conveyor/contracts";
 import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 let api: TestApi;
 let alice: TestMember; // owner of the org under test

@@ -17,7 +17,7 @@ import {
   type SecondOrg,
   type TestApi,
   type TestMember,
-} from "@conveyor/testkit/api";
+} from "@conveyor/api/testing";
 
 let api: TestApi;
 let second: SecondOrg;

@@ -5,7 +5,7 @@
 // `oidc-provider` in Chromium is apps/console/test/sso.test.ts.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { startForgingProvider, type ForgingProvider } from "@conveyor/testkit/oidc";
 import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";

@@ -3,7 +3,7 @@
 // and never logged; another org's endpoint is a 404, exactly like an unknown one.
 import { webhookSecretsKey } from "@conveyor/config";
 import { newId, openSecret, recordDeliveryAttempts } from "@conveyor/db";
-import { addMember, createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 

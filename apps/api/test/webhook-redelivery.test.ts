@@ -4,7 +4,7 @@
 // endpoint received since, still retries or has queued again — or the picked ones, in one audited action; dry_run
 // counts without queueing. Refusals follow docs/reference/http.md#errors; another organization's endpoint is a 404.
 import { newId, recordDeliveryAttempts, type DeliveryAttempt } from "@conveyor/db";
-import { addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 

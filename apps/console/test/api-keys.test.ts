@@ -74,7 +74,7 @@ describe("API keys", () => {
   });
 
   it("shows who created each key: the person's e-mail, or You (issue 23 #11)", async () => {
-    const { addMember, createApiKey } = await import("@conveyor/testkit/api");
+    const { addMember, createApiKey } = await import("@conveyor/api/testing");
     const admin = await addMember(rig.stack.api.database.db, rig.stack.api.deps.config, rig.stack.owner.orgId, "admin");
     await createApiKey(rig.stack.api.database.db, admin, "reporting-service");
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
@@ -98,7 +98,7 @@ describe("API keys", () => {
   });
 
   it("shows the empty state in an organization without keys", async () => {
-    const { createOrg } = await import("@conveyor/testkit/api");
+    const { createOrg } = await import("@conveyor/api/testing");
     const fresh = await createOrg(rig.stack.api.database.db, rig.stack.api.deps.config, "Keyless Ltd");
     const page = await rig.loggedIn(fresh.email);
     await page.goto(`${rig.base}/api-keys`);

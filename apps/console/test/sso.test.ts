@@ -5,7 +5,7 @@
 // all of it in the audit log, as sentences, with filters; members see neither page. Every page is checked with axe
 // and at 375 px.
 import type { Page } from "playwright-core";
-import { addMember, uniqueEmail, type TestMember } from "@conveyor/testkit/api";
+import { addMember, uniqueEmail, type TestMember } from "@conveyor/api/testing";
 import { startOidcProvider, type OidcProvider } from "@conveyor/testkit/oidc";
 import { checkNarrow, checkPage, dismissNotifications, field, pageProblems, startRig, type Rig } from "./support/console";
 

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
-import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/api/testing";
 import { BUILT_IN_JOB_TYPES, createConveyorClient, newJob } from "../src";
 
 const ROOT = path.resolve(__dirname, "../../..");

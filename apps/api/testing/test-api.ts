@@ -6,9 +6,10 @@ import supertest from "supertest";
 import type { Env } from "@conveyor/config";
 import { createLogger } from "@conveyor/logger";
 import { createRedis, redisTarget, waitForRedis } from "@conveyor/queue";
-import { createApp, loadApiConfig, type AppDeps, type Clock } from "@conveyor/api";
-import { createTestDatabase, type TestDatabase } from "../postgres";
-import { deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL } from "../redis";
+import { createTestDatabase, deleteRedisPrefix, testRedisPrefix, TEST_REDIS_URL, type TestDatabase } from "@conveyor/testkit";
+import { createApp } from "../src/app";
+import type { AppDeps, Clock } from "../src/context";
+import { loadApiConfig } from "../src/env";
 import type { ApiGet } from "./second-org";
 
 /** A clock tests can move. */

@@ -5,7 +5,9 @@ import bcrypt from "bcrypt";
 import type { Role } from "@conveyor/contracts";
 import { newId } from "@conveyor/db";
 import type { DatabaseWithPrisma } from "@conveyor/db/prisma";
-import { generateApiKey, signToken, type ApiConfig } from "@conveyor/api";
+import type { ApiConfig } from "../src/env";
+import { generateApiKey } from "../src/services/api-key-secrets";
+import { signToken } from "../src/services/tokens";
 
 export const TEST_PASSWORD = "correct horse battery staple";
 let passwordHash: string | undefined;

@@ -2,11 +2,9 @@
 // real worker processes started from source, with the test plugins loaded. Tests drive it over HTTP. Beside
 // the org the tests use, the stack holds a second org that every test must leave untouched.
 import path from "node:path";
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "../api";
 import { redisKeyPrefix } from "@conveyor/queue";
-import { repoRoot, spawnService, type ServiceProcess } from "../processes";
-import type { TestDatabase } from "../postgres";
-import { waitFor } from "../wait";
+import { repoRoot, spawnService, waitFor, type ServiceProcess, type TestDatabase } from "@conveyor/testkit";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "../index";
 
 export const SCRIPTED_PLUGIN = path.join(__dirname, "scripted-plugin.js");
 export const EXAMPLE_PLUGIN = path.join(repoRoot, "examples/plugins/word-count.js");

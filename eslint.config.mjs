@@ -66,7 +66,7 @@ export default tseslint.config(
     // CONTRIBUTING "Reach Postgres one way": the service's code reaches Postgres with raw SQL on `db.pool` and runs
     // transactions with `inTransaction`; Prisma's client is for the schema, the migrations and tests' fixtures.
     files: ["apps/*/src/**/*.{ts,tsx}", "packages/*/src/**/*.{ts,tsx}"],
-    ignores: ["packages/testkit/**", "packages/db/src/core/client.ts", "packages/db/src/generated/**"],
+    ignores: ["packages/testkit/**", "packages/db/src/prisma.ts", "packages/db/src/generated/**"],
     rules: {
       "no-restricted-syntax": [
         "error",
@@ -84,7 +84,7 @@ export default tseslint.config(
   },
   {
     // Tests, benchmarks and scripts may print, and read untyped response bodies.
-    files: ["**/test/**/*.ts", "test/**/*.ts", "packages/testkit/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "**/cli/**/*.ts"],
+    files: ["**/test/**/*.ts", "test/**/*.ts", "packages/testkit/**/*.ts", "apps/*/testing/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts", "**/cli/**/*.ts"],
     rules: { "no-console": "off", "@typescript-eslint/no-explicit-any": "off" },
   },
   prettier,

@@ -3,7 +3,7 @@
 // scripts run on), not against the Node.js that happens to run npm itself. npm checks engines against its own
 // process.version and has no setting to check another, so on a machine whose system Node is older it warns
 // EBADENGINE for packages that never run on it; the project's .npmrc hides npm's warnings for that reason
-// (docs/decisions.md, issue 31) and this script fails the install instead when a package really does not fit.
+// (docs/decisions/2026-11-28-supported-runtime-issue-31.md) and this script fails the install instead when a package really does not fit.
 //
 // Plain JavaScript on purpose: it runs before anything is compiled, on the pinned node from node_modules/.bin.
 import { existsSync, readFileSync } from "node:fs";
@@ -16,7 +16,7 @@ const readJson = (file) => JSON.parse(readFileSync(path.join(root, file), "utf8"
 
 /**
  * Packages whose `engines.node` excludes the pinned Node but that are known to work on it, each with the reason.
- * Keyed by name@version: a new version is checked again. Keep this list short and say why in docs/decisions.md.
+ * Keyed by name@version: a new version is checked again. Keep this list short and say why in a docs/decisions/ record.
  */
 const ACCEPTED = {
   // A dev dependency (tests parse our webhooks with it). Its range `>=20 <=24` is an upper bound set before Node 26

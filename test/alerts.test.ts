@@ -15,8 +15,8 @@ import {
   type SlackFake,
 } from "@conveyor/testkit/fakes";
 import { waitFor } from "@conveyor/testkit";
-import { addMember } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { addMember } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(240_000);
 

@@ -1,10 +1,10 @@
-// ROBUSTNESS item 53, SPEC §22's "or commit latency past its threshold" (issue 36): with BACKPRESSURE_COMMIT_P99_MS
+// docs/reference/robustness.md#r53, docs/reference/tenants.md#usage-quotas-and-backpressure's "or commit latency past its threshold" (issue 36): with BACKPRESSURE_COMMIT_P99_MS
 // set, while Postgres commits the API's job inserts slowly, the organization asking for most of the new jobs is refused
 // 429 overloaded (counted on /metrics as commit_latency) while a quiet organization's posts are still accepted, and
 // once commits are fast again the flood is accepted again. The slowness is real Postgres: a deferred constraint
 // trigger on jobs, created in this test's own database only, sleeps once per transaction at its commit.
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 import { waitFor } from "@conveyor/testkit";
 
 /** Well past the threshold below, so the p99 is past it whatever the machine's load. */

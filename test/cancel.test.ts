@@ -1,11 +1,11 @@
-// Cancelling jobs (SPEC §8, ROBUSTNESS G33) through the real API and worker processes: a pending job (waiting,
+// Cancelling jobs (docs/reference/lifecycle.md#steering, docs/reference/robustness.md#r33) through the real API and worker processes: a pending job (waiting,
 // delayed, or waiting for a retry) never runs; a running job's signal aborts within 2 s on the worker that runs
 // it; a cancel racing a success, a failure, a retry or a worker's SIGKILL leaves exactly one final state; a
 // cancelled job never starts afterwards, not after a Redis FLUSHALL either.
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { addMember } from "@conveyor/testkit/api";
-import { ScriptedLog, startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
+import { addMember } from "@conveyor/api/testing";
+import { ScriptedLog, startStack, type JobView, type Stack } from "@conveyor/api/testing/stack";
 
 type Job = JobView & { cancel_requested_at: string | null };
 

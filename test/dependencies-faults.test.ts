@@ -1,9 +1,9 @@
-// Dependencies when things break (ROBUSTNESS H42–H43): a worker SIGKILLed while a dependency runs, and a Redis
+// Dependencies when things break (docs/reference/robustness.md#r42, docs/reference/robustness.md#r43): a worker SIGKILLed while a dependency runs, and a Redis
 // FLUSHALL while a graph is half done, on a private Redis that may be wiped. Postgres decides what waits and what is
 // due, so neither loses a dependent nor runs one twice or before its dependencies.
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(180_000);
 
@@ -80,7 +80,7 @@ it("a Redis FLUSHALL while a graph is half done: every job still runs, each afte
   const spans = new Map<string, { start: number; end: number | null }[]>();
   for (const run of all) spans.set(run.span, [...(spans.get(run.span) ?? []), run]);
   expect(spans.size).toBe(31);
-  // At least once (SPEC §5): the sweep that refills a wiped Redis may hand over again a job whose attempt ended but
+  // At least once (docs/reference/lifecycle.md#lifecycle): the sweep that refills a wiped Redis may hand over again a job whose attempt ended but
   // whose outcome was not written yet. What dependencies add is the order: never before a dependency finished.
   const firstEnd = (span: string) => Math.min(...spans.get(span)!.flatMap((r) => (r.end === null ? [] : [r.end])));
   const firstStart = (span: string) => spans.get(span)![0]!.start;

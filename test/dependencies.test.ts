@@ -1,8 +1,8 @@
-// Dependencies end to end (SPEC §15, ROBUSTNESS H42–H43): the real API, Postgres, Redis and worker processes. A job
+// Dependencies end to end (docs/reference/lifecycle.md#dependencies, docs/reference/robustness.md#r42, docs/reference/robustness.md#r43): the real API, Postgres, Redis and worker processes. A job
 // graph is one batch; a dependent starts only after every dependency succeeded — read from the event log, whose ids
 // grow in the order the transactions began — and a failure or a cancellation cancels the waiting jobs below it.
 import { startSendGridFake, startWebhookReceiver, type FakeServer, type SendGridFake } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(240_000);
 
@@ -64,7 +64,7 @@ async function eventIds(ids: string[], type: string): Promise<Map<string, bigint
 /**
  * Fails unless every dependent started (its first attempt) after each of its dependencies succeeded. How often a job
  * starts is not checked here: on a loaded machine a worker can lose a job's lock and another take it over
- * (at-least-once, SPEC §5); dependencies-faults.test.ts checks a dependent runs once after a dependency's take-over.
+ * (at-least-once, docs/reference/lifecycle.md#lifecycle); dependencies-faults.test.ts checks a dependent runs once after a dependency's take-over.
  */
 async function expectOrder(edges: { from: string; to: string }[]): Promise<void> {
   const ids = [...new Set(edges.flatMap((e) => [e.from, e.to]))];

@@ -1,4 +1,4 @@
-// Which due job runs next (SPEC §9), through the real API, Postgres, Redis and worker processes: delayed jobs
+// Which due job runs next (docs/reference/time.md#time-priority-and-fairness), through the real API, Postgres, Redis and worker processes: delayed jobs
 // wait in Postgres until due, higher priority runs first, organizations share a type's capacity round-robin
 // instead of first-in-first-out, ORG_CONCURRENCY_LIMIT caps one org, and a lost leader is replaced without a
 // job lost or run twice (ROBUSTNESS G34).
@@ -6,8 +6,8 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import { Redis } from "ioredis";
 import { waitFor } from "@conveyor/testkit";
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
-import { ScriptedLog, startStack, type LogView, type Stack } from "@conveyor/testkit/stack";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
+import { ScriptedLog, startStack, type LogView, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed" || job.status === "cancelled";
 

@@ -1,4 +1,4 @@
-// ROBUSTNESS 48: envelopes (SPEC §19) against real worker processes, Postgres and Redis. A BullMQ job carries many job
+// docs/reference/robustness.md#r48: envelopes (docs/reference/lifecycle.md#envelopes) against real worker processes, Postgres and Redis. A BullMQ job carries many job
 // ids; what must hold is what held when it carried one: every job ends exactly once (at least once for an attempt
 // that had started), a job never starts twice because its envelope was delivered again, a cancelled job in a waiting
 // envelope never starts, and a stopping worker gives back what it has not started at once.
@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed" || job.status === "cancelled";
 
@@ -214,7 +214,7 @@ describe("envelopes in flight when Redis is wiped or away", () => {
     await redis.stop();
     // Jobs keep being accepted meanwhile (the API writes nothing to Redis per job).
     const during = await post(stack, [{ type: "scripted", payload: { marker: "down-during" } }]);
-    // The fault itself lasts 20 s (ROBUSTNESS 48): this is its length, not a wait for some state.
+    // The fault itself lasts 20 s (docs/reference/robustness.md#r48): this is its length, not a wait for some state.
     await new Promise((resolve) => setTimeout(resolve, 20_000));
     await redis.start();
     for (const id of [...jobs, ...during]) expect((await stack.waitForJob(id, terminal, 90_000)).status).toBe("done");

@@ -5,15 +5,16 @@
 // endpoint receives exactly the events committed after it was created: none of a job that finished just before it,
 // even when a long transaction kept that job's events from the relay until after the endpoint existed.
 import pg from "pg";
-import { createDatabase, migrate, type Database } from "@conveyor/db";
+import { createDatabase, migrate } from "@conveyor/db";
+import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { openSse, startPrivatePostgres, waitFor, type PrivatePostgres, type SseClient } from "@conveyor/testkit";
 import { startWebhookReceiver, verifyDelivery, type FakeServer } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const local = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true" };
 
 let server: PrivatePostgres;
-let db: Database;
+let db: DatabaseWithPrisma;
 let stack: Stack;
 let base: string;
 const clients: pg.Client[] = [];
@@ -28,7 +29,7 @@ beforeAll(async () => {
   await migrate(url);
   const other = await connect("postgres");
   await other.query("CREATE DATABASE shop");
-  db = createDatabase({ url, poolSize: 4 });
+  db = withPrisma(createDatabase({ url, poolSize: 4 }));
   stack = await startStack({ database: { name: "conveyor", url, db, drop: () => db.close() }, apiEnv: local, workerEnv: local });
   base = await stack.api.listen();
   await stack.startWorker();

@@ -1,10 +1,10 @@
-// Every status change writes exactly one event, in the same statement (SPEC §10): created, started, retrying,
+// Every status change writes exactly one event, in the same statement (docs/reference/events.md#events): created, started, retrying,
 // succeeded, failed, cancelled — through the real API, Redis, Postgres and worker processes, read back as a
 // client reads them (GET /jobs/{id}/events with eventsource-parser) and compared with the rows in Postgres.
 // The second organization's own stream, open all along, never shows one of these jobs.
 import { FINAL_EVENT_TYPES } from "@conveyor/contracts";
 import { openSse, type SseClient } from "@conveyor/testkit";
-import { startStack, type JobView, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type JobView, type Stack } from "@conveyor/api/testing/stack";
 
 type EventJson = { id: number; type: string; time: string; job_id: string; data: Record<string, unknown> };
 

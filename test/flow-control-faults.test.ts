@@ -1,8 +1,8 @@
-// Flow control when things break (ROBUSTNESS H40, H41): a concurrency key through a worker's SIGKILL and a Redis
+// Flow control when things break (docs/reference/robustness.md#r40, docs/reference/robustness.md#r41): a concurrency key through a worker's SIGKILL and a Redis
 // FLUSHALL, and a rate limit through the leader's SIGKILL mid-window, on a private Redis that may be wiped.
 import { Redis } from "ioredis";
 import { startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, type SpanRun, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type SpanRun, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(180_000);
 

@@ -1,10 +1,10 @@
-// Flow control end to end (SPEC §14, ROBUSTNESS H40–H42): real API, Postgres, Redis and worker processes. Which
+// Flow control end to end (docs/reference/flow-control.md#flow-control, docs/reference/robustness.md#r40, docs/reference/robustness.md#r41, docs/reference/robustness.md#r42): real API, Postgres, Redis and worker processes. Which
 // attempts ran at the same time is read from the handlers' own start/end marks (the scripted plugin's `span`).
 import { deleteExpiredDedupeKeys } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
 import { startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
-import { ScriptedLog, startStack, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(180_000);
 

@@ -3,7 +3,7 @@
 // failed attempt that was retried is `retried` with its error, not a success; a dependent is due when its
 // dependency finished; a job cancelled before it ran has no attempt; another org's job is a 404.
 import type { JobAttempt } from "@conveyor/db";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(120_000);
 

@@ -1,5 +1,5 @@
-// Jobs end to end through the real API, Redis, Postgres and worker processes (SPEC §5).
-import { attemptLines, startStack, starts, type Stack } from "@conveyor/testkit/stack";
+// Jobs end to end through the real API, Redis, Postgres and worker processes (docs/reference/lifecycle.md#lifecycle).
+import { attemptLines, startStack, starts, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 beforeAll(async () => {

@@ -2,7 +2,7 @@
 // server, and the JPEG served back by GET /jobs/{id}/artifact. Loopback, so ALLOW_PRIVATE_NETWORK=true.
 import { defaultFormats, Jimp } from "jimp";
 import { serve, startImageServer, type RouteServer } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";

@@ -5,7 +5,7 @@ import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { waitFor } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const run = promisify(execFile);
 let stack: Stack;

@@ -13,7 +13,7 @@ import {
   type OpenAIFake,
   type SlackFake,
 } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 

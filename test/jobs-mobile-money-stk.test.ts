@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "@conveyor/api";
 import { waitFor } from "@conveyor/testkit";
 import { startDarajaFake, type DarajaFake, darajaSettings } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 
@@ -72,7 +72,7 @@ describe("mobile_money_stk through the API and a worker", () => {
     expect(daraja.pushes).toHaveLength(1);
   });
 
-  // ROBUSTNESS 49: the worker dies (SIGKILL) after Daraja took the push and before its answer was recorded.
+  // docs/reference/robustness.md#r49: the worker dies (SIGKILL) after Daraja took the push and before its answer was recorded.
   it("prompts the payer once when the push is retried after a SIGKILL, and the callback completes the job", async () => {
     const live = () => stack.workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
     // A provider timeout longer than the test, so the attempt is still inside the push when it is killed.

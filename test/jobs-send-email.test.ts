@@ -1,7 +1,7 @@
 // send_email end to end: POST /jobs on the real API, a real worker process, and the strict Resend fake.
 // Proves the job id reaches Resend as the Idempotency-Key on every attempt, so a retry never sends twice.
 import { RESEND_TEST_KEY, resendError, startResendFake, type ResendFake } from "@conveyor/testkit/fakes";
-import { attemptLines, startStack, starts, type Stack } from "@conveyor/testkit/stack";
+import { attemptLines, startStack, starts, type Stack } from "@conveyor/api/testing/stack";
 
 const BODY = "Hello Ada, your export is ready. This body must never reach a log.";
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";

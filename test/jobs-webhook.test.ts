@@ -3,7 +3,7 @@
 // worker run with ALLOW_PRIVATE_NETWORK=true and WEBHOOK_ALLOW_HTTP=true.
 import { randomBytes } from "node:crypto";
 import { startWebhookReceiver, verifyDelivery, type FakeServer } from "@conveyor/testkit/fakes";
-import { attemptLines, startStack, starts, type Stack } from "@conveyor/testkit/stack";
+import { attemptLines, startStack, starts, type Stack } from "@conveyor/api/testing/stack";
 
 const SECRET = `whsec_${randomBytes(32).toString("base64")}`;
 const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };

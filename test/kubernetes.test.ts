@@ -1,4 +1,4 @@
-// deploy/kubernetes (SPEC §17), rendered with `kubectl kustomize` and checked without a cluster: every object valid
+// deploy/kubernetes (docs/reference/high-availability.md#scale-out-and-observability), rendered with `kubectl kustomize` and checked without a cluster: every object valid
 // against the Kubernetes and KEDA schemas (deploy/kubernetes/validate.mjs, which must also refuse broken objects),
 // and the properties the operations guide promises — probes, shutdown grace above WORKER_SHUTDOWN_MS, a budget and a
 // KEDA ScaledObject on the leader's due-job gauge per worker group, every type served by exactly one group, Secrets

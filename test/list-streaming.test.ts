@@ -13,7 +13,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, httpGet, type SecondOrg, type TestMember } from "@conveyor/api/testing";
 import { loadApiConfig } from "@conveyor/api";
 
 const JOBS = 100_000;
@@ -113,8 +113,8 @@ describe("GET /jobs without limit", () => {
     expect(jobs).toHaveLength(JOBS);
     expect(new Set(jobs.map((j) => j.id)).size).toBe(JOBS);
     for (let i = 1; i < jobs.length; i += 997) expect(jobs[i - 1]!.id > jobs[i]!.id).toBe(true);
-    // The seed's list fields in their order, then SPEC §8's additions, then §14's, then the last attempt's times, then
-    // the last progress report (§21).
+    // The seed's list fields in their order, then docs/reference/lifecycle.md#steering's additions, then docs/reference/flow-control.md#flow-control's, then the last attempt's times, then
+    // the last progress report (docs/reference/events.md#progress-and-live-results).
     expect(Object.keys(jobs[0]!)).toEqual([
       "id",
       "type",

@@ -2,7 +2,7 @@
 /// <reference lib="dom.asynciterable" />
 // The pages' code is typed with the browser's library; with it, fetch bodies are async iterable only through
 // dom.asynciterable (bench/ reads them with for await in the same program).
-// Progress and live results for front ends (SPEC §21, ROBUSTNESS 51) through the real API, Redis, Postgres, a worker
+// Progress and live results for front ends (docs/reference/events.md#progress-and-live-results, docs/reference/robustness.md#r51) through the real API, Redis, Postgres, a worker
 // process and Chromium: the example page (examples/live-job), served from an origin listed in PUBLIC_TOKEN_ORIGINS,
 // shows a running job's progress and output live with nothing but the job's public token; a page of an unlisted
 // origin gets no CORS grant; a revoked or expired token stops the stream; a dropped stream resumes its output with no
@@ -16,7 +16,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { OUTPUT_MAX_BYTES, OUTPUT_TRUNCATED_MARKER } from "@conveyor/contracts";
 import { subscribeToJob } from "@conveyor/client";
 import { openSse, repoRoot, waitFor, CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const artifacts = path.join(repoRoot, "test-artifacts", "live-results");
 const work = path.join(tmpdir(), `conveyor-live-${process.pid}`);
@@ -140,7 +140,7 @@ it("shows a running job's progress and output live on a page of a listed origin,
   for (const step of [2, 5, 10]) {
     for (let i = step === 2 ? 2 : step === 5 ? 3 : 6; i <= step; i++) writeFileSync(`${gate}-${i}`, "");
     await waitFor(async () => (await text(page, "output")) === lines(1, step), `the page to show step ${step} while the job runs`, 30_000);
-    // Progress events are coalesced (at most 4 a second, SPEC §21), so the message may trail the output by one window.
+    // Progress events are coalesced (at most 4 a second, docs/reference/events.md#progress-and-live-results), so the message may trail the output by one window.
     await waitFor(async () => (await text(page, "message")) === `${step * 10} % — step ${step}`, `the page to show progress ${step * 10} %`, 30_000);
   }
   expect(await fraction(page)).toBe(1);
@@ -312,7 +312,7 @@ it("lets a public token read its own job only: not another job, not the list, no
   const own = await openSse(`${base}/jobs/${id}/events?token=${token}`);
   expect(own.status).toBe(200);
   await own.ended;
-  // Progress is coalesced (SPEC §21), so its event may be written after the output the handler sent next.
+  // Progress is coalesced (docs/reference/events.md#progress-and-live-results), so its event may be written after the output the handler sent next.
   const names = own.events.map((e) => e.event);
   expect([...names.slice(0, 2), names.at(-1)]).toEqual(["job.created", "job.started", "job.succeeded"]);
   expect(names.slice(2, -1).sort()).toEqual(["job.output", "job.progress"]);

@@ -1,8 +1,8 @@
 // Metrics through real processes: a job created over the API and run by a worker process shows up in the
 // API's /metrics (created) and on the worker's WORKER_METRICS_PORT (attempts, finished, durations), and the
-// leading worker reports the deployment's backlog per type from Postgres (SPEC §17).
+// leading worker reports the deployment's backlog per type from Postgres (docs/reference/high-availability.md#scale-out-and-observability).
 import { waitFor, metricSample as sample } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 let workerMetrics: () => Promise<string>;

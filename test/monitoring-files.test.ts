@@ -1,4 +1,4 @@
-// The Grafana dashboard and the Prometheus alert rules in deploy/ (SPEC §17), read against what the processes really
+// The Grafana dashboard and the Prometheus alert rules in deploy/ (docs/reference/high-availability.md#scale-out-and-observability), read against what the processes really
 // export: the files parse, every query is valid PromQL, every rule is complete, and every metric they name is on the
 // API's or a worker's /metrics (the names and kinds their registries serve).
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// ROBUSTNESS F31: a full session through a real API process and a real worker process, at debug level, using
+// docs/reference/robustness.md#r31: a full session through a real API process and a real worker process, at debug level, using
 // every kind of secret the product handles; then nothing in either process' output contains any of them.
 import { randomBytes } from "node:crypto";
 import {
@@ -12,7 +12,7 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { createSecondOrg, httpGet, type SecondOrg } from "@conveyor/testkit/api";
+import { createSecondOrg, httpGet, type SecondOrg } from "@conveyor/api/testing";
 import {
   OPENAI_TEST_KEY,
   openaiError,

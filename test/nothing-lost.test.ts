@@ -1,14 +1,15 @@
-// ROBUSTNESS.md section A: nothing is lost. Real API, real worker processes, and private Redis / Postgres
+// docs/reference/robustness.md#a: nothing is lost. Real API, real worker processes, and private Redis / Postgres
 // servers for the tests that stop or wipe them (the machine's shared servers are never touched).
 import { Redis } from "ioredis";
 import { createDatabase, migrate } from "@conveyor/db";
+import { withPrisma } from "@conveyor/db/prisma";
 import { envelopeKey } from "@conveyor/queue";
 import { startPrivatePostgres, startPrivateRedis, waitFor, type PrivatePostgres, type PrivateRedis } from "@conveyor/testkit";
-import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/testkit/stack";
+import { ScriptedLog, startStack, starts, type Stack } from "@conveyor/api/testing/stack";
 
 const terminal = (job: { status: string }) => job.status === "done" || job.status === "failed";
 
-/** The envelope (its BullMQ job id, SPEC §19) the job's current attempt was handed over in. */
+/** The envelope (its BullMQ job id, docs/reference/lifecycle.md#envelopes) the job's current attempt was handed over in. */
 async function envelopeOf(stack: Stack, jobId: string): Promise<string> {
   const { rows } = await stack.api.database.db.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [jobId]);
   return rows[0]!.envelope_id;
@@ -247,7 +248,7 @@ describe("A9: Postgres restarted", () => {
     server = await startPrivatePostgres();
     const url = server.url("conveyor");
     await migrate(url);
-    const db = createDatabase({ url, poolSize: 5 });
+    const db = withPrisma(createDatabase({ url, poolSize: 5 }));
     stack = await startStack({
       database: { name: "conveyor", url, db, drop: () => db.close() },
       workerEnv: { WORKER_TYPES: "scripted", SCRIPTED_MARKER_FILE: log.file },

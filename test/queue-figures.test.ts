@@ -1,12 +1,12 @@
-// GET /queues's live figures (SPEC §14, the console's Queues page): each type's starts in the last minute and the p95
+// GET /queues's live figures (docs/reference/flow-control.md#flow-control, the console's Queues page): each type's starts in the last minute and the p95
 // wait from due to start over 15 minutes, from real starts by a real worker. A paused queue makes the wait known to be
 // at least the pause; another organization's starts are never counted.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { waitFor } from "@conveyor/testkit";
-import { createOrg } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { createOrg } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(120_000);
 

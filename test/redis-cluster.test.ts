@@ -1,4 +1,4 @@
-// Redis Cluster (SPEC §17, issue 27): the API and two workers on a real three-master Redis Cluster
+// Redis Cluster (docs/reference/high-availability.md#scale-out-and-observability, issue 27): the API and two workers on a real three-master Redis Cluster
 // (REDIS_CLUSTER_NODES): jobs run to done, the auth rate limit counts in the cluster, a cancellation reaches the
 // running attempt through the cluster's pub/sub, and the leader lease hands over when its holder dies. Every key
 // lives under the hash tag `{REDIS_PREFIX}`, so all of them sit in one slot. A private cluster on ports 7100–7102
@@ -6,7 +6,7 @@
 import { Cluster } from "ioredis";
 import { parseHostPorts, redisKeyPrefix, redisTarget } from "@conveyor/queue";
 import { startRedisCluster, waitFor, type PrivateRedisCluster } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let cluster: PrivateRedisCluster | undefined;
 let stack: Stack | undefined;

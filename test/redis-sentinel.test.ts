@@ -1,4 +1,4 @@
-// Redis behind Sentinel (SPEC §17, ROBUSTNESS H47): the API and two workers find the master through three sentinels,
+// Redis behind Sentinel (docs/reference/high-availability.md#scale-out-and-observability, docs/reference/robustness.md#r47): the API and two workers find the master through three sentinels,
 // and when the master is SIGKILLed under load the sentinels promote its replica and every job still ends done —
 // the ones posted before, during and after the failover. Private redis-servers and sentinels on spare ports; the
 // machine's shared Redis is never touched.
@@ -9,7 +9,7 @@ import path from "node:path";
 import { Redis } from "ioredis";
 import { parseSentinels, redisTarget } from "@conveyor/queue";
 import { askRedis, freePort, startPrivateRedis, waitFor, type PrivateRedis } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const MASTER = "conveyor-test";
 

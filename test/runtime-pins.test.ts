@@ -1,4 +1,4 @@
-// The runtime is pinned in the repository (SPEC §18): every file that names a Node.js version names the same major
+// The runtime is pinned in the repository (docs/reference/operations.md#supported-runtime): every file that names a Node.js version names the same major
 // as the `node` dev dependency npm scripts run on, and the processes the tests start run on that binary, not on
 // the machine's system Node.
 import { readFileSync } from "node:fs";

@@ -8,7 +8,7 @@ import path from "node:path";
 import type pg from "pg";
 import { ticksBetween } from "@conveyor/contracts";
 import { waitFor } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 let pool: pg.Pool;

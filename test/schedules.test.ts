@@ -1,4 +1,4 @@
-// Schedules end to end (SPEC §9, ROBUSTNESS G35): the real API and real worker processes. A cron tick makes one
+// Schedules end to end (docs/reference/time.md#time-priority-and-fairness, docs/reference/robustness.md#r35): the real API and real worker processes. A cron tick makes one
 // job — not zero, not three — with three worker replicas running, with the leader killed as the tick falls due, and
 // with every worker down across several ticks (then only the latest runs). Pausing, editing and deleting before a
 // tick is what the tick sees. Ticks are made due by moving next_run_at into the past in Postgres, which is all the
@@ -6,7 +6,7 @@
 // no natural tick lands during the test.
 import type pg from "pg";
 import { waitFor, type ServiceProcess } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 type Schedule = { id: string; cron: string; next_run_at: string | null; last_run_at: string | null; paused: boolean };
 

@@ -1,8 +1,8 @@
-// Retention and bulk cancel through real worker processes (SPEC §8): the leader worker deletes a job that finished
+// Retention and bulk cancel through real worker processes (docs/reference/lifecycle.md#steering): the leader worker deletes a job that finished
 // more than JOB_RETENTION_DAYS ago — with the logs and events its real run wrote — and leaves recent and live jobs;
 // a bulk cancel by filter stops a running handler on its worker. The second organization stays untouched.
 import { waitFor } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 beforeAll(async () => {

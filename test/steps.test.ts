@@ -1,4 +1,4 @@
-// Durable steps end to end (SPEC §20, ROBUSTNESS 49–50): real worker processes running the "stepped" test plugin. A
+// Durable steps end to end (docs/reference/lifecycle.md#waitpoints-and-durable-steps, docs/reference/robustness.md#r49, docs/reference/robustness.md#r50): real worker processes running the "stepped" test plugin. A
 // three-step handler SIGKILLed inside step 2 runs step 1 once; a sleeping job frees its slot (another job runs
 // meanwhile) and wakes on time though every worker process was replaced; ctx.waitFor suspends until its waitpoint is
 // completed and returns its data; a repeated step name fails the job naming it.
@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { waitFor, type ServiceProcess } from "@conveyor/testkit";
-import { SCRIPTED_PLUGIN, STEPS_PLUGIN, startStack, type Stack } from "@conveyor/testkit/stack";
+import { SCRIPTED_PLUGIN, STEPS_PLUGIN, startStack, type Stack } from "@conveyor/api/testing/stack";
 
 jest.setTimeout(300_000);
 

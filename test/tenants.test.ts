@@ -1,4 +1,4 @@
-// ROBUSTNESS items 52 and 53 (SPEC §22, issue 36), with real API processes, real worker processes, Postgres and Redis:
+// docs/reference/robustness.md#r52 and docs/reference/robustness.md#r53 (docs/reference/tenants.md#usage-quotas-and-backpressure, issue 36), with real API processes, real worker processes, Postgres and Redis:
 // - a quota of 100 jobs a day holds exactly across three API processes posting at once;
 // - usage equals the truth computed from the jobs and their events after retries, a worker SIGKILLed mid-attempt,
 //   a permanent failure and a replay — and stays the same when retention deletes the jobs;
@@ -19,8 +19,8 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from "@conveyor/testkit";
-import { createApiKey, createOrg, createSecondOrg, httpGet } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { createApiKey, createOrg, createSecondOrg, httpGet } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 import { loadApiConfig } from "@conveyor/api";
 
 const JWT_SECRET = "test-secret-that-is-long-enough-for-hs256-000";

@@ -1,4 +1,4 @@
-// OpenTelemetry through real processes (SPEC §17): an API and a worker started with OTEL_EXPORTER_OTLP_ENDPOINT export
+// OpenTelemetry through real processes (docs/reference/high-availability.md#scale-out-and-observability): an API and a worker started with OTEL_EXPORTER_OTLP_ENDPOINT export
 // their spans to a real OTLP/HTTP receiver (JSON encoding) run by this test. A job created by a request that carries a
 // `traceparent` runs in that trace: the API's request span continues it, the job stores it, the attempt's span joins
 // it with the job's attributes, and the webhook the job sends carries it onward. An exporter that is gone changes no
@@ -6,7 +6,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { randomBytes } from "node:crypto";
-import { createSecondOrg, type SecondOrg } from "@conveyor/testkit/api";
+import { createSecondOrg, type SecondOrg } from "@conveyor/api/testing";
 import { headerValue, startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
 import {
   createTestDatabase,

@@ -1,12 +1,12 @@
-// Waitpoints end to end (SPEC §20, ROBUSTNESS 49–50): the real API, Postgres, Redis and two worker processes. A job
+// Waitpoints end to end (docs/reference/lifecycle.md#waitpoints-and-durable-steps, docs/reference/robustness.md#r49, docs/reference/robustness.md#r50): the real API, Postgres, Redis and two worker processes. A job
 // depending on a waitpoint waits (waiting_for: waitpoint) until a third party completes it through its capability
 // URL, then sees its data as that dependency's result; 50 parallel completions have one winner; an expiry racing
 // completions ends in one state with one event; expiry and cancellation are failed dependencies. The second
 // organization sees none of it and cannot use any of it.
 import { openSse, type SseClient } from "@conveyor/testkit";
 import { startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
-import { addMember } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { addMember } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 import { waitFor } from "@conveyor/testkit";
 
 jest.setTimeout(240_000);

@@ -1,4 +1,4 @@
-// Webhook endpoints end to end (SPEC §10, ROBUSTNESS G37): an owner adds an endpoint over the API; worker processes
+// Webhook endpoints end to end (docs/reference/events.md#events, docs/reference/robustness.md#r37): an owner adds an endpoint over the API; worker processes
 // relay the org's job events to it as CloudEvents that a local receiver verifies with the `standardwebhooks` package
 // and parses with the `cloudevents` SDK; failures are retried on the schedule and recorded; a rotation signs with
 // both secrets. The second organization's endpoint never receives the first one's events, and no secret reaches a
@@ -10,7 +10,7 @@ import { webhookSecretsKey } from "@conveyor/config";
 import { insertWebhookEndpoint, newId, sealSecret } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { startFakeServer, type FakeServer, type RecordedRequest } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const local = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true" };
 
@@ -83,7 +83,7 @@ afterEach(async () => {
   await stack.expectOtherOrgUntouched();
 });
 afterAll(async () => {
-  // ROBUSTNESS F31/G37: no secret in the API's or the workers' output, nor in a delivery record.
+  // docs/reference/robustness.md#r31/docs/reference/robustness.md#r37: no secret in the API's or the workers' output, nor in a delivery record.
   const { rows } = await stack.api.database.db.pool.query<{ row: string }>("SELECT row_to_json(d)::text AS row FROM webhook_deliveries d");
   const output = [stack.api.logs(), ...stack.workers.map((w) => w.output())].join("\n");
   for (const secret of secrets) {

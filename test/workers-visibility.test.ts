@@ -6,8 +6,8 @@ import os from "node:os";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { waitFor } from "@conveyor/testkit";
-import { addMember, createApiKey, createOrg } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { addMember, createApiKey, createOrg } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let stack: Stack;
 let gate: string;

@@ -7,8 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { reapGoneWorkers, type WorkerView } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
-import { addMember, createApiKey, createOrg } from "@conveyor/testkit/api";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { addMember, createApiKey, createOrg } from "@conveyor/api/testing";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const HEARTBEAT_MS = "300";
 let stack: Stack;

@@ -1,4 +1,4 @@
-// The floor: what Postgres alone must do per job for the guarantees of SPEC §5/§10, batched — insert the job, its
+// The floor: what Postgres alone must do per job for the guarantees of docs/reference/lifecycle.md#lifecycle/docs/reference/events.md#events, batched — insert the job, its
 // queue row and its job.created event; claim it with its job.started event; complete it with its job.succeeded
 // event and the queue row's delete. No product code, no foreign keys, events with empty data: a ceiling to compare
 // the worker's Postgres cost with, on the same server (after shared/bench/pg-floor.mjs).

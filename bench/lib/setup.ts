@@ -1,6 +1,7 @@
 // The benchmark's own database and Redis prefix on the machine's Postgres and Redis, and a tenant to call
 // the API as. Everything is created fresh for a run and removed afterwards.
 import { createHash, randomBytes } from "node:crypto";
+import bcrypt from "bcrypt";
 import pg from "pg";
 import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
 import { deleteRedisPrefix } from "@conveyor/testkit";
@@ -33,19 +34,7 @@ export async function prepare(serverUrl = SERVER_URL, namePrefix = "conveyor_ben
   const orgId = newId();
   const userId = newId();
   const apiKey = `cvk_${randomBytes(32).toString("base64url").replace(/[-_]/g, "A").slice(0, 43)}`;
-  await db.prisma.organization.create({ data: { id: orgId, name: "Bench" } });
-  await db.prisma.user.create({ data: { id: userId, email: `bench-${name}@example.test`, passwordHash: "unused" } });
-  await db.prisma.membership.create({ data: { orgId, userId, role: "owner" } });
-  await db.prisma.apiKey.create({
-    data: {
-      id: newId(),
-      orgId,
-      createdBy: userId,
-      name: "bench",
-      prefix: apiKey.slice(0, 8),
-      keyHash: new Uint8Array(createHash("sha256").update(apiKey).digest()),
-    },
-  });
+  await insertOrgWithKey(db, { orgId, orgName: "Bench", userId, email: `bench-${name}@example.test`, apiKey });
   const prefix = `conveyor-bench-${randomBytes(3).toString("hex")}`;
   return {
     databaseUrl,
@@ -60,6 +49,20 @@ export async function prepare(serverUrl = SERVER_URL, namePrefix = "conveyor_ben
       await clearPrefix(prefix);
     },
   };
+}
+
+/** An organization with its owner and an API key of the owner's, written straight to Postgres. */
+export async function insertOrgWithKey(db: Database, o: { orgId: string; orgName: string; userId: string; email: string; apiKey: string }): Promise<void> {
+  await db.pool.query("INSERT INTO organizations (id, name) VALUES ($1, $2)", [o.orgId, o.orgName]);
+  await db.pool.query("INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'unused')", [o.userId, o.email]);
+  await db.pool.query("INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'owner')", [o.orgId, o.userId]);
+  await db.pool.query("INSERT INTO api_keys (id, org_id, created_by, name, prefix, key_hash) VALUES ($1, $2, $3, 'bench', $4, $5)", [
+    newId(),
+    o.orgId,
+    o.userId,
+    o.apiKey.slice(0, 8),
+    createHash("sha256").update(o.apiKey).digest(),
+  ]);
 }
 
 /** Removes every Redis key under `prefix` (between scenarios and at the end): Conveyor's, under the hash tag
@@ -88,4 +91,24 @@ export function conveyorEnv(env: BenchEnv, extra: Record<string, string> = {}): 
     AUTH_RATE_LIMIT_PER_MIN: "0",
     ...extra,
   };
+}
+
+/**
+ * A bearer token for a user of the bench organization, got as a person gets one: the user's password is set here,
+ * then POST /auth/login on the running API at `origin` (the bench talks to the API over HTTP only).
+ */
+export async function loginToken(env: BenchEnv, origin: string, userId: string): Promise<string> {
+  const password = randomBytes(12).toString("base64url");
+  const { rows } = await env.db.pool.query<{ email: string }>("UPDATE users SET password_hash = $2 WHERE id = $1 RETURNING email", [
+    userId,
+    await bcrypt.hash(password, 4),
+  ]);
+  const res = await fetch(`${origin}/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: rows[0]?.email, password, org_id: env.orgId }),
+  });
+  const body = (await res.json()) as { token?: string };
+  if (res.status !== 200 || !body.token) throw new Error(`POST /auth/login answered ${res.status}`);
+  return body.token;
 }

@@ -1,5 +1,5 @@
 // @ts-check
-// The live results benchmark's job type (SPEC §21): runs `ms` milliseconds, reporting progress every `every_ms`
+// The live results benchmark's job type (docs/reference/events.md#progress-and-live-results): runs `ms` milliseconds, reporting progress every `every_ms`
 // (10 times a second at 100) when `report` is true, and sleeping the same without reporting when it is false.
 /** @type {import("@conveyor/contracts").JobPlugin} */
 module.exports = {

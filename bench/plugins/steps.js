@@ -1,5 +1,5 @@
 // @ts-check
-// The steps benchmark's job type (SPEC §20): {"steps": n} runs n no-op durable steps; {"wait": id} waits on that
+// The steps benchmark's job type (docs/reference/lifecycle.md#waitpoints-and-durable-steps): {"steps": n} runs n no-op durable steps; {"wait": id} waits on that
 // waitpoint (ctx.waitFor), so the job holds no slot until it is completed.
 /** @type {import("@conveyor/contracts").JobPlugin} */
 module.exports = {

@@ -1,4 +1,4 @@
-// Audit log (issue 26, SPEC §16), two figures:
+// Audit log (issue 26, docs/reference/tenants.md#audit-log), two figures:
 //   what writing the entry costs the audited endpoints: PATCH /org/members/{id} (a role change, one request in
 //     flight, p50 over many) and POST /jobs/bulk cancelling 10,000 pending jobs (worst of 3), each against the same
 //     run with audit rows discarded by a bench-only BEFORE INSERT trigger (the endpoint, its transaction and the
@@ -10,11 +10,10 @@
 //     SQL run bare over the pool (what the endpoint adds on top of Postgres).
 import { auditActionsMatching } from "@conveyor/contracts";
 import { listAuditEntries, newId } from "@conveyor/db";
-import { signToken } from "@conveyor/api";
 import { run, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
 import { sequential } from "../lib/sequential";
-import { clearJobs, clearPrefix, conveyorEnv, JWT_SECRET, type BenchEnv } from "../lib/setup";
+import { clearJobs, clearPrefix, conveyorEnv, loginToken, type BenchEnv } from "../lib/setup";
 import { queueNoopJobs } from "./worker";
 
 const AUDIT_OFF = `
@@ -27,9 +26,10 @@ const AUDIT_ON = `
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!;
 
 type People = { owner: { userId: string; token: string }; members: string[] };
+type Someone = { owner: { userId: string }; members: string[] };
 
-/** An owner (with a token) and `count` members of the bench organization. */
-async function people(env: BenchEnv, count: number): Promise<People> {
+/** An owner and `count` members of the bench organization (the owner's token comes from logging in, once the API runs). */
+async function people(env: BenchEnv, count: number): Promise<Someone> {
   const ownerId = newId();
   const ids = Array.from({ length: count }, () => newId());
   await env.db.pool.query(`INSERT INTO users (id, email, password_hash) SELECT id, 'audit-' || id || '@example.test', 'unused' FROM unnest($1::uuid[]) AS id`, [
@@ -39,7 +39,7 @@ async function people(env: BenchEnv, count: number): Promise<People> {
     `INSERT INTO memberships (org_id, user_id, role) SELECT $1, id, CASE WHEN id = $2 THEN 'owner'::role ELSE 'member'::role END FROM unnest($3::uuid[]) AS id`,
     [env.orgId, ownerId, [ownerId, ...ids]],
   );
-  return { owner: { userId: ownerId, token: signToken({ userId: ownerId, orgId: env.orgId }, { JWT_SECRET, JWT_TTL: "12h" }, new Date()) }, members: ids };
+  return { owner: { userId: ownerId }, members: ids };
 }
 
 /** p50 of `count` role changes, one in flight, alternating admin and member over the members. */
@@ -85,12 +85,13 @@ async function bulkCancel(env: BenchEnv, origin: string, count: number): Promise
 export async function auditWriteCost(env: BenchEnv, port: number, options: { seconds: number; bulkJobs: number }): Promise<Row[]> {
   let api: Child | undefined;
   const origin = `http://127.0.0.1:${port}`;
-  const who = await people(env, 20);
+  const someone = await people(env, 20);
   const role = { on: [] as number[], off: [] as number[] };
   const bulk = { on: [] as number[], off: [] as number[] };
   try {
     api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port), LOG_LEVEL: "warn" }));
     await waitForHttp(`${origin}/healthz`);
+    const who: People = { ...someone, owner: { ...someone.owner, token: await loginToken(env, origin, someone.owner.userId) } };
     await bulkCancel(env, origin, 10);
     for (const audited of [true, false, true, false]) {
       if (!audited) await env.db.pool.query(AUDIT_OFF);
@@ -198,7 +199,7 @@ export async function auditList(env: BenchEnv, port: number, options: { entries:
   try {
     api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port), LOG_LEVEL: "warn" }));
     await waitForHttp(`${origin}/healthz`);
-    const headers = { authorization: `Bearer ${who.owner.token}` };
+    const headers = { authorization: `Bearer ${await loginToken(env, origin, who.owner.userId)}` };
     for (const shape of shapes) {
       const result = await sequential({
         origin,

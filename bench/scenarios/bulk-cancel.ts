@@ -1,4 +1,4 @@
-// SPEC §8 bulk cancel: POST /jobs/bulk {action: "cancel", filter: {status: "pending"}} on 10,000 pending jobs made
+// docs/reference/lifecycle.md#steering bulk cancel: POST /jobs/bulk {action: "cancel", filter: {status: "pending"}} on 10,000 pending jobs made
 // as POST /jobs makes them (row, place in the dispatcher's queue, job.created event), timed from request to answer;
 // against one bare UPDATE of as many jobs' status in the same database — the least the change could cost, without
 // the events, log lines, queue removal and statement chunking that the endpoint does.

@@ -1,4 +1,4 @@
-// Dependencies (SPEC §15, issue 25): what a graph costs beside plain jobs, measured in the same run.
+// Dependencies (docs/reference/lifecycle.md#dependencies, issue 25): what a graph costs beside plain jobs, measured in the same run.
 // - graph creation: POST /jobs/batch of a 1,000-node graph (ten layers of 100, two dependencies each) against a
 //   1,000-job batch without dependencies, median request time of sequential requests; target ≤ 2×.
 // - chain: a 100-job chain of no-op jobs, first created to last done, against 100 × one job's created→done p50

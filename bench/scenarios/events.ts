@@ -9,12 +9,12 @@
 //     client, and the API's RSS growth; beside a bare Node server that forwards Postgres NOTIFY payloads to the same
 //     clients (no event table, horizon, authentication or filters: the floor of "Postgres to SSE").
 import http from "node:http";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createParser } from "eventsource-parser";
 import { insertJobs, newId } from "@conveyor/db";
 import { run, rssMb, rssSampler, sleep, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
-import { clearJobs, clearPrefix, conveyorEnv, type BenchEnv } from "../lib/setup";
+import { clearJobs, clearPrefix, conveyorEnv, insertOrgWithKey, type BenchEnv } from "../lib/setup";
 import { drainNoopJobs, NOOP_PLUGIN } from "./worker";
 
 const percentile = (values: number[], p: number) =>
@@ -155,19 +155,7 @@ async function benchOrgs(env: BenchEnv, count: number): Promise<{ orgId: string;
     const orgId = newId();
     const userId = newId();
     const apiKey = `cvk_${randomBytes(32).toString("base64url").replace(/[-_]/g, "A").slice(0, 43)}`;
-    await env.db.prisma.organization.create({ data: { id: orgId, name: `Bench SSE ${i}` } });
-    await env.db.prisma.user.create({ data: { id: userId, email: `sse-${i}-${orgId}@example.test`, passwordHash: "unused" } });
-    await env.db.prisma.membership.create({ data: { orgId, userId, role: "owner" } });
-    await env.db.prisma.apiKey.create({
-      data: {
-        id: newId(),
-        orgId,
-        createdBy: userId,
-        name: "bench",
-        prefix: apiKey.slice(0, 8),
-        keyHash: new Uint8Array(createHash("sha256").update(apiKey).digest()),
-      },
-    });
+    await insertOrgWithKey(env.db, { orgId, orgName: `Bench SSE ${i}`, userId, email: `sse-${i}-${orgId}@example.test`, apiKey });
     orgs.push({ orgId, apiKey });
   }
   return orgs;

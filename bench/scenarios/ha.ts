@@ -1,4 +1,4 @@
-// High availability (SPEC §23). `pgbouncer`: POST /jobs and the worker with DATABASE_URL through PgBouncer 1.18 in
+// High availability (docs/reference/high-availability.md#high-availability). `pgbouncer`: POST /jobs and the worker with DATABASE_URL through PgBouncer 1.18 in
 // transaction mode (unnamed statements, sessions on DATABASE_DIRECT_URL) against the same straight to Postgres,
 // alternated on the same database. `failover`: a private primary and a streaming replica, the API and a worker on
 // the multi-host URL, about 200 POST /jobs per second; the primary stopped at once and the replica promoted — the

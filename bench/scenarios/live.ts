@@ -1,4 +1,4 @@
-// Progress and live results (issue 35, SPEC §21), two figures:
+// Progress and live results (issue 35, docs/reference/events.md#progress-and-live-results), two figures:
 //   streams — `jobs` jobs (bench_progress) each reporting progress 10 times a second for `seconds`, one worker
 //     process at concurrency `jobs`, each followed by its own SSE stream (GET /jobs/{id}/events?token=, a public
 //     token each, as a browser's EventSource reads it) on one API process: p99 from a job.progress event's time to its

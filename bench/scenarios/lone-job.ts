@@ -1,4 +1,4 @@
-// A lone job on an idle system (SPEC §19): from the moment before `POST /jobs` is sent to the moment its attempt
+// A lone job on an idle system (docs/reference/lifecycle.md#envelopes): from the moment before `POST /jobs` is sent to the moment its attempt
 // started (the claim's `started_at`, taken just before the handler is called), one job at a time with the system
 // idle in between — what envelopes must not make later. Beside raw BullMQ's add → processor start on an idle worker.
 import { request } from "undici";

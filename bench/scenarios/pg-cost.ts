@@ -1,4 +1,4 @@
-// The Postgres cost of one job (SPEC §13): CPU time the server spends per no-op job from POST to done — creating
+// The Postgres cost of one job (docs/reference/lifecycle.md#state-machine): CPU time the server spends per no-op job from POST to done — creating
 // it, handing it over, starting it, recording its outcome, with their events — measured on a server of the
 // benchmark's own (no other load counted), beside the floor: the same guarantees written by hand with nothing else
 // (bench/baselines/pg-floor.ts). pg_stat_statements breaks the figure down by transition.

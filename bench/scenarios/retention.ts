@@ -1,4 +1,4 @@
-// SPEC §8 retention under load: 1,000,000 expired finished jobs (each with a log line and an event) are deleted by
+// docs/reference/lifecycle.md#steering retention under load: 1,000,000 expired finished jobs (each with a log line and an event) are deleted by
 // the leader worker while POST /jobs runs at half its measured capacity (fixed rate). POST p99 is compared with the
 // same rate, same processes, before deletion starts (the worker running with JOB_RETENTION_DAYS=0); target ≤ 1.5×.
 // Also reported: how fast the backlog goes while the API is under that load.

@@ -1,4 +1,4 @@
-// SPEC §8 search. (a) GET /jobs?q= p99 with one request in flight at 1,000,000 jobs in the org, a different value
+// docs/reference/lifecycle.md#steering search. (a) GET /jobs?q= p99 with one request in flight at 1,000,000 jobs in the org, a different value
 // each request, beside the unfiltered page (GET /jobs?limit=100) of the same table in the same run — what a list
 // costs anyway, so the ratio says what searching adds — and beside the same searches without the GIN index, which
 // says what the index buys; value prefixes (`q=ORD-1234*`, about 11 jobs each, and `q=ORD-1*`, a ninth of the table)

@@ -1,4 +1,4 @@
-// Durable steps and waitpoints (SPEC §20, issue 34), each beside its baseline from the same run:
+// Durable steps and waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps, issue 34), each beside its baseline from the same run:
 // - a 10-step no-op handler, created → done, against 10 chained no-op jobs and against 10 × one no-op job's
 //   created → done p50 (measured alone, sequentially); target ≤ 1.2× the 10 × one job;
 // - 10,000 jobs waiting on waitpoints (ctx.waitFor): while they wait, no job is processing or handed over (no slot

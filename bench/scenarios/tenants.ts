@@ -1,4 +1,4 @@
-// Tenants (issue 36, SPEC §22), each figure beside a same-run baseline:
+// Tenants (issue 36, docs/reference/tenants.md#usage-quotas-and-backpressure), each figure beside a same-run baseline:
 //   POST /jobs with usage metering (the triggers) and with metering and every quota in force (jobs per day and month,
 //     pending jobs, payload bytes; limits far above what the run reaches, so every request pays the check and none is
 //     refused) ≥ 0.95× POST /jobs with the usage triggers disabled and no quota. Runs alternate in rounds (off, metering,
@@ -9,11 +9,10 @@
 //     directly into usage_counts, beside 200 other organizations' 400 days × 8 types: first in all 16 stripes of every
 //     day (nothing folded yet; no target), then after the leader's fold (finished days in one row each; the target).
 import { foldUsage, newId } from "@conveyor/db";
-import { signToken } from "@conveyor/api";
 import { load } from "../lib/load";
 import { run, waitForHttp, type Child } from "../lib/procs";
 import type { Row } from "../lib/report";
-import { clearJobs, clearPrefix, conveyorEnv, JWT_SECRET, type BenchEnv } from "../lib/setup";
+import { clearJobs, clearPrefix, conveyorEnv, loginToken, type BenchEnv } from "../lib/setup";
 
 const TRIGGERS = ["conveyor_usage_jobs_inserted", "conveyor_usage_jobs_updated", "conveyor_usage_jobs_deleted"];
 const PERIOD_QUOTAS = { QUOTA_JOBS_PER_DAY: "1000000000", QUOTA_JOBS_PER_MONTH: "10000000000", QUOTA_PAYLOAD_BYTES_MAX: "1000000000000" };
@@ -92,7 +91,6 @@ export async function tenantsUsage(env: BenchEnv, port: number, durationS: numbe
     await env.db.pool.query("TRUNCATE usage_counts");
     await env.db.pool.query(`INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'unused')`, [ownerId, `usage-${ownerId}@example.test`]);
     await env.db.pool.query(`INSERT INTO memberships (org_id, user_id, role) VALUES ($1, $2, 'admin')`, [env.orgId, ownerId]);
-    const token = signToken({ userId: ownerId, orgId: env.orgId }, { JWT_SECRET, JWT_TTL: "12h" }, new Date());
     // The bench organization: 400 days × 8 types × 16 stripes, `jobs` jobs in all, up to yesterday.
     const rows = 400 * 8 * 16;
     await env.db.pool.query(
@@ -114,6 +112,7 @@ export async function tenantsUsage(env: BenchEnv, port: number, durationS: numbe
 
     api = run("apps/api/src/server.ts", conveyorEnv(env, { PORT: String(port) }));
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
+    const token = await loginToken(env, `http://127.0.0.1:${port}`, ownerId);
     const to = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     const from = new Date(Date.now() - 400 * 86_400_000).toISOString().slice(0, 10);
     const headers = { authorization: `Bearer ${token}` };

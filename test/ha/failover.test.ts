@@ -1,20 +1,21 @@
-// A Postgres failover while jobs flow (SPEC §23, ROBUSTNESS 55): a private primary with a synchronous streaming
+// A Postgres failover while jobs flow (docs/reference/high-availability.md#high-availability, docs/reference/robustness.md#r55): a private primary with a synchronous streaming
 // replica, the API and a worker on the multi-host URL (target_session_attrs=read-write), clients posting about 200
 // jobs/s; the primary stopped at once (`-m immediate`), the replica promoted. No 500 at any point (503s carry
 // Retry-After), every acknowledged job is on the new primary and runs, and the workers resume within 30 s.
-import { createDatabase, migrate, type Database } from "@conveyor/db";
+import { createDatabase, migrate } from "@conveyor/db";
+import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { startReplicatedPostgres, waitFor, type ReplicatedPostgres, type TestDatabase } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 let pair: ReplicatedPostgres;
 let stack: Stack;
-let db: Database;
+let db: DatabaseWithPrisma;
 
 beforeAll(async () => {
   pair = await startReplicatedPostgres({ synchronous: true });
   await migrate(pair.primary.url("conveyor"));
   const url = pair.failoverUrl("conveyor");
-  db = createDatabase({ url, poolSize: 5, applicationName: "conveyor-test" });
+  db = withPrisma(createDatabase({ url, poolSize: 5, applicationName: "conveyor-test" }));
   const database: TestDatabase = { name: "conveyor", url, db, drop: () => db.close() };
   stack = await startStack({ database });
   await stack.startWorker({ WORKER_CONCURRENCY: "20" });
@@ -49,7 +50,7 @@ describe("a Postgres failover under load", () => {
           const body = (await res.json()) as { id?: string };
           outcomes.push({ status: res.status, retryAfter: res.headers.get("retry-after"), id: body.id, at: Date.now() });
           // 200: a retry's key found the job its first try created — that try committed, but the commit's answer was
-          // lost with the primary, so the API could only say 503 (SPEC §2: the same key within 24 h answers the job).
+          // lost with the primary, so the API could only say 503 (docs/reference/http.md#errors: the same key within 24 h answers the job).
           if (res.status === 202 || res.status === 200) {
             acknowledged.set(key, body.id!);
             // 8 lanes of at most 25 requests/s: about 200 jobs/s.

@@ -1,4 +1,4 @@
-// CI's second pass (SPEC §23, ROBUSTNESS 54): the suites that between them issue every kind of statement the service
+// CI's second pass (docs/reference/high-availability.md#high-availability, docs/reference/robustness.md#r54): the suites that between them issue every kind of statement the service
 // sends, run again with the API and the workers behind PgBouncer 1.18 in transaction pooling mode, and the server
 // itself as DATABASE_DIRECT_URL. Its counts are added to the first pass's jest results, so CI's closing
 // `N passed, N failed` line counts both.

@@ -1,10 +1,10 @@
-// PgBouncer 1.18 in transaction pooling mode between the service and Postgres (SPEC §23, ROBUSTNESS 54): statements
+// PgBouncer 1.18 in transaction pooling mode between the service and Postgres (docs/reference/high-availability.md#high-availability, docs/reference/robustness.md#r54): statements
 // through it carry no name, and what keeps a session (LISTEN, the dispatch lock) goes straight to Postgres, so a
 // PgBouncer restart costs the API and the workers a reconnect of their pooled connections and nothing else.
 import pg from "pg";
-import { createDatabase, type Database } from "@conveyor/db";
+import { createDatabase, inTransaction, newId, type Database } from "@conveyor/db";
 import { createTestDatabase, startPgBouncer, throughPooler, waitFor, type PgBouncer, type TestDatabase } from "@conveyor/testkit";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 describe("statements through a transaction pooler", () => {
   // One server connection behind the pooler: every transaction of every client runs on it, so a statement one
@@ -38,9 +38,17 @@ describe("statements through a transaction pooler", () => {
     try {
       const results = await Promise.all(Array.from({ length: 40 }, (_, i) => db.pool.query<{ v: number }>(named(i % 7))));
       expect(results.map((r) => r.rows[0]!.v)).toEqual(Array.from({ length: 40 }, (_, i) => 1 + (i % 7)));
-      // Prisma on the same pool, inside an interactive transaction.
-      const count = await db.prisma.$transaction(async (tx) => tx.organization.count());
-      expect(count).toBeGreaterThanOrEqual(0);
+      // A transaction as the service runs them (inTransaction), through the pooler: its statements share one server
+      // connection, so it reads its own writes before they commit, and they are there after.
+      const count = async (client: pg.Pool | pg.PoolClient) =>
+        Number((await client.query<{ n: string }>("SELECT count(*) AS n FROM organizations WHERE name = 'pooler probe'")).rows[0]!.n);
+      const before = await count(db.pool);
+      const inside = await inTransaction(db.pool, async (tx) => {
+        await tx.query("INSERT INTO organizations (id, name) VALUES ($1, 'pooler probe'), ($2, 'pooler probe')", [newId(), newId()]);
+        return count(tx);
+      });
+      expect(inside).toBe(before + 2);
+      expect(await count(db.pool)).toBe(before + 2);
     } finally {
       await db.close();
     }

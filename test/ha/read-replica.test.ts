@@ -1,14 +1,15 @@
-// Read replicas (SPEC §23): with DATABASE_READ_URL, lists, stats and the audit log are read from the replica,
+// Read replicas (docs/reference/high-availability.md#high-availability): with DATABASE_READ_URL, lists, stats and the audit log are read from the replica,
 // except by whoever just changed something — their reads go to the primary for DATABASE_READ_AFTER_WRITE_MS, so
 // they see their own change. The replica's replay is paused to make "served by the replica" visible: what it
 // has not replayed, it does not show.
-import { createDatabase, migrate, resolveDatabaseUrl, type Database } from "@conveyor/db";
+import { createDatabase, migrate, resolveDatabaseUrl } from "@conveyor/db";
+import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 import { startReplicatedPostgres, waitFor, type ReplicatedPostgres, type TestDatabase } from "@conveyor/testkit";
-import { addMember, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 const WINDOW_MS = 1_500;
 let pair: ReplicatedPostgres;
-let db: Database;
+let db: DatabaseWithPrisma;
 let api: TestApi;
 let owner: TestMember;
 let colleague: TestMember;
@@ -22,7 +23,7 @@ beforeAll(async () => {
   const resolved = await resolveDatabaseUrl(standbyFirst, "postgres");
   expect(resolved).toBe(pair.primary.url("conveyor"));
   await migrate(resolved);
-  db = createDatabase({ url: pair.primary.url("conveyor"), readUrl: pair.replica.url("conveyor"), poolSize: 4, applicationName: "conveyor-test" });
+  db = withPrisma(createDatabase({ url: pair.primary.url("conveyor"), readUrl: pair.replica.url("conveyor"), poolSize: 4, applicationName: "conveyor-test" }));
   const database: TestDatabase = { name: "conveyor", url: pair.primary.url("conveyor"), db, drop: () => db.close() };
   api = await startTestApi({ API_RATE_LIMIT_PER_SEC: "0", DATABASE_READ_AFTER_WRITE_MS: String(WINDOW_MS) }, { database });
   owner = await createOrg(db, api.deps.config);

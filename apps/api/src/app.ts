@@ -1,4 +1,4 @@
-// Express wiring: request context, security headers, JSON bodies, the endpoints, and the error body of SPEC §2.
+// Express wiring: request context, security headers, JSON bodies, the endpoints, and the error body of docs/reference/http.md#errors.
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import express from "express";
@@ -8,10 +8,12 @@ import { readUsageTotalsByType } from "@conveyor/db";
 import helmet from "helmet";
 import type { AppDeps } from "./context";
 import { endpoints } from "./endpoints";
-import { AppError } from "./http/errors";
-import { buildRouter, type RouterDeps } from "./http/router";
+import { httpStatus } from "./http/errors";
+import { AppError } from "./services/errors";
+import { buildRouter } from "./endpoints/router";
 import { createAuthenticator } from "./middleware/authenticate";
-import { consolePages } from "./middleware/console-pages";
+import type { RouterDeps } from "./middleware/deps";
+import { consolePages } from "./pages/console/console-pages";
 import { errorHandler, unknownRoute } from "./middleware/error-handler";
 import { jsonBody } from "./middleware/json-body";
 import { publicTokenCors } from "./middleware/public-cors";
@@ -102,14 +104,14 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
     leases: new LeaseHub({ pool: deps.db.pool, logger: deps.logger }),
     authenticate: createAuthenticator(deps),
     rateLimits,
-    openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config))),
+    openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config, endpoints))),
     metrics: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
   };
 }
 
 /**
  * The HTTP server for `app`. Requests Node's parser refuses before Express sees them (a request line or headers
- * over 16 KiB, malformed HTTP) are answered in SPEC §2's shape too, with a request id, instead of Node's bare
+ * over 16 KiB, malformed HTTP) are answered in docs/reference/http.md#errors's shape too, with a request id, instead of Node's bare
  * status line.
  */
 export function createServer(app: express.Express): http.Server {
@@ -122,7 +124,7 @@ export function createServer(app: express.Express): http.Server {
       : new AppError("bad_request", "The request is not valid HTTP.");
     const body = JSON.stringify({ error: { code: refusal.code, message: refusal.message } });
     socket.end(
-      `HTTP/1.1 ${refusal.status} ${http.STATUS_CODES[refusal.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `HTTP/1.1 ${httpStatus(refusal)} ${http.STATUS_CODES[httpStatus(refusal)]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`,
     );
   });

@@ -1,4 +1,4 @@
-// The API's configuration, parsed once at boot from the environment (SPEC §7). Nothing else reads process.env.
+// The API's configuration, parsed once at boot from the environment (docs/reference/operations.md#configuration). Nothing else reads process.env.
 // Each variable is written once, here; the config's type is derived from this schema and its keys are the
 // variables' names.
 import { databaseUrl, envSchema, flag, Joi, list, parseEnv, publicUrl, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
@@ -27,18 +27,18 @@ export const apiEnvSchema = envSchema({
   /** Webhook endpoints one organization may have; 0: no cap. */
   WEBHOOK_ENDPOINTS_PER_ORG: setting(Joi.number().integer().min(0).max(10_000)).default(25),
   /**
-   * Origins (scheme://host[:port]) whose pages may read a job with its public token (SPEC §21): CORS is granted to them on
+   * Origins (scheme://host[:port]) whose pages may read a job with its public token (docs/reference/events.md#progress-and-live-results): CORS is granted to them on
    * GET /jobs/{id}, /jobs/{id}/output and /jobs/{id}/events only. Empty: none.
    */
   PUBLIC_TOKEN_ORIGINS: setting(list({ pattern: /^https?:\/\/[^/\s,]+$/, name: "origin (scheme://host[:port], no path)" })).default([]),
-  /** Accept http:// OpenID providers for single sign-on (SPEC §16): for development and tests only. */
+  /** Accept http:// OpenID providers for single sign-on (docs/reference/tenants.md#audit-log): for development and tests only. */
   SSO_ALLOW_HTTP: setting(flag()).default(false),
-  /** A replica for lists, search, stats, usage and the audit log (SPEC §23); one host or several. Unset: the primary. */
+  /** A replica for lists, search, stats, usage and the audit log (docs/reference/high-availability.md#high-availability); one host or several. Unset: the primary. */
   DATABASE_READ_URL: setting(databaseUrl()).optional(),
   /** After a person or key changes something, their reads go to the primary for this long (read-your-writes). */
   DATABASE_READ_AFTER_WRITE_MS: setting(Joi.number().integer().min(0).max(600_000)).default(5_000),
 
-  /** Backpressure (SPEC §22): past this many due jobs in the deployment, the organizations holding most of them are refused new jobs (429 overloaded). Unset: off. */
+  /** Backpressure (docs/reference/tenants.md#usage-quotas-and-backpressure): past this many due jobs in the deployment, the organizations holding most of them are refused new jobs (429 overloaded). Unset: off. */
   BACKPRESSURE_DUE_MAX: setting(Joi.number().integer().min(1)).optional(),
   /** Backpressure on Postgres commit latency: past this p99 (ms) of the API's own job inserts over the last few seconds, the organizations asking for most of them are refused new jobs (429 overloaded). Unset: off. */
   BACKPRESSURE_COMMIT_P99_MS: setting(Joi.number().integer().min(1)).optional(),

@@ -4,7 +4,6 @@ export { createApp, createServer } from "./app";
 export { systemClock, type AppDeps, type Clock } from "./context";
 export { apiEnvSchema, loadApiConfig, usesDevelopmentJwtSecret, type ApiConfig } from "./env";
 export { generateApiKey, hashApiKey } from "./services/api-key-secrets";
-export { buildOpenApiDocument } from "./openapi/document";
 // The console's test holds its own route list to this one.
 export { CONSOLE_PAGES } from "./pages/console";
 export { signToken, verifyToken } from "./services/tokens";

@@ -2,8 +2,8 @@
 // them; members and API keys may not; a chat URL must pass the SSRF rule (a private address is refused unless the
 // deployment allows it) and is shown back by its origin only; a condition naming an endpoint or a schedule must name
 // the organization's own; every change is in the audit log; another organization's rule is a 404.
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

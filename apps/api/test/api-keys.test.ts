@@ -1,4 +1,4 @@
-// API keys (SPEC §3, ROBUSTNESS B11, B12, B16, B19): shown once, stored as SHA-256, listed by role, revoked
+// API keys (docs/reference/tenants.md#authentication, docs/reference/robustness.md#r11, docs/reference/robustness.md#r12, docs/reference/robustness.md#r16, docs/reference/robustness.md#r19): shown once, stored as SHA-256, listed by role, revoked
 // by their creator or an owner/admin, refused off the job endpoints, and dead within 5 s of revocation.
 import { createHash } from "node:crypto";
 import express from "express";
@@ -8,7 +8,7 @@ import { errorHandler } from "../src/middleware/error-handler";
 import { API_KEY_CACHE_MS, createAuthenticator } from "../src/middleware/authenticate";
 import { requestContext } from "../src/middleware/request-context";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 /** A route that accepts API keys like the job endpoints do, behind the real authenticator with its cache. */

@@ -1,12 +1,12 @@
-// The audit log (SPEC §16, ROBUSTNESS H44): a realistic mix of what owners, admins, members and API keys do, each
+// The audit log (docs/reference/tenants.md#audit-log, docs/reference/robustness.md#r44): a realistic mix of what owners, admins, members and API keys do, each
 // change with exactly one entry (who, what, from where, before and after) written in the change's own transaction;
 // refused changes write none; no request and no SQL outside retention alters an entry; a scan of every entry finds
 // no password, token, secret, key or payload; GET /audit-log filters and pages, for owners and admins of that
 // organization only.
 import { newId } from "@conveyor/db";
-import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { startForgingProvider, type ForgingProvider } from "@conveyor/testkit/oidc";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;
@@ -282,7 +282,7 @@ describe("a realistic mix of audited actions", () => {
     expect(rows).toEqual([]);
   });
 
-  it("holds no password, token, secret, key or payload in any entry (ROBUSTNESS H44)", async () => {
+  it("holds no password, token, secret, key or payload in any entry (docs/reference/robustness.md#r44)", async () => {
     const { rows } = await api.database.db.pool.query<{ entry: string }>("SELECT row_to_json(a)::text AS entry FROM audit_log a");
     expect(rows.length).toBeGreaterThan(20);
     const everything = rows.map((r) => r.entry).join("\n");
@@ -350,7 +350,7 @@ describe("a change that fails", () => {
   });
 });
 
-describe("append-only (ROBUSTNESS H44)", () => {
+describe("append-only (docs/reference/robustness.md#r44)", () => {
   it("has no request that changes or deletes an entry", async () => {
     const snapshot = await entries(owner.orgId);
     for (const method of ["post", "put", "patch", "delete"] as const) {

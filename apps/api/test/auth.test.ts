@@ -1,10 +1,10 @@
-// Accounts and tokens (SPEC §3, §12, ROBUSTNESS B): signup, login, /me, password changes, and every way a JWT must be
+// Accounts and tokens (docs/reference/tenants.md#authentication, docs/reference/tenants.md#team-api-for-the-console, docs/reference/robustness.md#b): signup, login, /me, password changes, and every way a JWT must be
 // refused (credential versions included).
 import jwt from "jsonwebtoken";
 import { newId } from "@conveyor/db";
 import { signToken } from "../src/services/tokens";
 import { expectError } from "./support/expect-error";
-import { addMember, createApiKey, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -178,7 +178,7 @@ describe("POST /auth/login", () => {
   });
 });
 
-describe("GET /me and JWT verification (ROBUSTNESS B10, B11)", () => {
+describe("GET /me and JWT verification (docs/reference/robustness.md#r10, docs/reference/robustness.md#r11)", () => {
   const secret = () => api.deps.config.JWT_SECRET;
   const now = () => Math.floor(Date.now() / 1000);
 
@@ -243,7 +243,7 @@ describe("GET /me and JWT verification (ROBUSTNESS B10, B11)", () => {
   });
 });
 
-describe("credential versions: tokens carry `ver` (SPEC §12)", () => {
+describe("credential versions: tokens carry `ver` (docs/reference/tenants.md#team-api-for-the-console)", () => {
   const secret = () => api.deps.config.JWT_SECRET;
   const now = () => Math.floor(Date.now() / 1000);
 

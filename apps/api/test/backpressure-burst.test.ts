@@ -2,7 +2,7 @@
 // admission counts the jobs each batch adds in this process until the next read. Parallel batches from one
 // organization then overshoot BACKPRESSURE_DUE_MAX by at most one batch (one process here), and a quiet organization is
 // still served. No worker runs, so every accepted job stays due.
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 const MAX = 100;
 const BATCH = 20;

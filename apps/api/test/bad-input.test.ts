@@ -1,12 +1,12 @@
 // Bad input that once answered 500 (issue 12): bodies that are absent, characters Postgres cannot store, nesting
 // that overflows the stack, prototype keys at any depth, other charsets, OPTIONS, broken percent-encoding.
-// Each must be a 4xx in SPEC §2's shape, and nothing already accepted may be lost.
+// Each must be a 4xx in docs/reference/http.md#errors's shape, and nothing already accepted may be lost.
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
 import { createApp, createServer } from "../src/app";
 import { expectError } from "./support/expect-error";
-import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 let owner: TestMember;

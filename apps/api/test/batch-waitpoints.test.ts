@@ -1,10 +1,10 @@
-// POST /jobs/batch with `waitpoints` (SPEC §15, §20) through the API alone, against real Postgres and Redis: the
+// POST /jobs/batch with `waitpoints` (docs/reference/lifecycle.md#dependencies, docs/reference/lifecycle.md#waitpoints-and-durable-steps) through the API alone, against real Postgres and Redis: the
 // batch makes its waitpoints in the graph's transaction, its jobs name them by ref in depends_on, the answer lists
 // them after the jobs with their one-time complete_url; bad waitpoints, duplicate and unknown refs are 400s naming
 // the item, and a batch refused in its transaction (a quota) leaves no waitpoint behind. The second organization
 // sees none of it.
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

@@ -1,11 +1,11 @@
-// The console served by the API (SPEC §11): its page at / and at the console's routes for browser navigations,
+// The console served by the API (docs/reference/tenants.md#the-console): its page at / and at the console's routes for browser navigations,
 // under the policy of /docs; API clients asking the same paths get the API; hashed assets cached for a year,
 // gzipped when accepted; nothing outside the build is readable through /assets; and a clear page when the
 // console was not built.
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { CONSOLE_DIST, CONSOLE_MISSING_HTML, CONSOLE_PAGE_POLICY, consoleBuild } from "../src/pages/console";
 import { DOCS_PAGE_POLICY } from "../src/pages/docs";
 

@@ -8,7 +8,7 @@ import { chromium, type Browser } from "playwright-core";
 import { createApp } from "../src/app";
 import { DOCS_PAGE_POLICY } from "../src/pages/docs";
 import { bundlePath } from "../src/pages/docs/bundle";
-import { startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { startTestApi, type TestApi } from "@conveyor/api/testing";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 
 const ARTIFACTS = path.resolve(__dirname, "../../../test-artifacts");

@@ -1,4 +1,4 @@
-// GET /events and GET /jobs/{id}/events (SPEC §10, ROBUSTNESS G36), read as a client would (eventsource-parser over
+// GET /events and GET /jobs/{id}/events (docs/reference/events.md#events, docs/reference/robustness.md#r36), read as a client would (eventsource-parser over
 // HTTP) from the real app, while events are written by the real data-access functions the API and the workers use.
 // A second organization writes events all along; none of them may ever reach the first one's streams.
 import { createServer } from "node:http";
@@ -7,9 +7,9 @@ import net from "node:net";
 import pg from "pg";
 import { claimJobs, insertJobs, newId, writeOutcomes } from "@conveyor/db";
 import { metricSample, openSse, waitFor, type SseClient, type SseEvent } from "@conveyor/testkit";
-import { createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { createApp } from "../src/app";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { HEARTBEAT_MS } from "../src/services/event-hub";
 import { MAX_BUFFERED_BYTES } from "../src/services/event-stream";
 

@@ -3,8 +3,8 @@
 // jobs, cancel its jobs waiting to retry); time filters over whole and partial days (failure_counts_daily) counting
 // exactly what GET /jobs counts, after retries, replays and retention — and another organization whose failures never show.
 import { deleteFinishedJobs, newId, writeOutcomes } from "@conveyor/db";
-import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

@@ -1,6 +1,6 @@
-// No input makes a 5xx (ROBUSTNESS D23, G39): generated requests to every operation of the live OpenAPI document
+// No input makes a 5xx (docs/reference/robustness.md#r23, docs/reference/robustness.md#r39): generated requests to every operation of the live OpenAPI document
 // — arbitrary JSON, NUL bytes, lone surrogates, huge numbers, deep nesting, wrong types, odd content types, broken
-// percent-encoding, junk and real credentials — must all be answered 2xx–4xx, and every refusal in SPEC §2's shape
+// percent-encoding, junk and real credentials — must all be answered 2xx–4xx, and every refusal in docs/reference/http.md#errors's shape
 // with the status its code maps to.
 //
 // Replay a failure with the seed it prints: FUZZ_SEED=<seed> npm test -- apps/api/test/fuzz.test.ts
@@ -12,7 +12,7 @@ import jwt from "jsonwebtoken";
 import { Agent, request } from "undici";
 import { createApp, createServer } from "../src/app";
 import { ERROR_STATUS } from "../src/http/errors";
-import { addMember, createApiKey, createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
@@ -327,7 +327,7 @@ async function send(req: FuzzRequest): Promise<void> {
     throw problem("a refusal that is not JSON");
   }
   const error = body.error;
-  if (!error || Object.keys(body).length !== 1) throw problem("not SPEC §2's error body");
+  if (!error || Object.keys(body).length !== 1) throw problem("not docs/reference/http.md#errors's error body");
   if (typeof error.code !== "string" || !(error.code in ERROR_STATUS)) throw problem(`unknown error code ${error.code}`);
   if (ERROR_STATUS[error.code as keyof typeof ERROR_STATUS] !== res.statusCode) throw problem(`code ${error.code} with the wrong status`);
   if (typeof error.message !== "string" || !/\.$/.test(error.message)) throw problem("a message that is not a sentence");
@@ -341,7 +341,7 @@ async function send(req: FuzzRequest): Promise<void> {
 }
 
 describe(`fuzzing every operation of /openapi.json (seed ${SEED}, ${RUNS} runs)`, () => {
-  it("answers every generated request with 2xx–4xx, and every refusal in SPEC §2's shape", async () => {
+  it("answers every generated request with 2xx–4xx, and every refusal in docs/reference/http.md#errors's shape", async () => {
     process.stdout.write(`fuzz seed ${SEED} (replay: FUZZ_SEED=${SEED})\n`);
     const anyRequest = fc.constantFrom(...operations).chain((op) => requestFor(op));
     await fc.assert(fc.asyncProperty(anyRequest, send), { numRuns: RUNS, seed: SEED, verbose: 1 });

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import ts from "typescript";
-import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const ROOT = path.resolve(__dirname, "../../..");
 const OUT = path.join(ROOT, "test-artifacts", "generated-client");

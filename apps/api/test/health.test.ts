@@ -2,7 +2,7 @@ import { createDatabase } from "@conveyor/db";
 import { freePort, startPrivateRedis, type PrivateRedis } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
-import { startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { startTestApi, type TestApi } from "@conveyor/api/testing";
 
 describe("/healthz and /readyz", () => {
   let api: TestApi;

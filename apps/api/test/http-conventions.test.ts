@@ -4,7 +4,7 @@ import { createLogger } from "@conveyor/logger";
 import { PassThrough } from "node:stream";
 import { errorHandler } from "../src/middleware/error-handler";
 import { requestContext } from "../src/middleware/request-context";
-import { startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -16,7 +16,7 @@ const errorShape = {
   error: { code: expect.stringMatching(/^[a-z_]+$/), message: expect.stringMatching(/\.$/) },
 };
 
-describe("HTTP conventions (SPEC §2)", () => {
+describe("HTTP conventions (docs/reference/http.md#errors)", () => {
   it("answers an unknown route with 404 not_found and the error body", async () => {
     const res = await api.request.get("/no/such/route");
     expect(res.status).toBe(404);

@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-// The invite page (SPEC §4, §11, ROBUSTNESS C22) in headless Chromium against a listening API: it shows the
+// The invite page (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#the-console, docs/reference/robustness.md#r22) in headless Chromium against a listening API: it shows the
 // invite, accepts it, logs the person in to a console session and opens the console, and shows each refusal;
 // strict CSP, no referrer, no caching, no token in the logs.
 import { mkdirSync, readFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { repoRoot, CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
 import { createApp } from "../src/app";
-import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, TEST_PASSWORD, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const artifacts = path.join(repoRoot, "test-artifacts");
 const PASSWORD = "my new team password";

@@ -1,8 +1,8 @@
-// Invites (SPEC §4, ROBUSTNESS C): checking and accepting tokens, expiry on the API's clock, single use
+// Invites (docs/reference/tenants.md#team-and-roles, docs/reference/robustness.md#c): checking and accepting tokens, expiry on the API's clock, single use
 // under concurrency, re-invites, the existing-account rule, and tokens that exist only as hashes.
 import { createHash } from "node:crypto";
 import { expectError } from "./support/expect-error";
-import { addMember, createOrg, TEST_PASSWORD, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createOrg, TEST_PASSWORD, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -189,7 +189,7 @@ describe("POST /invite/accept", () => {
   });
 });
 
-describe("invite secrets (ROBUSTNESS B12, B19, C20, C22)", () => {
+describe("invite secrets (docs/reference/robustness.md#r12, docs/reference/robustness.md#r19, docs/reference/robustness.md#r20, docs/reference/robustness.md#r22)", () => {
   it("stores only the SHA-256 of a 32-byte token", async () => {
     const owner = await createOrg(api.database.db, api.deps.config);
     const created = await invite(owner);

@@ -1,9 +1,9 @@
-// GET /jobs filters (SPEC §8): each alone and combined, in pages and streams, `q` over ids and payload values, bad
+// GET /jobs filters (docs/reference/lifecycle.md#steering): each alone and combined, in pages and streams, `q` over ids and payload values, bad
 // input, every role — with a second organization holding look-alike jobs that no filter may ever show.
 import supertest from "supertest";
 import { newId } from "@conveyor/db";
-import { addMember, createOrg, startTwoOrgs, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { addMember, createOrg, startTwoOrgs, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;
@@ -319,7 +319,7 @@ describe("bad input", () => {
     ["a malformed schedule id", "schedule_id=42", "query.schedule_id"],
     ["an internal type name", "type=_webhook_delivery", "query.type"],
     ["a filter given twice", "type=webhook&type=echo_test", "query.type"],
-  ])("answers %s with 400 validation_failed in SPEC §2's shape", async (_, query, path) => {
+  ])("answers %s with 400 validation_failed in docs/reference/http.md#errors's shape", async (_, query, path) => {
     const res = await api.request.get(`/jobs?${query}`).set(asAlice());
     expect(res.status).toBe(400);
     expect(responseSchemas.Error.validate(res.body).error).toBeUndefined();

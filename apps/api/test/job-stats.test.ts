@@ -5,9 +5,9 @@
 import { randomBytes } from "node:crypto";
 import type { JobStatus } from "@conveyor/contracts";
 import { uuidFloor } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 let api: TestApi;
 let second: SecondOrg;

@@ -1,9 +1,9 @@
-// Replay and bulk actions (SPEC §8) through the API against real Postgres and Redis: what each creates or changes,
+// Replay and bulk actions (docs/reference/lifecycle.md#steering) through the API against real Postgres and Redis: what each creates or changes,
 // matched/affected/has_more at the 10,000 bound, bad input, every role — and another organization whose jobs no
 // bulk action, cancel or replay can reach (404, never 403).
 import { newId } from "@conveyor/db";
-import { addMember, createOrg, type SecondOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { addMember, createOrg, type SecondOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;
@@ -285,7 +285,7 @@ describe("POST /jobs/bulk with a filter", () => {
   }, 120_000);
 });
 
-describe("POST /jobs/bulk refuses bad input with 400 in SPEC §2's shape", () => {
+describe("POST /jobs/bulk refuses bad input with 400 in docs/reference/http.md#errors's shape", () => {
   const id = "0193a5c4-7b2e-7c1d-9f3a-2b8e4d6f1a01";
   it.each([
     ["neither filter nor ids", { action: "cancel" }, "body"],

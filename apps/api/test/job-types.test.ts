@@ -2,8 +2,8 @@
 // (size, depth, catastrophic patterns, unknown keywords, names of built-in and plugin types), POST /jobs validating
 // payloads against the schema with each bad field's path, roles, the audit log — and another organization, which
 // neither sees the type nor may enqueue it.
-import { createApiKey, type SecondOrg, type TestApi, type TestMember, addMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { createApiKey, type SecondOrg, type TestApi, type TestMember, addMember, startTwoOrgs } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

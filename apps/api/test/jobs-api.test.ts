@@ -1,10 +1,10 @@
-// The job endpoints of the API alone (no worker): SPEC §2 and §5 field by field, against real Postgres/Redis.
+// The job endpoints of the API alone (no worker): docs/reference/http.md#errors and docs/reference/lifecycle.md#lifecycle field by field, against real Postgres/Redis.
 import { Redis } from "ioredis";
 import { createDatabase, isUuid } from "@conveyor/db";
 import { freePort } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
-import { addMember, createApiKey, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 let alice: TestMember; // owner of org A
@@ -35,7 +35,7 @@ const PART_THREE_FIELDS = [
   "waiting_for",
   "started_at",
   "finished_at",
-  // Part four (SPEC §21): the handler's last progress report.
+  // Part four (docs/reference/events.md#progress-and-live-results): the handler's last progress report.
   "progress",
 ];
 
@@ -310,7 +310,7 @@ describe("GET /jobs", () => {
     const res = await api.request.get("/jobs").set(as());
     expect(res.status).toBe(200);
     expect(res.body.map((j: { id: string }) => j.id)).toEqual([...ids].reverse());
-    // The seed's fields in their order, then SPEC §8's additions.
+    // The seed's fields in their order, then docs/reference/lifecycle.md#steering's additions.
     expect(Object.keys(res.body[0])).toEqual([...SEED_LIST_FIELDS, ...PART_TWO_FIELDS, ...PART_THREE_FIELDS]);
     expect(res.body[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
@@ -436,7 +436,7 @@ describe("GET /jobs/{id}, /logs and /artifact", () => {
       "dependents",
       "on_dependency_failure",
       "replayed_as",
-      // Part four (SPEC §20): its durable steps, sleeps and waits.
+      // Part four (docs/reference/lifecycle.md#waitpoints-and-durable-steps): its durable steps, sleeps and waits.
       "steps",
       "result",
       "error",

@@ -3,7 +3,7 @@
 import { metricSample as sample } from "@conveyor/testkit";
 import supertest from "supertest";
 import { createApp } from "../src/app";
-import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 

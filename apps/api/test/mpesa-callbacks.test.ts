@@ -4,7 +4,7 @@
 // before. A job that waits reads it from ctx.waitFor (apps/worker/test/mpesa-callback-flow.test.ts).
 import { createHash, randomBytes } from "node:crypto";
 import { newId } from "@conveyor/db";
-import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 type Push = { jobId: string; secret: string; checkoutRequestId: string; merchantRequestId: string };
 

@@ -6,15 +6,15 @@ import path from "node:path";
 import type express from "express";
 import { BUILT_IN_TYPES, catalog, validatePayload } from "@conveyor/contracts";
 import { createApp } from "../src/app";
-import { validate } from "../src/http/validate";
+import { validate } from "../src/services/validate";
 import { endpoints } from "../src/endpoints";
-import { servedEndpoints, type Endpoint } from "../src/http/endpoint";
+import type { Endpoint } from "../src/declarations/endpoint";
 import { buildOpenApiDocument } from "../src/openapi/document";
 import { catalogOptions } from "../src/services/job-catalog";
 import { jobComponent, payloadComponent, payloadExamples } from "../src/openapi/job-types";
-import { jsonSchema, withoutDefaults } from "../src/openapi/json-schema";
-import { responseSchemas } from "../src/openapi/responses";
-import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { jsonSchema, withoutDefaults } from "../src/declarations/json-schema";
+import { responseSchemas } from "../src/declarations/responses";
+import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 type Doc = { openapi: string; paths: Record<string, Record<string, any>>; components: Record<string, Record<string, any>> };
 
@@ -73,7 +73,7 @@ describe("GET /openapi.json", () => {
 
   it("leaves POST /auth/signup out when signup is disabled, as the app does", () => {
     const config = { ...api.deps.config, ALLOW_SIGNUP: false };
-    const withoutSignup = buildOpenApiDocument(config) as Doc;
+    const withoutSignup = buildOpenApiDocument(config, endpoints) as Doc;
     expect(documentedRoutes(withoutSignup)).toEqual(registeredRoutes(createApp({ ...api.deps, config })));
     expect(withoutSignup.paths["/auth/signup"]).toBeUndefined();
   });
@@ -114,7 +114,7 @@ describe("GET /openapi.json", () => {
   });
 
   it("has request examples that pass the validation their routes apply", () => {
-    for (const op of servedEndpoints(endpoints, api.deps).filter((o): o is Endpoint & { body: NonNullable<Endpoint["body"]> } => !!o.body)) {
+    for (const op of endpoints.served(api.deps.config).filter((o): o is Endpoint & { body: NonNullable<Endpoint["body"]> } => !!o.body)) {
       for (const [name, example] of Object.entries(op.body.examples ?? {})) {
         try {
           validate(op.body.schema, example.value);
@@ -126,7 +126,7 @@ describe("GET /openapi.json", () => {
   });
 
   it("has response examples that match their documented schemas", () => {
-    for (const op of servedEndpoints(endpoints, api.deps)) {
+    for (const op of endpoints.served(api.deps.config)) {
       for (const [status, spec] of Object.entries(op.responses)) {
         if (!spec.json) continue;
         const schema = responseSchemas[spec.json.component];
@@ -175,7 +175,7 @@ describe("GET /openapi.json", () => {
     expect(doc.paths["/auth/session"]!.post.security).toEqual([]);
     expect(doc.paths["/invite/accept"]!.post.security).toEqual([]);
     expect(doc.paths["/metrics"]!.get.security).toEqual([]);
-    // A job's public token reads that job, its output and its events (SPEC §21), and nothing else.
+    // A job's public token reads that job, its output and its events (docs/reference/events.md#progress-and-live-results), and nothing else.
     const jobRead = [...job, { publicToken: [] }, { publicTokenQuery: [] }];
     const readable = Object.entries(doc.paths).flatMap(([p, ops]) =>
       Object.entries(ops)
@@ -202,7 +202,7 @@ describe("GET /openapi.json", () => {
   });
 
   describe("real responses", () => {
-    const ops = () => servedEndpoints(endpoints, api.deps);
+    const ops = () => endpoints.served(api.deps.config);
 
     /** Checks `body` against the schema the document gives for this route and status. */
     function expectDocumented(method: string, route: string, res: { status: number; body: unknown }): void {

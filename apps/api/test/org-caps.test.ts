@@ -2,7 +2,7 @@
 // endpoints (WEBHOOK_ENDPOINTS_PER_ORG, 409), each with a message that names the setting; other organizations are not
 // affected, a freed place can be taken again, and concurrent requests cannot pass the cap together.
 import { openSse, waitFor, type SseClient } from "@conveyor/testkit";
-import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

@@ -1,4 +1,4 @@
-// `npm run org:create` as a real process (SPEC §3): same configuration and service as signup, password
+// `npm run org:create` as a real process (docs/reference/tenants.md#authentication): same configuration and service as signup, password
 // from ORG_CREATE_PASSWORD (never printed), one clear line on every refusal.
 import { execFile } from "node:child_process";
 import { mkdtempSync } from "node:fs";
@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { repoRoot } from "@conveyor/testkit";
-import { uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { uniqueEmail, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const PASSWORD = "operator chosen passphrase";
 const entry = path.join(repoRoot, "apps/api/src/cli/org-create.ts");

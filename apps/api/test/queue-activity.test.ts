@@ -2,10 +2,10 @@
 // attempt's start counts in its minute (a retried job twice), the wait is the attempt's due-to-start time as the job
 // itself records it, every queue of the organization has a dense series of 60 minutes, and another organization's
 // starts never show.
-import { startStack, type Stack } from "@conveyor/testkit/stack";
-import { createOrg } from "@conveyor/testkit/api";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
+import { createOrg } from "@conveyor/api/testing";
 import { QUEUE_ACTIVITY_MINUTES } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -84,7 +84,7 @@ describe("GET /queues/activity", () => {
     expect(theirs?.started.every((n) => n === 0) ?? true).toBe(true);
   });
 
-  it("refuses a request without a credential with SPEC §2's body", async () => {
+  it("refuses a request without a credential with docs/reference/http.md#errors's body", async () => {
     const res = await stack.api.request.get("/queues/activity");
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe("unauthorized");

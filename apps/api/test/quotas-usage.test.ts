@@ -1,4 +1,4 @@
-// Quotas and usage through the API (SPEC §22, issue 36): 429 quota_exceeded naming the quota with RateLimit headers and
+// Quotas and usage through the API (docs/reference/tenants.md#usage-quotas-and-backpressure, issue 36): 429 quota_exceeded naming the quota with RateLimit headers and
 // Retry-After at the next UTC period, batches all or nothing, each quota kind, per-organization settings through
 // `npm run org:quota` (audited), schedule ticks skipped and recorded, GET /usage's roles, ranges, groupings and CSV,
 // and the counters on /metrics. Another organization's usage and jobs stay untouched throughout.
@@ -9,7 +9,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { runDueSchedules, type QuotaLimits } from "@conveyor/db";
 import { repoRoot } from "@conveyor/testkit";
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { USAGE_METRICS_MS } from "../src/observability/metrics";
 import { expectError } from "./support/expect-error";
 

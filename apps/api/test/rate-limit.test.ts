@@ -1,4 +1,4 @@
-// Rate limits (SPEC §3, ROBUSTNESS B14, A1): per client IP on the public auth endpoints, per account on
+// Rate limits (docs/reference/tenants.md#authentication, docs/reference/robustness.md#r14, docs/reference/robustness.md#r1): per client IP on the public auth endpoints, per account on
 // failed passwords, per org on the job endpoints; counted in Redis so replicas share one budget; the job
 // limit fails open and the auth limits fall back to memory while Redis is away.
 import { randomBytes } from "node:crypto";
@@ -12,7 +12,7 @@ import { errorHandler } from "../src/middleware/error-handler";
 import { FAILED_LOGINS_PER_ACCOUNT, createRateLimits } from "../src/middleware/rate-limit";
 import { requestContext } from "../src/middleware/request-context";
 import { expectError } from "./support/expect-error";
-import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, TEST_PASSWORD, uniqueEmail, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 const LIMIT = 3;
 /** A client address no other test uses (TRUST_PROXY=1 makes X-Forwarded-For the client IP). */

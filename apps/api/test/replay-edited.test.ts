@@ -1,8 +1,8 @@
 // Replay with an edited payload (issue 23): POST /jobs/{id}/replay takes an optional `payload`, checked like POST /jobs's
 // for the job's type; the replay names its original (`replay_of`) and the original lists its replays (`replayed_as`).
 import { writeOutcomes } from "@conveyor/db";
-import { type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { type TestApi, type TestMember, startTwoOrgs } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

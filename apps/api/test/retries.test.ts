@@ -3,9 +3,9 @@
 // (or a delayed job) due at once — it runs, its logs and the audit log say who asked — and refuses a job that is not
 // due later (409), another organization's job (404, never 403) and bad input (400); the second organization stays
 // untouched.
-import { startStack, type Stack } from "@conveyor/testkit/stack";
-import { createOrg } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
+import { createOrg } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let stack: Stack;
 beforeAll(async () => {

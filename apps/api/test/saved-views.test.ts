@@ -2,8 +2,8 @@
 // filter is validated like GET /jobs's query, the name's length and uniqueness are checked, a person keeps at most
 // SAVED_VIEWS_PER_USER (also when saves race), nobody sees or deletes another person's view (404, like an unknown id,
 // also across organizations), an API key is refused, and a removed member's views go with the membership.
-import { createApiKey, addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { createApiKey, addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 import { SAVED_VIEWS_PER_USER } from "../src/services/saved-views";
 import { expectError } from "./support/expect-error";
 
@@ -62,7 +62,7 @@ describe("saved views", () => {
     expect((await list(owner)).map((v) => v.id)).toContain(mine.body.id);
   });
 
-  it("refuses bad names and filters with SPEC §2's body, naming the path", async () => {
+  it("refuses bad names and filters with docs/reference/http.md#errors's body, naming the path", async () => {
     const cases: [object, string][] = [
       [{ filter: { status: "failed" } }, "name"],
       [{ name: "", filter: { status: "failed" } }, "name"],

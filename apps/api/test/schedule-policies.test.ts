@@ -2,8 +2,8 @@
 // fields are echoed and checked, next_runs are the next five run times in the schedule's zone with its offset, and a
 // backfill of a day of an hourly schedule creates 24 jobs once however often (and however concurrently) it is sent.
 // Another organization's schedule is out of reach, and its data untouched.
-import { createSecondOrg, createOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { createSecondOrg, createOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

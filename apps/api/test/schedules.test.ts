@@ -1,9 +1,9 @@
-// The schedule endpoints alone (SPEC §9; no worker): the fields, each refusal of bad input in SPEC §2's shape,
+// The schedule endpoints alone (docs/reference/time.md#time-priority-and-fairness; no worker): the fields, each refusal of bad input in docs/reference/http.md#errors's shape,
 // next_run_at as edits change it, access as for jobs, and another organization's schedules out of reach (404).
 import { nextTick } from "@conveyor/contracts";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
-import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 let api: TestApi;
 let alice: TestMember; // owner of the org under test
@@ -121,7 +121,7 @@ describe("POST /schedules", () => {
     expectError(await api.request.get("/schedules"), 401, "unauthorized");
   });
 
-  describe("refuses bad input with 400 in SPEC §2's shape, storing nothing", () => {
+  describe("refuses bad input with 400 in docs/reference/http.md#errors's shape, storing nothing", () => {
     const cases: [string, object, string, { path: string; message: string | RegExp }[]][] = [
       [
         "a cron with six fields (seconds)",

@@ -1,9 +1,9 @@
 // Search that finds (issue 23): GET /jobs?q= with the 8-character short id the console shows, field-scoped values
 // (`customer:Globex`), value prefixes (`INV-20*`, `customer:Glo*`) and plain values, each list item saying what matched —
 // and another organization's jobs never found.
-import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/testkit/api";
+import { createOrg, type TestApi, type TestMember, startTwoOrgs } from "@conveyor/api/testing";
 import { newId } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

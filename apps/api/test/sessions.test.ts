@@ -1,10 +1,10 @@
-// Console sessions (SPEC §11, §12; ROBUSTNESS G38): the cookie's flags, only its hash at rest, the CSRF defence on every
+// Console sessions (docs/reference/tenants.md#the-console, docs/reference/tenants.md#team-api-for-the-console; docs/reference/robustness.md#r38): the cookie's flags, only its hash at rest, the CSRF defence on every
 // state-changing method, bearer and API-key precedence, expiry on the API's clock, logout, switching organizations,
 // password changes and removals ending sessions, and a second organization that a session never sees.
 import { createHash } from "node:crypto";
 import type { Test } from "supertest";
 import { newId } from "@conveyor/db";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 import {
   addMember,
@@ -17,7 +17,7 @@ import {
   type SecondOrg,
   type TestApi,
   type TestMember,
-} from "@conveyor/testkit/api";
+} from "@conveyor/api/testing";
 
 let api: TestApi;
 let second: SecondOrg;
@@ -193,7 +193,7 @@ describe("GET /auth/session", () => {
   });
 });
 
-describe("CSRF (ROBUSTNESS G38)", () => {
+describe("CSRF (docs/reference/robustness.md#r38)", () => {
   it("refuses every state-changing method made with the cookie without the header, or with a wrong one, and changes nothing", async () => {
     const owner = await createOrg(api.database.db, api.deps.config);
     const member = await addMember(api.database.db, api.deps.config, owner.orgId, "member");

@@ -1,13 +1,13 @@
-// Single sign-on (SPEC §16, ROBUSTNESS H45) over HTTP against OpenID providers started here: the settings (checked
+// Single sign-on (docs/reference/tenants.md#audit-log, docs/reference/robustness.md#r45) over HTTP against OpenID providers started here: the settings (checked
 // at save, owners only, the secret write-only and sealed), a sign-in that makes the member with the default role and
 // a second one that reuses it, `enforce`, and every forged or replayed sign-in refused. The provider here is the
 // forging one (a real wire format, with the ID token each forgery needs); the whole flow through the real
 // `oidc-provider` in Chromium is apps/console/test/sso.test.ts.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, TEST_PASSWORD, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { startForgingProvider, type ForgingProvider } from "@conveyor/testkit/oidc";
-import { responseSchemas } from "../src/openapi/responses";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;
@@ -309,7 +309,7 @@ describe("a sign-in", () => {
   });
 });
 
-describe("forged and replayed sign-ins (ROBUSTNESS H45)", () => {
+describe("forged and replayed sign-ins (docs/reference/robustness.md#r45)", () => {
   /** Refused: no session cookie, a browser sent to /login?sso_error=<reason>, recorded as a failed login when an org is known. */
   async function expectRefused(res: Awaited<ReturnType<typeof callback>>, reason: string) {
     expect({ status: res.status, location: res.headers.location }).toEqual({ status: 302, location: `/login?sso_error=${reason}` });

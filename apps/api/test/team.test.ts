@@ -1,10 +1,10 @@
-// Team management (SPEC §4, §12, ROBUSTNESS B16, B17): the role table cell by cell, API keys refused on /org,
+// Team management (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#team-api-for-the-console, docs/reference/robustness.md#r16, docs/reference/robustness.md#r17): the role table cell by cell, API keys refused on /org,
 // removal and what it takes with it, role changes, pending invites and their withdrawal, members in pages, and
 // another organization's ids answered like random ones.
 import { newId } from "@conveyor/db";
 import { signToken } from "../src/services/tokens";
 import { expectError } from "./support/expect-error";
-import { addMember, createApiKey, createOrg, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 
 let api: TestApi;
 beforeAll(async () => {
@@ -239,7 +239,7 @@ describe("/me with an API key", () => {
   });
 });
 
-describe("PATCH /org/members/{user_id} (SPEC §12)", () => {
+describe("PATCH /org/members/{user_id} (docs/reference/tenants.md#team-api-for-the-console)", () => {
   const patch = (caller: TestMember | string, userId: string, body: object) => {
     const req = api.request.patch(`/org/members/${userId}`).send(body);
     return typeof caller === "string" ? req.set("X-API-Key", caller) : req.set(...bearer(caller));
@@ -302,7 +302,7 @@ describe("PATCH /org/members/{user_id} (SPEC §12)", () => {
   });
 });
 
-describe("GET /org/invites and DELETE /org/invites/{id} (SPEC §12)", () => {
+describe("GET /org/invites and DELETE /org/invites/{id} (docs/reference/tenants.md#team-api-for-the-console)", () => {
   const invite = async (caller: TestMember, email = uniqueEmail("pending"), role = "member") => {
     const res = await api.request
       .post("/org/invite")

@@ -1,10 +1,10 @@
-// Webhook endpoints (SPEC §10, ROBUSTNESS G37): owners and admins manage them with a user token; the URL passes the
+// Webhook endpoints (docs/reference/events.md#events, docs/reference/robustness.md#r37): owners and admins manage them with a user token; the URL passes the
 // same policy as webhook jobs; the secret is shown at creation and rotation only, stored sealed (never as given),
 // and never logged; another org's endpoint is a 404, exactly like an unknown one.
 import { webhookSecretsKey } from "@conveyor/config";
 import { newId, openSecret, recordDeliveryAttempts } from "@conveyor/db";
-import { addMember, createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { addMember, createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;
@@ -22,7 +22,7 @@ beforeAll(async () => {
   other = await createOrg(api.database.db, api.deps.config);
 });
 afterAll(async () => {
-  // ROBUSTNESS F31: no secret in anything the API logged.
+  // docs/reference/robustness.md#r31: no secret in anything the API logged.
   for (const secret of secrets) expect(api.logs()).not.toContain(secret.slice(6));
   await api.close();
 });

@@ -2,10 +2,10 @@
 // outcome (succeeded, failed, pending: failed with a retry planned), event type and time; POST
 // /webhook-endpoints/{id}/redeliver-failed sends the failed ones matching a filter — each event once, never one the
 // endpoint received since, still retries or has queued again — or the picked ones, in one audited action; dry_run
-// counts without queueing. Refusals follow SPEC §2; another organization's endpoint is a 404.
+// counts without queueing. Refusals follow docs/reference/http.md#errors; another organization's endpoint is a 404.
 import { newId, recordDeliveryAttempts, type DeliveryAttempt } from "@conveyor/db";
-import { addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { addMember, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 import { expectError } from "./support/expect-error";
 
 let api: TestApi;

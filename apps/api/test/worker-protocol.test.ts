@@ -3,8 +3,8 @@
 // its token (a lapsed lease taken over as an interruption, its old token answering 409), steps, sleeps and
 // waitpoints — and another organization, whose types a worker key cannot lease and which does not see the worker.
 import { randomUUID } from "node:crypto";
-import { type SecondOrg, type TestApi, type TestMember, addMember, startTwoOrgs } from "@conveyor/testkit/api";
-import { responseSchemas } from "../src/openapi/responses";
+import { type SecondOrg, type TestApi, type TestMember, addMember, startTwoOrgs } from "@conveyor/api/testing";
+import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
 let alice: TestMember;

@@ -33,7 +33,7 @@ export const api = createConveyorClient({ baseUrl: "", csrfToken: () => csrfToke
 
 export type FieldError = { path: string; message: string };
 
-/** A refusal of the API (SPEC §2), or a network failure (status 0). */
+/** A refusal of the API (docs/reference/http.md#errors), or a network failure (status 0). */
 export class ApiError extends Error {
   constructor(
     readonly status: number,

@@ -1,4 +1,4 @@
-// Live job updates (SPEC §10): one `GET /events` stream per tab, of the organization the tab shows — opened again when
+// Live job updates (docs/reference/events.md#events): one `GET /events` stream per tab, of the organization the tab shows — opened again when
 // it changes (a switch here or in another tab), so the console never listens to another one. Each event is read
 // against every jobs list through the lists' own keys and one matcher shared with the API's filter semantics
 // (jobMatchesFilter): a row that no longer belongs leaves its list, a row that still does takes the event's fields,

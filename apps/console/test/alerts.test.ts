@@ -3,7 +3,7 @@
 // rule for an hour and lifts it again by keyboard-reachable buttons (audited); a member sees the alerts but not the
 // rules. At 1440 and 375 px, with axe.
 import { waitFor } from "@conveyor/testkit";
-import { addMember } from "@conveyor/testkit/api";
+import { addMember } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
 const rig = rigForFile({ workers: 1, workerEnv: { WORKER_TYPES: "scripted", ALERT_EVALUATION_MS: "200" } });

@@ -67,14 +67,14 @@ describe("API keys", () => {
     await confirm.getByText("Services using “billing-service” are refused").waitFor();
     await confirm.getByRole("button", { name: "Revoke" }).click();
     await row.waitFor({ state: "detached" });
-    // Refused over HTTP within seconds (SPEC §3: 5 s at most).
+    // Refused over HTTP within seconds (docs/reference/tenants.md#authentication: 5 s at most).
     await waitFor(async () => (await useKey(key)) === 401, "the revoked key refused", 6_000, 100);
     // The stack's own key still works.
     expect(await useKey(rig.stack.apiKey)).toBe(200);
   });
 
   it("shows who created each key: the person's e-mail, or You (issue 23 #11)", async () => {
-    const { addMember, createApiKey } = await import("@conveyor/testkit/api");
+    const { addMember, createApiKey } = await import("@conveyor/api/testing");
     const admin = await addMember(rig.stack.api.database.db, rig.stack.api.deps.config, rig.stack.owner.orgId, "admin");
     await createApiKey(rig.stack.api.database.db, admin, "reporting-service");
     const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
@@ -98,7 +98,7 @@ describe("API keys", () => {
   });
 
   it("shows the empty state in an organization without keys", async () => {
-    const { createOrg } = await import("@conveyor/testkit/api");
+    const { createOrg } = await import("@conveyor/api/testing");
     const fresh = await createOrg(rig.stack.api.database.db, rig.stack.api.deps.config, "Keyless Ltd");
     const page = await rig.loggedIn(fresh.email);
     await page.goto(`${rig.base}/api-keys`);

@@ -1,7 +1,7 @@
 // The console's accounts in a real browser: sign up, log out, log in, change password; the session lives in an
 // HttpOnly, SameSite=Strict cookie that no script reads, state changes without the CSRF token are refused, an
 // ended session returns to the login page and then back, and forms show the API's refusals at their fields.
-import { createOrg, uniqueEmail } from "@conveyor/testkit/api";
+import { createOrg, uniqueEmail } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, field, PASSWORD, rigForFile } from "./support/console";
 
 const rig = rigForFile();

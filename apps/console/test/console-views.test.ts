@@ -5,7 +5,7 @@
 // last hour. Each at 1440 and 375 px, with screenshots, axe and no sideways scrolling.
 import { newId, recordDeliveryAttempts, type DeliveryAttempt } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
-import { addMember } from "@conveyor/testkit/api";
+import { addMember } from "@conveyor/api/testing";
 import { startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
 import { checkNarrow, checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
 

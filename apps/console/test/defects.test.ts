@@ -4,7 +4,7 @@
 // pushing the rows down / the header checkbox going blank with "all matching" selected, notifications over the main
 // buttons, a missing or other organization's job, and every tab titled "Conveyor" with no skip link and the focus
 // lost after a navigation.
-import { addMember, createOrg } from "@conveyor/testkit/api";
+import { addMember, createOrg } from "@conveyor/api/testing";
 import { checkPage, dismissNotifications, field, rigForFile } from "./support/console";
 
 const rig = rigForFile({ workers: 1 });

@@ -1,4 +1,4 @@
-// A running job's progress and output (SPEC §21) in the console, in a real browser against the real API and a
+// A running job's progress and output (docs/reference/events.md#progress-and-live-results) in the console, in a real browser against the real API and a
 // worker: a bar under the job's status in the jobs list, and on the job's page a bar with the handler's message and
 // the output, both following the job live while it runs.
 import { writeFileSync } from "node:fs";

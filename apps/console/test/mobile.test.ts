@@ -3,7 +3,7 @@
 // behind a menu button that the keyboard opens, and Tab reaching each page's main actions in order — a dialog
 // opened from the keyboard takes the focus, and Escape gives it back.
 import type { Page } from "playwright-core";
-import { addMember, uniqueEmail } from "@conveyor/testkit/api";
+import { addMember, uniqueEmail } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
 
 // The webhook endpoint points at a loopback address, which the API accepts only when told to.

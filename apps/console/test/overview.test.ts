@@ -2,7 +2,7 @@
 // waiting for later) show up as jobs per minute by status and by type, the failure rate and the queue's depth, for
 // the last hour and the last day — the same figures GET /jobs/stats gives. A fresh organization sees the empty
 // state; the second organization's job (a `webhook` created a minute ago) is never counted.
-import { createApiKey, createOrg } from "@conveyor/testkit/api";
+import { createApiKey, createOrg } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
 const rig = rigForFile({ workers: 1 });

@@ -2,7 +2,7 @@
 // without a reload, a queue paused and resumed from the page (its jobs held, then run), a queue's cap and rate limit
 // set, named rate limits created, edited and deleted — by keyboard too, at 1440 and 375 px — and a member who sees
 // the figures with no control to change them. A second organization's queues and limits never show.
-import { addMember, createOrg, type TestMember } from "@conveyor/testkit/api";
+import { addMember, createOrg, type TestMember } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, dismissNotifications, field, startRig, type Rig } from "./support/console";
 
 let rig: Rig;

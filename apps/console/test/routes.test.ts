@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { CONSOLE_PAGES } from "@conveyor/api";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
-import { startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { startTestApi, type TestApi } from "@conveyor/api/testing";
 import { CONSOLE_PATHS } from "../src/paths";
 
 /** What Chromium sends when a person types an address or follows a link. */

@@ -4,7 +4,7 @@
 // their buttons on a phone, a replay's refusal in the words of its box, failure groups headed by a real error and
 // holding jobs still retrying, and the jobs list on a phone as cards (the viewport measured), a job's tab title, a
 // named payload box, finished jobs saying when they ended, and list changes announced.
-import { addMember, createOrg } from "@conveyor/testkit/api";
+import { addMember, createOrg } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
 
 let rig: Rig;

@@ -1,11 +1,11 @@
-// Single sign-on and the audit log in a real browser (SPEC §16), against a real OpenID provider (the `oidc-provider`
+// Single sign-on and the audit log in a real browser (docs/reference/tenants.md#audit-log), against a real OpenID provider (the `oidc-provider`
 // package, started here): the owner sets the provider up on its page; a new person signs in from the login page,
 // through the provider's own login form and consent page, lands in the console as a member with the default role,
 // and signs in again as the same member; a refused sign-in comes back to the login page saying why; the owner reads
 // all of it in the audit log, as sentences, with filters; members see neither page. Every page is checked with axe
 // and at 375 px.
 import type { Page } from "playwright-core";
-import { addMember, uniqueEmail, type TestMember } from "@conveyor/testkit/api";
+import { addMember, uniqueEmail, type TestMember } from "@conveyor/api/testing";
 import { startOidcProvider, type OidcProvider } from "@conveyor/testkit/oidc";
 import { checkNarrow, checkPage, dismissNotifications, field, pageProblems, startRig, type Rig } from "./support/console";
 

@@ -3,7 +3,7 @@
 // the invite link followed by a new person up to the console, logged in, in the invite's organization; and that
 // person, a member, who has no Team in the navigation and is told so at /team. A second organization's members
 // and invites never show.
-import { addMember, uniqueEmail, type TestMember } from "@conveyor/testkit/api";
+import { addMember, uniqueEmail, type TestMember } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, dismissNotifications, field, PASSWORD, startRig, textLines, type Rig } from "./support/console";
 
 let rig: Rig;

@@ -1,11 +1,11 @@
 // The console's third pass (issue 48): defects a new user hit, each driven in Chromium against the real API and
 // workers, each a test that failed before its fix.
-import { addMember, createOrg } from "@conveyor/testkit/api";
+import { addMember, createOrg } from "@conveyor/api/testing";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Page } from "playwright-core";
-import { SCRIPTED_PLUGIN, STEPS_PLUGIN } from "@conveyor/testkit/stack";
+import { SCRIPTED_PLUGIN, STEPS_PLUGIN } from "@conveyor/api/testing/stack";
 import { checkPage, dismissNotifications, expectAccessible, pageProblems, rigForFile, screenshot } from "./support/console";
 
 const rig = rigForFile({ workers: 1, workerEnv: { WORKER_PLUGINS: `${SCRIPTED_PLUGIN},${STEPS_PLUGIN}` } });

@@ -1,8 +1,8 @@
-// The Usage page in a real browser against the whole stack (SPEC §22): today's jobs and attempts charted and listed by
+// The Usage page in a real browser against the whole stack (docs/reference/tenants.md#usage-quotas-and-backpressure): today's jobs and attempts charted and listed by
 // type, the quotas in force with how much of each is used, the overview's notice once a quota is used up, and a
 // member told the page is for owners and admins. A second organization's usage never shows.
 import { putQuotaOverrides } from "@conveyor/db";
-import { addMember, type TestMember } from "@conveyor/testkit/api";
+import { addMember, type TestMember } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
 
 let rig: Rig;

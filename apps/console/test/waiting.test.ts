@@ -1,4 +1,4 @@
-// Why a pending job waits (`waiting_for`, SPEC §14), in words, in a real browser against the real API: in the jobs
+// Why a pending job waits (`waiting_for`, docs/reference/flow-control.md#flow-control), in words, in a real browser against the real API: in the jobs
 // list under each pending row's status and as a sentence on the job's page — a job due later, a job whose queue is
 // paused (read again while the page is open: pausing changes no job), and a job no running worker serves.
 import { checkNarrow, checkPage, rigForFile } from "./support/console";

@@ -1,8 +1,8 @@
-// Waitpoints in a real browser against the real API and a worker (SPEC §20): a member sees the organization's open
+// Waitpoints in a real browser against the real API and a worker (docs/reference/lifecycle.md#waitpoints-and-durable-steps): a member sees the organization's open
 // waitpoints, completes one with JSON data (invalid JSON is refused on the page, nothing sent), the job waiting on it
 // then runs, and its page shows its steps under the attempts. A second organization's waitpoints never show.
-import { addMember } from "@conveyor/testkit/api";
-import { STEPS_PLUGIN, SCRIPTED_PLUGIN } from "@conveyor/testkit/stack";
+import { addMember } from "@conveyor/api/testing";
+import { STEPS_PLUGIN, SCRIPTED_PLUGIN } from "@conveyor/api/testing/stack";
 import { checkPage, dismissNotifications, startRig, type Rig } from "./support/console";
 
 let rig: Rig;

@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { addMember, createOrg } from "@conveyor/testkit/api";
+import { addMember, createOrg } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, rigForFile } from "./support/console";
 
 const rig = rigForFile({ workers: 2, workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: "300", WORKER_CONCURRENCY: "4" } });

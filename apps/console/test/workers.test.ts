@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { addMember, createApiKey, createOrg } from "@conveyor/testkit/api";
+import { addMember, createApiKey, createOrg } from "@conveyor/api/testing";
 import { checkNarrow, checkPage, expectNoSidewaysScroll, startRig, type Rig } from "./support/console";
 
 let rig: Rig;

@@ -1,4 +1,4 @@
-// The worker's configuration, parsed once at boot from the environment (SPEC §7). Nothing else reads process.env.
+// The worker's configuration, parsed once at boot from the environment (docs/reference/operations.md#configuration). Nothing else reads process.env.
 import { envSchema, Joi, list, parseEnv, setting, sharedEnv, type ConfigOf, type Env } from "@conveyor/config";
 import { parseTypeRateLimits, parseTypeTimeouts, TYPE_NAME_PATTERN, type TypeRateLimit } from "@conveyor/contracts";
 import { handlerEnv } from "./handlers/settings";
@@ -40,7 +40,7 @@ export const workerEnvSchema = envSchema({
   WORKER_HEARTBEAT_MS: setting(Joi.number().integer().min(200).max(60_000)).default(5_000),
   /** Most jobs of one organization running (or handed to BullMQ) at once per type, across all workers; 0 = no cap. */
   ORG_CONCURRENCY_LIMIT: setting(Joi.number().integer().min(0).max(100_000)).default(0),
-  /** Most jobs one envelope (one BullMQ job) carries; the leader's dispatcher sizes envelopes up to it (SPEC §19). */
+  /** Most jobs one envelope (one BullMQ job) carries; the leader's dispatcher sizes envelopes up to it (docs/reference/lifecycle.md#envelopes). */
   ENVELOPE_MAX: setting(Joi.number().integer().min(1).max(1000)).default(64),
   /** How often the reconciler looks for jobs Redis has lost. */
   RECONCILE_INTERVAL_MS: setting(Joi.number().integer().min(100).max(3_600_000)).default(15_000),
@@ -55,7 +55,7 @@ export const workerEnvSchema = envSchema({
   TYPE_TIMEOUTS: setting(perType<number>(parseTypeTimeouts)).default(new Map()),
   /** Finished jobs older than this many days are deleted with their logs, events and artifacts; 0 keeps everything. */
   JOB_RETENTION_DAYS: setting(Joi.number().integer().min(0).max(36_500)).default(30),
-  /** Audit log entries older than this many days are deleted (SPEC §16); 0 keeps them all. */
+  /** Audit log entries older than this many days are deleted (docs/reference/tenants.md#audit-log); 0 keeps them all. */
   AUDIT_RETENTION_DAYS: setting(Joi.number().integer().min(0).max(36_500)).default(400),
   ...handlerEnv,
 });

@@ -1,4 +1,4 @@
-// Audit retention (SPEC §16): the leader deletes entries older than AUDIT_RETENTION_DAYS, in batches, across
+// Audit retention (docs/reference/tenants.md#audit-log): the leader deletes entries older than AUDIT_RETENTION_DAYS, in batches, across
 // organizations, and nothing younger — the one deletion the audit log's trigger lets through.
 import { PassThrough } from "node:stream";
 import { newId } from "@conveyor/db";

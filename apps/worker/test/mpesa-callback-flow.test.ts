@@ -5,7 +5,7 @@
 // test/jobs-mobile-money-stk.test.ts.)
 import { stkCallbackStore } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
-import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi } from "@conveyor/api/testing";
 import { startDarajaFake, type DarajaFake, darajaSettings } from "@conveyor/testkit/fakes";
 import { loadWorkerConfig } from "../src/env";
 import { mobileMoneyStkHandler } from "../src/handlers/mobile-money-stk";

@@ -1,5 +1,5 @@
 // The reconciler against real Postgres and a private Redis: what it re-enqueues, what it never touches, and
-// that two of them at once queue nothing twice (ROBUSTNESS A7).
+// that two of them at once queue nothing twice (docs/reference/robustness.md#r7).
 import { Queue } from "bullmq";
 import { createLogger } from "@conveyor/logger";
 import { newId } from "@conveyor/db";

@@ -1,4 +1,4 @@
-// Retention (SPEC §8) against real Postgres with a fixed clock: exactly the jobs that finished more than
+// Retention (docs/reference/lifecycle.md#steering) against real Postgres with a fixed clock: exactly the jobs that finished more than
 // JOB_RETENTION_DAYS ago go, with their logs, events, artifacts, callbacks and idempotency keys, in batches;
 // live jobs and recent ones stay, whatever their age or organization.
 import { newId } from "@conveyor/db";

@@ -1,4 +1,4 @@
-// Waitpoint retention (SPEC §8, §20) against real Postgres with a fixed clock: exactly the waitpoints that ended more
+// Waitpoint retention (docs/reference/lifecycle.md#steering, docs/reference/lifecycle.md#waitpoints-and-durable-steps) against real Postgres with a fixed clock: exactly the waitpoints that ended more
 // than JOB_RETENTION_DAYS ago go, with their events; a waiting one never goes, and one a job still there depends on
 // (depends_on or a ctx.waitFor step) stays until that job's own retention has deleted it, whatever the organization.
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// Webhook delivery records are trimmed by the leader after JOB_RETENTION_DAYS (SPEC §10, issue 27): the old records of
+// Webhook delivery records are trimmed by the leader after JOB_RETENTION_DAYS (docs/reference/events.md#events, issue 27): the old records of
 // every endpoint go, in batches, and the recent ones stay, also when an old record sits behind a younger one.
 import { PassThrough } from "node:stream";
 import { newId } from "@conveyor/db";

@@ -1,4 +1,4 @@
-// The webhook relay (SPEC §10): every event becomes exactly one delivery job per matching endpoint — enabled, of
+// The webhook relay (docs/reference/events.md#events): every event becomes exactly one delivery job per matching endpoint — enabled, of
 // the event's org, subscribed to its type, created before the event committed — even with two leaders relaying at
 // once, and whatever the relay had already passed when the endpoint's creation committed.
 import type pg from "pg";

@@ -2,7 +2,7 @@
 // the same in every browser and in Node, and lets the caller see a 401 instead of a silent reconnect loop.
 import { createParser } from "eventsource-parser";
 
-/** One event of `GET /events` (SPEC §10): `data` is the job without its payload. */
+/** One event of `GET /events` (docs/reference/events.md#events): `data` is the job without its payload. */
 export type ConveyorEvent = {
   id: string;
   type: string;

@@ -82,7 +82,7 @@ export function newJob<Type extends string>(type: Type, payload: PayloadOf<Type>
   return { ...options, type, payload } as NewJob;
 }
 
-/** The SPEC §2 error body every refusal carries. */
+/** The docs/reference/http.md#errors error body every refusal carries. */
 export type ApiErrorBody = Schema<"Error">;
 
 export type ConveyorClientOptions = {

@@ -1,4 +1,4 @@
-// `@conveyor/client/react`: useJob(id, token) for React pages (SPEC §21). A separate entry point, so servers that
+// `@conveyor/client/react`: useJob(id, token) for React pages (docs/reference/events.md#progress-and-live-results). A separate entry point, so servers that
 // import `@conveyor/client` never load React (a peer dependency, optional for them).
 import { useEffect, useState } from "react";
 import { subscribeToJob, type JobProgress, type JobSubscriptionError, type LiveJob, type SubscribeOptions } from "./subscribe.js";

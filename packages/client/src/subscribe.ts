@@ -1,4 +1,4 @@
-// Following one job from a front end (SPEC §21) with nothing but its public token: its status, progress and output,
+// Following one job from a front end (docs/reference/events.md#progress-and-live-results) with nothing but its public token: its status, progress and output,
 // live. In a browser through EventSource (`?token=`, since EventSource cannot send headers; it resumes by itself with
 // Last-Event-ID); elsewhere (Node 18+) through fetch and the same stream parser as `events()`, resuming the same way.
 // The output is rebuilt from the job's `job.output` events, each placed at its byte offset: a piece seen twice after

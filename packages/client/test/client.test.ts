@@ -1,11 +1,11 @@
-// The typed client: its generated files (made at install, never committed) match a fresh generation from the API's
-// declarations and git keeps them out, the README's example compiles against it (and a wrong payload does not), and it talks to a real API
-// with an API key — typed success, SPEC §2 errors, the CSRF header on state-changing requests only.
+// The typed client: its generated files (made at install, never committed) match a generation from the document the
+// API's declarations give now, a stale one is found, git keeps them out, the README's example compiles against it (and a wrong payload does not), and it talks to a real API
+// with an API key — typed success, docs/reference/http.md#errors errors, the CSRF header on state-changing requests only.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
-import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createApiKey, createOrg, startTestApi, type TestApi } from "@conveyor/api/testing";
 import { BUILT_IN_JOB_TYPES, createConveyorClient, newJob } from "../src";
 
 const ROOT = path.resolve(__dirname, "../../..");
@@ -37,18 +37,36 @@ const readmeExample = () => {
 };
 
 describe("the generated schema", () => {
-  it("matches a fresh generation from the API's endpoint declarations (after an endpoint change: npm run generate -w @conveyor/client)", () => {
-    const run = () =>
-      execFileSync(process.execPath, ["--conditions=conveyor-source", "--import", "tsx", "packages/client/scripts/generate.ts", "--check"], {
-        cwd: ROOT,
-        encoding: "utf8",
-        stdio: "pipe",
-      });
-    expect(run).not.toThrow();
+  const node = (...args: string[]) =>
+    execFileSync(process.execPath, ["--conditions=conveyor-source", "--import", "tsx", ...args], { cwd: ROOT, encoding: "utf8", stdio: "pipe" });
+  const check =
+    (...args: string[]) =>
+    () =>
+      node("packages/client/scripts/generate.ts", "--check", ...args);
+  const FRESH = path.join(OUT, "openapi.json");
+
+  // The document the API writes now, from its endpoint declarations, not the copy the install wrote.
+  beforeAll(() => {
+    mkdirSync(OUT, { recursive: true });
+    node("apps/api/src/cli/openapi.ts", FRESH);
+  }, 60_000);
+
+  it("matches a generation from the API's document as its declarations give it now (after an endpoint change: npm run openapi && npm run generate -w @conveyor/client)", () => {
+    expect(check("--document", FRESH)).not.toThrow();
+  }, 60_000);
+
+  it("is found stale when a generated file differs from what the document gives (the check can fail)", () => {
+    const stale = path.join(OUT, "stale");
+    mkdirSync(path.join(stale, "src"), { recursive: true });
+    for (const name of ["src/schema.d.ts", "src/job-types.ts"]) {
+      writeFileSync(path.join(stale, name), readFileSync(path.join(ROOT, "packages/client", name), "utf8"));
+    }
+    writeFileSync(path.join(stale, "src/schema.d.ts"), readFileSync(path.join(stale, "src/schema.d.ts"), "utf8").replace("/jobs", "/jobz"));
+    expect(check("--document", FRESH, "--out", stale)).toThrow(/schema\.d\.ts differs/);
   }, 60_000);
 
   it("is build output: git ignores it and tracks no copy", () => {
-    const files = ["packages/client/src/schema.d.ts", "packages/client/src/job-types.ts"];
+    const files = ["packages/client/openapi.json", "packages/client/src/schema.d.ts", "packages/client/src/job-types.ts"];
     const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" });
     expect(git("ls-files", "--", ...files)).toBe("");
     expect(
@@ -129,7 +147,7 @@ describe("against a real API", () => {
     expect([...BUILT_IN_JOB_TYPES].sort()).toEqual([...new Set(variants)].sort());
   });
 
-  it("answers a refusal with SPEC §2's body", async () => {
+  it("answers a refusal with docs/reference/http.md#errors's body", async () => {
     const conveyor = createConveyorClient({ baseUrl: base, apiKey: key });
     const { error, response } = await conveyor.POST("/jobs", { body: { type: "send_email", payload: { to: "not an email", subject: "s", body: "b" } } });
     expect(response.status).toBe(400);

@@ -1,7 +1,7 @@
 // jobMatchesFilter, the console's "does this job belong in this list", held to the API's own filter (GET /jobs,
 // jobsMatching in SQL): for jobs of several types, statuses, creation times and schedules, and each filter, a
 // "yes" is a job the API lists and a "no" one it does not; "unknown" only where the job's fields cannot tell.
-import { createOrg, startTestApi, type TestApi } from "@conveyor/testkit/api";
+import { createOrg, startTestApi, type TestApi } from "@conveyor/api/testing";
 import { jobMatchesFilter, type JobListFilter } from "../src";
 
 type Item = { id: string; status: string; type: string; created_at: string; finished_at: string | null; schedule_id: string | null };

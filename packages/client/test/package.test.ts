@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { startSlackFake, type SlackFake } from "@conveyor/testkit/fakes";
-import { startStack, type Stack } from "@conveyor/testkit/stack";
+import { startStack, type Stack } from "@conveyor/api/testing/stack";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, "../../..");

@@ -3,7 +3,7 @@
 // a permanent failure — and stop() hands back what it still runs. Another organization's jobs of a type of the same
 // name are never leased to it.
 import { createConveyorClient, createWorker, PermanentJobError, type ConveyorWorker } from "@conveyor/client";
-import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/testkit/api";
+import { createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 
 let api: TestApi;
 let base: string;
@@ -98,7 +98,7 @@ it("runs jobs with results, a step replayed across a waitpoint, progress, logs, 
   const logs = await client.GET("/jobs/{id}/logs", { params: { path: { id: plain } } });
   expect(logs.data!.map((l) => l.message)).toContain("almost there");
   const workersSeen = await client.GET("/workers", {});
-  expect(workersSeen.data!.some((w) => w.id === worker.id)).toBe(true);
+  expect(workersSeen.data!.some((w) => w.kind === "protocol" && w.id === worker.id)).toBe(true);
   expect((await api.request.get(`/jobs/${theirs.body.id}`).set(asOwner(other))).body.status).toBe("pending");
   await worker.stop();
 });

@@ -1,4 +1,4 @@
-// The variables both the API and the worker read (SPEC §7), declared once, with their defaults.
+// The variables both the API and the worker read (docs/reference/operations.md#configuration), declared once, with their defaults.
 import Joi from "joi";
 import type { UrlPolicy } from "@conveyor/contracts";
 import { setting, type ConfigOf } from "./env-schema";
@@ -48,7 +48,7 @@ export const sharedEnv = {
       )
       .when("NODE_ENV", { is: "production", then: Joi.required() }),
   ).default(DEVELOPMENT_WEBHOOK_SECRETS_KEY),
-  /** Quotas (SPEC §22): every organization's default, unset = unlimited; `npm run org:quota` sets one organization's. */
+  /** Quotas (docs/reference/tenants.md#usage-quotas-and-backpressure): every organization's default, unset = unlimited; `npm run org:quota` sets one organization's. */
   QUOTA_JOBS_PER_DAY: setting(Joi.number().integer().min(1)).optional(),
   QUOTA_JOBS_PER_MONTH: setting(Joi.number().integer().min(1)).optional(),
   /** Pending jobs one organization may hold at once. */

@@ -107,7 +107,7 @@ describe("rules", () => {
 describe("sharedEnv", () => {
   const shared = envSchema(sharedEnv);
 
-  it("works on a developer machine with nothing set (SPEC §7)", () => {
+  it("works on a developer machine with nothing set (docs/reference/operations.md#configuration)", () => {
     expect(parseEnv(shared, {})).toEqual({
       NODE_ENV: "development",
       LOG_LEVEL: "info",

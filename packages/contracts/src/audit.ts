@@ -1,4 +1,4 @@
-// What the audit log records (SPEC §16): the action names, one per kind of state-changing request made by a person
+// What the audit log records (docs/reference/tenants.md#audit-log): the action names, one per kind of state-changing request made by a person
 // or an API key. The API writes them, GET /audit-log filters on them (an `action` filter is a prefix of these),
 // and the console reads each as a sentence.
 

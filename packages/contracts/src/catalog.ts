@@ -1,5 +1,5 @@
 // The job catalog: one entry per built-in type, with its payload schema (fields from the seed, bounds from
-// SPEC §5/§6). The API validates against it before storing a job; the worker validates again before running
+// docs/reference/lifecycle.md#lifecycle/docs/reference/lifecycle.md#built-in-handlers). The API validates against it before storing a job; the worker validates again before running
 // and treats a mismatch as a permanent failure. Adding a built-in type: CONTRIBUTING.md lists the steps.
 import Joi from "joi";
 import { EMAIL_ATTACHMENTS_MAX, EMAIL_ATTACHMENTS_MAX_BYTES } from "./flow-control";
@@ -12,7 +12,7 @@ export type CatalogOptions = UrlPolicy & {
 };
 
 export type SendEmailPayload = { to: string; subject: string; body: string; from?: string; attachments?: EmailAttachmentRef[] };
-/** An attachment of send_email (SPEC §15): the artifact of `job`, a job the e-mail depends on (an id once stored). */
+/** An attachment of send_email (docs/reference/lifecycle.md#dependencies): the artifact of `job`, a job the e-mail depends on (an id once stored). */
 export type EmailAttachmentRef = { filename: string; job: string };
 export type SendSmsPayload = { to: string; message: string; from?: string };
 export type WebhookPayload = { url: string; payload: Record<string, unknown>; include_dependencies?: boolean };
@@ -131,7 +131,7 @@ export const catalog: Record<BuiltInType, CatalogEntry> = {
         url: fetchableUrl(options).required(),
         payload: anyObject().required(),
         include_dependencies: Joi.boolean().description(
-          "Adds `dependencies` to the body: the jobs this one depends on, as [{id, type, status, result}] (SPEC §15).",
+          "Adds `dependencies` to the body: the jobs this one depends on, as [{id, type, status, result}] (docs/reference/lifecycle.md#dependencies).",
         ),
       }),
   },

@@ -1,4 +1,4 @@
-// Events and webhook endpoints (SPEC §10): what streams and endpoints accept, what the workers send, and how long
+// Events and webhook endpoints (docs/reference/events.md#events): what streams and endpoints accept, what the workers send, and how long
 // they keep trying. Pure values and functions, shared by the API (validation, documentation) and the worker.
 import { EVENT_TYPES, type EventType } from "./job-states";
 
@@ -51,7 +51,7 @@ const HOUR = 60 * MINUTE;
 
 /**
  * The wait after each failed delivery attempt: Svix's first steps (5 s, 5 min, 30 min), then hourly, because the
- * worker runtime caps every retry delay at one hour (SPEC §5). 27 retries: the last attempt comes 24 h 35 min after
+ * worker runtime caps every retry delay at one hour (docs/reference/lifecycle.md#lifecycle). 27 retries: the last attempt comes 24 h 35 min after
  * the first, so an endpoint that is down for a day still gets every event.
  */
 export const WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, ...Array<number>(24).fill(HOUR)];

@@ -1,4 +1,4 @@
-// Flow control (SPEC §14): the bounds of concurrency keys, rate limits, queue settings, dedupe, debounce and
+// Flow control (docs/reference/flow-control.md#flow-control): the bounds of concurrency keys, rate limits, queue settings, dedupe, debounce and
 // timeouts, the reasons a pending job gives for waiting, and the parsers of the operator's per-type settings.
 // Pure values and functions: the API validates with them, the worker and the dispatcher apply them.
 
@@ -36,7 +36,7 @@ export const ATTEMPT_TIMEOUT_CODE = "attempt_timeout";
 export const DEPENDENCY_FAILED_CODE = "dependency_failed";
 
 /**
- * Why a pending job has not started (SPEC §14), in the order they are checked: the first that applies is given.
+ * Why a pending job has not started (docs/reference/flow-control.md#flow-control), in the order they are checked: the first that applies is given.
  * Null for any job that is not pending.
  */
 export const WAITING_REASONS = [
@@ -98,7 +98,7 @@ export function parseTypeTimeouts(text: string): Map<string, number> {
   });
 }
 
-/** Dependencies (SPEC §15): most jobs one job may depend on. */
+/** Dependencies (docs/reference/lifecycle.md#dependencies): most jobs one job may depend on. */
 export const DEPENDS_ON_LIMIT = 100;
 /** Most jobs GET /jobs/{id}/graph returns. */
 export const GRAPH_NODES_LIMIT = 1000;

@@ -18,7 +18,7 @@ export type JobContext = {
   /** Adds a line to the job's logs (GET /jobs/{id}/logs). Never log secrets or payload bodies. */
   log(level: LogLevel, message: string): void;
   /**
-   * Reports how far the job is (SPEC §21): `fraction` from 0 to 1 and an optional message. Cheap to call often: the
+   * Reports how far the job is (docs/reference/events.md#progress-and-live-results): `fraction` from 0 to 1 and an optional message. Cheap to call often: the
    * worker keeps the latest report and records it at most 4 times a second (the last one always lands). A fraction
    * outside 0–1 or not a number is ignored with a warning, never failing the job.
    */
@@ -31,14 +31,14 @@ export type JobContext = {
   /** Stores the file this job produced; served by GET /jobs/{id}/artifact. */
   saveArtifact(artifact: { contentType: string; filename: string; data: Buffer }): Promise<void>;
   /**
-   * The jobs this one depends on (SPEC §15), each final by now: done, or failed/cancelled when the job was created
+   * The jobs this one depends on (docs/reference/lifecycle.md#dependencies), each final by now: done, or failed/cancelled when the job was created
    * with on_dependency_failure "run". Empty for a job without dependencies.
    */
   dependencies: JobDependency[];
   /** The file a dependency produced (its artifact), or null when it has none or is not a dependency of this job. */
   dependencyArtifact(jobId: string): Promise<{ contentType: string; filename: string; data: Buffer } | null>;
   /**
-   * A durable step (SPEC §20): `fn` runs at most once to success per job across all its attempts. Its result (JSON,
+   * A durable step (docs/reference/lifecycle.md#waitpoints-and-durable-steps): `fn` runs at most once to success per job across all its attempts. Its result (JSON,
    * ≤ 256 KiB) is stored when it succeeds; a later attempt gets the stored result without running `fn`. A step that
    * throws is retried with the job. Names are unique per job (steps, sleeps and waits together): a repeat is a
    * permanent failure naming it.
@@ -104,7 +104,7 @@ export class RetryableJobError extends Error {
 
 /**
  * A provider behind a built-in type answered 429 and said how long to wait (Retry-After): the deployment's key for
- * that provider is rate limited. The runtime pauses the type's starts everywhere for that long (SPEC §14) and the job
+ * that provider is rate limited. The runtime pauses the type's starts everywhere for that long (docs/reference/flow-control.md#flow-control) and the job
  * waits without spending a retry. A user's own endpoint (the `webhook` type) answering 429 is an ordinary retry.
  */
 export class ProviderRateLimitedError extends RetryableJobError {
@@ -117,7 +117,7 @@ export class ProviderRateLimitedError extends RetryableJobError {
   }
 }
 
-/** The reason of `ctx.signal` when an attempt ran longer than its timeout (SPEC §14). */
+/** The reason of `ctx.signal` when an attempt ran longer than its timeout (docs/reference/flow-control.md#flow-control). */
 export class AttemptTimeoutError extends Error {
   override name = "AttemptTimeoutError";
   constructor(readonly timeoutMs: number) {

@@ -1,4 +1,4 @@
-// The job filters of SPEC §8, written once: GET /jobs takes them as query parameters, POST /jobs/bulk as its
+// The job filters of docs/reference/lifecycle.md#steering, written once: GET /jobs takes them as query parameters, POST /jobs/bulk as its
 // `filter` object, and the console builds its list from them. Values are strings in both places (a bulk filter
 // is a query string written as JSON), so a list's filter can be copied into a bulk action as it is.
 import Joi from "joi";

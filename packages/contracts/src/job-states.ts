@@ -1,4 +1,4 @@
-// A job's states and the transitions between them, written down once (SPEC §5, §8, §10, §13). What a user sees is
+// A job's states and the transitions between them, written down once (docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#steering, docs/reference/events.md#events, docs/reference/lifecycle.md#state-machine). What a user sees is
 // `status`; how the engine runs a job (its row in the dispatcher's queue, handed over or not) is packages/db's
 // business. Every transition is one function of packages/db/src/job-machine, which writes the status, the queue row,
 // the event and the notification together; the event a transition announces is named here and nowhere else.
@@ -22,11 +22,11 @@
 //   debounced        the API: a debounced job not yet handed over takes a newer post's payload and start time
 //   brought forward  the API: a pending job due later (run_at, or a retry's wait) is due now at a person's request
 //   progress/output  a worker, while an attempt runs (no status change; job-machine/live.ts): job.progress, job.output
-//   waiting / released / cancelled for a dependency (SPEC §15)
+//   waiting / released / cancelled for a dependency (docs/reference/lifecycle.md#dependencies)
 //                    created with dependencies that are not final, a job waits without a queue row; the transition
 //                    that ends its last dependency releases it (queue row), and one that ends a dependency failed or
 //                    cancelled cancels it (dependency_failed) — in that transition's transaction (job-machine/dependencies.ts)
-//   step succeeded / suspended for a sleep or a wait / sleep or wait over (SPEC §20)
+//   step succeeded / suspended for a sleep or a wait / sleep or wait over (docs/reference/lifecycle.md#waitpoints-and-durable-steps)
 //                    a worker, under the attempt's fence: a ctx.step's result stored; a ctx.sleep or ctx.waitFor ends
 //                    the attempt with no retry spent (pending, due at the wake time, or waiting on the waitpoint like a
 //                    dependency, announced as job.retrying) — job-machine/steps.ts and suspend.ts
@@ -46,11 +46,11 @@ export type LiveStatus = (typeof LIVE_STATUSES)[number];
 
 /**
  * Lost attempts (the worker died: crash, SIGKILL, lock expired) tolerated per job. Taking over a job lost once more
- * than this fails it instead of starting it again: it probably crashes its worker (ROBUSTNESS A4).
+ * than this fails it instead of starting it again: it probably crashes its worker (docs/reference/robustness.md#r4).
  */
 export const MAX_INTERRUPTIONS = 2;
 
-/** The event each transition announces (SPEC §10). A transition without an entry announces nothing. */
+/** The event each transition announces (docs/reference/events.md#events). A transition without an entry announces nothing. */
 export const TRANSITION_EVENTS = {
   created: "job.created",
   started: "job.started",
@@ -65,13 +65,13 @@ export const TRANSITION_EVENTS = {
 } as const;
 
 /**
- * Events of a running job that change no status (SPEC §21): its progress and its output. Written by
+ * Events of a running job that change no status (docs/reference/events.md#progress-and-live-results): its progress and its output. Written by
  * job-machine/live.ts; a webhook endpoint gets them only when it names them ("*" leaves them out).
  */
 export const LIVE_EVENTS = { progress: "job.progress", output: "job.output" } as const;
 export const LIVE_EVENT_TYPES = Object.values(LIVE_EVENTS);
 
-/** A waitpoint's events (SPEC §20): its `job_id` is the waitpoint's id, its `data` the waitpoint. */
+/** A waitpoint's events (docs/reference/lifecycle.md#waitpoints-and-durable-steps): its `job_id` is the waitpoint's id, its `data` the waitpoint. */
 export const WAITPOINT_EVENT_TYPES = ["waitpoint.completed", "waitpoint.expired", "waitpoint.cancelled"] as const;
 export type WaitpointEventType = (typeof WAITPOINT_EVENT_TYPES)[number];
 

@@ -1,6 +1,6 @@
 // Names and bounds that the API, the worker and the documentation must agree on.
 
-/** Priorities (SPEC §9): higher runs first among due jobs of one type. */
+/** Priorities (docs/reference/time.md#time-priority-and-fairness): higher runs first among due jobs of one type. */
 export const PRIORITY_MIN = 1;
 export const PRIORITY_MAX = 10;
 export const PRIORITY_DEFAULT = 5;
@@ -13,7 +13,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const ROLES = ["owner", "admin", "member"] as const;
 export type Role = (typeof ROLES)[number];
 
-/** Upper bound of a job's `max_retries` (SPEC §5). */
+/** Upper bound of a job's `max_retries` (docs/reference/lifecycle.md#lifecycle). */
 export const MAX_RETRIES_LIMIT = 25;
 /** Jobs accepted by one `POST /jobs/batch`. */
 export const BATCH_LIMIT = 1000;

@@ -1,4 +1,4 @@
-// Progress and output of a running job (SPEC §21): the bounds the worker, the API and the client agree on.
+// Progress and output of a running job (docs/reference/events.md#progress-and-live-results): the bounds the worker, the API and the client agree on.
 
 /** A job's progress as it carries it: the fraction done (0–1), what is happening, and when it was reported. */
 export type JobProgress = { fraction: number; message: string | null; at: string };

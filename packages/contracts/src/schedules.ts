@@ -1,4 +1,4 @@
-// Cron schedules (SPEC §9): which expressions and time zones a schedule may use, and when it ticks. The API
+// Cron schedules (docs/reference/time.md#time-priority-and-fairness): which expressions and time zones a schedule may use, and when it ticks. The API
 // checks a schedule with it when it is saved and computes next_run_at; the worker's ticker computes which tick
 // is due. croner does the calendar and time-zone work; this module narrows it to classic five-field cron and
 // words the refusals. Pure: the instants come in as arguments.
@@ -34,7 +34,7 @@ const ITEM = /^(\*|[0-9A-Z]+(-[0-9A-Z]+)?)(\/[0-9]+)?$/;
 /**
  * croner's settings for every schedule. `5-part`: no seconds or years. `no-wildcard`: a job without `*` or a
  * step in minute and hour (e.g. `30 2 * * *`, `30 2,14 * * *`) runs once a day across DST changes — at the first
- * of a repeated time, and right after a skipped one; `*`/step jobs follow real time (see docs/decisions.md).
+ * of a repeated time, and right after a skipped one; `*`/step jobs follow real time (see docs/decisions/2026-11-23-schedules.md).
  */
 const cronOptions = (timezone: string): CronOptions => ({ mode: "5-part", timezone, fixedTimeRule: "no-wildcard", paused: true });
 

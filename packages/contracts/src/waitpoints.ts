@@ -1,4 +1,4 @@
-// Waitpoints and durable steps (SPEC §20): the limits the API and the worker share. No I/O.
+// Waitpoints and durable steps (docs/reference/lifecycle.md#waitpoints-and-durable-steps): the limits the API and the worker share. No I/O.
 
 /** What a waitpoint can be: waiting until completed, expired (its timeout passed) or cancelled. */
 export const WAITPOINT_STATUSES = ["waiting", "completed", "expired", "cancelled"] as const;

@@ -1,4 +1,4 @@
-// Every built-in payload schema: missing field, wrong type, out-of-range value, extra field (ROBUSTNESS 25).
+// Every built-in payload schema: missing field, wrong type, out-of-range value, extra field (docs/reference/robustness.md#r25).
 import { BUILT_IN_TYPES, BUILT_IN_TEMPLATES, validatePayload, type BuiltInType, type CatalogOptions } from "@conveyor/contracts";
 
 const options: CatalogOptions = { allowHttp: false, allowPrivateNetwork: false, templateNames: [...BUILT_IN_TEMPLATES, "custom"] };
@@ -45,7 +45,7 @@ describe.each(BUILT_IN_TYPES)("%s payload", (type) => {
   });
 });
 
-describe("field rules from the seed and SPEC §6", () => {
+describe("field rules from the seed and docs/reference/lifecycle.md#built-in-handlers", () => {
   it("send_sms: `to` must be E.164", () => {
     for (const to of ["0712345678", "254712345678", "+0712345678", "+2547 1234", "+1234567890123456"])
       expect(paths("send_sms", { ...valid.send_sms, to })).toEqual(["to"]);

@@ -24,7 +24,7 @@ beforeAll(async () => {
   await migrate(server.url("conveyor"));
   database = createDatabase({ url: server.url("conveyor"), poolSize: 4 });
   orgId = newId();
-  await database.prisma.organization.create({ data: { id: orgId, name: "Horizon" } });
+  await database.pool.query("INSERT INTO organizations (id, name) VALUES ($1, 'Horizon')", [orgId]);
   const other = await connect("elsewhere");
   await other.query("CREATE TABLE orders (id serial PRIMARY KEY, note text)");
 }, 120_000);

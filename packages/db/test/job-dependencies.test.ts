@@ -1,4 +1,4 @@
-// Dependencies in the job state machine (SPEC §15): a job waiting for others has no queue row (the dispatcher never
+// Dependencies in the job state machine (docs/reference/lifecycle.md#dependencies): a job waiting for others has no queue row (the dispatcher never
 // reads it) until the final transition of its last dependency gives it one, in the same transaction; a failed or
 // cancelled dependency cancels its waiting dependents down the chain. Real Postgres, the transitions themselves.
 import {

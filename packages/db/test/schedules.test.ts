@@ -1,4 +1,4 @@
-// The ticker at the SQL level (SPEC §9, ROBUSTNESS G35): one job per tick however many tickers race for it, only
+// The ticker at the SQL level (docs/reference/time.md#time-priority-and-fairness, docs/reference/robustness.md#r35): one job per tick however many tickers race for it, only
 // the latest missed tick after an outage, and an edit or a delete that commits first is what the tick sees.
 import type pg from "pg";
 import { deleteSchedule, insertSchedule, msUntilNextTick, newId, runDueSchedules, updateSchedule, type ScheduleRow } from "@conveyor/db";

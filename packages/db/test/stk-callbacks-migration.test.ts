@@ -1,4 +1,4 @@
-// The migration that dropped job_callbacks (mobile_money_stk on a step and a waitpoint, SPEC §20) keeps pushes in
+// The migration that dropped job_callbacks (mobile_money_stk on a step and a waitpoint, docs/reference/lifecycle.md#waitpoints-and-durable-steps) keeps pushes in
 // flight working: run on a database holding job_callbacks rows as the old handler left them, it makes each push whose
 // callback has not come a waitpoint its secret authenticates, and gives a job still to run the steps the handler
 // replays instead of pushing again.

@@ -1,4 +1,4 @@
-// Puts envelopes on their type's BullMQ queue (SPEC §19). An envelope is one BullMQ job carrying 1 to ENVELOPE_MAX
+// Puts envelopes on their type's BullMQ queue (docs/reference/lifecycle.md#envelopes). An envelope is one BullMQ job carrying 1 to ENVELOPE_MAX
 // Postgres job ids of one type; its BullMQ job id is the envelope's own id, so adding an envelope that is already
 // queued is a no-op, and the jobs' data stays in Postgres: Redis carries only ids. Only the dispatcher (and the
 // reconciler, for running jobs Redis lost) adds envelopes: which job runs next, when, and how often it is retried

@@ -1,7 +1,7 @@
 // The test kit's base: isolated databases and Redis prefixes, private servers, process runners, waiting and
 // metrics parsing. The heavier parts are subpaths, so a test loads only what it uses (the API's whole app is
-// not loaded by a handler test): "@conveyor/testkit/fakes" (provider fakes), "@conveyor/testkit/api" (the
-// in-process API, factories, the second org) and "@conveyor/testkit/stack" (API plus real worker processes).
+// not loaded by a handler test): "@conveyor/testkit/fakes" (provider fakes), "@conveyor/api/testing" (the
+// in-process API, factories, the second org) and "@conveyor/api/testing/stack" (API plus real worker processes).
 export * from "./postgres";
 export * from "./redis";
 export * from "./processes";

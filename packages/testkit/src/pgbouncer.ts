@@ -1,5 +1,5 @@
 // A private PgBouncer (Debian's 1.18) in transaction pooling mode on a spare port, in front of any Postgres server:
-// what production puts between the service and Postgres (SPEC §23). Every database of the server is reachable
+// what production puts between the service and Postgres (docs/reference/high-availability.md#high-availability). Every database of the server is reachable
 // through it under its own name (the `*` entry).
 import { spawn, type ChildProcess } from "node:child_process";
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +11,7 @@ import { waitFor } from "./wait";
 import net from "node:net";
 import pg from "pg";
 import { createDatabase } from "@conveyor/db";
+import { withPrisma } from "@conveyor/db/prisma";
 import type { TestDatabase } from "./postgres";
 
 export type PgBouncer = {
@@ -132,7 +133,7 @@ export async function startPgBouncer(options: PgBouncerOptions = {}): Promise<Pg
 export function throughPooler(database: TestDatabase, pooler: PgBouncer): TestDatabase {
   const url = pooler.url(database.name);
   const directUrl = database.directUrl ?? database.url;
-  const db = createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" });
+  const db = withPrisma(createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" }));
   return {
     ...database,
     url,

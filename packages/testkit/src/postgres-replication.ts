@@ -1,5 +1,5 @@
 // A private primary and a streaming replica of it (pg_basebackup -R), each its own cluster on a spare port, for the
-// failover and read-replica tests (SPEC §23). The shared server on 5432 is never touched.
+// failover and read-replica tests (docs/reference/high-availability.md#high-availability). The shared server on 5432 is never touched.
 import { chownSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
+import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 
 /** Server the tests use; override with TEST_DATABASE_URL (any database name: only the server is used). */
 export const TEST_SERVER_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@localhost:5432/postgres";
@@ -76,8 +77,8 @@ export type TestDatabase = {
   url: string;
   /** The server itself when `url` goes through a pooler (DATABASE_DIRECT_URL); else undefined. */
   directUrl?: string;
-  /** A Database (Prisma + pool) on the test database, for arranging and asserting. */
-  db: Database;
+  /** A Database on the test database with Prisma's client on its pool, for arranging and asserting. */
+  db: DatabaseWithPrisma;
   drop(): Promise<void>;
 };
 
@@ -100,7 +101,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
   const directUrl = TEST_POOLER_URL ? databaseUrl(name) : undefined;
   const url = TEST_POOLER_URL ? withDatabaseName(TEST_POOLER_URL, name) : databaseUrl(name);
-  const db = createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" });
+  const db = withPrisma(createDatabase({ url, directUrl, poolSize: 5, applicationName: "conveyor-test" }));
   return {
     name,
     url,
@@ -116,6 +117,6 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 /** Organizations written straight to a test database (no member, no key): their new ids, in the order of `names`. */
 export async function insertOrgs<Names extends string[]>(db: Database, ...names: Names): Promise<{ [K in keyof Names]: string }> {
   const ids = names.map(() => newId());
-  await db.prisma.organization.createMany({ data: names.map((name, i) => ({ id: ids[i]!, name })) });
+  await db.pool.query("INSERT INTO organizations (id, name) SELECT * FROM unnest($1::uuid[], $2::text[])", [ids, names]);
   return ids as { [K in keyof Names]: string };
 }

@@ -1,4 +1,4 @@
-// OpenTelemetry for the API and the worker (SPEC §17), set up once for both: the official Node SDK, configured by the
+// OpenTelemetry for the API and the worker (docs/reference/high-availability.md#scale-out-and-observability), set up once for both: the official Node SDK, configured by the
 // standard OTEL_* variables and off unless an OTLP endpoint is set. Each app starts it from the first import of its
 // entry point (its tracing-init.ts), before the modules it instruments (http, express, pg, ioredis, undici) are
 // loaded. Spans leave through the SDK's batch processor: a bounded queue, exported in the background, dropped when the

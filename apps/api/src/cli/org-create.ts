@@ -1,4 +1,4 @@
-// Creates an organization and its owner from the command line, for operators (SPEC §3), with the same
+// Creates an organization and its owner from the command line, for operators (docs/reference/tenants.md#authentication), with the same
 // configuration and the same service as POST /auth/signup (it works with ALLOW_SIGNUP=false).
 //
 //   npm run org:create -- --email ada@example.com --org "Acme"
@@ -10,7 +10,7 @@ import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { systemClock } from "../context";
 import { loadApiConfig } from "../env";
-import { AppError } from "../http/errors";
+import { AppError } from "../services/errors";
 import { createOrganization } from "../services/accounts";
 import { PASSWORD_MAX_BYTES, PASSWORD_MIN_CHARACTERS, passwordProblem } from "../services/passwords";
 

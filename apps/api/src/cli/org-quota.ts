@@ -1,4 +1,4 @@
-// Sets an organization's quotas (SPEC §22), for the deployment's operator only: no HTTP endpoint changes quotas.
+// Sets an organization's quotas (docs/reference/tenants.md#usage-quotas-and-backpressure), for the deployment's operator only: no HTTP endpoint changes quotas.
 //
 //   npm run org:quota -- <org id> --jobs-per-day=1000 --jobs-per-month=20000 --pending-max=500 --payload-bytes-max=10000000
 //

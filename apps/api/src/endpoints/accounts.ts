@@ -1,10 +1,10 @@
-// Accounts (SPEC §3, §12): signup (unless ALLOW_SIGNUP=false), login, who am I, and changing a password.
+// Accounts (docs/reference/tenants.md#authentication, docs/reference/tenants.md#team-api-for-the-console): signup (unless ALLOW_SIGNUP=false), login, who am I, and changing a password.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema } from "../http/endpoint";
-import { jsonSchema, withProperty } from "../openapi/json-schema";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema } from "../declarations/endpoint";
+import { jsonSchema, withProperty } from "../declarations/json-schema";
 import { changePassword, describeCaller, login, signup } from "../services/accounts";
-import { requestOrigin } from "../services/audit";
-import { emailField, newPasswordField, passwordField } from "./fields";
+import { requestOrigin } from "../http/request-origin";
+import { emailField, newPasswordField, passwordField } from "../declarations/fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
 const ORG_ID = "0193a5c4-2222-7c1d-9f3a-2b8e4d6f1a01";

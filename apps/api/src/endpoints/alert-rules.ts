@@ -11,7 +11,7 @@ import {
   type AlertChannel,
   type AlertCondition,
 } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import {
   createAlertRule,
   deleteAlertRule,

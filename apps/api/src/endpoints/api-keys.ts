@@ -1,6 +1,6 @@
-// API keys (SPEC §3): managed with a user token only; a key cannot mint or list keys.
+// API keys (docs/reference/tenants.md#authentication): managed with a user token only; a key cannot mint or list keys.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/api-keys";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";

@@ -1,7 +1,7 @@
-// The audit log (SPEC §16): owners and admins read who did what; nothing changes or deletes an entry.
+// The audit log (docs/reference/tenants.md#audit-log): owners and admins read who did what; nothing changes or deletes an entry.
 import Joi from "joi";
 import { jobFilterFields } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { listAuditLog, type AuditLogQuery } from "../services/audit-log";
 
 const ENTRY = "0193a5c4-9999-7c1d-9f3a-2b8e4d6f1a01";

@@ -1,7 +1,7 @@
 // Provider callbacks. No user credential: POST /callbacks/mpesa/{job_id}?secret=… is authenticated by the
 // per-push secret Conveyor put in the STK push's CallBackURL (the token of the push's callback waitpoint). The
 // secret stays in the query string, which the access log never writes.
-import { endpoint } from "../http/endpoint";
+import { endpoint } from "../declarations/endpoint";
 import { callbackBody, recordMpesaCallback } from "../services/callbacks";
 
 export const callbackEndpoints = [

@@ -1,11 +1,9 @@
-// The web console (SPEC §11): its page at / and its hashed assets, served by the API from its own origin. A
-// browser navigation to another console route (/jobs, /team, …) gets the same page (middleware/console-pages.ts).
-import { gzipSync } from "node:zlib";
-import type { Request, Response } from "express";
-import { endpoint } from "../http/endpoint";
-import { notFound } from "../http/errors";
-import { CONSOLE_MISSING_HTML, CONSOLE_PAGE_POLICY, CONSOLE_PAGES, consoleBuild } from "../pages/console";
-import { sendPage } from "../pages/send";
+// The web console (docs/reference/tenants.md#the-console): its page at / and its hashed assets, served by the API from its own origin. A
+// browser navigation to another console route (/jobs, /team, …) gets the same page (pages/console/console-pages.ts).
+import { endpoint } from "../declarations/endpoint";
+import { notFound } from "../services/errors";
+import { CONSOLE_PAGE_POLICY, CONSOLE_PAGES, consoleBuild } from "../pages/console";
+import { sendConsolePage } from "../pages/console/send-console-page";
 
 const YEAR_SECONDS = 365 * 24 * 60 * 60;
 /** The console's pages besides `/`, as the document writes paths: /login, …, /jobs/{id}, … */
@@ -14,28 +12,6 @@ const OTHER_PAGES = CONSOLE_PAGES.filter((page) => page !== "/")
   .join(", ");
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
-
-/** Where the console's page mounts (apps/console/index.html). */
-const ROOT_ELEMENT = '<div id="root"></div>';
-
-/**
- * The console's page (never cached: it names the current assets), or a page saying it was not built. `firstPage`
- * (pages/console/first-page.ts) goes after its root element; a page holding an organization's data is never stored,
- * and is gzipped when the browser accepts it (50 rows are ≈ 140 KB of markup, ≈ 6 KB gzipped).
- */
-export function sendConsolePage(req: Request, res: Response, firstPage: string | null = null): void {
-  const build = consoleBuild();
-  if (!build || !firstPage) {
-    sendPage(res, { type: "text/html; charset=utf-8", body: build?.index ?? CONSOLE_MISSING_HTML, policy: CONSOLE_PAGE_POLICY, cache: "no-cache" });
-    return;
-  }
-  // Only a page with a first page is written anew; every other navigation sends the built bytes as they are.
-  const body = Buffer.from(build.index.toString("utf8").replace(ROOT_ELEMENT, () => `${ROOT_ELEMENT}${firstPage}`));
-  const gzip = /\bgzip\b/.test(req.get("accept-encoding") ?? "");
-  res.setHeader("Vary", "Accept, Accept-Encoding");
-  if (gzip) res.setHeader("Content-Encoding", "gzip");
-  sendPage(res, { type: "text/html; charset=utf-8", body: gzip ? gzipSync(body) : body, policy: CONSOLE_PAGE_POLICY, cache: "no-store" });
-}
 
 export const consoleEndpoints = [
   endpoint({

@@ -1,7 +1,7 @@
-// Event streams (SPEC §10): the organization's job events as server-sent events, for the job credentials.
+// Event streams (docs/reference/events.md#events): the organization's job events as server-sent events, for the job credentials.
 import Joi from "joi";
 import { EVENT_ID_MAX, EVENT_TYPES } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint, idParam, type JsonSchema } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam, type JsonSchema } from "../declarations/endpoint";
 import { serveEventStream } from "../http/sse";
 import { openEventStream } from "../services/event-stream";
 import { assertReadable, boundToCredential } from "../services/live";

@@ -1,11 +1,11 @@
-// Rate limits and queues (SPEC §14). Reading them is for any credential of the organization (like GET /jobs/stats:
+// Rate limits and queues (docs/reference/flow-control.md#flow-control). Reading them is for any credential of the organization (like GET /jobs/stats:
 // a service may watch its queues); changing them is for owners and admins with a user token.
 import Joi from "joi";
 import { CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_PERIODS } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../http/endpoint";
-import { notFound } from "../http/errors";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
+import { notFound } from "../services/errors";
 import { deleteRateLimit, listQueues, listRateLimits, putRateLimit, updateQueue, type QueueChange, type RateLimitInput } from "../services/flow-control";
-import { rateLimitName } from "./job-fields";
+import { rateLimitName } from "../declarations/job-fields";
 
 const AT = "2026-11-21T09:30:00.000Z";
 const limitExample = { name: "sms-provider", limit: 50, period: "second", used: 12, created_at: AT, updated_at: AT };

@@ -1,6 +1,6 @@
-// Every endpoint of the API, in the order the reference lists them. The router and the OpenAPI document are
-// both built from this list.
-import type { Endpoint } from "../http/endpoint";
+// Every endpoint of the API, in the order the reference lists them: the registry (declarations/registry.ts) that the
+// router and the OpenAPI document are both built from.
+import { endpointRegistry } from "../declarations/registry";
 import { accountEndpoints, signupEndpoint } from "./accounts";
 import { alertEndpoints } from "./alert-rules";
 import { apiKeyEndpoints } from "./api-keys";
@@ -34,7 +34,7 @@ import { webhookEndpointEndpoints } from "./webhook-endpoints";
 import { workerEndpoints } from "./workers";
 import { webhookRedeliveryEndpoints } from "./webhook-redelivery";
 
-export const endpoints: readonly Endpoint[] = [
+export const endpoints = endpointRegistry([
   // Before /jobs/{id}, which would take "stats" for an id.
   ...jobStatsEndpoints,
   // Issue 38 (the console's Retries view): /jobs/retries, before /jobs/{id}.
@@ -75,4 +75,4 @@ export const endpoints: readonly Endpoint[] = [
   ...waitpointEndpoints,
   // Saved views of the jobs list (issue 38).
   ...savedViewEndpoints,
-];
+]);

@@ -1,13 +1,13 @@
-// Public invite endpoints (SPEC §4): check a token, accept it, and the page an invitee opens. No credential;
+// Public invite endpoints (docs/reference/tenants.md#team-and-roles): check a token, accept it, and the page an invitee opens. No credential;
 // limited per client IP. The access log records paths only, so the token in `?token=` never reaches a log line.
 import Joi from "joi";
-import { BODY_ERRORS, endpoint } from "../http/endpoint";
-import { jsonSchema, withProperty } from "../openapi/json-schema";
+import { BODY_ERRORS, endpoint } from "../declarations/endpoint";
+import { jsonSchema, withProperty } from "../declarations/json-schema";
 import { sendPage } from "../pages/send";
 import { ACCEPT_INVITE_POLICY, acceptInviteCss, acceptInviteHtml, acceptInviteJs } from "../pages/accept-invite";
-import { requestOrigin } from "../services/audit";
+import { requestOrigin } from "../http/request-origin";
 import { acceptInvite, inspectInvite } from "../services/invites";
-import { passwordField } from "./fields";
+import { passwordField } from "../declarations/fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
 const EXPIRES = "2026-11-24T09:30:00.000Z";

@@ -1,13 +1,13 @@
-// Enqueueing up to 1,000 jobs at once (POST /jobs/batch, SPEC §5, §15, §20): independent jobs, or a whole dependency
+// Enqueueing up to 1,000 jobs at once (POST /jobs/batch, docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#dependencies, docs/reference/lifecycle.md#waitpoints-and-durable-steps): independent jobs, or a whole dependency
 // graph, with the waitpoints it waits on.
 import { BATCH_LIMIT } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
-import { validationFailed } from "../http/errors";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
+import { validationFailed } from "../services/errors";
 import { payloadExamples } from "../openapi/job-types";
-import { jsonSchema, ref, withProperty } from "../openapi/json-schema";
+import { jsonSchema, ref, withProperty } from "../declarations/json-schema";
 import { createJobs } from "../services/job-batch";
 import { JOB_ID } from "./job-examples";
-import { batchInput } from "./job-fields";
+import { batchInput } from "../declarations/job-fields";
 import { waitpointExample } from "./waitpoints";
 
 export const jobBatchEndpoints = [
@@ -19,10 +19,10 @@ export const jobBatchEndpoints = [
     summary: "Enqueue up to 1,000 jobs at once",
     description:
       `All or nothing: if any job is invalid, none is stored and the details name each bad path (jobs.3.payload.to). At most ${BATCH_LIMIT} jobs; no Idempotency-Key. ` +
-      "A whole graph of dependencies (SPEC §15) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` " +
+      "A whole graph of dependencies (docs/reference/lifecycle.md#dependencies) is one batch: an item may carry a `ref` (unique in the batch) and `depends_on` " +
       "mixing job ids and refs of earlier or later items. A cycle, a job depending on itself, an unknown ref or a job id that is " +
       "not your organization's is a 400 naming the items. The answer repeats each item's ref beside its id. " +
-      "`waitpoints` (SPEC §20) are made in the same transaction, for the jobs to wait on by ref (an approval graph in one request); " +
+      "`waitpoints` (docs/reference/lifecycle.md#waitpoints-and-durable-steps) are made in the same transaction, for the jobs to wait on by ref (an approval graph in one request); " +
       "refs are unique across jobs and waitpoints. The answer lists them after the jobs, with `kind: waitpoint` and their " +
       "`complete_url`, shown only here.",
     access: "job",

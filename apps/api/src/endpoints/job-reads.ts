@@ -1,13 +1,13 @@
-// Reading jobs (SPEC §5, §8, §15): the list, failures grouped by error, one job, its graph, logs, attempts and
+// Reading jobs (docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#steering, docs/reference/lifecycle.md#dependencies): the list, failures grouped by error, one job, its graph, logs, attempts and
 // artifact. A user token or an API key, any role, always scoped to the caller's organization.
 import Joi from "joi";
 import { GRAPH_NODES_LIMIT, JOB_STATUSES, SEARCH_VALUE_MAX_LENGTH } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { payloadExamples } from "../openapi/job-types";
 import { getJob, getJobArtifact, getJobAttempts, getJobGraph, getJobLogs, listFailureGroups, listJobs } from "../services/job-reads";
 import { assertReadable } from "../services/live";
 import { AT, detailExtra, JOB_ID, listItem, REPLAY_ID } from "./job-examples";
-import { FAILURE_GROUPS_LIMIT_DEFAULT, FAILURE_GROUPS_LIMIT_MAX, failureGroupsQuery, listQuery } from "./job-fields";
+import { FAILURE_GROUPS_LIMIT_DEFAULT, FAILURE_GROUPS_LIMIT_MAX, failureGroupsQuery, listQuery } from "../declarations/job-fields";
 import { publicTokenQuery } from "./live";
 
 export const jobReadEndpoints = [
@@ -111,7 +111,7 @@ export const jobReadEndpoints = [
     operationId: "getJob",
     tag: "Jobs",
     summary: "Get a job",
-    description: "Readable with the job's public token (SPEC §21) as well as the job credentials.",
+    description: "Readable with the job's public token (docs/reference/events.md#progress-and-live-results) as well as the job credentials.",
     access: "job_read",
     params: { id: idParam("job") },
     query: Joi.object<{ token?: string }>({ token: publicTokenQuery }),
@@ -134,7 +134,7 @@ export const jobReadEndpoints = [
     tag: "Jobs",
     summary: "Get the dependency graph a job is in",
     description:
-      `The whole connected graph of dependencies (SPEC §15) the job belongs to, upstream and downstream: its jobs as list items ` +
+      `The whole connected graph of dependencies (docs/reference/lifecycle.md#dependencies) the job belongs to, upstream and downstream: its jobs as list items ` +
       `(the job first, then the nearest, at most ${GRAPH_NODES_LIMIT}) and its edges, each from a dependency to the job waiting ` +
       "for it. A job without dependencies or dependents is a graph of one node.",
     access: "job",

@@ -1,6 +1,6 @@
 // GET /jobs/stats: the numbers of the console's overview. Declared before /jobs/{id}, which would take "stats" for an id.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { jobStats, type StatsWindow } from "../services/job-stats";
 
 const statsQuery = Joi.object<{ window: StatsWindow }>({

@@ -1,12 +1,12 @@
-// Steering jobs (SPEC §8): cancel, replay, and either for many at once. A user token or an API key, any role, always
+// Steering jobs (docs/reference/lifecycle.md#steering): cancel, replay, and either for many at once. A user token or an API key, any role, always
 // scoped to the caller's organization.
 import { BULK_IDS_LIMIT, BULK_LIMIT } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { payloadExamples } from "../openapi/job-types";
-import { jsonSchema, type JsonSchema } from "../openapi/json-schema";
+import { jsonSchema, type JsonSchema } from "../declarations/json-schema";
 import { bulkJobs, cancelJob, replayJob } from "../services/steering";
 import { detailExtra, JOB_ID, REPLAY_ID } from "./job-examples";
-import { bulkInput, replayInput } from "./job-fields";
+import { bulkInput, replayInput } from "../declarations/job-fields";
 
 /** The bulk body as two alternatives (joi's xor converts to if/then/else, which client generators read poorly). */
 function bulkDocument(): JsonSchema {

@@ -2,8 +2,8 @@
 // any credential of the organization (a service may check a type's schema).
 import Joi from "joi";
 import { MAX_RETRIES_LIMIT, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN, TYPE_NAME_PATTERN } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../http/endpoint";
-import { notFound } from "../http/errors";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
+import { notFound } from "../services/errors";
 import { createJobType, deleteJobType, getJobType, listJobTypes, updateJobType, type JobTypeChangeInput, type JobTypeInput } from "../services/job-types";
 
 const AT = "2026-12-06T09:30:00.000Z";

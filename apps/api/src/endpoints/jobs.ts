@@ -1,12 +1,12 @@
-// Enqueueing one job (POST /jobs, SPEC §5): a user token or an API key, any role, always scoped to the caller's
+// Enqueueing one job (POST /jobs, docs/reference/lifecycle.md#lifecycle): a user token or an API key, any role, always scoped to the caller's
 // organization. The batch, the reads and the steering of jobs have their own files (job-batch, job-reads, job-steering).
 import { IDEMPOTENCY_KEY_MAX_LENGTH } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { jobExamples } from "../openapi/job-types";
-import { ref } from "../openapi/json-schema";
+import { ref } from "../declarations/json-schema";
 import { createJob } from "../services/jobs";
 import { JOB_ID } from "./job-examples";
-import { idempotencyKeyHeader, jobInput } from "./job-fields";
+import { idempotencyKeyHeader, jobInput } from "../declarations/job-fields";
 
 const rateLimitHeaders = {
   "RateLimit-Limit": { description: "Requests per second allowed for your organization (API_RATE_LIMIT_PER_SEC).", schema: { type: "integer" } },

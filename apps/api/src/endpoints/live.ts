@@ -1,8 +1,8 @@
-// Progress and live results for front ends (SPEC §21): a job's output, and public tokens that let a browser read one
+// Progress and live results for front ends (docs/reference/events.md#progress-and-live-results): a job's output, and public tokens that let a browser read one
 // job — GET /jobs/{id}, /output and /events — with nothing else (CORS for PUBLIC_TOKEN_ORIGINS: middleware/public-cors.ts).
 import Joi from "joi";
 import { OUTPUT_MAX_BYTES, PUBLIC_TOKEN_TTL_MAX_SECONDS } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { createPublicToken, deletePublicToken, getJobOutput } from "../services/live";
 
 type TokenBody = { ttl_seconds: number };

@@ -1,10 +1,10 @@
-// Health and metrics (SPEC §7), for load balancers and Prometheus. No credential: they hold no tenant data.
+// Health and metrics (docs/reference/operations.md#configuration), for load balancers and Prometheus. No credential: they hold no tenant data.
 // /readyz is what a load balancer should gate on: it fails while Postgres or Redis is unreachable, and while
 // Redis would evict keys (which can silently drop queued jobs).
 import { pingDatabase } from "@conveyor/db";
 import { checkRedis } from "@conveyor/queue";
-import { endpoint } from "../http/endpoint";
-import { AppError } from "../http/errors";
+import { endpoint } from "../declarations/endpoint";
+import { AppError } from "../services/errors";
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 

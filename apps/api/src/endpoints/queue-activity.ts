@@ -1,7 +1,7 @@
 // GET /queues/activity (issue 38): the Queues page's per-queue charts — attempts started and their wait from due to
 // start, per minute over the last hour. Declared before PATCH /queues/{type}, whose path would take "activity".
 import { QUEUE_ACTIVITY_EVENTS, QUEUE_ACTIVITY_MINUTES } from "@conveyor/db";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { getQueueActivity } from "../services/queue-activity";
 
 const minutes = ["2026-11-21T09:28:00.000Z", "2026-11-21T09:29:00.000Z", "2026-11-21T09:30:00.000Z"];

@@ -2,7 +2,7 @@
 // which would take "retries" for an id), and POST /jobs/{id}/run-now, a job due later made due now. Giving a retry
 // up is POST /jobs/{id}/cancel.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { payloadExamples } from "../openapi/job-types";
 import { detailExtra, listItem } from "./job-examples";
 import { listRetrying, runJobNow } from "../services/retries";

@@ -3,7 +3,7 @@
 // and deletes only their own views, in the organization their credential acts for.
 import Joi from "joi";
 import { jobFilterSchema, type JobFilterInput } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { deleteView, listViews, SAVED_VIEWS_PER_USER, saveView } from "../services/saved-views";
 
 export const SAVED_VIEW_NAME_MAX = 80;

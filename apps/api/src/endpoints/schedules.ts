@@ -1,4 +1,4 @@
-// Schedules (SPEC §9): a cron expression, its time zone and the job each tick creates. Access as for jobs: a
+// Schedules (docs/reference/time.md#time-priority-and-fairness): a cron expression, its time zone and the job each tick creates. Access as for jobs: a
 // user token or an API key, any role, always scoped to the caller's organization.
 import Joi from "joi";
 import {
@@ -12,9 +12,9 @@ import {
   TIMEZONE_MAX_LENGTH,
 } from "@conveyor/contracts";
 import type { JobTemplate } from "@conveyor/db";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { payloadExamples } from "../openapi/job-types";
-import { jsonSchema, withProperty } from "../openapi/json-schema";
+import { jsonSchema, withProperty } from "../declarations/json-schema";
 import {
   backfillSchedule,
   createSchedule,
@@ -26,7 +26,7 @@ import {
   type ScheduleListQuery,
   type SchedulePatch,
 } from "../services/schedules";
-import { jobInput, runFields } from "./job-fields";
+import { jobInput, runFields } from "../declarations/job-fields";
 
 const SCHEDULE_ID = "0193a5c4-5555-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";

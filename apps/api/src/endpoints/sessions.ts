@@ -1,12 +1,12 @@
-// Console sessions (SPEC §11): log in to a session cookie, read it, switch its organization, log out. The cookie is
+// Console sessions (docs/reference/tenants.md#the-console): log in to a session cookie, read it, switch its organization, log out. The cookie is
 // HttpOnly and SameSite=Strict; the body's csrf_token goes in X-CSRF-Token on every state-changing request.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema, type ResponseSpec } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema, type ResponseSpec } from "../declarations/endpoint";
 import { clearedSessionCookie, sessionCookie, sessionTokenOf, SESSION_COOKIE } from "../http/session-cookie";
-import { jsonSchema, withProperty } from "../openapi/json-schema";
-import { requestOrigin } from "../services/audit";
+import { jsonSchema, withProperty } from "../declarations/json-schema";
+import { requestOrigin } from "../http/request-origin";
 import { describeSession, endSession, startSession, switchSessionOrg } from "../services/sessions";
-import { emailField, passwordField } from "./fields";
+import { emailField, passwordField } from "../declarations/fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
 const ORG_ID = "0193a5c4-2222-7c1d-9f3a-2b8e4d6f1a01";

@@ -1,15 +1,15 @@
-// Single sign-on with OpenID Connect (SPEC §16): an owner sets the organization's provider; people sign in through
+// Single sign-on with OpenID Connect (docs/reference/tenants.md#audit-log): an owner sets the organization's provider; people sign in through
 // it (start → the provider → callback) and land in the console with a session.
 import type { Request } from "express";
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../http/endpoint";
-import { AppError } from "../http/errors";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
+import { AppError } from "../services/errors";
 import { clearedSsoCookie, sessionCookie, sessionTokenOf, ssoCookie, ssoFlowTokenOf } from "../http/session-cookie";
-import { wantsHtml } from "../middleware/console-pages";
-import { requestOrigin } from "../services/audit";
+import { wantsHtml } from "../pages/console/console-pages";
+import { requestOrigin } from "../http/request-origin";
 import { consoleReturnPath, finishSsoLogin, SsoRefusal, startSsoLogin } from "../services/sso-login";
 import { deleteSsoSettings, getSsoSettings, putSsoSettings, ssoRedirectUri, type SsoInput } from "../services/sso-settings";
-import { emailField } from "./fields";
+import { emailField } from "../declarations/fields";
 
 const AT = "2026-11-21T09:30:00.000Z";
 
@@ -73,7 +73,7 @@ const redirect = (description: string) => ({
 
 /**
  * A refused sign-in: a browser goes back to the console's login page, which says why (`sso_error`); any other client
- * gets the error body (SPEC §2).
+ * gets the error body (docs/reference/http.md#errors).
  */
 function refuse(req: Request, error: unknown): { status: 302; location: string } {
   if (!(error instanceof AppError) || !wantsHtml(req.get("accept"), req.accepts("json", "html"))) throw error;

@@ -1,10 +1,10 @@
-// Team management (SPEC §4, §12): user tokens and console sessions only; the role table decides who may do what.
+// Team management (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#team-api-for-the-console): user tokens and console sessions only; the role table decides who may do what.
 import Joi from "joi";
 import { ROLES, type Role } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { createInvite } from "../services/invites";
 import { changeMemberRole, listInvites, listMembers, removeMember, revokeInvite, type MemberListQuery } from "../services/team";
-import { emailField } from "./fields";
+import { emailField } from "../declarations/fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
 const AT = "2026-11-21T09:30:00.000Z";

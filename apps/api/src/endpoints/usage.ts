@@ -1,6 +1,6 @@
-// GET /usage (SPEC §22): what the organization used, by UTC day or by job type; CSV with Accept: text/csv.
+// GET /usage (docs/reference/tenants.md#usage-quotas-and-backpressure): what the organization used, by UTC day or by job type; CSV with Accept: text/csv.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { getQuotas, getUsage, USAGE_MAX_DAYS, usageCsv, type UsageQuery } from "../services/usage";
 
 const date = Joi.string()
@@ -68,7 +68,7 @@ export const usageEndpoints = [
     tag: "Usage",
     summary: "The quotas in force and how much of each is used",
     description:
-      "The organization's quotas (SPEC §22): jobs created per UTC day and per UTC month, pending jobs held at once and " +
+      "The organization's quotas (docs/reference/tenants.md#usage-quotas-and-backpressure): jobs created per UTC day and per UTC month, pending jobs held at once and " +
       "payload bytes stored at once, each with its limit (null: unlimited), what is used now, and when a period quota " +
       "starts over. Set by the deployment's operator (QUOTA_* settings, `npm run org:quota`), never over HTTP. Past a " +
       "quota, job creation answers 429 `quota_exceeded`. Owners and admins.",

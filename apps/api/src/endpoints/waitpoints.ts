@@ -1,8 +1,8 @@
-// Waitpoints (SPEC §20). Creating, reading, completing and cancelling take the job credentials (a user token, an API
+// Waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps). Creating, reading, completing and cancelling take the job credentials (a user token, an API
 // key or a console session; any role, so members complete from the console); the capability URL takes none.
 import Joi from "joi";
 import { WAITPOINT_STATUSES, WAITPOINT_TAG_MAX_LENGTH } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import {
   cancelWaitpoint,
   completeWaitpoint,
@@ -14,8 +14,8 @@ import {
   type WaitpointInput,
   type WaitpointListQuery,
 } from "../services/waitpoints";
-import { idempotencyKeyHeader } from "./job-fields";
-import { waitpointFields } from "./waitpoint-fields";
+import { idempotencyKeyHeader } from "../declarations/job-fields";
+import { waitpointFields } from "../declarations/waitpoint-fields";
 
 const WAITPOINT_ID = "0193a5c4-7777-7c1d-9f3a-2b8e4d6f1a07";
 const AT = "2026-11-21T09:30:00.000Z";

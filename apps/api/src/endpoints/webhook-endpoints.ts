@@ -1,8 +1,8 @@
-// Webhook endpoints (SPEC §10): owners and admins, with a user token (like the team endpoints: an API key acts as a
+// Webhook endpoints (docs/reference/events.md#events): owners and admins, with a user token (like the team endpoints: an API key acts as a
 // member and is refused). The secret is in the responses of creation and rotation only.
 import Joi from "joi";
 import { EVENT_ID_MAX, EVENT_TYPES, WEBHOOK_EVENT_CHOICES } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,

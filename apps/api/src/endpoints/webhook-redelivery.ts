@@ -3,7 +3,7 @@
 // deliveries matching them (or the picked ones) again in one action. Owners and admins, with a user token.
 import Joi from "joi";
 import { EVENT_TYPES, jobFilterFields, WEBHOOK_DELIVERY_OUTCOMES, WEBHOOK_TEST_EVENT_TYPE, type WebhookDeliveryOutcome } from "@conveyor/contracts";
-import { BODY_ERRORS, endpoint, idParam } from "../http/endpoint";
+import { BODY_ERRORS, endpoint, idParam } from "../declarations/endpoint";
 import { BULK_REDELIVERY_LIMIT, redeliverFailed, type BulkRedeliveryInput } from "../services/webhook-redelivery";
 
 export type DeliveriesFilterQuery = { outcome?: WebhookDeliveryOutcome; event_type?: string; after?: string; before?: string };

@@ -3,8 +3,8 @@
 // lease token; a lapsed or superseded one answers 409 lease_lost and changes nothing.
 import Joi from "joi";
 import { LOG_LEVELS, OUTPUT_MAX_BYTES, PROGRESS_MESSAGE_MAX_LENGTH, STEP_NAME_MAX_LENGTH, TYPE_NAME_PATTERN } from "@conveyor/contracts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam, type ErrorStatus } from "../http/endpoint";
-import { notFound } from "../http/errors";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam, type ErrorStatus } from "../declarations/endpoint";
+import { notFound } from "../services/errors";
 import {
   completeJob,
   failJob,

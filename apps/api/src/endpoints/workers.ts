@@ -3,7 +3,7 @@
 // shared deployment a tenant sees the deployment's workers only as capacity per type it uses; with
 // WORKERS_VISIBLE_TO_ORGS=true each worker in full, showing only the caller's own jobs and other work as a count.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, endpoint } from "../http/endpoint";
+import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
 import { getWorkers } from "../services/workers";
 
 const capacityExample = {

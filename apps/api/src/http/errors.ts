@@ -1,4 +1,6 @@
-// One error type for every refusal, and one table from its code to the HTTP status (SPEC §2).
+// The HTTP status of every error code services raise (docs/reference/http.md#errors): the one place where a service's
+// refusal becomes HTTP. A new code in services/errors.ts does not compile until it has its status here.
+import type { AppError, ErrorCode } from "../services/errors";
 
 export const ERROR_STATUS = {
   bad_request: 400,
@@ -43,40 +45,7 @@ export const ERROR_STATUS = {
   overloaded: 429,
   internal_error: 500,
   unavailable: 503,
-} as const;
+} as const satisfies Record<ErrorCode, number>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
-export type ErrorDetail = { path: string; message: string };
-
-export class AppError extends Error {
-  override name = "AppError";
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: ErrorDetail[],
-    /** Extra response headers, e.g. Retry-After. */
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message);
-  }
-
-  get status(): number {
-    return ERROR_STATUS[this.code];
-  }
-}
-
-export const notFound = (what = "Resource") => new AppError("not_found", `${what} not found.`);
-export const unauthorized = (message = "A valid credential is required.") => new AppError("unauthorized", message);
-export const forbidden = (message = "Your role does not allow this.") => new AppError("forbidden", message);
-
-/** Password credentials of a non-owner in an organization that requires single sign-on (SPEC §16). */
-export const ssoRequired = () =>
-  new AppError("sso_required", "This organization requires single sign-on: sign in through its identity provider (GET /auth/sso/start).");
-
-export function validationFailed(details: ErrorDetail[], message?: string): AppError {
-  const summary = details
-    .slice(0, 3)
-    .map((d) => `${d.path} ${d.message}`)
-    .join("; ");
-  return new AppError("validation_failed", message ?? `Invalid request: ${summary}${details.length > 3 ? "; …" : ""}.`, details);
-}
+/** The status a refusal is answered with. */
+export const httpStatus = (error: AppError): number => ERROR_STATUS[error.code];

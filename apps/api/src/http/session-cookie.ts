@@ -1,4 +1,4 @@
-// The console's session cookie (SPEC §11): HttpOnly (no page script reads it), SameSite=Strict (no other site's page
+// The console's session cookie (docs/reference/tenants.md#the-console): HttpOnly (no page script reads it), SameSite=Strict (no other site's page
 // sends it), Path=/, Secure when the deployment is served over https or runs in production. Max-Age is the session's
 // remaining lifetime; logging out (or presenting a dead session) clears it.
 import type { Request } from "express";
@@ -38,7 +38,7 @@ export function sessionTokenOf(req: Request): string | undefined {
 }
 
 /**
- * The cookie that ties a single sign-on to the browser that started it (SPEC §16): a random token whose SHA-256 names
+ * The cookie that ties a single sign-on to the browser that started it (docs/reference/tenants.md#audit-log): a random token whose SHA-256 names
  * the sign-in's stored state. SameSite=Lax, because the provider's redirect back is a cross-site navigation, which a
  * Strict cookie would not accompany; HttpOnly, and sent only to /auth/sso.
  */

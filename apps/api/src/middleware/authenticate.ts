@@ -1,4 +1,4 @@
-// Who is calling, checked against the database on every request (SPEC §3, §11):
+// Who is calling, checked against the database on every request (docs/reference/tenants.md#authentication, docs/reference/tenants.md#the-console):
 // - `Authorization: Bearer <jwt>`: HS256 signature and expiry, then the membership and the user's credential version
 //   are read, so a removed member's token stops working at once, a role change applies at once, and a password change
 //   ends every token issued before it.
@@ -11,9 +11,9 @@ import type { Request, RequestHandler, Response } from "express";
 import type { Role } from "@conveyor/contracts";
 import { findLiveApiKey, findLivePublicToken, findLiveSession, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
 import type { AppDeps } from "../context";
-import type { Access } from "../http/endpoint";
-import { AppError, forbidden, ssoRequired, unauthorized } from "../http/errors";
-import { requestOrigin } from "../services/audit";
+import type { Access } from "../declarations/endpoint";
+import { AppError, forbidden, ssoRequired, unauthorized } from "../services/errors";
+import { requestOrigin } from "../http/request-origin";
 import { clearedSessionCookie, sessionTokenOf } from "../http/session-cookie";
 import type { Caller } from "../services/deps";
 import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
@@ -30,7 +30,7 @@ declare global {
   }
 }
 
-/** Upper bound of how long a revoked key may still be accepted (SPEC §3: within 5 s). */
+/** Upper bound of how long a revoked key may still be accepted (docs/reference/tenants.md#authentication: within 5 s). */
 export const API_KEY_CACHE_MS = 4_000;
 /** last_used_at is written at most this often per key. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -107,7 +107,7 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     };
   }
 
-  /** The caller of a job's public token: the job it reads, as the member who made it (SPEC §21). */
+  /** The caller of a job's public token: the job it reads, as the member who made it (docs/reference/events.md#progress-and-live-results). */
   async function publicToken(req: Request, token: string): Promise<Caller> {
     const grant = looksLikePublicToken(token) ? await findLivePublicToken(deps.db.pool, hashPublicToken(token), deps.clock.now()) : null;
     if (!grant) throw unauthorized("The public token is not valid, has expired or has been revoked.");

@@ -1,8 +1,9 @@
-// Renders every error as SPEC §2's body. Known refusals keep their code; an unreachable Postgres is 503;
+// Renders every error as docs/reference/http.md#errors's body. Known refusals keep their code; an unreachable Postgres is 503;
 // anything else is a 500 whose message says nothing about our insides (the log has the details).
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { isDatabaseUnavailable } from "@conveyor/db";
-import { AppError, notFound } from "../http/errors";
+import { httpStatus } from "../http/errors";
+import { AppError, notFound } from "../services/errors";
 
 /** Errors raised by body-parser before a route runs, by their `type`. */
 function fromBodyParser(error: unknown): AppError | null {
@@ -49,7 +50,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, _nex
     req.log.error("unhandled error", { error: details });
   }
 
-  const status = appError.status;
+  const status = httpStatus(appError);
   if (status < 500) req.log.log(status === 401 || status === 404 ? "info" : "warn", `refused: ${appError.code}`, { status });
   if (res.headersSent) return res.destroy();
   // For the metrics (refusals by reason), which see only the response.

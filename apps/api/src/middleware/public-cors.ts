@@ -1,4 +1,4 @@
-// CORS for a job's public token (SPEC §21): pages of PUBLIC_TOKEN_ORIGINS may read one job — GET /jobs/{id},
+// CORS for a job's public token (docs/reference/events.md#progress-and-live-results): pages of PUBLIC_TOKEN_ORIGINS may read one job — GET /jobs/{id},
 // /jobs/{id}/output and /jobs/{id}/events — and nothing else. Any other origin, and any other path, gets no grant, so
 // the browser keeps the answer from the page. No cookies are granted (Allow-Credentials is never sent): the token is
 // the page's only credential.

@@ -1,16 +1,17 @@
-// Rate limits (SPEC §3), counted in Redis under `{REDIS_PREFIX}:rl:` so every API replica shares them:
+// Rate limits (docs/reference/tenants.md#authentication), counted in Redis under `{REDIS_PREFIX}:rl:` so every API replica shares them:
 // - the public auth endpoints: AUTH_RATE_LIMIT_PER_MIN per client IP and endpoint (0 = off);
 // - failed password checks: 10 per account per 15 minutes, whichever IP sends them;
 // - the job endpoints: API_RATE_LIMIT_PER_SEC per organization (0 = off).
 // Refusals are 429 `rate_limited` with Retry-After and the IETF RateLimit-* headers.
 // When Redis is away the auth limits fall back to per-process memory counters (still limited, not shared),
-// and the job limit lets requests through: jobs are safe in Postgres and must still be accepted (ROBUSTNESS A1).
+// and the job limit lets requests through: jobs are safe in Postgres and must still be accepted (docs/reference/robustness.md#r1).
 import { createHash } from "node:crypto";
 import type { RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from "rate-limiter-flexible";
 import { redisKeyPrefix } from "@conveyor/queue";
 import type { AppDeps } from "../context";
-import { AppError } from "../http/errors";
+import type { AuthEndpoint } from "../declarations/endpoint";
+import { AppError } from "../services/errors";
 import type { FailedLoginGuard } from "../services/login-guard";
 
 /** Failed password checks allowed per account per window. */
@@ -21,8 +22,6 @@ const AUTH_REDIS_TIMEOUT_MS = 1_000;
 const JOBS_REDIS_TIMEOUT_MS = 300;
 /** At most one "limiter unavailable" warning per this interval. */
 const WARN_INTERVAL_MS = 30_000;
-
-export type AuthEndpoint = "login" | "signup" | "invite-check" | "invite-accept" | "sso";
 
 export type RateLimits = {
   /** AUTH_RATE_LIMIT_PER_MIN per client IP on one public auth endpoint. */

@@ -1,4 +1,4 @@
-// Prometheus metrics of one API app (SPEC §7), in a registry of its own so several apps can live in one
+// Prometheus metrics of one API app (docs/reference/operations.md#configuration), in a registry of its own so several apps can live in one
 // process (tests). Labels are bounded: the route PATTERN Express matched (never the raw URL, which carries
 // ids), the method, the status, and the job type (built in or registered by an operator). No org or job ids.
 import type { Request, RequestHandler, Response } from "express";
@@ -16,7 +16,7 @@ export type ApiMetrics = {
   /** Times every request and counts created jobs; mount before everything that can answer. */
   observeRequests: RequestHandler;
   /**
-   * Serves the deployment's usage counters by type (SPEC §22) from `read`, at most every USAGE_METRICS_MS: the same
+   * Serves the deployment's usage counters by type (docs/reference/tenants.md#usage-quotas-and-backpressure) from `read`, at most every USAGE_METRICS_MS: the same
    * figures on every replica (they come from Postgres), so aggregate them with max, not sum.
    */
   observeUsage(read: () => Promise<TypeUsageTotals[]>): void;
@@ -25,7 +25,7 @@ export type ApiMetrics = {
 /** How long the usage counters' figures are reused between scrapes. */
 export const USAGE_METRICS_MS = 5_000;
 
-/** Reasons a job-creating request is refused for its organization's share (SPEC §22). */
+/** Reasons a job-creating request is refused for its organization's share (docs/reference/tenants.md#usage-quotas-and-backpressure). */
 const REFUSAL_REASONS = new Set(["quota_exceeded", "overloaded", "commit_latency"]);
 
 type Observer = { observe(value: number): void };
@@ -130,7 +130,7 @@ export function createApiMetrics(): ApiMetrics {
       counter(
         "jobs_created",
         "conveyor_usage_jobs_created_total",
-        "Jobs created by every organization, by type (usage, SPEC §22; from Postgres, the same on every replica).",
+        "Jobs created by every organization, by type (usage, docs/reference/tenants.md#usage-quotas-and-backpressure; from Postgres, the same on every replica).",
       );
       counter("attempts_started", "conveyor_usage_attempts_started_total", "Attempts started, by type (usage; the same on every replica).");
       counter("attempt_seconds", "conveyor_usage_attempt_seconds_total", "Seconds attempts ran, by type (usage; the same on every replica).");

@@ -3,14 +3,14 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
-import { endpoints } from "../endpoints";
 import type { ApiConfig } from "../env";
-import { servedEndpoints, type Access, type Endpoint, type JsonSchema, type ResponseSpec } from "../http/endpoint";
+import type { EndpointRegistry } from "../declarations/registry";
+import type { Access, Endpoint, JsonSchema, ResponseSpec } from "../declarations/endpoint";
 import { catalogOptions } from "../services/job-catalog";
 import { errorResponseRef, errorResponses } from "./errors";
 import { jobSchemas } from "./job-types";
-import { jsonSchema, queryParameters, ref, withoutDefaults } from "./json-schema";
-import { responseSchemas } from "./responses";
+import { jsonSchema, queryParameters, ref, withoutDefaults } from "../declarations/json-schema";
+import { responseSchemas } from "../declarations/responses";
 
 export type DocumentOptions = ApiConfig;
 
@@ -35,7 +35,11 @@ const TAGS = [
   { name: "Team", description: "Members and invites of the organization; user tokens and console sessions only." },
   { name: "Invites", description: "Public: what an invitee uses to join." },
   { name: "Audit log", description: "Who did what in the organization: every state-changing request of a person or an API key. Owners and admins." },
-  { name: "Usage", description: "What the organization used per day and job type (SPEC §22), for billing or showing. Owners and admins." },
+  {
+    name: "Usage",
+    description:
+      "What the organization used per day and job type (docs/reference/tenants.md#usage-quotas-and-backpressure), for billing or showing. Owners and admins.",
+  },
   {
     name: "Single sign-on",
     description: "The organization's OpenID Connect provider (owners), and the sign-in through it that ends in a console session.",
@@ -43,7 +47,7 @@ const TAGS = [
   {
     name: "Waitpoints",
     description:
-      "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (SPEC §20).",
+      "Points jobs wait on until someone completes them: a caller of your organization, a member in the console, or a third party with the one-time complete_url (docs/reference/lifecycle.md#waitpoints-and-durable-steps).",
   },
   {
     name: "Workers",
@@ -160,9 +164,10 @@ function operationObject(op: Endpoint): JsonSchema {
   };
 }
 
-export function buildOpenApiDocument(options: DocumentOptions): JsonSchema {
+/** The document of the endpoints this deployment serves, read from the registry of their declarations. */
+export function buildOpenApiDocument(options: DocumentOptions, endpoints: EndpointRegistry): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const op of servedEndpoints(endpoints, { config: options })) {
+  for (const op of endpoints.served(options)) {
     const key = oasPath(op.path);
     paths[key] = { ...paths[key], [op.method]: operationObject(op) };
   }

@@ -1,9 +1,10 @@
-// One shared response per refusal status, each with SPEC §2's error body, the codes that status carries (from
+// One shared response per refusal status, each with docs/reference/http.md#errors's error body, the codes that status carries (from
 // the same table the error middleware uses) and an example.
-import { ERROR_STATUS, type ErrorCode } from "../http/errors";
-import type { JsonSchema } from "./json-schema";
-import { ref } from "./json-schema";
-import type { ErrorStatus } from "../http/endpoint";
+import { ERROR_STATUS } from "../http/errors";
+import type { ErrorCode } from "../services/errors";
+import type { JsonSchema } from "../declarations/json-schema";
+import { ref } from "../declarations/json-schema";
+import type { ErrorStatus } from "../declarations/endpoint";
 
 const NAMES: Record<ErrorStatus, string> = {
   400: "BadRequest",

@@ -3,8 +3,8 @@
 // variant for plugin types (any other valid name, any object). The `type` property discriminates.
 import Joi from "joi";
 import { BUILT_IN_TYPES, TYPE_NAME_PATTERN, catalog, type BuiltInType, type CatalogOptions, type Payloads } from "@conveyor/contracts";
-import { jobInput } from "../endpoints/job-fields";
-import { jsonSchema, ref, withoutDefaults, withProperty, type JsonSchema } from "./json-schema";
+import { jobInput } from "../declarations/job-fields";
+import { jsonSchema, ref, withoutDefaults, withProperty, type JsonSchema } from "../declarations/json-schema";
 
 /** An example payload of every built-in type; the OpenAPI test validates each against the catalog. */
 export const payloadExamples: { [K in BuiltInType]: Partial<Payloads[K]> } = {

@@ -18,7 +18,7 @@ import {
 import type { Role } from "@conveyor/contracts";
 import Joi from "joi";
 import type { Clock } from "../context";
-import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "../http/errors";
+import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
@@ -87,7 +87,7 @@ type LoginDeps = Pick<ServiceDeps, "db" | "config" | "clock" | "failedLogins">;
  * Checks an email and password (counted against the account's failed-login budget) and picks the organization:
  * `orgId`, or the user's oldest membership where a password may be used. A wrong password is recorded in the audit
  * log of the organization asked for, or of each organization the account belongs to (an unknown email has none). In
- * an organization that requires single sign-on (SPEC §16) only the owner may use a password: 403 `sso_required`.
+ * an organization that requires single sign-on (docs/reference/tenants.md#audit-log) only the owner may use a password: 403 `sso_required`.
  */
 export async function checkLogin(input: LoginInput, deps: LoginDeps): Promise<CheckedLogin> {
   const { db, config, failedLogins } = deps;

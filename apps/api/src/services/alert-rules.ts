@@ -19,7 +19,7 @@ import {
   type AlertJson,
   type AlertRuleJson,
 } from "@conveyor/db";
-import { notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { notFound, validationFailed, type ErrorDetail } from "./errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

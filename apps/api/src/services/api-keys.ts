@@ -1,4 +1,4 @@
-// API keys (SPEC §3): any role creates keys and revokes its own; owners and admins see and revoke all of
+// API keys (docs/reference/tenants.md#authentication): any role creates keys and revokes its own; owners and admins see and revoke all of
 // the organization's keys, members only their own. The key itself is returned once, at creation.
 import {
   findApiKey,
@@ -11,7 +11,7 @@ import {
   revokeApiKey as revokeKey,
   type ListedApiKey,
 } from "@conveyor/db";
-import { forbidden, notFound, ssoRequired } from "../http/errors";
+import { forbidden, notFound, ssoRequired } from "./errors";
 import { generateApiKey } from "./api-key-secrets";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

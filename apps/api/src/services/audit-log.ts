@@ -1,8 +1,8 @@
-// GET /audit-log (SPEC §16): the organization's audit entries, newest first, filtered, in keyset pages. Owners and
+// GET /audit-log (docs/reference/tenants.md#audit-log): the organization's audit entries, newest first, filtered, in keyset pages. Owners and
 // admins only (the route says so); every query names the caller's organization.
 import { auditActionsMatching } from "@conveyor/contracts";
 import { isUuid, listAuditEntries, type AuditEntryView } from "@conveyor/db";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 export type AuditLogQuery = {

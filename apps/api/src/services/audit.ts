@@ -1,16 +1,8 @@
-// Writing the audit log from a service (SPEC §16): who (the caller: a user, or an API key), from where (the
+// Writing the audit log from a service (docs/reference/tenants.md#audit-log): who (the caller: a user, or an API key), from where (the
 // request), when (the app's clock), in the transaction of the change.
-import type { Request } from "express";
-import { writeAuditEntry, type AuditRequest, type AuditWriter, type NewAuditEntry } from "@conveyor/db";
+import { writeAuditEntry, type AuditWriter, type NewAuditEntry } from "@conveyor/db";
 import type { Clock } from "../context";
 import type { Caller } from "./deps";
-
-/** Where a request came from: the client IP (as TRUST_PROXY lets Express read it), its user agent and request id. */
-export function requestOrigin(req: Request): AuditRequest {
-  // An IPv4 client of a dual-stack socket arrives as ::ffff:a.b.c.d; people read it as a.b.c.d.
-  const ip = req.ip?.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, "$1") ?? null;
-  return { ip, userAgent: req.get("user-agent") ?? null, requestId: req.id };
-}
 
 /** What an entry says beyond who, when and from where. */
 export type AuditRecord = Pick<NewAuditEntry, "action" | "target" | "changes" | "details">;

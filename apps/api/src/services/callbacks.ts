@@ -1,4 +1,4 @@
-// Safaricom's STK callback for a mobile_money_stk job (SPEC §6, §20). Callbacks are not signed: the secret in the
+// Safaricom's STK callback for a mobile_money_stk job (docs/reference/lifecycle.md#built-in-handlers, docs/reference/lifecycle.md#waitpoints-and-durable-steps). Callbacks are not signed: the secret in the
 // CallBackURL (only its SHA-256 is stored, as the token hash of the push's callback waitpoint) proves the caller got
 // that URL from Daraja, and the CheckoutRequestID must be the job's push. The callback completes that waitpoint once
 // per push; the waiting job resumes and ends with it as `result.callback` and a log line.
@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import Joi from "joi";
 import { isStkCallbackSecret, isUuid, recordJobCallback } from "@conveyor/db";
 import type { ServiceDeps } from "./deps";
-import { notFound } from "../http/errors";
-import { validate } from "../http/validate";
+import { notFound } from "./errors";
+import { validate } from "./validate";
 
 type StkCallback = {
   MerchantRequestID: string;

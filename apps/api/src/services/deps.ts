@@ -15,13 +15,13 @@ export type ServiceDeps = AppDeps & {
   catalog: JobCatalog;
   /** The shared group-commit writer (made by the admission, which hears of every commit). */
   writer: JobWriter;
-  /** Failed password checks per account (SPEC §3), shared by login and invite acceptance. */
+  /** Failed password checks per account (docs/reference/tenants.md#authentication), shared by login and invite acceptance. */
   failedLogins: FailedLoginGuard;
-  /** This process' tail of the event log, shared by every event stream it serves (SPEC §10). */
+  /** This process' tail of the event log, shared by every event stream it serves (docs/reference/events.md#events). */
   events: EventHub;
-  /** Which pool a heavy read uses: the replica, or the primary for whoever just changed something (SPEC §23). */
+  /** Which pool a heavy read uses: the replica, or the primary for whoever just changed something (docs/reference/high-availability.md#high-availability). */
   reads: ReadRouting;
-  /** Whether an organization may add jobs, and through which writer: backpressure and quotas (SPEC §22). */
+  /** Whether an organization may add jobs, and through which writer: backpressure and quotas (docs/reference/tenants.md#usage-quotas-and-backpressure). */
   admission: Admission;
   /** This process' long-polls of the worker protocol (SPEC §26), waiting in memory for work. */
   leases: LeaseHub;
@@ -43,10 +43,10 @@ export type Caller = {
   /** Set when the caller used a console session cookie: the session and the CSRF token that goes with it. */
   session?: { id: string; csrfToken: string; viaSso: boolean };
   /**
-   * Set when the caller used a job's public token (SPEC §21): it reads that job only (GET /jobs/{id}, /output,
+   * Set when the caller used a job's public token (docs/reference/events.md#progress-and-live-results): it reads that job only (GET /jobs/{id}, /output,
    * /events), as the member who made it; every other endpoint refuses the token before this is built.
    */
   publicToken?: { id: string; jobId: string; expiresAt: Date };
-  /** Where the request came from, for the audit log (SPEC §16). */
+  /** Where the request came from, for the audit log (docs/reference/tenants.md#audit-log). */
   request: AuditRequest;
 };

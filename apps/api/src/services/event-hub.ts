@@ -1,4 +1,4 @@
-// One tail of the event log per API process, shared by every event stream it serves (SPEC §10). It LISTENs on
+// One tail of the event log per API process, shared by every event stream it serves (docs/reference/events.md#events). It LISTENs on
 // `conveyor_events` on a connection of its own, reads what is new from Postgres (every org's events, below the
 // horizon: see packages/db/src/events/events.ts), and hands each batch to the subscribed streams of the events' org.
 // Postgres holds the data and NOTIFY only wakes the reader, so any replica serves any client. Events committed
@@ -9,7 +9,7 @@ import { Gauge, type Registry } from "prom-client";
 import { EVENTS_CHANNEL, eventHorizon, NotificationListener, readEventTexts, type EventText } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import { AppError } from "../http/errors";
+import { AppError } from "./errors";
 
 /** A stream listening to the tail. The hub calls it synchronously, in event id order, never twice for one event. */
 export type EventSubscriber = {
@@ -42,7 +42,7 @@ export type EventHubOptions = {
   streamsPerOrg?: number;
 };
 
-/** SPEC §10: a comment line every 15 s. */
+/** docs/reference/events.md#events: a comment line every 15 s. */
 export const HEARTBEAT_MS = 15_000;
 /** A read without a notification, in case one was missed (a LISTEN connection being replaced). */
 const SAFETY_POLL_MS = 1_000;

@@ -1,11 +1,11 @@
-// One client's event stream (SPEC §10): the org's events from the process' shared tail, filtered, resumable.
+// One client's event stream (docs/reference/events.md#events): the org's events from the process' shared tail, filtered, resumable.
 // A client that resumes (Last-Event-ID) first reads what it missed from Postgres, then continues from the tail:
 // it subscribes before catching up and ignores the tail until its catch-up has reached the tail's position, so
 // nothing falls between the two and nothing is sent twice (every event at or below the ids it has covered is
 // dropped). A client that stops reading is disconnected once more than MAX_BUFFERED_BYTES wait for it.
 import { FINAL_EVENT_TYPES } from "@conveyor/contracts";
 import { findJobEventState, isUuid, readEventTexts, type EventText } from "@conveyor/db";
-import { notFound } from "../http/errors";
+import { notFound } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import { sseFrame, type EventSubscriber } from "./event-hub";
 

@@ -1,4 +1,4 @@
-// Flow control an organization sets (SPEC §14): named rate limits its jobs start under, and its settings of each job
+// Flow control an organization sets (docs/reference/flow-control.md#flow-control): named rate limits its jobs start under, and its settings of each job
 // type's queue (paused, a cap on jobs running at once, a rate limit for all of them). What they hold back is the
 // dispatcher's decision; these read and write the settings, each change with its audit entry.
 import { RATE_LIMIT_PERIODS, RATE_LIMITS_PER_ORG, type RateLimitPeriod } from "@conveyor/contracts";
@@ -13,7 +13,7 @@ import {
   type QueueRow,
   type RateLimitRow,
 } from "@conveyor/db";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "./errors";
 import { audit, changedFields } from "./audit";
 import { checkRateLimitNames } from "./job-input";
 import type { Caller, ServiceDeps } from "./deps";

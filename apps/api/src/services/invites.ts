@@ -1,4 +1,4 @@
-// Invites (SPEC §4): single-use links valid for 72 hours. A new invite for the same email replaces the
+// Invites (docs/reference/tenants.md#team-and-roles): single-use links valid for 72 hours. A new invite for the same email replaces the
 // pending one; accepting creates the account or, for an existing account, requires its current password.
 import type { Role } from "@conveyor/contracts";
 import {
@@ -13,7 +13,7 @@ import {
   type AuditRequest,
   type InviteRecord,
 } from "@conveyor/db";
-import { AppError, forbidden, unauthorized, validationFailed } from "../http/errors";
+import { AppError, forbidden, unauthorized, validationFailed } from "./errors";
 import { normalizeEmail } from "./accounts";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

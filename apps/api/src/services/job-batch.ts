@@ -1,14 +1,14 @@
-// Creating up to 1,000 jobs in one request (POST /jobs/batch, SPEC §5): all or nothing, either as independent jobs
+// Creating up to 1,000 jobs in one request (POST /jobs/batch, docs/reference/lifecycle.md#lifecycle): all or nothing, either as independent jobs
 // (grouped with other requests' inserts, dedupe keys honoured) or as a dependency graph (job-graph.ts), which may
-// include waitpoints the batch makes (SPEC §20) for its jobs to wait on.
+// include waitpoints the batch makes (docs/reference/lifecycle.md#waitpoints-and-durable-steps) for its jobs to wait on.
 import { dedupeHolder, insertWaitpoints, type NewJob, type WaitpointJson } from "@conveyor/db";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import { bindAttachments, checkGraphItems, insertGraph, resolveDependencies } from "./job-graph";
 import { prepareJobs, type Accepted, type JobInput } from "./job-input";
 import { completeUrl, newWaitpoint, type CreatedWaitpoint, type WaitpointInput } from "./waitpoints";
 
-/** A waitpoint the batch makes (SPEC §20): named by `ref` in its jobs' depends_on. */
+/** A waitpoint the batch makes (docs/reference/lifecycle.md#waitpoints-and-durable-steps): named by `ref` in its jobs' depends_on. */
 export type BatchWaitpointInput = WaitpointInput & { ref: string };
 
 /** A waitpoint the batch made, after its jobs in the answer: its ref and, once only, its complete_url. */

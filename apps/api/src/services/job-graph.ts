@@ -1,14 +1,14 @@
-// Dependency graphs (SPEC §15, §20): refs of a batch and ids of jobs or waitpoints become the edges of new jobs, checked
+// Dependency graphs (docs/reference/lifecycle.md#dependencies, docs/reference/lifecycle.md#waitpoints-and-durable-steps): refs of a batch and ids of jobs or waitpoints become the edges of new jobs, checked
 // before anything is stored (unknown, another org's, the item itself, cycles), and a graph is inserted in a
 // transaction of its own. Used by POST /jobs with depends_on and by POST /jobs/batch.
 import type { JobStatus } from "@conveyor/contracts";
 import { findOrgJobs, findOrgWaitpoints, isUuid, UnknownDependencyError, type NewJob } from "@conveyor/db";
-import { validationFailed, type ErrorDetail } from "../http/errors";
+import { validationFailed, type ErrorDetail } from "./errors";
 import type { ServiceDeps } from "./deps";
 import type { Accepted, JobInput } from "./job-input";
 import type { GraphPrelude, JobInserter } from "./job-writer";
 
-/** A waitpoint made by the batch (SPEC §20): its ref, for the items' depends_on, and its id. */
+/** A waitpoint made by the batch (docs/reference/lifecycle.md#waitpoints-and-durable-steps): its ref, for the items' depends_on, and its id. */
 export type BatchWaitpointRef = { ref: string; id: string };
 
 /**
@@ -77,7 +77,7 @@ export async function resolveDependencies(
   );
   if (outside.size) {
     const found = new Set((await findOrgJobs(deps.db.pool, orgId, [...outside.keys()])).map((j) => j.id));
-    // The others may be waitpoints of the org (SPEC §20).
+    // The others may be waitpoints of the org (docs/reference/lifecycle.md#waitpoints-and-durable-steps).
     const rest = [...outside.keys()].filter((id) => !found.has(id));
     for (const id of await findOrgWaitpoints(deps.db.pool, orgId, rest)) found.add(id);
     for (const [id, uses] of outside)
@@ -90,7 +90,7 @@ export async function resolveDependencies(
 }
 
 /**
- * send_email attachments name a job the e-mail depends on (SPEC §15): a ref of the batch becomes that item's id in the
+ * send_email attachments name a job the e-mail depends on (docs/reference/lifecycle.md#dependencies): a ref of the batch becomes that item's id in the
  * stored payload; anything not among the job's dependencies is refused.
  */
 export function bindAttachments(inputs: JobInput[], jobs: NewJob[], prefixes: string[]): void {

@@ -1,13 +1,13 @@
-// What every job creation checks first (SPEC §5, §9, §14): the input's shape as the services take it, its type and
+// What every job creation checks first (docs/reference/lifecycle.md#lifecycle, docs/reference/time.md#time-priority-and-fairness, docs/reference/flow-control.md#flow-control): the input's shape as the services take it, its type and
 // payload against the catalog, its rate limit's name, and the new job row it becomes. Nothing here stores anything.
 import { CONCURRENCY_LIMIT_DEFAULT, DEDUPE_SECONDS_DEFAULT, RUN_AT_MAX_AHEAD_MS, type JobStatus, type OnDependencyFailure } from "@conveyor/contracts";
 import { newId, unknownRateLimits, type NewJob } from "@conveyor/db";
-import { validationFailed, type ErrorDetail } from "../http/errors";
+import { validationFailed, type ErrorDetail } from "./errors";
 import { currentTraceParent } from "@conveyor/tracing";
 import { checkJob, unknownJobType } from "./job-catalog";
 import type { ServiceDeps } from "./deps";
 
-/** How a job runs alongside others (SPEC §14): on jobs, batch items and schedule templates. */
+/** How a job runs alongside others (docs/reference/flow-control.md#flow-control): on jobs, batch items and schedule templates. */
 export type RunFields = { concurrency_key?: string; concurrency_limit?: number; rate_limit?: string; timeout_ms?: number };
 export type JobInput = RunFields & {
   type: string;
@@ -19,7 +19,7 @@ export type JobInput = RunFields & {
   dedupe_seconds?: number;
   debounce_key?: string;
   debounce_ms?: number;
-  /** Dependencies (SPEC §15): job ids, or refs of items of the same batch. */
+  /** Dependencies (docs/reference/lifecycle.md#dependencies): job ids, or refs of items of the same batch. */
   depends_on?: string[];
   on_dependency_failure?: OnDependencyFailure;
   /** A batch item's name, for other items' depends_on. */

@@ -1,4 +1,4 @@
-// Reading jobs (SPEC §5, §8): the list with its filters, pages and cursors (or the whole list streamed), one job, its
+// Reading jobs (docs/reference/lifecycle.md#lifecycle, docs/reference/lifecycle.md#steering): the list with its filters, pages and cursors (or the whole list streamed), one job, its
 // graph, logs, attempts and artifact, and failures grouped by error. Reads may go to a replica (deps.reads).
 import { createHash } from "node:crypto";
 import { GRAPH_NODES_LIMIT, jobFilterParams, toJobFilter, type JobFilter, type JobFilterInput } from "@conveyor/contracts";
@@ -15,7 +15,7 @@ import {
   type JobDetail,
   type JobGraph,
 } from "@conveyor/db";
-import { notFound, validationFailed } from "../http/errors";
+import { notFound, validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 /** `include=error`: each item also carries its last error (its first 300 characters), for a list that shows why jobs failed. */

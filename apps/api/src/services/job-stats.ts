@@ -1,4 +1,4 @@
-// GET /jobs/stats: what the console's overview charts (SPEC §11): jobs created and finished per minute over the last
+// GET /jobs/stats: what the console's overview charts (docs/reference/tenants.md#the-console): jobs created and finished per minute over the last
 // hour, or per 15 minutes over the last day, in all and by type, the share of finished jobs that failed, and the queue
 // right now. Internal jobs are never counted.
 import { countJobsByBucket, countQueue, inReadSnapshot, rollJobStats, statsRolledUntil, type JobCounts, type QueueCounts } from "@conveyor/db";

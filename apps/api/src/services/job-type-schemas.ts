@@ -3,7 +3,7 @@
 // type, so POST /jobs pays one validation call per payload.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";
 import safeRegex from "safe-regex2";
-import type { ErrorDetail } from "../http/errors";
+import type { ErrorDetail } from "./errors";
 
 /** A schema's JSON text may be at most this long. */
 export const SCHEMA_MAX_BYTES = 64 * 1024;

@@ -13,7 +13,7 @@ import {
   type OrgJobType,
   type OrgJobTypeChange,
 } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { checkPayloadSchema } from "./job-type-schemas";

@@ -1,11 +1,11 @@
-// Creating one job (POST /jobs, SPEC §5): with an Idempotency-Key, a dedupe key, a debounce key or dependencies, each
+// Creating one job (POST /jobs, docs/reference/lifecycle.md#lifecycle): with an Idempotency-Key, a dedupe key, a debounce key or dependencies, each
 // its own write path. Postgres is the only thing a 202 promises: the API never touches Redis for a job; the workers'
 // dispatcher hands a due job to BullMQ.
 import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import { IDEMPOTENCY_TTL_MS, PRIORITY_DEFAULT } from "@conveyor/contracts";
 import { dedupeHolder, UnknownDependencyError, type NewJob } from "@conveyor/db";
-import { AppError, validationFailed } from "../http/errors";
+import { AppError, validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import { bindAttachments, insertGraph, resolveDependencies } from "./job-graph";
 import { prepareJobs, type Accepted, type JobInput } from "./job-input";

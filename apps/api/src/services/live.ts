@@ -1,7 +1,7 @@
-// Progress and live results for front ends (SPEC §21): a job's output, and the public tokens that let a browser read
+// Progress and live results for front ends (docs/reference/events.md#progress-and-live-results): a job's output, and the public tokens that let a browser read
 // one job — the job, its output and its events — without any other credential.
 import { findJobOutput, insertPublicToken, isUuid, livePublicTokens, newId, revokePublicToken } from "@conveyor/db";
-import { notFound } from "../http/errors";
+import { notFound } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import type { EventSink, EventStream } from "./event-stream";
 import { generatePublicToken } from "./public-token-secrets";

@@ -1,5 +1,5 @@
 /**
- * Counts password checks per account (SPEC §3: 10 failures per 15 minutes), whoever sends them. A check is
+ * Counts password checks per account (docs/reference/tenants.md#authentication: 10 failures per 15 minutes), whoever sends them. A check is
  * counted before it is made, atomically, so parallel guesses cannot all slip under the limit; a right password
  * forgets the count. Implemented by the rate limiter; services only report what happens.
  */

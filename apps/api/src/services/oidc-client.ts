@@ -1,4 +1,4 @@
-// Talking to an organization's OpenID provider (SPEC §16) with openid-client, a maintained relying-party library:
+// Talking to an organization's OpenID provider (docs/reference/tenants.md#audit-log) with openid-client, a maintained relying-party library:
 // discovery, the token exchange and every check of the ID token (signature from the provider's JWKS, iss, aud, exp,
 // nonce) are its work, never ours. Every request it makes goes through the SSRF guard (@conveyor/net), so an owner
 // cannot point the API at an internal address, and an http:// provider is accepted only with SSO_ALLOW_HTTP.
@@ -53,7 +53,7 @@ function prepare(configuration: oidc.Configuration, config: OidcSettings): oidc.
   configuration[oidc.customFetch] = guardedFetch(createSsrfGuard({ policy }), policy);
   configuration.timeout = TIMEOUT_SECONDS;
   if (config.SSO_ALLOW_HTTP) oidc.allowInsecureRequests(configuration);
-  // ID tokens from the token endpoint are verified against the provider's JWKS too (SPEC §16), not only trusted
+  // ID tokens from the token endpoint are verified against the provider's JWKS too (docs/reference/tenants.md#audit-log), not only trusted
   // for having come over TLS, which is all OpenID Connect Core requires of a code flow.
   oidc.enableNonRepudiationChecks(configuration);
   return configuration;

@@ -1,4 +1,4 @@
-// Passwords (SPEC §3): bcrypt at BCRYPT_COST, 15 characters (NIST SP 800-63B-4) to 72 bytes (bcrypt's input
+// Passwords (docs/reference/tenants.md#authentication): bcrypt at BCRYPT_COST, 15 characters (NIST SP 800-63B-4) to 72 bytes (bcrypt's input
 // limit: anything longer is refused, never silently truncated).
 import { randomBytes } from "node:crypto";
 import bcrypt from "bcrypt";

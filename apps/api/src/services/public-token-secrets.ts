@@ -1,4 +1,4 @@
-// Public token material (SPEC §21): `cvpt_` + 32 random bytes in base64url. Only the SHA-256 is kept.
+// Public token material (docs/reference/events.md#progress-and-live-results): `cvpt_` + 32 random bytes in base64url. Only the SHA-256 is kept.
 import { createHash, randomBytes } from "node:crypto";
 import { PUBLIC_TOKEN_PATTERN } from "@conveyor/contracts";
 

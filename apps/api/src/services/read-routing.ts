@@ -1,4 +1,4 @@
-// Where a heavy read (lists, search, stats, usage, the audit log) goes when a replica is configured (SPEC §23): to the
+// Where a heavy read (lists, search, stats, usage, the audit log) goes when a replica is configured (docs/reference/high-availability.md#high-availability): to the
 // replica, unless the person or key asking changed something in the last DATABASE_READ_AFTER_WRITE_MS — then to the
 // primary, so they read their own change. "Changed something" is any state-changing request, marked before its
 // handler runs (a mark is never later than the write it covers), in Redis so every API replica sees it, and in this

@@ -3,7 +3,7 @@
 // unknown id. The filter was validated against the jobs list's own schema (jobFilterSchema) by the endpoint.
 import { deleteSavedView, inTransaction, insertSavedView, isUuid, listSavedViews, newId, type SavedView } from "@conveyor/db";
 import type { JobFilterInput } from "@conveyor/contracts";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 /** Views one person may keep in one organization. */

@@ -1,4 +1,4 @@
-// Schedules (SPEC §9): a cron expression in an IANA zone and the job each tick creates. The job template is
+// Schedules (docs/reference/time.md#time-priority-and-fairness): a cron expression in an IANA zone and the job each tick creates. The job template is
 // checked like a POST /jobs body when the schedule is saved; next_run_at follows from cron, zone and paused,
 // and is what the worker's ticker waits for (apps/worker/src/runtime/scheduler.ts).
 import {
@@ -26,7 +26,7 @@ import {
   type JobTemplate,
   type ScheduleRow,
 } from "@conveyor/db";
-import { notFound, validationFailed, type ErrorDetail } from "../http/errors";
+import { notFound, validationFailed, type ErrorDetail } from "./errors";
 import { quotaExceeded } from "./admission/quotas";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit, changedFields } from "./audit";

@@ -1,4 +1,4 @@
-// Console sessions (SPEC §11): logging in with a password gives a session whose token lives only in an HttpOnly
+// Console sessions (docs/reference/tenants.md#the-console): logging in with a password gives a session whose token lives only in an HttpOnly
 // cookie; the body tells the console who it is, where, and the CSRF token it must send with every change. Sessions
 // last SESSION_TTL from the login (fixed: use does not extend them); logout, a password change and a removal from the
 // organization end them.
@@ -15,7 +15,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { durationMs } from "../env";
-import { AppError, notFound, ssoRequired, unauthorized } from "../http/errors";
+import { AppError, notFound, ssoRequired, unauthorized } from "./errors";
 import { checkLogin, recordLogin, type LoginInput, type OrgChoice } from "./accounts";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";

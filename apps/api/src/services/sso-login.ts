@@ -1,4 +1,4 @@
-// Signing in through an organization's OpenID provider (SPEC §16): the authorization code flow with PKCE, state and
+// Signing in through an organization's OpenID provider (docs/reference/tenants.md#audit-log): the authorization code flow with PKCE, state and
 // nonce. The start stores the flow's secrets under the SHA-256 of a random token the browser keeps in a cookie; the
 // callback takes them once (a replayed callback finds nothing), lets openid-client exchange the code and verify the
 // ID token, checks the e-mail, makes the member on a first sign-in, and starts a console session in that organization.
@@ -19,7 +19,7 @@ import {
   type AuditRequest,
   type OrgSsoRecord,
 } from "@conveyor/db";
-import { AppError, validationFailed } from "../http/errors";
+import { AppError, validationFailed } from "./errors";
 import { normalizeEmail } from "./accounts";
 import type { ServiceDeps } from "./deps";
 import { oidc, storedProvider } from "./oidc-client";
@@ -198,7 +198,7 @@ async function openSsoSession(
 ): Promise<{ session: StartedSession; returnTo: string; orgId: string }> {
   const { record, email } = input;
   const { db, config, clock } = deps;
-  // An account made here has a password nobody knows: it signs in through the provider (docs/decisions.md).
+  // An account made here has a password nobody knows: it signs in through the provider (docs/decisions/2026-11-25-audit-log-single-sign-issue-26.md).
   const newUser = (await findUserByEmail(db.pool, email))
     ? null
     : { id: newId(), passwordHash: await hashPassword(randomBytes(32).toString("base64"), config.BCRYPT_COST) };

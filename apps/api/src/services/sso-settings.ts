@@ -1,10 +1,10 @@
-// An organization's single sign-on settings (SPEC §16), owners only (the routes say so). Saving checks the provider
+// An organization's single sign-on settings (docs/reference/tenants.md#audit-log), owners only (the routes say so). Saving checks the provider
 // first — its discovery document and JWKS, through the SSRF guard — and answers 400 naming what failed; the client
 // secret is stored sealed under WEBHOOK_SECRETS_KEY (bound to the organization) and never shown again.
 import { webhookSecretsKey } from "@conveyor/config";
 import { urlRefusal } from "@conveyor/contracts";
 import { deleteOrgSso, findOrgSso, inTransaction, openSecret, saveOrgSso, sealSecret, type OrgSsoRecord } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 import { checkJwks, discoverProvider, providerPolicy } from "./oidc-client";

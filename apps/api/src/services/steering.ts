@@ -1,4 +1,4 @@
-// Steering jobs (SPEC §8): cancel, replay, and both in bulk. A pending job is cancelled at once and never runs; a
+// Steering jobs (docs/reference/lifecycle.md#steering): cancel, replay, and both in bulk. A pending job is cancelled at once and never runs; a
 // processing job gets a cancellation request, which the worker running it hears within 2 s (Redis message, or its
 // own poll of Postgres) and answers by aborting the attempt's signal. Which outcome is recorded is Postgres'
 // decision, under the attempt's fence: cancelled, or done/failed if the handler finished first. A replay is a new
@@ -25,7 +25,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { cancelChannel, redisKeyPrefix } from "@conveyor/queue";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { checkJob, unknownJobType } from "./job-catalog";
 import { audit } from "./audit";
 import { currentTraceParent } from "@conveyor/tracing";
@@ -124,7 +124,7 @@ async function cancelMany(ids: readonly string[], caller: Caller, deps: Steering
   return changed;
 }
 
-/** The audit log's before/after of a cancellation (SPEC §16): a pending job is cancelled, a processing one asked to stop. */
+/** The audit log's before/after of a cancellation (docs/reference/tenants.md#audit-log): a pending job is cancelled, a processing one asked to stop. */
 function cancelChanges(previous: string): Record<string, AuditChange> {
   return previous === "pending" ? { status: { before: "pending", after: "cancelled" } } : { cancel_requested: { before: false, after: true } };
 }
@@ -163,7 +163,7 @@ export async function replayJob(
   });
   // Final jobs stay final; only retention, deleting it in between, gets here.
   if (!replay) throw notFound("Job");
-  // Pending, or cancelled at once when it depends on a job that failed (SPEC §15).
+  // Pending, or cancelled at once when it depends on a job that failed (docs/reference/lifecycle.md#dependencies).
   const [status] = await jobStatuses(deps.db.pool, [replay]);
   return { id: replay, status: status! };
 }

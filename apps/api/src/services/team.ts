@@ -1,4 +1,4 @@
-// The members and pending invites of an organization (SPEC §4, §12). Who may call what is decided by the routes'
+// The members and pending invites of an organization (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#team-api-for-the-console). Who may call what is decided by the routes'
 // role checks; every query names the caller's organization, so another organization's ids are 404s.
 import {
   changeMemberRole as changeStoredRole,
@@ -13,7 +13,7 @@ import {
   type MemberView,
 } from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

@@ -1,6 +1,6 @@
-// GET /usage (SPEC §22): the caller's organization's usage by UTC day or by job type, as JSON or CSV.
+// GET /usage (docs/reference/tenants.md#usage-quotas-and-backpressure): the caller's organization's usage by UTC day or by job type, as JSON or CSV.
 import { QUOTA_NAMES, readQuotaUse, readUsage, type QuotaName, type UsageRow } from "@conveyor/db";
-import { validationFailed } from "../http/errors";
+import { validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 
 /** The longest range one request may ask for, in days (both ends included). */

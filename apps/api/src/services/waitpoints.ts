@@ -1,4 +1,4 @@
-// Waitpoints (SPEC §20): points jobs wait on (depends_on, ctx.waitFor) until someone completes them — a caller of
+// Waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps): points jobs wait on (depends_on, ctx.waitFor) until someone completes them — a caller of
 // the organization, a member in the console, or a third party holding the one-time capability URL. The token in
 // that URL is shown once, in the answer that created it; only its SHA-256 is stored.
 import { createHash, randomBytes } from "node:crypto";
@@ -16,7 +16,7 @@ import {
   type WaitpointActor,
   type WaitpointJson,
 } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

@@ -1,4 +1,4 @@
-// Webhook endpoints (SPEC §10): owners and admins say where their org's job events go. The signing secret is made
+// Webhook endpoints (docs/reference/events.md#events): owners and admins say where their org's job events go. The signing secret is made
 // here, returned once (at creation and at each rotation) and stored sealed under WEBHOOK_SECRETS_KEY: the workers
 // sign every delivery with it, so a hash would not do. Nothing here ever reads a secret back.
 import { randomBytes } from "node:crypto";
@@ -21,7 +21,7 @@ import {
   type WebhookEndpointView,
 } from "@conveyor/db";
 import type pg from "pg";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import { audit, changedFields } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

@@ -2,7 +2,7 @@
 // the deliveries a person picked, sent again in one action — each event once (one attempt, without retries, trigger
 // "redelivery"), and one audit entry naming how many. With `dry_run` it only counts, for the console's confirmation.
 import { findRedeliverableEvents, inTransaction, isUuid, queueRedeliveries, type RedeliverySelection } from "@conveyor/db";
-import { AppError, notFound } from "../http/errors";
+import { AppError, notFound } from "./errors";
 import { audit } from "./audit";
 import type { Caller, ServiceDeps } from "./deps";
 

@@ -37,7 +37,7 @@ import {
   type LogRow,
 } from "@conveyor/db";
 import { redactText } from "@conveyor/logger";
-import { AppError, notFound, validationFailed } from "../http/errors";
+import { AppError, notFound, validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import type { LeaseHub } from "./worker-leases";
 

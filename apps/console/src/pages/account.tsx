@@ -1,4 +1,4 @@
-// The person's account: who and where they are, and a new password (SPEC §12: every other session and token of
+// The person's account: who and where they are, and a new password (docs/reference/tenants.md#team-api-for-the-console: every other session and token of
 // theirs stops working; this one goes on).
 import { Button, Paper, PasswordInput, Stack, Text, Title } from "@mantine/core";
 import type { FormEvent } from "react";

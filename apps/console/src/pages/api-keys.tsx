@@ -1,4 +1,4 @@
-// API keys (SPEC §3): create one (shown once, with a copy button), see every key with who created it and its last
+// API keys (docs/reference/tenants.md#authentication): create one (shown once, with a copy button), see every key with who created it and its last
 // use, revoke.
 import { Button, Stack, Table, Text, TextInput } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";

@@ -1,4 +1,4 @@
-// The audit log (SPEC §16): who did what in the organization, newest first, each entry read as a sentence with when
+// The audit log (docs/reference/tenants.md#audit-log): who did what in the organization, newest first, each entry read as a sentence with when
 // and from where. The filters (who, what, about which id, from and until) live in the URL, like the jobs list's;
 // pages load on demand. Owners and admins only; members are told so.
 import { Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";

@@ -1,4 +1,4 @@
-// The dependency graph a job is in (SPEC §15), drawn with React Flow and laid out by dagre: dependencies on the
+// The dependency graph a job is in (docs/reference/lifecycle.md#dependencies), drawn with React Flow and laid out by dagre: dependencies on the
 // left, the jobs waiting for them on the right, each node a job's short id (a link to its page), type and status
 // (a coloured dot and the word), the page's own job outlined and labelled. Statuses follow the console's event
 // stream (live.ts patches this query's nodes), so the layout is computed once per shape, not per update. Loaded
@@ -21,7 +21,7 @@ import { keys } from "../data/keys";
 
 export type JobGraph = ResponseBody<"/jobs/{id}/graph", "get">;
 type GraphJob = JobGraph["nodes"][number];
-/** A node's type line: a job's type, or "waitpoint" for a waitpoint the jobs wait on (SPEC §20). */
+/** A node's type line: a job's type, or "waitpoint" for a waitpoint the jobs wait on (docs/reference/lifecycle.md#waitpoints-and-durable-steps). */
 const kindOf = (node: GraphJob) => ("kind" in node ? "waitpoint" : node.type);
 /** Left to right where there is room; top to bottom on a narrow screen, where ranks side by side would be tiny. */
 type Direction = "LR" | "TB";

@@ -1,4 +1,4 @@
-// A job's durable steps, sleeps and waits (SPEC §20) under its attempts: which attempt ran each, when, and how it
+// A job's durable steps, sleeps and waits (docs/reference/lifecycle.md#waitpoints-and-durable-steps) under its attempts: which attempt ran each, when, and how it
 // stands — a succeeded step is never run again, a sleep or wait shows what it waits for.
 import { Badge, Group, Stack, Text } from "@mantine/core";
 import type { ResponseBody } from "@conveyor/client";

@@ -1,4 +1,4 @@
-// The jobs list: every SPEC §8 filter and the search box live in the URL (a view can be shared), pages are keyset
+// The jobs list: every docs/reference/lifecycle.md#steering filter and the search box live in the URL (a view can be shared), pages are keyset
 // pages (the API's Link cursor), rows change live as events arrive, and jobs can be cancelled or replayed in bulk —
 // the selected ones, or all that match the filters.
 import {

@@ -1,4 +1,4 @@
-// The overview (SPEC §11): jobs per minute by status and by type, the failure rate and the queue's depth, over
+// The overview (docs/reference/tenants.md#the-console): jobs per minute by status and by type, the failure rate and the queue's depth, over
 // the last hour or day (GET /jobs/stats). Its charts (Mantine charts on recharts) load with this page only. Every
 // figure and every bar opens the jobs list filtered to what it counts (status, due now or later, type and creation
 // time), and the axes count whole jobs.

@@ -1,4 +1,4 @@
-// Queues and rate limits (SPEC §14): each job type's queue for this organization — due, delayed, running, held by
+// Queues and rate limits (docs/reference/flow-control.md#flow-control): each job type's queue for this organization — due, delayed, running, held by
 // limits, the live start rate and the p95 wait from due to start — read again every few seconds; owners and admins
 // pause and resume a queue, set its cap and rate limit, and keep the organization's named rate limits. Members see
 // the same figures without the controls (the API refuses them the changes as well).

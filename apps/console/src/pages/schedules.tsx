@@ -1,4 +1,4 @@
-// Schedules (SPEC §9): the list, a form to create or edit one with a cron helper showing the next five runs in
+// Schedules (docs/reference/time.md#time-priority-and-fairness): the list, a form to create or edit one with a cron helper showing the next five runs in
 // the schedule's time zone (croner, read as the API reads it: five fields), pause and resume, delete.
 import { Box, Button, Switch, Table, Text, Stack } from "@mantine/core";
 import { Fragment, useState } from "react";

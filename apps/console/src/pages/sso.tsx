@@ -1,4 +1,4 @@
-// Single sign-on settings (SPEC §16), for the owner: the organization's OpenID Connect provider, the e-mail domains it
+// Single sign-on settings (docs/reference/tenants.md#audit-log), for the owner: the organization's OpenID Connect provider, the e-mail domains it
 // signs in, the role of a member it makes, and whether password logins stop for everyone but the owner. The API
 // checks the provider when it is saved; the client secret is write-only (left empty, the stored one is kept).
 import { Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";

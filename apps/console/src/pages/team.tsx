@@ -1,4 +1,4 @@
-// The team (SPEC §4, §12): members with their roles (the owner changes roles and removes members), pending
+// The team (docs/reference/tenants.md#team-and-roles, docs/reference/tenants.md#team-api-for-the-console): members with their roles (the owner changes roles and removes members), pending
 // invites (revocable), and a new invite whose link is shown with a copy button — the API keeps only a hash of
 // the token, so the link exists only in that answer. Owners and admins only; members are told so.
 import { Button, Group, NativeSelect, Select, Stack, Table, TextInput, Title } from "@mantine/core";

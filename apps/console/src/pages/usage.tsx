@@ -1,4 +1,4 @@
-// The Usage page (SPEC §22): what the organization used per UTC day and by job type over a chosen range (GET /usage),
+// The Usage page (docs/reference/tenants.md#usage-quotas-and-backpressure): what the organization used per UTC day and by job type over a chosen range (GET /usage),
 // as charts with their figures in tables, and the quotas in force with how close each is (GET /quotas). Owners and
 // admins only, like the API; members are told so. The overview's QuotaNotice (below) says when new jobs are refused.
 import "@mantine/charts/styles.css";

@@ -1,4 +1,4 @@
-// Open waitpoints (SPEC §20): what the organization's jobs wait on, and a Complete action for every member — the
+// Open waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps): what the organization's jobs wait on, and a Complete action for every member — the
 // data is JSON, checked here (valid, at most 64 KiB) before it is sent; the API checks it again.
 import { Button, Modal, Stack, Table, Text, Textarea, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";

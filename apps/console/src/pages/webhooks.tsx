@@ -1,4 +1,4 @@
-// Webhook endpoints (SPEC §10, owners and admins): create one (its signing secret shown once), edit it, rotate the
+// Webhook endpoints (docs/reference/events.md#events, owners and admins): create one (its signing secret shown once), edit it, rotate the
 // secret, delete, and read each endpoint's recent deliveries (webhook-deliveries.tsx), where an event can be sent
 // again and a test event sent. URLs are shown as text, never as links.
 import { Badge, Button, Group, Modal, Stack, Table, Text } from "@mantine/core";

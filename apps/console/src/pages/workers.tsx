@@ -15,7 +15,8 @@ import { Empty, ErrorState, Loading } from "../ui/states";
 import { CapacityByType } from "./workers-by-type";
 
 type WorkerItem = ResponseBody<"/workers", "get">[number];
-export type WorkerRow = Extract<WorkerItem, { kind: "worker" }>;
+/** A worker process in full: one of the deployment's (kind worker) or one of the organization's own (kind protocol). */
+export type WorkerRow = Exclude<WorkerItem, { kind: "capacity" }>;
 type CapacityRow = Extract<WorkerItem, { kind: "capacity" }>;
 
 /** How often the registry is read again while the page is open (workers heartbeat every 5 s by default). */
@@ -28,7 +29,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 export function WorkersPage() {
   const query = useQuery(workersQuery());
   const capacity = query.data?.filter((w): w is CapacityRow => w.kind === "capacity") ?? [];
-  const workers = { ...query, data: query.data?.filter((w): w is WorkerRow => w.kind === "worker") };
+  const workers = { ...query, data: query.data?.filter((w): w is WorkerRow => w.kind !== "capacity") };
   const running = workers.data?.filter((w) => w.state === "running") ?? [];
   const slots = running.reduce((n, w) => n + w.slots, 0);
   const busy = running.reduce((n, w) => n + w.busy_slots, 0);

@@ -28,7 +28,7 @@ export function formErrors(error: unknown, fields: readonly string[], byCode: Re
 const PASSWORD_MIN_CHARACTERS = 15;
 const PASSWORD_MAX_BYTES = 72;
 
-/** SPEC §3: 15 characters to 72 bytes (bcrypt's limit), as the API checks it. */
+/** docs/reference/tenants.md#authentication: 15 characters to 72 bytes (bcrypt's limit), as the API checks it. */
 export function passwordProblem(password: string): string | undefined {
   if ([...password].length < PASSWORD_MIN_CHARACTERS) return `must be at least ${PASSWORD_MIN_CHARACTERS} characters long`;
   const bytes = new TextEncoder().encode(password).length;

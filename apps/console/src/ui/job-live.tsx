@@ -1,4 +1,4 @@
-// A job's progress and output (SPEC §21) as the console shows them: a bar in the jobs list and on the job page, and
+// A job's progress and output (docs/reference/events.md#progress-and-live-results) as the console shows them: a bar in the jobs list and on the job page, and
 // the output on the job page, read again whenever the job's events say it changed (the page's event stream
 // invalidates every ["job", id] query, this one among them).
 import { Code, Group, Progress, ScrollArea, Stack, Text } from "@mantine/core";

@@ -1,4 +1,4 @@
-// Why a pending job has not started (`waiting_for`, SPEC §14), in words: a few for the jobs list, a sentence for the
+// Why a pending job has not started (`waiting_for`, docs/reference/flow-control.md#flow-control), in words: a few for the jobs list, a sentence for the
 // job's page. The reasons are WAITING_REASONS of @conveyor/contracts; one this console does not know yet is shown as
 // the API named it rather than hidden.
 import { Text } from "@mantine/core";

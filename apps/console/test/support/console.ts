@@ -10,8 +10,8 @@ import { chromium, type Browser, type BrowserContext, type Locator, type Page } 
 import { createApp } from "@conveyor/api";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { CHROMIUM_ARGS, CHROMIUM_PATH } from "@conveyor/testkit";
-import { TEST_PASSWORD } from "@conveyor/testkit/api";
-import { startStack, type Stack, type StackOptions } from "@conveyor/testkit/stack";
+import { TEST_PASSWORD } from "@conveyor/api/testing";
+import { startStack, type Stack, type StackOptions } from "@conveyor/api/testing/stack";
 
 export const ARTIFACTS = path.resolve(__dirname, "../../../../test-artifacts/console");
 export const PASSWORD = TEST_PASSWORD;

@@ -32,7 +32,7 @@ export function aiSummarizeHandler({ settings, logger }: HandlerDeps): JobHandle
     // The deadline is our own signal, so a timeout is told apart from a shutdown by which signal fired, not by
     // the SDK recognising its fetch's abort error (it cannot when the error comes from another realm).
     const deadline = AbortSignal.timeout(timeoutMs);
-    // Streamed (SPEC §21): each piece of the summary goes to the job's output as the model writes it.
+    // Streamed (docs/reference/events.md#progress-and-live-results): each piece of the summary goes to the job's output as the model writes it.
     let summaryText = "";
     let refusal = "";
     let finishReason: string | null = null;

@@ -1,5 +1,5 @@
 // mobile_money_stk: one M-Pesa STK push (a PIN prompt on the payer's phone) through Safaricom Daraja, then the
-// payment's outcome, which Safaricom posts to POST /callbacks/mpesa/{job_id} (SPEC §6, §20 "Dogfood").
+// payment's outcome, which Safaricom posts to POST /callbacks/mpesa/{job_id} (docs/reference/lifecycle.md#built-in-handlers, docs/reference/lifecycle.md#waitpoints-and-durable-steps "Dogfood").
 //
 // A push is not idempotent: sending it twice prompts the payer twice. So it is built on durable steps and a waitpoint:
 //   1. step "push N: callback waitpoint" makes the waitpoint the callback will complete (its token hash is the hash

@@ -27,7 +27,7 @@ export function sendEmailHandler({ settings }: HandlerDeps): JobHandler<SendEmai
 }
 
 /**
- * The files `attachments` names (SPEC §15): each the artifact of a job this one depends on, which is final by now.
+ * The files `attachments` names (docs/reference/lifecycle.md#dependencies): each the artifact of a job this one depends on, which is final by now.
  * A dependency without an artifact (it failed, or produces none) or too many bytes in all cannot be fixed by a retry.
  */
 async function attachmentsOf(payload: SendEmailPayload, ctx: JobContext): Promise<EmailAttachment[]> {

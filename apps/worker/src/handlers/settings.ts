@@ -1,8 +1,8 @@
-// Deployment settings of the built-in handlers (SPEC §6), parsed with the rest of the worker's environment;
+// Deployment settings of the built-in handlers (docs/reference/lifecycle.md#built-in-handlers), parsed with the rest of the worker's environment;
 // handlers read them from the worker's config (`deps.settings.EMAIL_PROVIDER_API_KEY`).
 // A setting a handler needs but does not have fails that job permanently, naming the variable: the worker
 // itself starts without them, so a deployment can run only the types it has configured.
-import { Joi, oneOf, setting } from "@conveyor/config";
+import { Joi, oneOf, setting, type ConfigOf, type SharedConfig } from "@conveyor/config";
 import { PermanentJobError } from "@conveyor/contracts";
 
 const httpUrl = () => Joi.string().uri({ scheme: ["http", "https"] });
@@ -43,6 +43,12 @@ export const handlerEnv = {
   /** Timeout of one request to a provider API. */
   PROVIDER_TIMEOUT_MS: setting(Joi.number().integer().min(100).max(300_000)).default(15_000),
 };
+
+/**
+ * What handlers read: their own settings and the ones both apps share. The worker's whole configuration (env.ts, built
+ * from these) is one, so handlers need not know the worker's.
+ */
+export type HandlerSettings = SharedConfig & ConfigOf<typeof handlerEnv>;
 
 /** Thrown by a handler when a setting it needs is missing; the runtime fails the job permanently. */
 export function requireSetting<T>(value: T | undefined, variable: string): T {

@@ -1,10 +1,10 @@
 import type { Logger } from "@conveyor/logger";
-import type { WorkerConfig } from "../env";
+import type { HandlerSettings } from "./settings";
 
 /** What every built-in handler factory receives from the worker. */
 export type HandlerDeps = {
   /** The worker's configuration: handlers read their variables (handlers/settings.ts) and the shared ones they need. */
-  settings: WorkerConfig;
+  settings: HandlerSettings;
   /** Process logger, for operator-facing lines; job-facing lines go through ctx.log. */
   logger: Logger;
   /** Where mobile_money_stk makes its callback waitpoints (`stkCallbackStore(pool)` from @conveyor/db); without it that type fails permanently. */

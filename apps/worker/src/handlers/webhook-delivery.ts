@@ -1,4 +1,4 @@
-// _webhook_delivery (internal): POSTs one event to one webhook endpoint (SPEC §10) as a CloudEvents 1.0 structured
+// _webhook_delivery (internal): POSTs one event to one webhook endpoint (docs/reference/events.md#events) as a CloudEvents 1.0 structured
 // JSON body with Standard Webhooks headers, through the same SSRF guard, HTTP exchange and signer as the `webhook`
 // job type. Each attempt reads the endpoint again (a deleted or disabled one gets nothing more; a rotated secret
 // signs at once) and is recorded with its status code and duration. Retries follow WEBHOOK_RETRY_SCHEDULE_MS.
@@ -17,7 +17,7 @@ import {
 } from "@conveyor/contracts";
 import { findDeliveryTarget, isUuid, openSecret, type DeliveryTarget } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
-import type { WorkerConfig } from "../env";
+import type { HandlerSettings } from "./settings";
 import { createSsrfGuard, type NetOptions } from "@conveyor/net";
 import { postWebhook, USER_AGENT } from "./webhook";
 import { DeliveryRecorder } from "./webhook/delivery-recorder";
@@ -25,7 +25,7 @@ import { webhookSignature } from "./webhook/signature";
 
 export type WebhookDeliveryDeps = {
   pool: pg.Pool;
-  settings: Pick<WorkerConfig, "WEBHOOK_ALLOW_HTTP" | "ALLOW_PRIVATE_NETWORK" | "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_SECRETS_KEY">;
+  settings: Pick<HandlerSettings, "WEBHOOK_ALLOW_HTTP" | "ALLOW_PRIVATE_NETWORK" | "WEBHOOK_TIMEOUT_MS" | "WEBHOOK_SECRETS_KEY">;
   logger: Logger;
   /** Records attempts; default: one per handler, batching by itself. */
   recorder?: DeliveryRecorder;

@@ -21,7 +21,7 @@ export function webhookHandler(deps: HandlerDeps, net: NetOptions = {}): JobHand
     const url = guard.checkUrl(payload.url);
     const target = url.host;
     const id = webhookId(ctx.jobId);
-    // With include_dependencies (SPEC §15), the jobs this one waited for ride along, as the handler sees them.
+    // With include_dependencies (docs/reference/lifecycle.md#dependencies), the jobs this one waited for ride along, as the handler sees them.
     const body = JSON.stringify(payload.include_dependencies ? { ...payload.payload, dependencies: ctx.dependencies } : payload.payload);
     const headers = {
       "content-type": "application/json",

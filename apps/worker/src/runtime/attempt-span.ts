@@ -1,4 +1,4 @@
-// Each attempt is a span (SPEC §17) in the trace of the request that created its job (the traceparent stored with the
+// Each attempt is a span (docs/reference/high-availability.md#scale-out-and-observability) in the trace of the request that created its job (the traceparent stored with the
 // job), with the job's id, type, organization, the attempt number and its outcome. What the handler does inside —
 // Postgres, Redis, a provider's HTTP call (which carries `traceparent` onward) — nests under it. When tracing is off
 // nothing is made: no context, no span, no cost per job.

@@ -127,7 +127,7 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       ...durableSteps({ pool: deps.pool, job: claimed, fence, attempt, log, flush: live.flush }),
     };
 
-    // The timeout (SPEC §14): the signal is aborted and the attempt's failure recorded at once; a handler that ignores
+    // The timeout (docs/reference/flow-control.md#flow-control): the signal is aborted and the attempt's failure recorded at once; a handler that ignores
     // the signal keeps its slot until it returns, and whatever it returns then is discarded (the fence is gone).
     const timeoutMs = claimed.timeoutMs ?? deps.typeTimeouts?.get(type) ?? TIMEOUT_MS_DEFAULT;
     const span = startAttemptSpan(claimed, type, attempt);
@@ -140,14 +140,14 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
 
     let result: string | null;
     try {
-      // Read before the handler runs: every dependency is final by now, so they no longer change (SPEC §15).
+      // Read before the handler runs: every dependency is final by now, so they no longer change (docs/reference/lifecycle.md#dependencies).
       if (claimed.dependencies > 0) ctx.dependencies = await jobDependencies(deps.pool, claimed.id);
       // Its last progress and output are written before its outcome (live.ts).
       const handled = () => run(claimed.payload, ctx).finally(live.flush);
       result = serialiseResult(await (span ? span.run(handled) : handled()));
     } catch (error) {
       if (timedOut) return { settled: recordedAtTimeout! };
-      // A sleep or a wait (SPEC §20): the job is pending again already (steps.ts); nothing to record.
+      // A sleep or a wait (docs/reference/lifecycle.md#waitpoints-and-durable-steps): the job is pending again already (steps.ts); nothing to record.
       if (error instanceof JobSuspendedError) {
         span?.end("suspended");
         report("suspended");

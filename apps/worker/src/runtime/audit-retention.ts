@@ -1,4 +1,4 @@
-// Audit retention (SPEC §16), run by the leader like job retention and paced the same way: entries older than
+// Audit retention (docs/reference/tenants.md#audit-log), run by the leader like job retention and paced the same way: entries older than
 // AUDIT_RETENTION_DAYS are deleted, a small batch per transaction — the only deletion the audit log's trigger allows.
 import { deleteAuditEntriesBefore } from "@conveyor/db";
 import { Retention } from "./retention";

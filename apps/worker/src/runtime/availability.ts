@@ -1,5 +1,5 @@
 // Which built-in types this worker serves but cannot run on this machine, and why: said once at start-up, so a
-// deployment learns it from the log rather than from its first failed job (SPEC §18). The worker still starts and
+// deployment learns it from the log rather than from its first failed job (docs/reference/operations.md#supported-runtime). The worker still starts and
 // still serves them — their jobs fail permanently naming what is missing, as they always did — because a
 // deployment may run only the types it has configured.
 import { accessSync, constants } from "node:fs";

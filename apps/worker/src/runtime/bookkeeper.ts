@@ -67,7 +67,7 @@ export class Bookkeeper {
   }
 
   /**
-   * Claims the jobs of an envelope for the attempts holding `fence` (SPEC §19): they go in the next claim statement
+   * Claims the jobs of an envelope for the attempts holding `fence` (docs/reference/lifecycle.md#envelopes): they go in the next claim statement
    * at once (with any other claims waiting), not after the window. Answers each job's claim in the order asked.
    */
   claimAll(ids: readonly string[], fence: string): Promise<(ClaimedJob | ClaimWait | null)[]> {

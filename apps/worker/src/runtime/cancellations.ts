@@ -1,4 +1,4 @@
-// Tells a running attempt that someone cancelled its job (SPEC §8: within 2 s, on whichever replica runs it).
+// Tells a running attempt that someone cancelled its job (docs/reference/lifecycle.md#steering: within 2 s, on whichever replica runs it).
 // The API publishes the job id on a Redis channel the moment it records the request; in case a message is lost
 // (Redis restarting, a subscriber reconnecting), every second the worker also asks Postgres which of its running
 // jobs have a cancellation requested.

@@ -1,4 +1,4 @@
-// The dispatcher: the leader's loop that hands due jobs from Postgres to BullMQ in envelopes (SPEC §19: one BullMQ
+// The dispatcher: the leader's loop that hands due jobs from Postgres to BullMQ in envelopes (docs/reference/lifecycle.md#envelopes: one BullMQ
 // job carries 1..ENVELOPE_MAX job ids; the decision itself — time, priority, fairness, limits — is
 // packages/db/src/flow/dispatch.ts). BullMQ holds at most `rounds` rounds of each type's worker slots waiting, counted in
 // jobs, so a later, higher-priority or other organization's job never waits behind a long backlog there. Woken by
@@ -336,7 +336,7 @@ export class Dispatcher implements LeaderTask {
 }
 
 /**
- * How many jobs an envelope carries when `taken` jobs of a type are handed over at once (SPEC §19): every live worker
+ * How many jobs an envelope carries when `taken` jobs of a type are handed over at once (docs/reference/lifecycle.md#envelopes): every live worker
  * gets a share (a burst is spread over all of them), no envelope holds more than a worker has slots (a worker never
  * holds jobs it cannot start) or `max`, and a short queue gets envelopes of one.
  */

@@ -1,4 +1,4 @@
-// The worker's side of envelopes (SPEC §19): one BullMQ job carries the ids of many jobs of one type. Per served type,
+// The worker's side of envelopes (docs/reference/lifecycle.md#envelopes): one BullMQ job carries the ids of many jobs of one type. Per served type,
 // an EnvelopeWorker fetches envelopes from BullMQ only while it has a free slot (slots count jobs, not envelopes),
 // claims an envelope's jobs in one statement — as many as it has slots for; the claim is the fence, so a cancelled,
 // finished or duplicate job is simply not started — runs them, and completes the envelope in BullMQ once every job it

@@ -1,4 +1,4 @@
-// The dispatcher's hand-over of a job to BullMQ is a span (SPEC §17) in the trace of the request that created the
+// The dispatcher's hand-over of a job to BullMQ is a span (docs/reference/high-availability.md#scale-out-and-observability) in the trace of the request that created the
 // job, between the creating request's span and the attempt's: from the moment the dispatcher took the job to the
 // moment BullMQ holds it. When tracing is off nothing is made and the jobs' trace contexts are not even read.
 import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";

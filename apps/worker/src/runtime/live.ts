@@ -1,4 +1,4 @@
-// ctx.progress and ctx.output (SPEC §21): what handlers report while they run, coalesced before it reaches Postgres.
+// ctx.progress and ctx.output (docs/reference/events.md#progress-and-live-results): what handlers report while they run, coalesced before it reaches Postgres.
 // A handler may report a thousand times a second; each job's latest progress and its output since the last write wait
 // here, and one round every ROUND_MS writes every waiting job's reports in two statements (job-machine/live.ts), so a
 // job announces at most 4 progress events a second however often it reports. When the handler returns, its job's

@@ -1,4 +1,4 @@
-// Prometheus metrics of one worker process (SPEC §7, §17), served as /metrics by the health server on
+// Prometheus metrics of one worker process (docs/reference/operations.md#configuration, docs/reference/high-availability.md#scale-out-and-observability), served as /metrics by the health server on
 // WORKER_METRICS_PORT. Attempts and re-enqueues are counted as they happen (the runtime's hooks). The backlog per
 // type — due, delayed, running, waiting on limits, and the oldest due job's age — is read from Postgres (the
 // dispatcher's queue) when Prometheus scrapes, by the leader only: one replica answers for the deployment, so sums

@@ -1,4 +1,4 @@
-// Retention (SPEC §8), run by the leader: finished jobs older than JOB_RETENTION_DAYS are deleted with their logs,
+// Retention (docs/reference/lifecycle.md#steering), run by the leader: finished jobs older than JOB_RETENTION_DAYS are deleted with their logs,
 // events and artifacts, a small batch per statement. Each batch is sized to take about `batchMs` and followed by a
 // pause three times as long, so the deletes use at most a quarter of one connection, come in short bursts that the queue's
 // own statements slip between, and never hold a lock or the event readers' horizon for long; a backlog of millions

@@ -1,4 +1,4 @@
-// The ticker: the leader's loop that runs due schedules (SPEC §9). Each round runs every due schedule, a batch per
+// The ticker: the leader's loop that runs due schedules (docs/reference/time.md#time-priority-and-fairness). Each round runs every due schedule, a batch per
 // transaction (packages/db/src/schedules/schedules.ts: the row lock and the next_run_at condition make one job per tick even
 // with two leaders), then sleeps until the earliest next_run_at, at most a second — so an edit that makes a schedule
 // due sooner is seen within a second too. The jobs go through insertJobs, which queues them and wakes the dispatcher.
@@ -15,7 +15,7 @@ export type SchedulerOptions = {
   maxSleepMs?: number;
   /** Schedules per transaction. Default 100. */
   batch?: number;
-  /** The QUOTA_* defaults: a tick past its organization's quota is skipped and recorded (SPEC §22). Default: none. */
+  /** The QUOTA_* defaults: a tick past its organization's quota is skipped and recorded (docs/reference/tenants.md#usage-quotas-and-backpressure). Default: none. */
   quotas?: QuotaLimits;
 };
 

@@ -1,4 +1,4 @@
-// Durable steps for one attempt (SPEC §20): ctx.step, ctx.sleep and ctx.waitFor. The job's stored steps are read
+// Durable steps for one attempt (docs/reference/lifecycle.md#waitpoints-and-durable-steps): ctx.step, ctx.sleep and ctx.waitFor. The job's stored steps are read
 // once, on first use; a step that succeeded before is answered from its stored result, a sleep whose time has come
 // and a wait whose waitpoint ended are marked over and answered. Everything else ends the attempt through the job
 // state machine (packages/db/src/job-machine/steps.ts, suspend.ts) and throws JobSuspendedError, which the

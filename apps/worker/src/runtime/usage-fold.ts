@@ -1,4 +1,4 @@
-// The leader's usage fold (SPEC §22): usage is written into 16 stripes per organization, day and type so concurrent
+// The leader's usage fold (docs/reference/tenants.md#usage-quotas-and-backpressure): usage is written into 16 stripes per organization, day and type so concurrent
 // transactions do not queue on one row (migration 20261128061720_usage_quotas); once a day is over (two days back, to
 // be clear of late writers) its stripes are folded into one row, so GET /usage over 400 days reads one row per day and
 // type. Every 10 minutes while leading; the sums never change.

@@ -1,4 +1,4 @@
-// Waitpoint expiry (SPEC §20): the leader's loop that ends waitpoints whose timeout has passed. Each round expires
+// Waitpoint expiry (docs/reference/lifecycle.md#waitpoints-and-durable-steps): the leader's loop that ends waitpoints whose timeout has passed. Each round expires
 // what is due, a batch per transaction (packages/db/src/jobs/waitpoints.ts: each expiry writes its event and settles the
 // jobs waiting on it — a failed dependency, or a suspended ctx.waitFor told it timed out), then sleeps until the
 // next expiry, at most a second. A completion racing an expiry ends in one state: both update only a waiting row.

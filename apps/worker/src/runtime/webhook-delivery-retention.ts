@@ -1,4 +1,4 @@
-// Webhook delivery records (SPEC §10: the last deliveries of each endpoint, shown by the API) are trimmed by the
+// Webhook delivery records (docs/reference/events.md#events: the last deliveries of each endpoint, shown by the API) are trimmed by the
 // leader like finished jobs: records older than JOB_RETENTION_DAYS go, a small batch per statement, paced the same way.
 // The internal jobs that made them follow job retention; the records have no foreign key to them and go on their own.
 import { deleteWebhookDeliveriesBefore } from "@conveyor/db";

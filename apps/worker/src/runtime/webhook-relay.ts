@@ -1,4 +1,4 @@
-// The webhook relay: the leader's loop that turns events into delivery jobs (SPEC §10). Each round reads the events
+// The webhook relay: the leader's loop that turns events into delivery jobs (docs/reference/events.md#events). Each round reads the events
 // after the relay's cursor, creates a `_webhook_delivery` job per matching endpoint and moves the cursor, in one
 // transaction (packages/db/src/events/webhook-relay.ts). Woken by NOTIFY on `conveyor_events`, and by a short tick for events
 // that were still above the horizon when their notification came.

@@ -40,7 +40,7 @@ describe("ai_summarize via the openai SDK", () => {
     expect(request.headers["x-stainless-retry-count"]).toBe("0");
     expect(request.headers["openai-organization"]).toBeUndefined();
     const body = JSON.parse(request.body);
-    // Streamed, with the usage in the last chunk (SPEC §21: the summary appears in the job's output as it is written).
+    // Streamed, with the usage in the last chunk (docs/reference/events.md#progress-and-live-results: the summary appears in the job's output as it is written).
     expect(Object.keys(body).sort()).toEqual(["messages", "model", "stream", "stream_options"]);
     expect([body.stream, body.stream_options]).toEqual([true, { include_usage: true }]);
     expect(body.model).toBe("gpt-4o-mini");

@@ -197,7 +197,7 @@ describe("generate_pdf", () => {
       { level: "info", message: 'Rendered template "invoice" to PDF: 1 page, ' + pdf.length + " bytes" },
       { level: "info", message: "Stored artifact invoice-INV-2026-0042.pdf" },
     ]);
-    // Progress through the render, ending at 1 once the file is stored (SPEC §21).
+    // Progress through the render, ending at 1 once the file is stored (docs/reference/events.md#progress-and-live-results).
     expect(ctx.progressReports).toEqual([
       { fraction: 0.1, message: "Template rendered" },
       { fraction: 0.4, message: "Page loaded" },

@@ -1,4 +1,4 @@
-// ROBUSTNESS §E27 as properties: every address of every non-public range, in every spelling a URL host or a
+// docs/reference/robustness.md#r27 as properties: every address of every non-public range, in every spelling a URL host or a
 // resolver answer can take, is refused at enqueue (urlRefusal) and at connect time (the guard's URL check, its
 // socket `lookup`, its agents for literal IPs), before any socket connects. A failure prints fast-check's
 // seed; FC_SEED=<seed> replays it.

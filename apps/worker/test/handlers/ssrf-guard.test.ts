@@ -1,4 +1,4 @@
-// ROBUSTNESS §E items 27–28 at connect time, with the guard ON (ALLOW_PRIVATE_NETWORK unset): every vector is
+// docs/reference/robustness.md#r27, docs/reference/robustness.md#r28 at connect time, with the guard ON (ALLOW_PRIVATE_NETWORK unset): every vector is
 // refused by both handlers that fetch user URLs, and a live server on loopback proves nothing reached it.
 import http from "node:http";
 import { Writable } from "node:stream";

@@ -1,6 +1,6 @@
 // The _webhook_delivery handler against a real database and a local receiver that checks deliveries the way a
-// customer would: the signature with the `standardwebhooks` package, the body with the `cloudevents` SDK (SPEC §10,
-// ROBUSTNESS G37). Loopback receivers need ALLOW_PRIVATE_NETWORK; the DNS-rebinding case runs with the guard on.
+// customer would: the signature with the `standardwebhooks` package, the body with the `cloudevents` SDK (docs/reference/events.md#events,
+// docs/reference/robustness.md#r37). Loopback receivers need ALLOW_PRIVATE_NETWORK; the DNS-rebinding case runs with the guard on.
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { HTTP, type CloudEvent } from "cloudevents";
@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 afterEach(() => receiver.reset());
 afterAll(async () => {
-  // ROBUSTNESS G37: no secret in any delivery record.
+  // docs/reference/robustness.md#r37: no secret in any delivery record.
   const { rows } = await database.db.pool.query<{ row: string }>("SELECT row_to_json(d)::text AS row FROM webhook_deliveries d");
   for (const secret of secretsSeen) for (const { row } of rows) expect(row).not.toContain(secret.slice(6));
   await receiver.close();

@@ -8,7 +8,7 @@ export type Spelling = { host: string; answer: string };
 /** An IPv4 block: its first address and its prefix length. */
 export type Ipv4Block = readonly [string, number];
 
-/** ROBUSTNESS §E27's IPv4 ranges and the rest of RFC 6890's non-public ones. */
+/** docs/reference/robustness.md#r27's IPv4 ranges and the rest of RFC 6890's non-public ones. */
 export const FORBIDDEN_IPV4: Ipv4Block[] = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],

@@ -1,4 +1,4 @@
-// The audit log (SPEC §16): who did what, written by the transaction that made the change, so an entry exists
+// The audit log (docs/reference/tenants.md#audit-log): who did what, written by the transaction that made the change, so an entry exists
 // exactly when the change does. Append-only: the table's trigger refuses UPDATE, TRUNCATE and every DELETE but
 // retention's (deleteAuditEntriesBefore), which names its cut-off in the transaction.
 import type pg from "pg";

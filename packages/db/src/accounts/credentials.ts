@@ -10,7 +10,7 @@ export type Membership = {
   role: Role;
   /** The user's current credential version. */
   credentialVersion: number;
-  /** The organization requires single sign-on of its non-owner members (SPEC §16). */
+  /** The organization requires single sign-on of its non-owner members (docs/reference/tenants.md#audit-log). */
   ssoEnforced: boolean;
 };
 

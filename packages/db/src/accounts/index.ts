@@ -1,4 +1,4 @@
-// Accounts and access (SPEC §11, §16, §21): users, organizations, memberships and invites, console sessions, API
+// Accounts and access (docs/reference/tenants.md#the-console, docs/reference/tenants.md#audit-log, docs/reference/events.md#progress-and-live-results): users, organizations, memberships and invites, console sessions, API
 // keys and what authentication reads on every request (credentials.ts), single sign-on, public tokens, and the audit
 // log that records who changed what in the same transaction as the change. Nothing here changes a job.
 export * from "./credentials";

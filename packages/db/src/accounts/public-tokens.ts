@@ -1,4 +1,4 @@
-// Public tokens (SPEC §21): each reads one job — GET /jobs/{id}, its output and its events — from a browser. Only
+// Public tokens (docs/reference/events.md#progress-and-live-results): each reads one job — GET /jobs/{id}, its output and its events — from a browser. Only
 // the SHA-256 of a token is stored; a token is refused after its expiry or revocation, and goes with its job when
 // retention deletes it (cascade).
 import type pg from "pg";

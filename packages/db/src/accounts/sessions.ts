@@ -1,4 +1,4 @@
-// Console sessions (SPEC §11): the cookie holds a random token and only its SHA-256 is stored. Every request reads
+// Console sessions (docs/reference/tenants.md#the-console): the cookie holds a random token and only its SHA-256 is stored. Every request reads
 // the session together with its user's credential version and its membership, so a logout, a password change or a
 // removal from the organization ends it on the next request.
 import type { Role } from "@conveyor/contracts";

@@ -1,4 +1,4 @@
-// Single sign-on (SPEC §16): each organization's OpenID Connect provider, the e-mail domains it signs in (each domain
+// Single sign-on (docs/reference/tenants.md#audit-log): each organization's OpenID Connect provider, the e-mail domains it signs in (each domain
 // belongs to one organization at most), the sign-ins on their way through a provider, and the members a first
 // sign-in creates. The client secret is stored sealed (core/secret-box.ts) and only opened to talk to the provider.
 import type pg from "pg";

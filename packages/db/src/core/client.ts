@@ -1,21 +1,16 @@
 // The process' Postgres connections, and the one way the rest of the code reaches Postgres: `db.pool` for every
 // statement and transaction (raw SQL in this package's functions; transactions through `inTransaction`),
 // `sessionPool(db.pool)` for what keeps state on its connection (LISTEN, a session advisory lock, SET), `db.read` for
-// the heavy reads a replica may serve. Prisma owns the schema and the migrations; its client (`db.prisma`, on the same
-// pool) is there for tests' fixtures only — the lint refuses it in the service's code. The pools
+// the heavy reads a replica may serve. Prisma owns the schema and the migrations; its client is for tests' fixtures
+// only (`@conveyor/db/prisma`), and no process of the service builds one. The pools
 // decide what is safe where their URL points: through a pooler in transaction mode (DATABASE_DIRECT_URL set) a
 // statement's `name` is dropped, since PgBouncer 1.18 does not carry a prepared statement to the next transaction's
 // server connection; straight to Postgres, named statements stay prepared per connection. A URL with several hosts
 // connects to the one target_session_attrs asks for (./hosts.ts).
 import pg from "pg";
-import { PrismaPg } from "@prisma/adapter-pg";
 import { StartupError, maskUrl } from "@conveyor/config";
-import { PrismaClient } from "../generated/prisma/client";
 import { databaseUnreachableMessage } from "./errors";
 import { HostChooser, NoSuitableHostError } from "./hosts";
-
-export { PrismaClient };
-export type { Prisma } from "../generated/prisma/client";
 
 export type DatabaseOptions = {
   /** DATABASE_URL: Postgres, or a pooler in front of it when `directUrl` is given; one host or several. */
@@ -33,8 +28,6 @@ export type DatabaseOptions = {
 };
 
 export type Database = {
-  /** Prisma's client on `pool`, for tests' fixtures only (CONTRIBUTING "Reach Postgres one way"). */
-  prisma: PrismaClient;
   /** Every statement and transaction. */
   pool: pg.Pool;
   /** Connections that keep session state (DATABASE_DIRECT_URL, or `pool` when there is no pooler). */
@@ -138,15 +131,13 @@ export function createDatabase(options: DatabaseOptions): Database {
   const session = options.directUrl ? newPool(options.directUrl, { max: 6, applicationName: `${applicationName}-session`, unnamed: false }) : pool;
   const read = options.readUrl ? newPool(options.readUrl, { max, applicationName: `${applicationName}-read`, unnamed: pooled }) : pool;
   sessions.set(pool, session);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   let closed: Promise<void> | undefined;
   const end = (extra: pg.Pool) => (extra === pool ? Promise.resolve() : extra.end());
   return {
-    prisma,
     pool,
     session,
     read,
-    close: () => (closed ??= prisma.$disconnect().then(() => Promise.all([pool.end(), end(session), end(read)]).then(() => {}))),
+    close: () => (closed ??= Promise.all([pool.end(), end(session), end(read)]).then(() => {})),
   };
 }
 

@@ -1,4 +1,4 @@
-// Reading the event log (SPEC §10) without gaps. An event's id is (id of the transaction that wrote it << 20) + its
+// Reading the event log (docs/reference/events.md#events) without gaps. An event's id is (id of the transaction that wrote it << 20) + its
 // place in that transaction, written in the same statement as the status change. Ids therefore grow in the order
 // transactions took their ids — not the order they commit. A reader could see event 12 (committed) while event 11's
 // transaction is still running, and, having moved past 11, miss it. So readers only read ids below a horizon H << 20,

@@ -1,4 +1,4 @@
-// Events and webhooks (SPEC §10): reading the event log without gaps below its horizon (events.ts); webhook
+// Events and webhooks (docs/reference/events.md#events): reading the event log without gaps below its horizon (events.ts); webhook
 // endpoints and their deliveries as the API manages them (webhooks.ts), the relay that turns events into delivery
 // jobs exactly once (webhook-relay.ts), one delivery attempt's reads and record (webhook-delivery.ts), and delivery filters with bulk
 // redelivery (webhook-redelivery.ts). Events

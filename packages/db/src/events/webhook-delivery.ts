@@ -1,4 +1,4 @@
-// The workers' side of a webhook delivery (SPEC §10): what one delivery attempt needs — the endpoint as it is now and
+// The workers' side of a webhook delivery (docs/reference/events.md#events): what one delivery attempt needs — the endpoint as it is now and
 // the event — and the record of its attempts, which also disables an endpoint that has failed for too long. The
 // endpoint's secrets are read sealed (core/secret-box.ts); the body and the URL are never recorded.
 import type pg from "pg";

@@ -1,4 +1,4 @@
-// The webhook relay (SPEC §10): the workers' leader turns committed events into delivery jobs, each event to each
+// The webhook relay (docs/reference/events.md#events): the workers' leader turns committed events into delivery jobs, each event to each
 // enabled endpoint of its org that subscribes to it, exactly once — the reasoning is below. Delivering is the
 // delivery job's (webhook-delivery.ts); the endpoints are the API's (webhooks.ts).
 import type pg from "pg";
@@ -114,7 +114,7 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
               COALESCE((SELECT json_agg(json_build_object('event_id', m.event_id, 'org_id', m.org_id, 'endpoint_id', m.endpoint_id)
                                         ORDER BY m.event_id, m.endpoint_id)
                           FROM matched m), '[]'::json) AS deliveries`,
-      // "*" is every status event: progress and output go only to endpoints that name them (SPEC §21).
+      // "*" is every status event: progress and output go only to endpoints that name them (docs/reference/events.md#progress-and-live-results).
       values: [after, options.limit, LIVE_EVENT_TYPES],
     });
     const { last, events, joined, deliveries } = rows[0]!;

@@ -1,4 +1,4 @@
-// Webhook endpoints and their deliveries as the API manages them (SPEC §10): every query names the org. Events reach
+// Webhook endpoints and their deliveries as the API manages them (docs/reference/events.md#events): every query names the org. Events reach
 // the endpoints through the relay (webhook-relay.ts); each delivery job reads its endpoint and event and records its
 // attempt (webhook-delivery.ts). Secrets are stored sealed (core/secret-box.ts) and never read by the API after they
 // are written.

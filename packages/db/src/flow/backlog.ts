@@ -1,4 +1,4 @@
-// The deployment's backlog per job type, for autoscaling and alerts (SPEC §17): what GET /queues shows one
+// The deployment's backlog per job type, for autoscaling and alerts (docs/reference/high-availability.md#scale-out-and-observability): what GET /queues shows one
 // organization (flow-control.ts `listQueues`), summed over every organization, read from the dispatcher's queue in
 // Postgres. The leader serves it as Prometheus gauges; nothing here is per organization.
 import type pg from "pg";

@@ -1,4 +1,4 @@
-// Which due job runs next, decided in one place (SPEC §9): the dispatcher reads the waiting rows of `job_queue`
+// Which due job runs next, decided in one place (docs/reference/time.md#time-priority-and-fairness): the dispatcher reads the waiting rows of `job_queue`
 // and hands a type's jobs to BullMQ in this order —
 //   1. due only: `due_at <= now()` (run_at, a retry's time, or the creation time);
 //   2. higher priority first;
@@ -6,7 +6,7 @@
 //      backlog of one org delays another's job by about one job's run time, not by the backlog;
 //   4. within each org's cap of jobs in flight per type (ORG_CONCURRENCY_LIMIT, 0 = none).
 // Taking jobs is one "handed over" transition (job-machine/hand-over.ts) per take, which packs them into envelopes
-// (SPEC §19: one BullMQ job carries many job ids, in the order they should start). The dispatcher then hands the
+// (docs/reference/lifecycle.md#envelopes: one BullMQ job carries many job ids, in the order they should start). The dispatcher then hands the
 // envelopes to BullMQ; if BullMQ refuses, their jobs are returned to the line. A dispatcher that dies between the two
 // leaves marked jobs Redis does not hold: the next leader returns them to the line at once (`recentHandOvers`), and
 // the reconciler would in any case.
@@ -19,7 +19,7 @@ import { dueCandidates, handOver, type Candidate } from "../job-machine/hand-ove
 /** A job handed over; `traceParent` is its creating request's trace context, read only when the plan asks for it. */
 export type DispatchCandidate = { jobId: string; orgId: string; type: string; traceParent?: string | null };
 
-/** Jobs handed over together in one BullMQ job (SPEC §19), in the order they should start. */
+/** Jobs handed over together in one BullMQ job (docs/reference/lifecycle.md#envelopes), in the order they should start. */
 export type DispatchedEnvelope = { id: string; type: string; jobs: DispatchCandidate[] };
 
 /** Types that have due jobs waiting, in name order. */

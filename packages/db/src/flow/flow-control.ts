@@ -1,4 +1,4 @@
-// Flow control's data (SPEC §14): organizations' rate limits and queue settings, and what the dispatcher knows of
+// Flow control's data (docs/reference/flow-control.md#flow-control): organizations' rate limits and queue settings, and what the dispatcher knows of
 // each type across the deployment (type_state). The decision that uses them is the dispatcher's (dispatch.ts); the
 // windows are written by the claims that start jobs (job-machine/start.ts).
 import type pg from "pg";

@@ -1,4 +1,4 @@
-// Flow control (SPEC §9, §14, §17, §22): which due job runs next (dispatch.ts, the dispatcher's one decision), the
+// Flow control (docs/reference/time.md#time-priority-and-fairness, docs/reference/flow-control.md#flow-control, docs/reference/high-availability.md#scale-out-and-observability, docs/reference/tenants.md#usage-quotas-and-backpressure): which due job runs next (dispatch.ts, the dispatcher's one decision), the
 // limits it obeys (flow-control.ts: rate limits, queue settings, type state), and the backlog read for autoscaling
 // and for backpressure; the registry of live worker processes the console's Workers view reads (workers.ts) and the capacity a tenant sees of it (worker-capacity.ts), and each queue's
 // starts and waits per minute for the Queues page's charts (queue-activity.ts). Starting a job is the job machine's (../job-machine/start.ts); no other room decides which

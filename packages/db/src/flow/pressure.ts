@@ -1,4 +1,4 @@
-// Backpressure (SPEC §22): the deployment's due backlog — jobs due now and still waiting in Postgres for a worker
+// Backpressure (docs/reference/tenants.md#usage-quotas-and-backpressure): the deployment's due backlog — jobs due now and still waiting in Postgres for a worker
 // (job_queue rows not handed over, due_at passed) — and which organizations hold it. Read by each API process at
 // most about once a second (apps/api/src/services/admission/backpressure.ts), never per request.
 import type pg from "pg";

@@ -1,5 +1,5 @@
 // Transitions "cancelled" (a pending job: waiting to start, delayed, or waiting for a retry) and "cancel requested"
-// (a processing job), for one or many jobs in one statement (SPEC §8). A cancelled job leaves the dispatcher's queue
+// (a processing job), for one or many jobs in one statement (docs/reference/lifecycle.md#steering). A cancelled job leaves the dispatcher's queue
 // at once and never starts; a processing job's worker stops the attempt (the caller tells the workers) and its
 // outcome is recorded as cancelled — or done/failed if the handler finished first. Final jobs are left alone.
 import type pg from "pg";
@@ -22,7 +22,7 @@ export type CancelOutcome = {
 /**
  * Cancels the org's jobs among `ids`; ids of other orgs, internal jobs or no job are simply not in the answer. The
  * jobs waiting for a cancelled one are settled in the same transaction (`db` is inside one): cancelled in turn with
- * dependency_failed, or released if they run whatever their dependencies' outcome (SPEC §15).
+ * dependency_failed, or released if they run whatever their dependencies' outcome (docs/reference/lifecycle.md#dependencies).
  */
 export async function cancelJobs(db: pg.PoolClient, options: { orgId: string; ids: readonly string[]; by: string }): Promise<CancelOutcome[]> {
   if (options.ids.length === 0) return [];

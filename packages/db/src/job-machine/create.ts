@@ -1,4 +1,4 @@
-// Transition "created" (SPEC §5, §9): a job row, its place in the dispatcher's queue, its payload's search values and
+// Transition "created" (docs/reference/lifecycle.md#lifecycle, docs/reference/time.md#time-priority-and-fairness): a job row, its place in the dispatcher's queue, its payload's search values and
 // its job.created event, in one statement, then a wake-up for the dispatcher. The API never talks to Redis to create
 // a job: the dispatcher hands it to BullMQ when it is due and there is room.
 import type pg from "pg";
@@ -24,7 +24,7 @@ export type NewJob = {
   runAt?: Date | null;
   replayOf?: string | null;
   scheduleId?: string | null;
-  /** Flow control (SPEC §14). */
+  /** Flow control (docs/reference/flow-control.md#flow-control). */
   concurrencyKey?: string | null;
   concurrencyLimit?: number | null;
   rateLimit?: string | null;
@@ -33,10 +33,10 @@ export type NewJob = {
   dedupe?: { key: string; seconds: number } | null;
   /** A debounced job: its queue row holds the key until it is handed over (job-machine/debounce.ts). */
   debounceKey?: string | null;
-  /** The W3C traceparent of the creating request (SPEC §17), when tracing is on. */
+  /** The W3C traceparent of the creating request (docs/reference/high-availability.md#scale-out-and-observability), when tracing is on. */
   traceParent?: string | null;
   /**
-   * Jobs this one waits for (SPEC §15): ids of the org's jobs, or of jobs of the same call. Checked here: one that
+   * Jobs this one waits for (docs/reference/lifecycle.md#dependencies): ids of the org's jobs, or of jobs of the same call. Checked here: one that
    * is no job of the org throws UnknownDependencyError (and nothing is created).
    */
   dependsOn?: readonly string[];

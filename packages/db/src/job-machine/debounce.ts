@@ -1,4 +1,4 @@
-// Transition "debounced" (SPEC §14): a job with a debounce key waits `debounce_ms` before it is due; while it has
+// Transition "debounced" (docs/reference/flow-control.md#flow-control): a job with a debounce key waits `debounce_ms` before it is due; while it has
 // not been handed over, a new job of the same type and key replaces its payload (and its retries and priority)
 // and moves its start to now + `debounce_ms` — a trailing debounce. Once handed over, the key is free (hand-over
 // clears it from the queue row) and the next post creates a new job. Announced as `job.updated`.

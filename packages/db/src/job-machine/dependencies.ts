@@ -1,4 +1,4 @@
-// Transitions "waiting on dependencies", "released" and "cancelled for a dependency" (SPEC §15). A job created with
+// Transitions "waiting on dependencies", "released" and "cancelled for a dependency" (docs/reference/lifecycle.md#dependencies). A job created with
 // `depends_on` counts its dependencies that are not final in `dependencies_pending` and has no row in the
 // dispatcher's queue while any are left, so the dispatcher never reads it (conveyor_waiting_for answers
 // "dependencies"). The transition that makes a job final settles the jobs waiting for it in the same transaction:
@@ -30,7 +30,7 @@ export async function settleDependents(client: pg.PoolClient, finished: readonly
     `WITH RECURSIVE ${EVENT_BASE}, roots AS (
        SELECT j.id, j.status::text AS status FROM jobs j WHERE j.id = ANY($1::uuid[]) AND j.status IN ('done', 'failed', 'cancelled')
        UNION ALL
-       -- Waitpoints that ended (SPEC §20): completed is a dependency done; expired or cancelled, one failed.
+       -- Waitpoints that ended (docs/reference/lifecycle.md#waitpoints-and-durable-steps): completed is a dependency done; expired or cancelled, one failed.
        SELECT w.id, CASE w.status WHEN 'completed' THEN 'done' WHEN 'expired' THEN 'expired' ELSE 'waitpoint_cancelled' END
          FROM waitpoints w WHERE w.id = ANY($1::uuid[]) AND w.status <> 'waiting'
      ), first_edges AS (
@@ -138,7 +138,7 @@ export async function lockDependencies(client: pg.PoolClient, edges: readonly De
     [keys.map((k) => counts.get(k)!.orgId), keys.map((k) => k.slice(k.indexOf(" ") + 1)), keys.map((k) => counts.get(k)!.n)],
   );
   const status = new Map(rows.map((r) => [`${r.org_id} ${r.id}`, r.status]));
-  // The rest may be waitpoints (SPEC §20), locked against their end until this transaction commits (as a job is):
+  // The rest may be waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps), locked against their end until this transaction commits (as a job is):
   // waiting counts as pending, completed as done, expired or cancelled as a failed dependency.
   const notJobs = keys.filter((k) => !status.has(k));
   if (notJobs.length) {

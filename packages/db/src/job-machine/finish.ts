@@ -39,7 +39,7 @@ export async function writeOutcomes(pool: pg.Pool, logs: readonly LogRow[], outc
   const applied = await applyOutcomes(pool, logs, outcomes, false);
   const missing = outcomes.filter((o) => !applied.has(o.id)).map((o) => o.id);
   if (missing.length === 0) return applied;
-  // Outcomes left out because their job has dependents (SPEC §15): recorded again with the settling of those
+  // Outcomes left out because their job has dependents (docs/reference/lifecycle.md#dependencies): recorded again with the settling of those
   // dependents, in one transaction. (The others missing lost their fence.)
   // Past this point the statement above has committed: what follows retries on its own rather than have the caller
   // write the outcomes and log lines again.

@@ -25,7 +25,7 @@ export async function handOverConnection(pool: pg.Pool): Promise<pg.PoolClient |
     // Set once the lock is held, so a connection given back to the pool carries none of it. Generic plans: the rounds'
     // statements are prepared on this connection and run with new values each round; left to choose, Postgres
     // planned findDueWork anew at every run (≈ 1 ms of planning for 0.2 ms of work), and the generic plans do as
-    // well for a backlog (docs/decisions.md, issue 32).
+    // well for a backlog (docs/decisions/2026-11-28-issue-32s-missed-rows-pgcost-dispatchers.md).
     await client.query("SET synchronous_commit = off; SET plan_cache_mode = force_generic_plan");
     return client;
   } catch (error) {
@@ -103,7 +103,7 @@ export async function dueCandidates(
   }));
 }
 
-/** Jobs to hand over together: one envelope, one BullMQ job (SPEC §19). */
+/** Jobs to hand over together: one envelope, one BullMQ job (docs/reference/lifecycle.md#envelopes). */
 export type EnvelopePlan = { id: string; jobIds: readonly string[] };
 
 /**

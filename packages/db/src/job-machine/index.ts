@@ -1,4 +1,4 @@
-// The job state machine (SPEC §13): every change of a job's state is one of these functions, each writing the
+// The job state machine (docs/reference/lifecycle.md#state-machine): every change of a job's state is one of these functions, each writing the
 // status, the dispatcher's queue row, the event and the notification together. No other code writes jobs.status or
 // names an event; the states, the transitions and who calls them are written down in
 // packages/contracts/src/job-states.ts.

@@ -1,4 +1,4 @@
-// Transitions "progress reported" and "output appended" (SPEC §21): a running job's progress and output change no
+// Transitions "progress reported" and "output appended" (docs/reference/events.md#progress-and-live-results): a running job's progress and output change no
 // status, but they are job data announced as events (`job.progress`, `job.output`), so they are written here, with
 // the other writers of events. Each call carries many jobs (the worker's live recorder batches a round of reports),
 // and each job's write is fenced: an attempt that no longer owns its job changes nothing.

@@ -13,7 +13,7 @@ import { announce, countFailures, countUsage, eventOfStatus, holderLives, status
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
  * each grants as many as its window still allows and records them in it. Concurrent claims wanting one limit queue
  * on its row, and each re-reads the window the previous one left: no window ever admits more than the limit — which
- * is what makes the limit exact whatever the number of workers (SPEC §14).
+ * is what makes the limit exact whatever the number of workers (docs/reference/flow-control.md#flow-control).
  */
 function grant(table: string, alias: string, limit: string, period: string, wanted: string, match: string): string {
   const allowed = `greatest(0, least(w.n, ${alias}.${limit} - conveyor_window_used(${alias}.starts, ${alias}.${period})))`;
@@ -64,9 +64,9 @@ export type ClaimedJob = {
   previousStatus: "pending" | "processing";
   /** The job's own timeout_ms, if it set one. */
   timeoutMs: number | null;
-  /** The W3C traceparent of the request that created the job, when it was traced (SPEC §17). */
+  /** The W3C traceparent of the request that created the job, when it was traced (docs/reference/high-availability.md#scale-out-and-observability). */
   traceParent: string | null;
-  /** How many jobs it depends on (SPEC §15): the handler's ctx.dependencies are read when there are any. */
+  /** How many jobs it depends on (docs/reference/lifecycle.md#dependencies): the handler's ctx.dependencies are read when there are any. */
   dependencies: number;
 };
 
@@ -88,7 +88,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
   if (requests.length === 0) return [];
   const claimed = await claim(pool, requests, false);
   if (claimed.length === requests.length) return claimed;
-  // A take-over that ends a job with dependents (SPEC §15) is left out of the one-statement claim: it is made again
+  // A take-over that ends a job with dependents (docs/reference/lifecycle.md#dependencies) is left out of the one-statement claim: it is made again
   // here with the settling of those dependents, in one transaction.
   const returned = new Set(claimed.map((c) => c.id));
   // Past this point the claim above has committed: what follows retries on its own rather than have the caller claim

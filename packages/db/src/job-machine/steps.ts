@@ -1,7 +1,7 @@
-// Transitions of durable steps (SPEC §20): "step succeeded" stores a ctx.step's result, and "sleep/wait over" marks a
+// Transitions of durable steps (docs/reference/lifecycle.md#waitpoints-and-durable-steps): "step succeeded" stores a ctx.step's result, and "sleep/wait over" marks a
 // replayed ctx.sleep or ctx.waitFor done — each under the attempt's fence, so a stale attempt (one a take-over
 // replaced) never writes a step. What a later attempt replays is read with readSteps. The transitions that end an
-// attempt for a sleep or a wait are in suspend.ts. Replaying a job (§8) creates a new job: it starts with no steps.
+// attempt for a sleep or a wait are in suspend.ts. Replaying a job (docs/reference/lifecycle.md#steering) creates a new job: it starts with no steps.
 import type pg from "pg";
 
 export type StepRow = {

@@ -1,4 +1,4 @@
-// Transitions "suspended for a sleep" and "suspended for a wait" (SPEC §20): a handler's ctx.sleep or ctx.waitFor ends
+// Transitions "suspended for a sleep" and "suspended for a wait" (docs/reference/lifecycle.md#waitpoints-and-durable-steps): a handler's ctx.sleep or ctx.waitFor ends
 // its attempt without spending a retry, under the attempt's fence. The job goes back to pending like any job that
 // is due later or held back, so the claim treats a resumed job like any other:
 //   - a sleep: its queue row is due at the wake time (run_at), not handed over; waiting_for answers run_at;

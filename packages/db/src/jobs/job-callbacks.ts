@@ -1,4 +1,4 @@
-// Data access behind M-Pesa STK pushes (SPEC §20 "Dogfood"). A push's callback is a waitpoint: the worker makes one
+// Data access behind M-Pesa STK pushes (docs/reference/lifecycle.md#waitpoints-and-durable-steps "Dogfood"). A push's callback is a waitpoint: the worker makes one
 // (with the job's id, and the SHA-256 of the secret in the push's CallBackURL as its token hash) in a durable step
 // before it pushes, and waits for it with ctx.waitFor; Safaricom's callback, authenticated by that secret, completes
 // it with the payment's outcome. Completion, its event and the release of the waiting job are the waitpoint's

@@ -1,4 +1,4 @@
-// The one SQL builder for "the org's jobs matching a filter" (SPEC §8): pages, streams and the selection of a
+// The one SQL builder for "the org's jobs matching a filter" (docs/reference/lifecycle.md#steering): pages, streams and the selection of a
 // bulk action all start from jobsMatching(), so a filter means the same everywhere and no query forgets the
 // org or lets an internal job through.
 import type pg from "pg";

@@ -26,7 +26,7 @@ export async function jobDependencies(
     `SELECT j.id, j.type, j.status::text AS status, j.result FROM job_dependencies d JOIN jobs j ON j.id = d.depends_on_id
       WHERE d.job_id = $1
      UNION ALL
-     -- A waitpoint (SPEC §20): type "waitpoint", its status, and the data it was completed with as the result.
+     -- A waitpoint (docs/reference/lifecycle.md#waitpoints-and-durable-steps): type "waitpoint", its status, and the data it was completed with as the result.
      SELECT w.id, 'waitpoint', w.status, w.data FROM job_dependencies d JOIN waitpoints w ON w.id = d.depends_on_id
       WHERE d.job_id = $1
      ORDER BY id`,
@@ -71,7 +71,7 @@ export type LiveJob = {
   updatedAt: Date;
   /** Handed to BullMQ by the dispatcher (a processing job always is): Redis should hold its envelope. */
   dispatched: boolean;
-  /** The envelope it was handed over in (SPEC §19); null while it waits in Postgres. */
+  /** The envelope it was handed over in (docs/reference/lifecycle.md#envelopes); null while it waits in Postgres. */
   envelopeId: string | null;
 };
 export type LiveJobCursor = { updatedAt: Date; id: string };

@@ -9,7 +9,7 @@ import { iso, TENANT_JOB } from "../core/job-sql";
 
 export type JobListQuery = {
   orgId: string;
-  /** GET /jobs's filters (SPEC §8); none: every job of the org. */
+  /** GET /jobs's filters (docs/reference/lifecycle.md#steering); none: every job of the org. */
   filter?: JobFilter;
   /** Only jobs past this id in the list's order: the previous page's last (keyset pagination). */
   past?: string;
@@ -81,15 +81,15 @@ export type JobDetail = {
   /** When its last attempt started, and when it finished (null: not yet, or not recorded). */
   started_at: string | null;
   finished_at: string | null;
-  /** What its handler last reported of its progress (SPEC §21), or null. */
+  /** What its handler last reported of its progress (docs/reference/events.md#progress-and-live-results), or null. */
   progress: { fraction: number; message: string | null; at: string } | null;
-  /** Dependencies (SPEC §15): the jobs it waits for, the jobs waiting for it, and what a failed one does to it. */
+  /** Dependencies (docs/reference/lifecycle.md#dependencies): the jobs it waits for, the jobs waiting for it, and what a failed one does to it. */
   depends_on: string[];
   dependents: string[];
   on_dependency_failure: "cancel" | "run";
   /** Its replays, oldest first (replay history: each names this job in `replay_of`). */
   replayed_as: string[];
-  /** Its durable steps, sleeps and waits (SPEC §20), in the order they began. */
+  /** Its durable steps, sleeps and waits (docs/reference/lifecycle.md#waitpoints-and-durable-steps), in the order they began. */
   steps: JobStepJson[];
   result: unknown;
   error: string | null;
@@ -114,7 +114,7 @@ export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: st
               'on_dependency_failure', CASE WHEN j.run_on_dependency_failure THEN 'run' ELSE 'cancel' END,
               -- Through jobs_replay_of_idx (only replays are in it).
               'replayed_as', (SELECT coalesce(jsonb_agg(r.id ORDER BY r.id), '[]') FROM jobs r WHERE r.replay_of = j.id AND r.org_id = j.org_id),
-              -- Durable steps, sleeps and waits (SPEC §20), in the order they began.
+              -- Durable steps, sleeps and waits (docs/reference/lifecycle.md#waitpoints-and-durable-steps), in the order they began.
               'steps', (SELECT coalesce(jsonb_agg(jsonb_build_object('name', s.name, 'kind', s.kind, 'status', s.status, 'attempt', s.attempt,
                                   'started_at', ${iso("s.started_at")}, 'finished_at', ${iso("s.finished_at")}, 'wake_at', ${iso("s.wake_at")},
                                   'waitpoint_id', s.waitpoint_id) ORDER BY ${STEP_ORDER}), '[]') FROM job_steps s WHERE s.job_id = j.id)) AS job
@@ -178,7 +178,7 @@ export async function findJobArtifact(pool: pg.Pool, orgId: string, jobId: strin
 export type JobGraph = { nodes: unknown[]; edges: { from: string; to: string }[]; truncated: boolean };
 
 /**
- * The connected graph of dependencies the job is in (SPEC §15): its jobs as list items (at most `limit`, the job
+ * The connected graph of dependencies the job is in (docs/reference/lifecycle.md#dependencies): its jobs as list items (at most `limit`, the job
  * first, then the nearest) and the edges between them, `from` the dependency `to` the job waiting for it. Null when the job is not the
  * org's.
  */
@@ -196,7 +196,7 @@ export async function findJobGraph(pool: pg.Pool, orgId: string, id: string, lim
      ), nodes AS (
        SELECT id, row_number() OVER () AS n FROM (SELECT id FROM reach LIMIT $3 + 1) AS r
      )
-     -- A waitpoint a job waits on is a node of its own (SPEC §20), marked kind "waitpoint".
+     -- A waitpoint a job waits on is a node of its own (docs/reference/lifecycle.md#waitpoints-and-durable-steps), marked kind "waitpoint".
      SELECT n.id, CASE WHEN j.id IS NOT NULL THEN conveyor_job_item(j)::jsonb ELSE
                            jsonb_build_object('kind', 'waitpoint', 'id', w.id, 'status', w.status, 'description', w.description,
                                               'created_at', ${iso("w.created_at")}, 'expires_at', ${iso("w.expires_at")},

@@ -1,4 +1,4 @@
-// What a replay copies (SPEC §8): type, payload, max_retries and priority of the org's final jobs. Read in
+// What a replay copies (docs/reference/lifecycle.md#steering): type, payload, max_retries and priority of the org's final jobs. Read in
 // pieces bounded in rows and payload bytes, so replaying 10,000 jobs of 1 MiB payloads never holds them all.
 import type pg from "pg";
 import { FINAL_STATUSES } from "@conveyor/contracts";
@@ -10,13 +10,13 @@ export type ReplaySource = {
   payloadJson: string;
   maxRetries: number;
   priority: number;
-  /** How it ran alongside others (SPEC §14): a replay runs the same way. */
+  /** How it ran alongside others (docs/reference/flow-control.md#flow-control): a replay runs the same way. */
   concurrencyKey: string | null;
   concurrencyLimit: number | null;
   rateLimit: string | null;
   timeoutMs: number | null;
   /**
-   * What it depended on (SPEC §15), each dependency replaced by its newest replay when it has one: replaying a
+   * What it depended on (docs/reference/lifecycle.md#dependencies), each dependency replaced by its newest replay when it has one: replaying a
    * failed dependency and then its dependent runs the dependent after the dependency's replay.
    */
   dependsOn: string[];

@@ -1,4 +1,4 @@
-// Waitpoints (SPEC §20): points jobs wait on until someone completes them. A waitpoint's end — completed, expired
+// Waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps): points jobs wait on until someone completes them. A waitpoint's end — completed, expired
 // or cancelled — writes its event and settles the jobs waiting on it (job-machine/dependencies.ts) in one
 // transaction, as a job's final transition does: completed counts as a dependency done, expired or cancelled as one
 // failed. Every change is a conditional update of a waiting row, so of concurrent completions, an expiry and a

@@ -1,7 +1,7 @@
-// Retention (SPEC §8): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
+// Retention (docs/reference/lifecycle.md#steering): finished jobs older than JOB_RETENTION_DAYS go, with their logs, artifacts, callbacks and
 // idempotency keys (foreign keys cascade) and their events, search values and dependency edges (deleted here: the
 // hot path writes those without a foreign key). A job a live job depends on stays until that one is final. Ended
-// waitpoints (SPEC §20) go the same way once no job left depends on them. In small statements: every writing
+// waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps) go the same way once no job left depends on them. In small statements: every writing
 // transaction holds back the event readers' horizon (events/events.ts) and its locks, so a batch must stay short.
 import type pg from "pg";
 import { utcDay } from "../core/job-sql";
@@ -17,7 +17,7 @@ export async function deleteFinishedJobs(db: pg.Pool | pg.PoolClient, options: {
        DELETE FROM jobs WHERE id IN (
          SELECT x.id FROM jobs x
           WHERE x.finished_at < $1 AND x.status IN ('done', 'failed', 'cancelled')
-            -- Never a job a live job depends on (SPEC §15): its handler reads the job's result and artifact.
+            -- Never a job a live job depends on (docs/reference/lifecycle.md#dependencies): its handler reads the job's result and artifact.
             AND NOT (x.dependents > 0 AND EXISTS (
                   SELECT 1 FROM job_dependencies d JOIN jobs w ON w.id = d.job_id
                    WHERE d.depends_on_id = x.id AND w.status IN ('pending', 'processing')))

@@ -1,4 +1,4 @@
-// Schedules (SPEC §9): the API's reads and writes, every one naming the org, and the ticker's turn. The ticker
+// Schedules (docs/reference/time.md#time-priority-and-fairness): the API's reads and writes, every one naming the org, and the ticker's turn. The ticker
 // takes due schedules with FOR UPDATE SKIP LOCKED and, in the same transaction, creates each one's job and moves
 // its next_run_at past now. So two tickers (two leaders overlapping after a lease expiry) cannot make two jobs
 // for one tick — the second skips the locked row, or re-reads it after the first committed and finds it no
@@ -17,7 +17,7 @@ export type JobTemplate = {
   payload: Record<string, unknown>;
   max_retries: number;
   priority: number;
-  /** How each tick's job runs alongside others (SPEC §14). */
+  /** How each tick's job runs alongside others (docs/reference/flow-control.md#flow-control). */
   concurrency_key?: string;
   concurrency_limit?: number;
   rate_limit?: string;
@@ -182,7 +182,7 @@ export type ScheduleTickFailure = { scheduleId: string; orgId: string; error: Er
 export async function runDueSchedules(
   pool: pg.Pool,
   limit = 100,
-  /** The QUOTA_* defaults (SPEC §22): a tick that would take its organization past a quota is skipped, not failed. */
+  /** The QUOTA_* defaults (docs/reference/tenants.md#usage-quotas-and-backpressure): a tick that would take its organization past a quota is skipped, not failed. */
   quotaDefaults: QuotaLimits = NO_QUOTAS,
 ): Promise<{ ticks: ScheduleTick[]; failures: ScheduleTickFailure[]; full: boolean }> {
   return inTransaction(pool, async (client) => {

@@ -1,4 +1,4 @@
-// Quotas (SPEC §22): what an organization may create, from the operator's QUOTA_* defaults and its own row in
+// Quotas (docs/reference/tenants.md#usage-quotas-and-backpressure): what an organization may create, from the operator's QUOTA_* defaults and its own row in
 // org_quotas (npm run org:quota). A creation under a quota runs in a transaction of its own: the jobs are inserted
 // (their usage is counted by the insert's triggers), then `conveyor_enforce_quotas` (migration
 // 20261128093000_quota_counters) takes the organization's quota lock and reads what is used — its own rows and

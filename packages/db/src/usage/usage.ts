@@ -1,4 +1,4 @@
-// Usage (SPEC §22): what each organization used per UTC day and job type. Triggers write it in the statements that do
+// Usage (docs/reference/tenants.md#usage-quotas-and-backpressure): what each organization used per UTC day and job type. Triggers write it in the statements that do
 // the work (migration 20261128061720_usage_quotas), into striped rows; every read here sums the stripes, so it is exact.
 import type pg from "pg";
 

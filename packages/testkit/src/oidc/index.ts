@@ -1,4 +1,4 @@
-// OpenID providers for the single sign-on tests (SPEC §16), both speaking the real wire format:
+// OpenID providers for the single sign-on tests (docs/reference/tenants.md#audit-log), both speaking the real wire format:
 // - startOidcProvider: the `oidc-provider` package, a certified OpenID provider, in a process of its own, with its
 //   development login form (input[name=login], input[name=password], then a consent page with one submit button).
 // - startForgingProvider: a provider the test controls, whose token endpoint hands out the ID token a forgery needs

@@ -1,4 +1,4 @@
-// The invite page (SPEC §4): HTML, CSS and script embedded as strings, so the compiled API needs no asset
+// The invite page (docs/reference/tenants.md#team-and-roles): HTML, CSS and script embedded as strings, so the compiled API needs no asset
 // files next to it.
 export { acceptInviteHtml } from "./html";
 export { acceptInviteCss } from "./style";

@@ -1,4 +1,4 @@
-// Backpressure (SPEC §22): while the deployment's due backlog is over BACKPRESSURE_DUE_MAX, new jobs from the
+// Backpressure (docs/reference/tenants.md#usage-quotas-and-backpressure): while the deployment's due backlog is over BACKPRESSURE_DUE_MAX, new jobs from the
 // organizations holding the largest share of it are refused with 429 `overloaded`, and everyone else is still served.
 // Which organizations: the fewest of the largest holders whose backlog together covers the excess over the limit (a
 // flood of one organization names it alone; two equal floods name both), so an organization with little due is never
@@ -13,7 +13,7 @@
 // is being refused stays the largest asker and a quiet organization is not shed in its place.
 import { readDueBacklog } from "@conveyor/db";
 import type { AppDeps } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../errors";
 import { COMMIT_LATENCY_WINDOW_MS, CommitLatency } from "./commit-latency";
 
 export const BACKPRESSURE_REFRESH_MS = 1_000;

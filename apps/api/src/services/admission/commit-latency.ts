@@ -1,4 +1,4 @@
-// Backpressure on Postgres commit latency (SPEC §22's "or commit latency past its threshold"): the p99 of the API's
+// Backpressure on Postgres commit latency (docs/reference/tenants.md#usage-quotas-and-backpressure's "or commit latency past its threshold"): the p99 of the API's
 // grouped job inserts (../job-writer.ts reports how long each took from sending the statement to its commit being
 // acknowledged — the time a request waits on Postgres to make its jobs durable) over the last few seconds. Whom to shed
 // while it is past BACKPRESSURE_COMMIT_P99_MS is backpressure.ts's to decide, from the demand it counts as creations

@@ -1,4 +1,4 @@
-// Admission (SPEC §22): the one place a creation asks "may this organization add these jobs, and through which
+// Admission (docs/reference/tenants.md#usage-quotas-and-backpressure): the one place a creation asks "may this organization add these jobs, and through which
 // writer?". It owns what decides that, each in its file: backpressure (backpressure.ts: the due backlog, and commit
 // latency — commit-latency.ts, fed by the shared writer's commits), which answers 429 `overloaded` for the
 // organizations being shed; then the quotas (quotas.ts: the limits in force, the 429 `quota_exceeded`), whose writer

@@ -1,4 +1,4 @@
-// Quota blocks (SPEC §22, issue 36; migration 20261128130000_quota_blocks): while an organization is far from its
+// Quota blocks (docs/reference/tenants.md#usage-quotas-and-backpressure, issue 36; migration 20261128130000_quota_blocks): while an organization is far from its
 // quotas, this process takes a block of them (jobs of the UTC day and month, pending jobs, payload bytes) under the
 // organization's quota lock, once per block, and spends it here: the creations it covers go through the shared
 // grouped insert like those of an organization without a quota — no transaction, no lock, no extra statement. Every

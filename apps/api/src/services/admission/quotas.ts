@@ -1,4 +1,4 @@
-// Quotas on job creation (SPEC §22). An organization with no quota in force goes through the shared JobWriter as
+// Quotas on job creation (docs/reference/tenants.md#usage-quotas-and-backpressure). An organization with no quota in force goes through the shared JobWriter as
 // before (the check costs one in-process cache lookup). One with a quota gets a writer that, far from the limits, pays
 // for a creation from this process's quota block (quota-blocks.ts) and writes it like any other; near them (no block
 // granted) every creation runs in a transaction that inserts, then enforces the quotas under the organization's lock
@@ -32,7 +32,7 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import type { AppDeps } from "../../context";
-import { AppError } from "../../http/errors";
+import { AppError } from "../errors";
 import { QuotaBlocks } from "./quota-blocks";
 import type { GraphPrelude, JobInserter, JobWriter } from "../job-writer";
 

@@ -9,7 +9,7 @@ export type EmailMessage = {
   text: string;
   /** The job id: the idempotency key where the provider has one, a correlation tag where it does not. */
   jobId: string;
-  /** Files to attach (SPEC §15: artifacts of the jobs this one depends on). */
+  /** Files to attach (docs/reference/lifecycle.md#dependencies: artifacts of the jobs this one depends on). */
   attachments?: EmailAttachment[];
 };
 

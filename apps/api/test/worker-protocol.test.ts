@@ -290,7 +290,7 @@ describe("GET /workers", () => {
       .expect(200);
     const mine = (await api.request.get("/workers").set(as(alice))).body as { id: string; kind?: string; concurrency: number; state: string }[];
     expect(mine.find((w) => w.id === workerId)).toMatchObject({ kind: "protocol", concurrency: 50, state: "running" });
-    for (const w of mine) expect(responseSchemas.Worker.validate(w).error).toBeUndefined();
+    for (const w of mine) expect(responseSchemas.WorkerListItem.validate(w).error).toBeUndefined();
     const theirs = (await api.request.get("/workers").set(as(bob))).body as { id: string }[];
     expect(theirs.find((w) => w.id === workerId)).toBeUndefined();
     expect(second).toBeDefined();

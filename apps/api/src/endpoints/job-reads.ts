@@ -207,6 +207,7 @@ export const jobReadEndpoints = [
               wait_ms: 120,
               duration_ms: 1750,
               error: "SMTP 421: try again later",
+              resumed: false,
             },
             {
               attempt: 2,
@@ -217,6 +218,7 @@ export const jobReadEndpoints = [
               wait_ms: 35,
               duration_ms: 495,
               error: null,
+              resumed: false,
             },
           ],
         },

@@ -191,3 +191,35 @@ it("fires when a type's jobs are due and no worker serves it, and resolves once 
   expect((await alertsOf(rule.id)).map((a) => a.status)).toEqual(["resolved"]);
   await worker.stop("SIGTERM");
 });
+
+it("fires when the only worker of a type is paused (SIGSTOP) and its queue stalls, and resolves once it runs again", async () => {
+  const worker = await stack.startWorker({ WORKER_TYPES: "word_count", WORKER_HEARTBEAT_MS: "300" });
+  try {
+    const rule = await makeRule({
+      name: "word_count stalled",
+      condition: { kind: "queue_wait", type: "word_count", threshold_seconds: 2 },
+      window_seconds: 10,
+      channels: [{ kind: "chat", url: slack.webhookUrl }],
+    });
+    worker.child.kill("SIGSTOP");
+    // Silent for three heartbeats, it no longer counts as serving the type: its jobs stay due.
+    await waitFor(
+      async () =>
+        (await stack.api.database.db.pool.query("SELECT 1 FROM workers WHERE pid = $1 AND heartbeat_at < now() - interval '1 second'", [worker.pid]))
+          .rowCount === 1,
+      "the paused worker silent",
+      10_000,
+      100,
+    );
+    const job = await stack.post("/jobs", { type: "word_count", payload: { text: "one two" } });
+    await waitFor(async () => slackTexts("word_count stalled").some((t) => t.startsWith("Alert fired")), "the stall alert", 60_000, 200);
+    expect(slackTexts("word_count stalled")[0]).toMatch(/1 word_count jobs due; the oldest has waited \d+ s/);
+    worker.child.kill("SIGCONT");
+    await stack.waitForJob(job.body.id, (j) => j.status === "done", 60_000);
+    await waitFor(async () => slackTexts("word_count stalled").some((t) => t.startsWith("Alert resolved")), "the stall resolved", 60_000, 200);
+    expect((await alertsOf(rule.id)).map((a) => a.status)).toEqual(["resolved"]);
+  } finally {
+    worker.child.kill("SIGCONT");
+    await worker.stop("SIGTERM");
+  }
+});

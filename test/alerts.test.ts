@@ -28,6 +28,8 @@ let target: FakeServer;
 let hanging: FakeServer;
 let targetFails = true;
 let endpointSecret: string;
+/** Stops a test's background traffic, also when the test failed halfway. */
+let stopTraffic: (() => Promise<void>) | null = null;
 
 const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
 const MARKER = "payload-marker-7f3a";
@@ -61,7 +63,11 @@ beforeAll(async () => {
   expect(endpoint.status).toBe(201);
   endpointSecret = endpoint.body.secret;
 }, 120_000);
-afterEach(() => stack.expectOtherOrgUntouched());
+afterEach(async () => {
+  await stopTraffic?.();
+  stopTraffic = null;
+  await stack.expectOtherOrgUntouched();
+});
 afterAll(async () => {
   await stack?.close();
   for (const fake of [slack, sendgrid, receiver, target, hanging]) await fake?.close();
@@ -106,6 +112,10 @@ it("fires on a webhook type that starts failing, tells Slack, e-mail and the sig
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
+  stopTraffic = async () => {
+    sending = false;
+    await traffic;
+  };
   const failing = await Promise.all(Array.from({ length: 4 }, post));
   for (const job of failing) await stack.waitForJob(job.body.id, (j) => j.status === "failed", 60_000);
   const failedAt = Date.now();
@@ -144,8 +154,7 @@ it("fires on a webhook type that starts failing, tells Slack, e-mail and the sig
   targetFails = false;
   await waitFor(async () => slackTexts("Webhook type failing").some((t) => t.startsWith("Alert resolved")), "the resolution on Slack", 90_000, 200);
   await waitFor(async () => alertEvents("conveyor.alert.resolved").length > 0, "the signed resolution", 30_000, 200);
-  sending = false;
-  await traffic;
+  await stopTraffic();
   const alerts = await alertsOf(rule.id);
   expect(alerts).toHaveLength(1);
   expect(alerts[0]).toMatchObject({ status: "resolved", resolved_at: expect.any(String) });

@@ -28,9 +28,11 @@ async function main(): Promise<void> {
   // As `npm run db:migrate` does: Postgres itself, never a transaction pooler, and on a multi-host URL the host that
   // target_session_attrs picks (new URL() refuses libpq's "h1:5432,h2:5433" form).
   const DATABASE_URL = env.DATABASE_DIRECT_URL ?? env.DATABASE_URL;
-  const applied = await resolveDatabaseUrl(DATABASE_URL, "postgres").then(migrate).catch((error) => {
-    throw new StartupError(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);
-  });
+  const applied = await resolveDatabaseUrl(DATABASE_URL, "postgres")
+    .then(migrate)
+    .catch((error) => {
+      throw new StartupError(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);
+    });
   process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
   (await connectRedis(REDIS_URL, "producer")).disconnect();
   try {

@@ -28,6 +28,8 @@ let target: FakeServer;
 let hanging: FakeServer;
 let targetFails = true;
 let endpointSecret: string;
+/** Stops a test's background traffic, also when the test failed halfway. */
+let stopTraffic: (() => Promise<void>) | null = null;
 
 const local = { ALLOW_PRIVATE_NETWORK: "true", WEBHOOK_ALLOW_HTTP: "true" };
 const MARKER = "payload-marker-7f3a";
@@ -61,7 +63,11 @@ beforeAll(async () => {
   expect(endpoint.status).toBe(201);
   endpointSecret = endpoint.body.secret;
 }, 120_000);
-afterEach(() => stack.expectOtherOrgUntouched());
+afterEach(async () => {
+  await stopTraffic?.();
+  stopTraffic = null;
+  await stack.expectOtherOrgUntouched();
+});
 afterAll(async () => {
   await stack?.close();
   for (const fake of [slack, sendgrid, receiver, target, hanging]) await fake?.close();
@@ -106,6 +112,10 @@ it("fires on a webhook type that starts failing, tells Slack, e-mail and the sig
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
+  stopTraffic = async () => {
+    sending = false;
+    await traffic;
+  };
   const failing = await Promise.all(Array.from({ length: 4 }, post));
   for (const job of failing) await stack.waitForJob(job.body.id, (j) => j.status === "failed", 60_000);
   const failedAt = Date.now();
@@ -144,8 +154,7 @@ it("fires on a webhook type that starts failing, tells Slack, e-mail and the sig
   targetFails = false;
   await waitFor(async () => slackTexts("Webhook type failing").some((t) => t.startsWith("Alert resolved")), "the resolution on Slack", 90_000, 200);
   await waitFor(async () => alertEvents("conveyor.alert.resolved").length > 0, "the signed resolution", 30_000, 200);
-  sending = false;
-  await traffic;
+  await stopTraffic();
   const alerts = await alertsOf(rule.id);
   expect(alerts).toHaveLength(1);
   expect(alerts[0]).toMatchObject({ status: "resolved", resolved_at: expect.any(String) });
@@ -190,4 +199,36 @@ it("fires when a type's jobs are due and no worker serves it, and resolves once 
   await waitFor(async () => slackTexts("No word_count worker").some((t) => t.startsWith("Alert resolved")), "the no-worker alert resolved", 60_000, 200);
   expect((await alertsOf(rule.id)).map((a) => a.status)).toEqual(["resolved"]);
   await worker.stop("SIGTERM");
+});
+
+it("fires when the only worker of a type is paused (SIGSTOP) and its queue stalls, and resolves once it runs again", async () => {
+  const worker = await stack.startWorker({ WORKER_TYPES: "word_count", WORKER_HEARTBEAT_MS: "300" });
+  try {
+    const rule = await makeRule({
+      name: "word_count stalled",
+      condition: { kind: "queue_wait", type: "word_count", threshold_seconds: 2 },
+      window_seconds: 10,
+      channels: [{ kind: "chat", url: slack.webhookUrl }],
+    });
+    worker.child.kill("SIGSTOP");
+    // Silent for three heartbeats, it no longer counts as serving the type: its jobs stay due.
+    await waitFor(
+      async () =>
+        (await stack.api.database.db.pool.query("SELECT 1 FROM workers WHERE pid = $1 AND heartbeat_at < now() - interval '1 second'", [worker.pid]))
+          .rowCount === 1,
+      "the paused worker silent",
+      10_000,
+      100,
+    );
+    const job = await stack.post("/jobs", { type: "word_count", payload: { text: "one two" } });
+    await waitFor(async () => slackTexts("word_count stalled").some((t) => t.startsWith("Alert fired")), "the stall alert", 60_000, 200);
+    expect(slackTexts("word_count stalled")[0]).toMatch(/1 word_count jobs due; the oldest has waited \d+ s/);
+    worker.child.kill("SIGCONT");
+    await stack.waitForJob(job.body.id, (j) => j.status === "done", 60_000);
+    await waitFor(async () => slackTexts("word_count stalled").some((t) => t.startsWith("Alert resolved")), "the stall resolved", 60_000, 200);
+    expect((await alertsOf(rule.id)).map((a) => a.status)).toEqual(["resolved"]);
+  } finally {
+    worker.child.kill("SIGCONT");
+    await worker.stop("SIGTERM");
+  }
 });

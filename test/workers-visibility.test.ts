@@ -61,7 +61,14 @@ it("shows a tenant the shared workers only as capacity for the types it uses, wi
   expect(theirs.items).toEqual([]);
   // Once it uses word_count, it sees that type's capacity, and none of our jobs or types.
   const { key } = await createApiKey(db, third);
-  expect((await stack.api.request.post("/jobs").set("X-API-Key", key).send({ type: "word_count", payload: { text: "a b" } })).status).toBe(202);
+  expect(
+    (
+      await stack.api.request
+        .post("/jobs")
+        .set("X-API-Key", key)
+        .send({ type: "word_count", payload: { text: "a b" } })
+    ).status,
+  ).toBe(202);
   const after = await list({ Authorization: `Bearer ${member.token}` });
   expect(after.items).toEqual([{ kind: "capacity", type: "word_count", workers: 2, slots: 6, jobs: [] }]);
   expect(after.text).not.toContain(os.hostname());

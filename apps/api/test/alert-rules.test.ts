@@ -45,7 +45,9 @@ it("makes a rule with its defaults, shows a chat URL by its origin only, and rec
   expect(JSON.stringify((await api.request.get("/alert-rules").set(as(alice))).body)).not.toContain("secretpathtoken");
   const audit = await api.request.get("/audit-log?action=alert_rule.").set(as(alice));
   const entries = (audit.body.items ?? audit.body) as { action: string; target: { id: string } }[];
-  expect(entries).toEqual(expect.arrayContaining([expect.objectContaining({ action: "alert_rule.create", target: expect.objectContaining({ id: res.body.id }) })]));
+  expect(entries).toEqual(
+    expect.arrayContaining([expect.objectContaining({ action: "alert_rule.create", target: expect.objectContaining({ id: res.body.id }) })]),
+  );
   expect(JSON.stringify(audit.body)).not.toContain("secretpathtoken");
 });
 
@@ -66,10 +68,15 @@ it("refuses a private chat address, a bad condition or channel, and another orga
     expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
   }
   // Bob's schedule is not Alice's to watch.
-  const bobs = await api.request.post("/schedules").set(as(bob)).send({ name: "b", cron: "0 * * * *", job: { type: "webhook", payload: { url: "https://h.example.com", payload: {} } } });
+  const bobs = await api.request
+    .post("/schedules")
+    .set(as(bob))
+    .send({ name: "b", cron: "0 * * * *", job: { type: "webhook", payload: { url: "https://h.example.com", payload: {} } } });
   const res = await post(rule({ condition: { kind: "schedule_missed", schedule_id: bobs.body.id } }));
   expect(res.status).toBe(400);
-  expect((await api.request.get("/alert-rules").set(as(alice))).body.map((r: { condition: { kind: string } }) => r.condition.kind)).not.toContain("schedule_missed");
+  expect((await api.request.get("/alert-rules").set(as(alice))).body.map((r: { condition: { kind: string } }) => r.condition.kind)).not.toContain(
+    "schedule_missed",
+  );
 });
 
 it("changes and silences a rule (audited), deletes it, and keeps it from members, API keys and other organizations", async () => {
@@ -93,7 +100,11 @@ it("changes and silences a rule (audited), deletes it, and keeps it from members
   expect((await api.request.get("/alert-rules").set("X-API-Key", key)).status).toBe(403);
   // Members read the alerts.
   expect((await api.request.get("/alerts").set(as(member))).status).toBe(200);
-  for (const call of [api.request.get(`/alert-rules/${made.id}`), api.request.patch(`/alert-rules/${made.id}`).send({ name: "x" }), api.request.delete(`/alert-rules/${made.id}`)]) {
+  for (const call of [
+    api.request.get(`/alert-rules/${made.id}`),
+    api.request.patch(`/alert-rules/${made.id}`).send({ name: "x" }),
+    api.request.delete(`/alert-rules/${made.id}`),
+  ]) {
     expect((await call.set(as(bob))).status).toBe(404);
   }
   expect((await api.request.delete(`/alert-rules/${made.id}`).set(as(alice))).status).toBe(204);

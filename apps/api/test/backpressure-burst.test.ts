@@ -31,7 +31,14 @@ const dueOf = async (orgId: string) =>
 
 it("refuses parallel batches past BACKPRESSURE_DUE_MAX before the next background read, overshooting by at most one batch", async () => {
   // Twenty batches of 20 at once, inside one background read: 400 jobs asked for, a limit of 100.
-  const answers = await Promise.all(Array.from({ length: 20 }, () => api.request.post("/jobs/batch").set(as(flood)).send({ jobs: jobs(BATCH) })));
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () =>
+      api.request
+        .post("/jobs/batch")
+        .set(as(flood))
+        .send({ jobs: jobs(BATCH) }),
+    ),
+  );
   const accepted = answers.filter((a) => a.status === 202).length;
   const refused = answers.filter((a) => a.status === 429);
   expect(accepted + refused.length).toBe(20);

@@ -22,8 +22,13 @@ afterAll(() => api.close());
 
 const as = (m: TestMember) => ({ Authorization: `Bearer ${m.token}` });
 const hook = { type: "webhook", payload: { url: "https://hooks.example.com/tick", payload: {} } };
-const create = (body: object, member = alice) => api.request.post("/schedules").set(as(member)).send({ name: "Hourly", cron: "0 * * * *", job: hook, ...body });
-const jobsOf = async (id: string) => (await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE schedule_id = $1", [id])).rows[0]!.n;
+const create = (body: object, member = alice) =>
+  api.request
+    .post("/schedules")
+    .set(as(member))
+    .send({ name: "Hourly", cron: "0 * * * *", job: hook, ...body });
+const jobsOf = async (id: string) =>
+  (await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE schedule_id = $1", [id])).rows[0]!.n;
 
 describe("overlap and catch_up", () => {
   it("echoes overlap, catch_up and its window on create, read and PATCH, with the defaults of before", async () => {
@@ -86,7 +91,10 @@ describe("POST /schedules/{id}/backfill", () => {
     }
     expect(await jobsOf(schedule.id)).toBe(24);
     // An overlapping wider range makes only the ticks it adds.
-    const wider = await api.request.post(`/schedules/${schedule.id}/backfill`).set(as(alice)).send({ from: "2026-11-20T22:00:00Z", to: "2026-11-21T01:00:00Z" });
+    const wider = await api.request
+      .post(`/schedules/${schedule.id}/backfill`)
+      .set(as(alice))
+      .send({ from: "2026-11-20T22:00:00Z", to: "2026-11-21T01:00:00Z" });
     expect(wider.body.created).toBe(2);
     expect(await jobsOf(schedule.id)).toBe(26);
     const job = await api.request.get(`/jobs/${first.body.runs[5].job_id}`).set(as(alice));

@@ -85,12 +85,17 @@ describe("schedules", () => {
 
     await field(page, "Cron").fill("*/15 9-17 * * MON-FRI");
     const firstRun = await helper.locator("time").first().getAttribute("datetime");
+    // SPEC §27's policies: one run at a time, every missed run after downtime.
+    await dialog.getByRole("combobox", { name: "While the last run is still going" }).click();
+    await page.getByRole("option", { name: "Skip the tick" }).click();
+    await dialog.getByRole("combobox", { name: "After downtime, run" }).click();
+    await page.getByRole("option", { name: "Every missed run (last 24 h)" }).click();
     await dialog.getByRole("button", { name: "Create schedule" }).click();
     await dialog.waitFor({ state: "detached" });
     const row = page.locator('tr[data-schedule="Office-hours sync"]');
     await row.waitFor();
     const [created] = await ourSchedules();
-    expect(created).toMatchObject({ name: "Office-hours sync", cron: "*/15 9-17 * * MON-FRI", paused: false });
+    expect(created).toMatchObject({ name: "Office-hours sync", cron: "*/15 9-17 * * MON-FRI", paused: false, overlap: "skip", catch_up: "all" });
     // The helper's first run is the tick the API computed.
     expect(created!.next_run_at).toBe(firstRun);
     await dismissNotifications(page);

@@ -21,6 +21,7 @@ import { WebhookRelay } from "./runtime/webhook-relay";
 import { WaitpointExpiry } from "./runtime/waitpoint-expiry";
 import { WaitpointRetention } from "./runtime/waitpoint-retention";
 import { AlertEvaluator } from "./runtime/alert-evaluator";
+import { ScheduleRunRetention } from "./runtime/schedule-run-retention";
 import { AlertNotifier } from "./runtime/alert-notifier";
 import { startRuntime } from "./runtime/worker-runtime";
 import { stopTracing } from "@conveyor/tracing";
@@ -89,6 +90,7 @@ async function main(): Promise<void> {
       new WebhookRelay({ pool: db.pool, logger }),
       new WaitpointExpiry({ pool: db.pool, logger }),
       new WaitpointRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
+      new ScheduleRunRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AlertEvaluator({
         pool: db.pool,
         logger,

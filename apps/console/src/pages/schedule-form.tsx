@@ -25,9 +25,22 @@ type Draft = {
   max_retries: number | string;
   priority: number | string;
   paused: boolean;
+  overlap: "allow" | "skip" | "buffer_one";
+  catch_up: "none" | "latest" | "all";
 };
 
-const FIELDS = ["name", "cron", "timezone", "job.type", "job.payload", "job.max_retries", "job.priority", "paused"] as const;
+const FIELDS = ["name", "cron", "timezone", "job.type", "job.payload", "job.max_retries", "job.priority", "paused", "overlap", "catch_up"] as const;
+/** SPEC §27's policies, in words. */
+const OVERLAPS = [
+  { value: "allow", label: "Run anyway" },
+  { value: "skip", label: "Skip the tick" },
+  { value: "buffer_one", label: "Run once it ends (one held)" },
+];
+const CATCH_UPS = [
+  { value: "latest", label: "The latest missed run" },
+  { value: "none", label: "None" },
+  { value: "all", label: "Every missed run (last 24 h)" },
+];
 /** The payload template of a built-in type, as the form shows it; null for another type. */
 export function payloadTemplate(type: string): string | null {
   const template = (BUILT_IN_PAYLOAD_TEMPLATES as Record<string, Record<string, unknown> | undefined>)[type];
@@ -43,6 +56,8 @@ const EMPTY: Draft = {
   max_retries: 0,
   priority: 5,
   paused: false,
+  overlap: "allow",
+  catch_up: "latest",
 };
 
 /** Monospace for what the person types (cron, JSON), not for the field's label and description. */
@@ -85,6 +100,8 @@ function draftOf(schedule: Schedule | null): Draft {
     max_retries: schedule.job.max_retries ?? 0,
     priority: schedule.job.priority ?? 5,
     paused: schedule.paused,
+    overlap: schedule.overlap,
+    catch_up: schedule.catch_up,
   };
 }
 
@@ -145,6 +162,8 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
       cron: draft.cron.trim(),
       timezone: draft.timezone,
       paused: draft.paused,
+      overlap: draft.overlap,
+      catch_up: draft.catch_up,
       job: { type: draft.type.trim(), payload, max_retries: Number(draft.max_retries), priority: Number(draft.priority) },
     };
     saving.mutate(body);
@@ -254,6 +273,24 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
             error={errors.fields["job.payload"]}
             styles={MONOSPACE_INPUT}
           />
+          <SimpleGrid cols={{ base: 1, xs: 2 }} verticalSpacing="sm">
+            <Select
+              label="While the last run is still going"
+              data={OVERLAPS}
+              value={draft.overlap}
+              onChange={(value) => value && set("overlap", value as Draft["overlap"])}
+              allowDeselect={false}
+              error={errors.fields.overlap}
+            />
+            <Select
+              label="After downtime, run"
+              data={CATCH_UPS}
+              value={draft.catch_up}
+              onChange={(value) => value && set("catch_up", value as Draft["catch_up"])}
+              allowDeselect={false}
+              error={errors.fields.catch_up}
+            />
+          </SimpleGrid>
           <Switch label="Paused" checked={draft.paused} onChange={(e) => set("paused", e.currentTarget.checked)} />
           <FormButtons onCancel={onClose} busy={saving.isPending}>
             {existing ? "Save" : "Create schedule"}

@@ -150,7 +150,8 @@ export class AlertNotifier {
         await this.post(endpoint.url, null, { "webhook-id": id, "webhook-timestamp": String(timestamp), "webhook-signature": signature }, body);
       }),
     );
-    const failed = failures.filter((f) => f.status === "rejected");
-    if (failed.length) throw new Error(`${failed.length} of ${endpoints.length} endpoints failed: ${(failed[0] as PromiseRejectedResult).reason?.message}`);
+    const failed = failures.filter((f): f is PromiseRejectedResult => f.status === "rejected");
+    if (failed.length)
+      throw new Error(`${failed.length} of ${endpoints.length} endpoints failed: ${String((failed[0]!.reason as Error | undefined)?.message)}`);
   }
 }

@@ -48,9 +48,12 @@ export async function observeCondition(db: pg.Pool, rule: RuleToEvaluate, quotaD
       };
     }
     case "queue_wait": {
+      // Due and not started: waiting in Postgres (a paused or starved queue) or handed to a worker that does not take
+      // it (stopped, stuck) — the queue row stays until the job finishes, so a started one is told by its status.
       const { rows } = await db.query<{ wait: number | null; due: number }>(
-        `SELECT extract(epoch FROM now() - min(due_at))::float8 AS wait, count(*)::int AS due FROM job_queue
-          WHERE org_id = $1 AND type = $2 AND dispatched_at IS NULL AND due_at <= now()`,
+        `SELECT extract(epoch FROM now() - min(q.due_at))::float8 AS wait, count(*)::int AS due
+           FROM job_queue q JOIN jobs j ON j.id = q.job_id
+          WHERE q.org_id = $1 AND q.type = $2 AND q.due_at <= now() AND j.status = 'pending'`,
         [orgId, condition.type],
       );
       const wait = Math.floor(rows[0]!.wait ?? 0);

@@ -53,3 +53,15 @@ export async function backfillSchedule(
     return runs;
   });
 }
+
+/**
+ * Deletes at most `limit` run records of ticks before `before` (retention: JOB_RETENTION_DAYS, when their jobs go
+ * too), and answers how many. A backfill of a range that old makes its runs again, as the jobs are gone.
+ */
+export async function deleteScheduleRunsBefore(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM schedule_runs WHERE (schedule_id, tick) IN (SELECT schedule_id, tick FROM schedule_runs WHERE tick < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [options.before, options.limit],
+  );
+  return rowCount ?? 0;
+}

@@ -172,7 +172,16 @@ export class Backpressure {
     const before = new Map(this.added);
     try {
       const backlog = await readDueBacklog(this.deps.db.pool, max);
-      this.read = { due: backlog.due > max ? Math.max(backlog.due, backlog.byOrg.reduce((n, o) => n + o.due, 0)) : backlog.due, byOrg: backlog.byOrg };
+      this.read = {
+        due:
+          backlog.due > max
+            ? Math.max(
+                backlog.due,
+                backlog.byOrg.reduce((n, o) => n + o.due, 0),
+              )
+            : backlog.due,
+        byOrg: backlog.byOrg,
+      };
       for (const [orgId, n] of before) this.count(orgId, -Math.min(n, this.added.get(orgId) ?? 0));
       this.shed = null;
     } catch (error) {

@@ -2,7 +2,7 @@
 // that two of them at once queue nothing twice (docs/reference/robustness.md#r7).
 import { Queue } from "bullmq";
 import { createLogger } from "@conveyor/logger";
-import { newId } from "@conveyor/db";
+import { newId, registerWorker } from "@conveyor/db";
 import { JobQueues, createRedis, waitForRedis, type RedisClient } from "@conveyor/queue";
 import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
 import { PassThrough } from "node:stream";
@@ -173,6 +173,36 @@ describe("Reconciler", () => {
     expect(await state("webhook", retried)).toBeNull();
     expect(await state("webhook", done)).toBeNull();
     expect(await dispatchedAt(retried)).not.toBeNull();
+  });
+
+  it("leaves alone a running job whose holder lives (its second delivery was refused), and restores it once the holder is gone", async () => {
+    // SPEC §24: a running job whose worker still heartbeats is that worker's; an envelope of it missing from Redis is a
+    // refused second delivery, and putting one back would be refused again every cycle.
+    const workerId = newId();
+    await registerWorker(database.db.pool, {
+      id: workerId,
+      host: "h",
+      pid: 1,
+      version: "t",
+      nodeVersion: "t",
+      types: ["webhook"],
+      concurrency: 1,
+      heartbeatMs: 1_000,
+    });
+    const held = await insertJob({ status: "processing" });
+    await database.db.pool.query("UPDATE jobs SET fence = $2 WHERE id = $1", [held, `${workerId}:${newId()}`]);
+    const orphan = await insertJob({ status: "processing" });
+    await database.db.pool.query("UPDATE jobs SET fence = $2 WHERE id = $1", [orphan, `${newId()}:${newId()}`]);
+
+    expect(await reconciler().runOnce()).toMatchObject({ fullSweep: true, checked: 2, reenqueued: 1 });
+    expect(await state("webhook", held)).toBeNull();
+    expect(await state("webhook", orphan)).toMatchObject({ state: "waiting" });
+
+    // The holder's heartbeat lapses (three intervals): its job is lost with it and goes back on its queue.
+    await database.db.pool.query("UPDATE workers SET heartbeat_at = now() - interval '4 seconds' WHERE id = $1", [workerId]);
+    expect(await reconciler().runOnce()).toMatchObject({ fullSweep: false, reenqueued: 1 });
+    expect(await state("webhook", held)).toMatchObject({ state: "waiting" });
+    await database.db.pool.query("DELETE FROM workers WHERE id = $1", [workerId]);
   });
 
   it("A7: two reconcilers running at once enqueue nothing twice", async () => {

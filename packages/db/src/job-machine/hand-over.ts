@@ -4,6 +4,7 @@
 import type pg from "pg";
 import { sessionPool } from "../core/client";
 import { DISPATCH_CHANNEL } from "../core/job-sql";
+import { holderLives } from "./sql";
 
 /**
  * A connection for the dispatcher's marks, with synchronous_commit off (a mark lost in a crash is a job handed over
@@ -152,17 +153,21 @@ export async function setEnvelope(db: pg.Pool | pg.PoolClient, jobIds: readonly 
 }
 
 /**
- * Of `jobs` (ids with the envelope they were seen in), those still handed over in that same envelope — pending or
- * running — now. The reconciler asks after finding an envelope missing from Redis: an envelope completes only once its
- * started jobs' outcomes are recorded, so a job that moved on meanwhile (finished, back in line, handed over again) was
- * not lost with it.
+ * Of `jobs` (ids with the envelope they were seen in), those still handed over in that same envelope — pending, or
+ * running with no live holder — now. The reconciler asks after finding an envelope missing from Redis: an envelope
+ * completes only once its started jobs' outcomes are recorded, so a job that moved on meanwhile (finished, back in
+ * line, handed over again) was not lost with it. Nor is a running job whose holder lives (holderLives, SPEC §24): a
+ * second delivery of it (overlapping leaders, a stalled check) was refused by the claim and completed its envelope
+ * while the holder runs it; putting one back would only be refused again, every cycle, until the holder finishes.
  */
 export async function stillInEnvelopes(db: pg.Pool | pg.PoolClient, jobs: readonly { id: string; envelopeId: string }[]): Promise<Set<string>> {
   if (jobs.length === 0) return new Set();
   const { rows } = await db.query<{ job_id: string }>(
     `SELECT q.job_id FROM unnest($1::uuid[], $2::uuid[]) AS s(job_id, envelope_id)
        JOIN job_queue q ON q.job_id = s.job_id AND q.envelope_id = s.envelope_id
-      WHERE q.job_id = ANY($1::uuid[]) AND num_nulls(q.dispatched_at) = 0`,
+       JOIN jobs j ON j.id = q.job_id
+      WHERE q.job_id = ANY($1::uuid[]) AND num_nulls(q.dispatched_at) = 0
+        AND NOT (j.status = 'processing' AND ${holderLives("j")})`,
     [jobs.map((j) => j.id), jobs.map((j) => j.envelopeId)],
   );
   return new Set(rows.map((r) => r.job_id));

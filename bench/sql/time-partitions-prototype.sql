@@ -90,18 +90,20 @@ BEGIN
   RETURN made;
 END $$;
 
--- Retention of one day: its four partitions are detached, the jobs that must outlive them (not final, finished
--- after the cut-off, or depended on by a job still live) are copied back through the parent (they land in the
--- DEFAULT partition, no day partition being there any more) with their events, logs and search values; the failure
--- counts of the failed jobs that go are taken off; the detached tables are returned for the caller to DROP after
--- the commit (a DROP of a detached table locks nothing the queries use). Answers the jobs that went and were kept.
+-- Retention of one day. First, with the day's partitions still attached and locked in SHARE mode (reads go on; a write
+-- to a job of that day, such as a retry of an old failed job, waits for the pass), it reads which jobs must outlive
+-- the day (not final, finished after the cut-off, or depended on by a job still live) and takes the failed jobs that
+-- go off failure_counts. Only then does it detach the four partitions — the parents' ACCESS EXCLUSIVE lock, held from
+-- here to the commit — and copy the kept jobs back through the parents (they land in DEFAULT, no day partition being
+-- there any more) with their events, logs and search values. The detached tables are left for the caller to DROP
+-- after the commit (a DROP of a detached table locks nothing the queries use). Answers the jobs that went and were kept.
 CREATE OR REPLACE FUNCTION tp_retire_day(d date, cutoff timestamptz, OUT gone bigint, OUT kept bigint) LANGUAGE plpgsql AS $$
 DECLARE
   suffix text := '_' || to_char(d, 'YYYYMMDD');
   t record;
 BEGIN
-  FOR t IN SELECT * FROM tp_tables() ORDER BY name = 'tp_jobs' LOOP  -- what hangs off a job first, jobs last
-    EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', t.name, t.name || suffix);
+  FOR t IN SELECT * FROM tp_tables() LOOP
+    EXECUTE format('LOCK TABLE %I IN SHARE MODE', t.name || suffix);
   END LOOP;
   EXECUTE format(
     $q$CREATE TEMP TABLE tp_kept ON COMMIT DROP AS
@@ -111,12 +113,6 @@ BEGIN
                                              WHERE dep.depends_on_id = x.id AND w.status IN ('pending', 'processing')))$q$,
     'tp_jobs' || suffix) USING cutoff;
   SELECT count(*) INTO kept FROM tp_kept;
-  EXECUTE format('INSERT INTO tp_jobs (%s) SELECT %s FROM %I WHERE id IN (SELECT id FROM tp_kept)',
-                 tp_columns('tp_jobs'), tp_columns('tp_jobs'), 'tp_jobs' || suffix);
-  FOR t IN SELECT * FROM tp_tables() WHERE name <> 'tp_jobs' LOOP
-    EXECUTE format('INSERT INTO %I (%s) SELECT %s FROM %I WHERE job_id IN (SELECT id FROM tp_kept)',
-                   t.name, tp_columns(t.name), tp_columns(t.name), t.name || suffix);
-  END LOOP;
   -- GET /jobs/failures counts the failed jobs there are (failure-groups.ts): what goes is taken off, by group.
   EXECUTE format(
     $q$UPDATE failure_counts c SET failed = c.failed - g.n
@@ -127,4 +123,13 @@ BEGIN
     'tp_jobs' || suffix);
   EXECUTE format('SELECT count(*) FROM %I', 'tp_jobs' || suffix) INTO gone;
   gone := gone - kept;
+  FOR t IN SELECT * FROM tp_tables() ORDER BY name = 'tp_jobs' LOOP  -- what hangs off a job first, jobs last
+    EXECUTE format('ALTER TABLE %I DETACH PARTITION %I', t.name, t.name || suffix);
+  END LOOP;
+  EXECUTE format('INSERT INTO tp_jobs (%s) SELECT %s FROM %I WHERE id IN (SELECT id FROM tp_kept)',
+                 tp_columns('tp_jobs'), tp_columns('tp_jobs'), 'tp_jobs' || suffix);
+  FOR t IN SELECT * FROM tp_tables() WHERE name <> 'tp_jobs' LOOP
+    EXECUTE format('INSERT INTO %I (%s) SELECT %s FROM %I WHERE job_id IN (SELECT id FROM tp_kept)',
+                   t.name, tp_columns(t.name), tp_columns(t.name), t.name || suffix);
+  END LOOP;
 END $$;

@@ -35,6 +35,7 @@ import {
   type LeasedJob,
   type LiveLease,
   type LogRow,
+  type Outcome,
 } from "@conveyor/db";
 import { redactText } from "@conveyor/logger";
 import { AppError, notFound, validationFailed } from "../http/errors";
@@ -72,12 +73,24 @@ export type LeasedJobJson = {
 };
 
 const lastTouched = new Map<string, number>();
+/** An organization's own types, as lease calls check them: cached briefly (a new type is leasable within this). */
+const OWN_TYPES_TTL_MS = 2_000;
+const ownTypes = new Map<string, { types: Set<string>; until: number }>();
+
+async function ownTypesOf(orgId: string, wanted: string[], deps: WorkerDeps): Promise<Set<string>> {
+  const cached = ownTypes.get(orgId);
+  if (cached && cached.until > Date.now() && wanted.every((t) => cached.types.has(t))) return cached.types;
+  const types = new Set(await leasableOrgTypes(deps.db.pool, orgId, wanted));
+  if (ownTypes.size > 10_000) ownTypes.clear();
+  ownTypes.set(orgId, { types: new Set([...(cached?.types ?? []), ...types]), until: Date.now() + OWN_TYPES_TTL_MS });
+  return types;
+}
 
 /** POST /worker/lease: the jobs leased to this worker (possibly none, after waiting up to wait_seconds). */
 export async function leaseForWorker(options: { caller: Caller; input: LeaseInput; signal: AbortSignal }, deps: WorkerDeps): Promise<LeasedJobJson[]> {
   const { caller, input } = options;
   const types = [...new Set(input.types)];
-  const own = new Set(await leasableOrgTypes(deps.db.pool, caller.orgId, types));
+  const own = await ownTypesOf(caller.orgId, types, deps);
   const foreign = types.filter((t) => !own.has(t));
   if (foreign.length) {
     throw validationFailed(foreign.map((t) => ({ path: "types", message: `"${t}" is not a job type of your organization (POST /job-types registers one)` })));
@@ -172,10 +185,9 @@ export async function heartbeat(
     await appendOutput(deps.db.pool, [{ jobId: id, fence, offset, chunk: input.output }]);
   }
   if (input.logs?.length) {
-    await writeOutcomes(
-      deps.db.pool,
+    await deps.leases.outcomes.write(
       input.logs.map((l) => logRow(lease, l.level, l.message)),
-      [],
+      null,
     );
   }
   return { lease_expires_at: lease.expiresAt.toISOString(), cancel_requested: lease.cancelRequested };
@@ -188,12 +200,17 @@ export async function completeJob(
 ): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
   const lease = await leaseOf(caller, id, input.lease_token, deps);
-  const applied = await writeOutcomes(
-    deps.db.pool,
-    [],
-    [{ id, fence: input.lease_token, status: "done", retries: lease.retries, result: JSON.stringify(input.result ?? null), error: null, runAt: null }],
+  return settled(
+    await deps.leases.outcomes.write([], {
+      id,
+      fence: input.lease_token,
+      status: "done",
+      retries: lease.retries,
+      result: JSON.stringify(input.result ?? null),
+      error: null,
+      runAt: null,
+    }),
   );
-  return settled(id, input.lease_token, applied, deps);
 }
 
 export type FailInput = { lease_token: string; error: string; retryable?: boolean; retry_after_ms?: number };
@@ -209,7 +226,7 @@ export async function failJob(options: { caller: Caller; id: string; input: Fail
   const attempt = lease.retries + 1;
   const message = redactText(input.error).slice(0, 8_000) || "The worker reported a failure without a message.";
   const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
-  let outcome: Parameters<typeof writeOutcomes>[2][number];
+  let outcome: Outcome;
   let line: LogRow;
   if (lease.cancelRequested) {
     outcome = { ...base, status: "cancelled" };
@@ -224,8 +241,7 @@ export async function failJob(options: { caller: Caller; id: string; input: Fail
     outcome = { ...base, status: "pending", retries: attempt, runAt };
     line = logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`);
   }
-  const applied = await writeOutcomes(deps.db.pool, [line], [outcome]);
-  return settled(id, input.lease_token, applied, deps);
+  return settled(await deps.leases.outcomes.write([line], outcome));
 }
 
 /**
@@ -236,18 +252,22 @@ export async function releaseJob(options: { caller: Caller; id: string; input: {
   const { caller, id, input } = options;
   const lease = await leaseOf(caller, id, input.lease_token, deps);
   const line = logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`);
-  const applied = await writeOutcomes(
-    deps.db.pool,
-    [line],
-    [{ id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null }],
+  return settled(
+    await deps.leases.outcomes.write([line], {
+      id,
+      fence: input.lease_token,
+      status: "pending",
+      retries: lease.retries,
+      result: null,
+      error: null,
+      runAt: null,
+    }),
   );
-  return settled(id, input.lease_token, applied, deps);
 }
 
-async function settled(id: string, token: string, applied: Map<string, JobStatus>, deps: WorkerDeps): Promise<{ status: JobStatus }> {
-  const status = applied.get(id);
+/** The answer of an outcome report: the job's status, or 409 when the fence was lost meanwhile (its lease is then gone too). */
+function settled(status: JobStatus | undefined): { status: JobStatus } {
   if (status === undefined) throw lost();
-  await dropLeases(deps.db.pool, [id], [token]);
   return { status };
 }
 

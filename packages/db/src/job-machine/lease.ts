@@ -89,7 +89,9 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
     if (room <= 0) break;
     const handed = await inTransaction(pool, async (tx) => {
       const { rows: lock } = await tx.query<{ locked: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0)) AS locked",
+        // The hand-over marks need no durable commit (a mark lost in a crash is a job handed over again: the dispatcher's
+        // marks are written the same way); the claim that follows commits durably.
+        "SELECT set_config('synchronous_commit', 'off', true), pg_try_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0)) AS locked",
         [request.orgId, type],
       );
       if (!lock[0]!.locked) {

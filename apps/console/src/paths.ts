@@ -12,6 +12,7 @@ export const CONSOLE_PATHS = [
   "/queues",
   "/retries",
   "/workers",
+  "/job-types",
   "/schedules",
   "/waitpoints",
   "/team",

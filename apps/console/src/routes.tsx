@@ -90,6 +90,11 @@ const job = createRoute({ getParentRoute: () => app, path: "/jobs/$id", componen
 const queues = createRoute({ getParentRoute: () => app, path: "/queues", component: lazyRouteComponent(() => import("./pages/queues"), "QueuesPage") });
 const retries = createRoute({ getParentRoute: () => app, path: "/retries", component: lazyRouteComponent(() => import("./pages/retries"), "RetriesPage") });
 const workers = createRoute({ getParentRoute: () => app, path: "/workers", component: lazyRouteComponent(() => import("./pages/workers"), "WorkersPage") });
+const jobTypes = createRoute({
+  getParentRoute: () => app,
+  path: "/job-types",
+  component: lazyRouteComponent(() => import("./pages/job-types"), "JobTypesPage"),
+});
 const schedules = createRoute({
   getParentRoute: () => app,
   path: "/schedules",
@@ -120,7 +125,25 @@ const account = createRoute({ getParentRoute: () => app, path: "/account", compo
 const tree = root.addChildren([
   login,
   signup,
-  app.addChildren([index, overview, jobs, job, queues, retries, workers, schedules, waitpoints, team, apiKeys, webhooks, auditLog, usage, sso, account]),
+  app.addChildren([
+    index,
+    overview,
+    jobs,
+    job,
+    queues,
+    retries,
+    workers,
+    jobTypes,
+    schedules,
+    waitpoints,
+    team,
+    apiKeys,
+    webhooks,
+    auditLog,
+    usage,
+    sso,
+    account,
+  ]),
 ]);
 
 /** Every full path in a route tree (the router's own types carry each route's children). */

@@ -24,6 +24,7 @@ const SECTIONS = [
   { to: "/queues", label: "Queues" },
   { to: "/retries", label: "Retries" },
   { to: "/workers", label: "Workers" },
+  { to: "/job-types", label: "Job types" },
   { to: "/schedules", label: "Schedules" },
   { to: "/waitpoints", label: "Waitpoints" },
   { to: "/team", label: "Team", managers: true },

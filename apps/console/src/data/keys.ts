@@ -33,6 +33,7 @@ export const keys = {
   queueActivity: { all: ["queues", "activity"] as const },
   queues: { all: ["queues"] as const },
   workers: { all: ["workers"] as const },
+  jobTypes: { all: ["job-types"] as const },
   rateLimits: { all: ["rate-limits"] as const },
   schedules: { all: ["schedules"] as const },
   invites: { all: ["invites"] as const },

@@ -24,6 +24,7 @@ export const CONSOLE_PAGES = [
   "/queues",
   "/retries",
   "/workers",
+  "/job-types",
   "/schedules",
   "/waitpoints",
   "/team",

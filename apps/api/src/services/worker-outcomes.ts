@@ -1,15 +1,19 @@
-// Group commit of the worker protocol's reports (SPEC §26): outcomes and log lines that arrive together (a worker at
-// concurrency 50 completes many jobs at once) are written by one writeOutcomes call — one statement, one commit — and
-// their leases dropped by one more, as the built-in workers' bookkeeper batches theirs. A report waits for the batch it
-// joined to commit before it is answered, so nothing is acknowledged that is not stored.
-import { dropLeases, writeOutcomes, type LogRow, type Outcome } from "@conveyor/db";
+// Group commit of the worker protocol's outcome reports (SPEC §26): reports that arrive together (a worker at
+// concurrency 50 completes many jobs at once) are checked against their leases by one statement, written by one
+// writeOutcomes call — one statement, one commit — and their leases dropped by one more, as the built-in workers'
+// bookkeeper batches theirs. A report is answered once the batch it joined has committed, so nothing is acknowledged
+// that is not stored; one whose lease is not live (lapsed, superseded, ended) changes nothing.
+import { dropLeases, liveLeases, writeOutcomes, type LiveLease, type LogRow, type Outcome } from "@conveyor/db";
 import type { JobStatus } from "@conveyor/contracts";
 import type pg from "pg";
 
-/** Most outcomes in one statement. */
+/** Most reports in one batch. */
 const BATCH_MAX = 200;
 
-type Pending = { logs: LogRow[]; outcome: Outcome | null; resolve(status: JobStatus | undefined): void; reject(error: unknown): void };
+/** A report: the lease it is made under, and the log lines and outcome it records given that live lease. */
+export type Report = { orgId: string; jobId: string; token: string; build(lease: LiveLease): { logs: LogRow[]; outcome: Outcome } };
+
+type Pending = Report & { resolve(status: JobStatus | undefined): void; reject(error: unknown): void };
 
 export class OutcomeWriter {
   private queue: Pending[] = [];
@@ -17,10 +21,10 @@ export class OutcomeWriter {
 
   constructor(private readonly pool: pg.Pool) {}
 
-  /** Writes `logs` and `outcome` (under its lease token) with whatever else is waiting; answers the job's new status, or undefined when the fence was lost. */
-  write(logs: LogRow[], outcome: Outcome | null): Promise<JobStatus | undefined> {
+  /** Records `report` with whatever else is waiting; answers the job's new status, or undefined when its lease is not live. */
+  write(report: Report): Promise<JobStatus | undefined> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ logs, outcome, resolve, reject });
+      this.queue.push({ ...report, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -29,32 +33,35 @@ export class OutcomeWriter {
     this.flushing = true;
     try {
       while (this.queue.length) {
-        // Outcomes of the same job go in separate batches (writeOutcomes finds a job's outcome by its first place).
+        // Reports of the same job go in separate batches (writeOutcomes finds a job's outcome by its first place).
         const batch: Pending[] = [];
         const ids = new Set<string>();
         const rest: Pending[] = [];
         for (const item of this.queue) {
-          const id = item.outcome?.id;
-          if (batch.length < BATCH_MAX && (id === undefined || !ids.has(id))) {
+          if (batch.length < BATCH_MAX && !ids.has(item.jobId)) {
             batch.push(item);
-            if (id !== undefined) ids.add(id);
+            ids.add(item.jobId);
           } else rest.push(item);
         }
         this.queue = rest;
         try {
-          const outcomes = batch.flatMap((p) => (p.outcome ? [p.outcome] : []));
+          const live = await liveLeases(this.pool, batch);
+          const built = batch.flatMap((p) => {
+            const lease = live.get(`${p.jobId} ${p.token}`);
+            return lease ? [{ p, ...p.build(lease) }] : [];
+          });
           const applied = await writeOutcomes(
             this.pool,
-            batch.flatMap((p) => p.logs),
-            outcomes,
+            built.flatMap((b) => b.logs),
+            built.map((b) => b.outcome),
           );
-          const ended = outcomes.filter((o) => applied.has(o.id));
+          const ended = built.filter((b) => applied.has(b.outcome.id));
           await dropLeases(
             this.pool,
-            ended.map((o) => o.id),
-            ended.map((o) => o.fence),
+            ended.map((b) => b.outcome.id),
+            ended.map((b) => b.outcome.fence),
           );
-          for (const p of batch) p.resolve(p.outcome ? applied.get(p.outcome.id) : undefined);
+          for (const p of batch) p.resolve(applied.get(p.jobId));
         } catch (error) {
           for (const p of batch) p.reject(error);
         }

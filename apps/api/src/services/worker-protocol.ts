@@ -35,12 +35,12 @@ import {
   type LeasedJob,
   type LiveLease,
   type LogRow,
-  type Outcome,
 } from "@conveyor/db";
 import { redactText } from "@conveyor/logger";
 import { AppError, notFound, validationFailed } from "../http/errors";
 import type { Caller, ServiceDeps } from "./deps";
 import type { LeaseHub } from "./worker-leases";
+import type { Report } from "./worker-outcomes";
 
 /** A lease's length unless the worker asks for another. */
 export const LEASE_MS_DEFAULT = 30_000;
@@ -185,12 +185,21 @@ export async function heartbeat(
     await appendOutput(deps.db.pool, [{ jobId: id, fence, offset, chunk: input.output }]);
   }
   if (input.logs?.length) {
-    await deps.leases.outcomes.write(
+    await writeOutcomes(
+      deps.db.pool,
       input.logs.map((l) => logRow(lease, l.level, l.message)),
-      null,
+      [],
     );
   }
   return { lease_expires_at: lease.expiresAt.toISOString(), cancel_requested: lease.cancelRequested };
+}
+
+/** An outcome report under the caller's lease, checked and written with the others arriving with it (OutcomeWriter). */
+async function report(caller: Caller, id: string, token: string, build: Report["build"], deps: WorkerDeps): Promise<{ status: JobStatus }> {
+  if (!isUuid(id)) throw notFound("Job");
+  const status = await deps.leases.outcomes.write({ orgId: caller.orgId, jobId: id, token, build });
+  if (status === undefined) throw lost();
+  return { status };
 }
 
 /** POST /worker/jobs/{id}/complete: the attempt succeeded with `result`. */
@@ -199,17 +208,13 @@ export async function completeJob(
   deps: WorkerDeps,
 ): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const lease = await leaseOf(caller, id, input.lease_token, deps);
-  return settled(
-    await deps.leases.outcomes.write([], {
-      id,
-      fence: input.lease_token,
-      status: "done",
-      retries: lease.retries,
-      result: JSON.stringify(input.result ?? null),
-      error: null,
-      runAt: null,
-    }),
+  const result = JSON.stringify(input.result ?? null);
+  return report(
+    caller,
+    id,
+    input.lease_token,
+    (lease) => ({ logs: [], outcome: { id, fence: input.lease_token, status: "done", retries: lease.retries, result, error: null, runAt: null } }),
+    deps,
   );
 }
 
@@ -222,26 +227,30 @@ export type FailInput = { lease_token: string; error: string; retryable?: boolea
  */
 export async function failJob(options: { caller: Caller; id: string; input: FailInput }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const lease = await leaseOf(caller, id, input.lease_token, deps);
-  const attempt = lease.retries + 1;
   const message = redactText(input.error).slice(0, 8_000) || "The worker reported a failure without a message.";
-  const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
-  let outcome: Outcome;
-  let line: LogRow;
-  if (lease.cancelRequested) {
-    outcome = { ...base, status: "cancelled" };
-    line = logRow(lease, "warn", `Attempt ${attempt} stopped for a cancellation: ${message}`);
-  } else if (input.retryable === false || attempt > lease.maxRetries) {
-    outcome = { ...base, status: "failed" };
-    const why = input.retryable === false ? "failed permanently" : `failed; no retries left (max_retries ${lease.maxRetries})`;
-    line = logRow(lease, "error", `Attempt ${attempt} ${why}: ${message}`);
-  } else {
-    const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.config.RETRY_BASE_MS), input.retry_after_ms ?? 0));
-    const runAt = new Date(Date.now() + delay);
-    outcome = { ...base, status: "pending", retries: attempt, runAt };
-    line = logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`);
-  }
-  return settled(await deps.leases.outcomes.write([line], outcome));
+  return report(
+    caller,
+    id,
+    input.lease_token,
+    (lease) => {
+      const attempt = lease.retries + 1;
+      const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
+      if (lease.cancelRequested) {
+        return { outcome: { ...base, status: "cancelled" }, logs: [logRow(lease, "warn", `Attempt ${attempt} stopped for a cancellation: ${message}`)] };
+      }
+      if (input.retryable === false || attempt > lease.maxRetries) {
+        const why = input.retryable === false ? "failed permanently" : `failed; no retries left (max_retries ${lease.maxRetries})`;
+        return { outcome: { ...base, status: "failed" }, logs: [logRow(lease, "error", `Attempt ${attempt} ${why}: ${message}`)] };
+      }
+      const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.config.RETRY_BASE_MS), input.retry_after_ms ?? 0));
+      const runAt = new Date(Date.now() + delay);
+      return {
+        outcome: { ...base, status: "pending", retries: attempt, runAt },
+        logs: [logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`)],
+      };
+    },
+    deps,
+  );
 }
 
 /**
@@ -250,25 +259,16 @@ export async function failJob(options: { caller: Caller; id: string; input: Fail
  */
 export async function releaseJob(options: { caller: Caller; id: string; input: { lease_token: string } }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const lease = await leaseOf(caller, id, input.lease_token, deps);
-  const line = logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`);
-  return settled(
-    await deps.leases.outcomes.write([line], {
-      id,
-      fence: input.lease_token,
-      status: "pending",
-      retries: lease.retries,
-      result: null,
-      error: null,
-      runAt: null,
+  return report(
+    caller,
+    id,
+    input.lease_token,
+    (lease) => ({
+      logs: [logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`)],
+      outcome: { id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null },
     }),
+    deps,
   );
-}
-
-/** The answer of an outcome report: the job's status, or 409 when the fence was lost meanwhile (its lease is then gone too). */
-function settled(status: JobStatus | undefined): { status: JobStatus } {
-  if (status === undefined) throw lost();
-  return { status };
 }
 
 /** POST /worker/jobs/{id}/steps/{name}: a durable step's result, stored once; a repeat answers the stored one. */

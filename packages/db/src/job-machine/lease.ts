@@ -207,6 +207,45 @@ export async function liveLease(
     : null;
 }
 
+/** The live leases among `leases` (each its org, job and token), in one statement: what a batch of reports checks. */
+export async function liveLeases(
+  db: pg.Pool | pg.PoolClient,
+  leases: readonly { orgId: string; jobId: string; token: string }[],
+): Promise<Map<string, LiveLease>> {
+  if (leases.length === 0) return new Map();
+  const { rows } = await db.query<{
+    job_id: string;
+    org_id: string;
+    type: string;
+    retries: number;
+    max_retries: number;
+    cancel_requested: boolean;
+    expires_at: Date;
+    token: string;
+  }>(
+    `SELECT l.job_id, l.org_id, l.type, j.retries, j.max_retries, j.cancel_requested_at IS NOT NULL AS cancel_requested, l.expires_at, l.token
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(org_id, job_id, token)
+       JOIN worker_leases l ON l.job_id = t.job_id AND l.token = t.token AND l.org_id = t.org_id AND l.expires_at > now()
+       JOIN jobs j ON j.id = l.job_id AND j.fence = l.token AND j.status = 'processing'
+      WHERE l.job_id = ANY($2::uuid[])`,
+    [leases.map((l) => l.orgId), leases.map((l) => l.jobId), leases.map((l) => l.token)],
+  );
+  return new Map(
+    rows.map((r) => [
+      `${r.job_id} ${r.token}`,
+      {
+        jobId: r.job_id,
+        orgId: r.org_id,
+        type: r.type,
+        retries: r.retries,
+        maxRetries: r.max_retries,
+        cancelRequested: r.cancel_requested,
+        expiresAt: r.expires_at,
+      },
+    ]),
+  );
+}
+
 /** Ends leases whose attempt ended (an outcome, a sleep, a wait): only under their own token. */
 export async function dropLeases(db: pg.Pool | pg.PoolClient, jobIds: readonly string[], tokens: readonly string[]): Promise<void> {
   if (jobIds.length === 0) return;

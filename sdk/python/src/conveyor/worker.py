@@ -230,8 +230,15 @@ class Worker:
         beats = threading.Thread(target=self._heartbeats, name="conveyor-heartbeat", daemon=True)
         beats.start()
         logger.info("worker %s runs %s with concurrency %d", self.name, ", ".join(self._tasks), self.concurrency)
+        # Two lease calls in flight (from concurrency 8 on): while one waits for its answer, the other brings the next
+        # batch, so the slots are not idle for a lease's round trip.
+        leasers = [threading.Thread(target=self._lease_loop, name=f"conveyor-lease-{i}", daemon=True) for i in range(2 if self.concurrency >= 8 else 1)]
         try:
-            self._lease_loop()
+            for thread in leasers:
+                thread.start()
+            while any(thread.is_alive() for thread in leasers):
+                for thread in leasers:
+                    thread.join(timeout=0.2)
         finally:
             self._shutdown()
 

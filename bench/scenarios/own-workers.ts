@@ -237,10 +237,8 @@ export async function ownWorkers(
     await clearJobs(env.db);
     const agent = new Agent({ connections: 1_100, headersTimeout: 60_000, bodyTimeout: 60_000 });
     const polling = { on: true };
-    let open = 0;
     const poll = async (workerId: string) => {
       while (polling.on) {
-        open++;
         await request(`${base}/worker/lease`, {
           method: "POST",
           dispatcher: agent,
@@ -249,14 +247,20 @@ export async function ownWorkers(
         })
           .then((r) => r.body.dump())
           .catch(() => {});
-        open--;
       }
     };
     const pollers = Array.from({ length: 1_000 }, () => poll(newId()));
-    const deadline = Date.now() + 30_000;
-    while (open < 1_000 && Date.now() < deadline) await sleep(50);
+    // Measured once the API holds all 1,000 waiting (its gauge), not while it is still taking them in.
+    const waiting = async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return Number(/^conveyor_worker_long_polls (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    const deadline = Date.now() + 60_000;
+    while ((await waiting()) < 1_000 && Date.now() < deadline) await sleep(200);
+    const waitingBefore = await waiting();
     await sleep(1_000);
     const beside = await load({ ...target, durationS: options.seconds });
+    const waitingAfter = await waiting();
     polling.on = false;
     await api.stop();
     api = undefined;
@@ -264,7 +268,7 @@ export async function ownWorkers(
     await agent.close().catch(() => {});
     rows.push({
       scenario: "Own workers (SPEC §26)",
-      metric: `POST /jobs beside 1,000 idle long-polls (${open} open at the end)`,
+      metric: `POST /jobs beside 1,000 idle long-polls (${waitingBefore} → ${waitingAfter} waiting)`,
       conveyor: beside.rps,
       baseline: alone.rps,
       baselineName: "POST /jobs, no long-polls, same API",

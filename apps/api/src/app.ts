@@ -85,6 +85,8 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
   let document: string | undefined;
   const events = new EventHub({ pool: deps.db.pool, logger: deps.logger, streamsPerOrg: deps.config.EVENT_STREAMS_PER_ORG });
   events.observe(registry);
+  const leases = new LeaseHub({ pool: deps.db.pool, logger: deps.logger });
+  leases.observe(registry);
   metrics.observeUsage(() => readUsageTotalsByType(deps.db.pool));
   const admission = new Admission(deps);
   return {
@@ -101,7 +103,7 @@ function routerDeps(deps: AppDeps, metrics: ReturnType<typeof createApiMetrics>)
       logger: deps.logger,
     }),
     admission,
-    leases: new LeaseHub({ pool: deps.db.pool, logger: deps.logger }),
+    leases,
     authenticate: createAuthenticator(deps),
     rateLimits,
     openApiDocument: () => (document ??= JSON.stringify(buildOpenApiDocument(deps.config, endpoints))),

@@ -121,17 +121,27 @@ describe("registering a type", () => {
 
 describe("POST /jobs with an organization's type", () => {
   beforeAll(async () => {
-    await api.request.post("/job-types").set(as(alice)).send({ name: "thumbnail", payload_schema: resizeSchema, default_timeout_ms: 5_000 }).expect(201);
+    await api.request
+      .post("/job-types")
+      .set(as(alice))
+      .send({ name: "thumbnail", payload_schema: resizeSchema, default_timeout_ms: 5_000, default_max_retries: 4 })
+      .expect(201);
   });
 
-  it("accepts a payload the schema accepts, with the type's default timeout", async () => {
+  it("accepts a payload the schema accepts, with the type's default timeout and retries unless the job gives its own", async () => {
     const res = await api.request
       .post("/jobs")
       .set({ "X-API-Key": aliceKey })
       .send({ type: "thumbnail", payload: { url: "https://x.test/a.png", size: { width: 10 } } });
     expect(res.status).toBe(202);
-    const { rows } = await api.database.db.pool.query("SELECT timeout_ms FROM jobs WHERE id = $1", [res.body.id]);
-    expect(rows[0].timeout_ms).toBe(5_000);
+    const { rows } = await api.database.db.pool.query("SELECT timeout_ms, max_retries FROM jobs WHERE id = $1", [res.body.id]);
+    expect(rows[0]).toEqual({ timeout_ms: 5_000, max_retries: 4 });
+    const own = await api.request
+      .post("/jobs")
+      .set({ "X-API-Key": aliceKey })
+      .send({ type: "thumbnail", payload: { url: "u", size: { width: 1 } }, max_retries: 2, timeout_ms: 9_000 });
+    const { rows: explicit } = await api.database.db.pool.query("SELECT timeout_ms, max_retries FROM jobs WHERE id = $1", [own.body.id]);
+    expect(explicit[0]).toEqual({ timeout_ms: 9_000, max_retries: 2 });
   });
 
   it("answers 400 with the path of each bad field", async () => {

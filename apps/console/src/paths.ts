@@ -13,6 +13,7 @@ export const CONSOLE_PATHS = [
   "/retries",
   "/workers",
   "/alerts",
+  "/job-types",
   "/schedules",
   "/waitpoints",
   "/team",

@@ -91,6 +91,11 @@ const queues = createRoute({ getParentRoute: () => app, path: "/queues", compone
 const retries = createRoute({ getParentRoute: () => app, path: "/retries", component: lazyRouteComponent(() => import("./pages/retries"), "RetriesPage") });
 const workers = createRoute({ getParentRoute: () => app, path: "/workers", component: lazyRouteComponent(() => import("./pages/workers"), "WorkersPage") });
 const alerts = createRoute({ getParentRoute: () => app, path: "/alerts", component: lazyRouteComponent(() => import("./pages/alerts"), "AlertsPage") });
+const jobTypes = createRoute({
+  getParentRoute: () => app,
+  path: "/job-types",
+  component: lazyRouteComponent(() => import("./pages/job-types"), "JobTypesPage"),
+});
 const schedules = createRoute({
   getParentRoute: () => app,
   path: "/schedules",
@@ -130,6 +135,7 @@ const tree = root.addChildren([
     retries,
     workers,
     alerts,
+    jobTypes,
     schedules,
     waitpoints,
     team,

@@ -26,6 +26,7 @@ const SECTIONS = [
   { to: "/retries", label: "Retries" },
   { to: "/workers", label: "Workers" },
   { to: "/alerts", label: "Alerts" },
+  { to: "/job-types", label: "Job types" },
   { to: "/schedules", label: "Schedules" },
   { to: "/waitpoints", label: "Waitpoints" },
   { to: "/team", label: "Team", managers: true },

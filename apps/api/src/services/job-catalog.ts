@@ -71,7 +71,8 @@ export function createJobCatalog({ config, db }: Pick<AppDeps, "config" | "db">)
     },
     async orgType(orgId, type) {
       if (isBuiltInType(type)) return undefined;
-      return (await typesOf(orgId, false)).get(type) ?? (await typesOf(orgId, true)).get(type);
+      // From the cache (isKnownType reads it again for a type it did not know): a plugin type costs no query here.
+      return (await typesOf(orgId, false)).get(type);
     },
     forgetOrgTypes(orgId) {
       orgTypes.delete(orgId);

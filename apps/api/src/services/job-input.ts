@@ -88,8 +88,9 @@ export async function prepareJobs(
       invalid.push(...checked.details);
       continue;
     }
-    // An organization's own type may set a default timeout (SPEC §26).
-    const own = input.timeout_ms === undefined ? await deps.catalog.orgType(orgId, input.type) : undefined;
+    // An organization's own type may set a default timeout and default retries (SPEC §26). max_retries arrives as 0
+    // when the request gave none, so a job of such a type that asks for 0 gets the type's default.
+    const own = await deps.catalog.orgType(orgId, input.type);
     const runAt = input.run_at === undefined ? null : new Date(input.run_at);
     if (runAt && runAt.getTime() > now.getTime() + RUN_AT_MAX_AHEAD_MS) {
       invalid.push({ path: `${prefixes[i]}run_at`, message: "must be at most 365 days ahead" });
@@ -101,7 +102,7 @@ export async function prepareJobs(
       type: input.type,
       payloadJson: JSON.stringify(checked.payload),
       payload: checked.payload,
-      maxRetries: input.max_retries,
+      maxRetries: input.max_retries === 0 ? (own?.default_max_retries ?? 0) : input.max_retries,
       createdAt: now,
       priority: input.priority,
       // Kept as asked; a past time is due at once.

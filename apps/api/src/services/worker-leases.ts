@@ -8,7 +8,9 @@
 // types) — one that leases a full batch wakes the next few, so a burst is drained without a stampede.
 import { DISPATCH_CHANNEL, leaseJobs, msUntilLeasable, NotificationListener, type LeasedJob, type LeaseRequest } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
+import { OutcomeWriter } from "./worker-outcomes";
 import type pg from "pg";
+import { Gauge, type Registry } from "prom-client";
 
 type Waiter = { wake(): void };
 type Group = { types: ReadonlySet<string>; waiters: Set<Waiter> };
@@ -30,8 +32,25 @@ export class LeaseHub {
   private lastWarning = 0;
   private attempts = 0;
   private readonly queued: (() => void)[] = [];
+  /** The group commit of this process' outcome reports. */
+  readonly outcomes: OutcomeWriter;
 
-  constructor(private readonly options: { pool: pg.Pool; logger: Logger }) {}
+  constructor(private readonly options: { pool: pg.Pool; logger: Logger }) {
+    this.outcomes = new OutcomeWriter(options.pool);
+  }
+
+  /** Adds the gauge of long-polls waiting on this API process to `registry`. */
+  observe(registry: Registry): void {
+    const waiting = () => this.stats().waiting;
+    new Gauge({
+      name: "conveyor_worker_long_polls",
+      help: "Worker-protocol lease calls (POST /worker/lease) waiting for work on this API process.",
+      registers: [registry],
+      collect() {
+        this.set(waiting());
+      },
+    });
+  }
 
   /** Waiters now, and whether the hub holds its LISTEN connection (for tests and the bench). */
   stats(): { waiting: number; listening: boolean } {

@@ -40,6 +40,7 @@ import { redactText } from "@conveyor/logger";
 import { AppError, notFound, validationFailed } from "./errors";
 import type { Caller, ServiceDeps } from "./deps";
 import type { LeaseHub } from "./worker-leases";
+import type { Report } from "./worker-outcomes";
 
 /** A lease's length unless the worker asks for another. */
 export const LEASE_MS_DEFAULT = 30_000;
@@ -72,12 +73,24 @@ export type LeasedJobJson = {
 };
 
 const lastTouched = new Map<string, number>();
+/** An organization's own types, as lease calls check them: cached briefly (a new type is leasable within this). */
+const OWN_TYPES_TTL_MS = 2_000;
+const ownTypes = new Map<string, { types: Set<string>; until: number }>();
+
+async function ownTypesOf(orgId: string, wanted: string[], deps: WorkerDeps): Promise<Set<string>> {
+  const cached = ownTypes.get(orgId);
+  if (cached && cached.until > Date.now() && wanted.every((t) => cached.types.has(t))) return cached.types;
+  const types = new Set(await leasableOrgTypes(deps.db.pool, orgId, wanted));
+  if (ownTypes.size > 10_000) ownTypes.clear();
+  ownTypes.set(orgId, { types: new Set([...(cached?.types ?? []), ...types]), until: Date.now() + OWN_TYPES_TTL_MS });
+  return types;
+}
 
 /** POST /worker/lease: the jobs leased to this worker (possibly none, after waiting up to wait_seconds). */
 export async function leaseForWorker(options: { caller: Caller; input: LeaseInput; signal: AbortSignal }, deps: WorkerDeps): Promise<LeasedJobJson[]> {
   const { caller, input } = options;
   const types = [...new Set(input.types)];
-  const own = new Set(await leasableOrgTypes(deps.db.pool, caller.orgId, types));
+  const own = await ownTypesOf(caller.orgId, types, deps);
   const foreign = types.filter((t) => !own.has(t));
   if (foreign.length) {
     throw validationFailed(foreign.map((t) => ({ path: "types", message: `"${t}" is not a job type of your organization (POST /job-types registers one)` })));
@@ -181,19 +194,28 @@ export async function heartbeat(
   return { lease_expires_at: lease.expiresAt.toISOString(), cancel_requested: lease.cancelRequested };
 }
 
+/** An outcome report under the caller's lease, checked and written with the others arriving with it (OutcomeWriter). */
+async function report(caller: Caller, id: string, token: string, build: Report["build"], deps: WorkerDeps): Promise<{ status: JobStatus }> {
+  if (!isUuid(id)) throw notFound("Job");
+  const status = await deps.leases.outcomes.write({ orgId: caller.orgId, jobId: id, token, build });
+  if (status === undefined) throw lost();
+  return { status };
+}
+
 /** POST /worker/jobs/{id}/complete: the attempt succeeded with `result`. */
 export async function completeJob(
   options: { caller: Caller; id: string; input: { lease_token: string; result?: unknown } },
   deps: WorkerDeps,
 ): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const lease = await leaseOf(caller, id, input.lease_token, deps);
-  const applied = await writeOutcomes(
-    deps.db.pool,
-    [],
-    [{ id, fence: input.lease_token, status: "done", retries: lease.retries, result: JSON.stringify(input.result ?? null), error: null, runAt: null }],
+  const result = JSON.stringify(input.result ?? null);
+  return report(
+    caller,
+    id,
+    input.lease_token,
+    (lease) => ({ logs: [], outcome: { id, fence: input.lease_token, status: "done", retries: lease.retries, result, error: null, runAt: null } }),
+    deps,
   );
-  return settled(id, input.lease_token, applied, deps);
 }
 
 export type FailInput = { lease_token: string; error: string; retryable?: boolean; retry_after_ms?: number };
@@ -205,27 +227,30 @@ export type FailInput = { lease_token: string; error: string; retryable?: boolea
  */
 export async function failJob(options: { caller: Caller; id: string; input: FailInput }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const lease = await leaseOf(caller, id, input.lease_token, deps);
-  const attempt = lease.retries + 1;
   const message = redactText(input.error).slice(0, 8_000) || "The worker reported a failure without a message.";
-  const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
-  let outcome: Parameters<typeof writeOutcomes>[2][number];
-  let line: LogRow;
-  if (lease.cancelRequested) {
-    outcome = { ...base, status: "cancelled" };
-    line = logRow(lease, "warn", `Attempt ${attempt} stopped for a cancellation: ${message}`);
-  } else if (input.retryable === false || attempt > lease.maxRetries) {
-    outcome = { ...base, status: "failed" };
-    const why = input.retryable === false ? "failed permanently" : `failed; no retries left (max_retries ${lease.maxRetries})`;
-    line = logRow(lease, "error", `Attempt ${attempt} ${why}: ${message}`);
-  } else {
-    const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.config.RETRY_BASE_MS), input.retry_after_ms ?? 0));
-    const runAt = new Date(Date.now() + delay);
-    outcome = { ...base, status: "pending", retries: attempt, runAt };
-    line = logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`);
-  }
-  const applied = await writeOutcomes(deps.db.pool, [line], [outcome]);
-  return settled(id, input.lease_token, applied, deps);
+  return report(
+    caller,
+    id,
+    input.lease_token,
+    (lease) => {
+      const attempt = lease.retries + 1;
+      const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
+      if (lease.cancelRequested) {
+        return { outcome: { ...base, status: "cancelled" }, logs: [logRow(lease, "warn", `Attempt ${attempt} stopped for a cancellation: ${message}`)] };
+      }
+      if (input.retryable === false || attempt > lease.maxRetries) {
+        const why = input.retryable === false ? "failed permanently" : `failed; no retries left (max_retries ${lease.maxRetries})`;
+        return { outcome: { ...base, status: "failed" }, logs: [logRow(lease, "error", `Attempt ${attempt} ${why}: ${message}`)] };
+      }
+      const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.config.RETRY_BASE_MS), input.retry_after_ms ?? 0));
+      const runAt = new Date(Date.now() + delay);
+      return {
+        outcome: { ...base, status: "pending", retries: attempt, runAt },
+        logs: [logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`)],
+      };
+    },
+    deps,
+  );
 }
 
 /**
@@ -234,21 +259,16 @@ export async function failJob(options: { caller: Caller; id: string; input: Fail
  */
 export async function releaseJob(options: { caller: Caller; id: string; input: { lease_token: string } }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const lease = await leaseOf(caller, id, input.lease_token, deps);
-  const line = logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`);
-  const applied = await writeOutcomes(
-    deps.db.pool,
-    [line],
-    [{ id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null }],
+  return report(
+    caller,
+    id,
+    input.lease_token,
+    (lease) => ({
+      logs: [logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`)],
+      outcome: { id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null },
+    }),
+    deps,
   );
-  return settled(id, input.lease_token, applied, deps);
-}
-
-async function settled(id: string, token: string, applied: Map<string, JobStatus>, deps: WorkerDeps): Promise<{ status: JobStatus }> {
-  const status = applied.get(id);
-  if (status === undefined) throw lost();
-  await dropLeases(deps.db.pool, [id], [token]);
-  return { status };
 }
 
 /** POST /worker/jobs/{id}/steps/{name}: a durable step's result, stored once; a repeat answers the stored one. */

@@ -34,6 +34,7 @@ export const keys = {
   queues: { all: ["queues"] as const },
   workers: { all: ["workers"] as const },
   alerts: { all: ["alerts"] as const, list: () => ["alerts", "list"] as const, rules: () => ["alerts", "rules"] as const },
+  jobTypes: { all: ["job-types"] as const },
   rateLimits: { all: ["rate-limits"] as const },
   schedules: { all: ["schedules"] as const },
   invites: { all: ["invites"] as const },

@@ -75,17 +75,20 @@ function WorkerCard({ worker }: { worker: WorkerRow }) {
   const gone = worker.state === "gone";
   const yours = worker.busy_slots - worker.other_busy_slots;
   const percent = (n: number) => (worker.slots > 0 ? (100 * n) / worker.slots : 0);
-  const name = `${worker.host} · pid ${worker.pid}`;
+  // One of the organization's own workers (SPEC §26): named as it named itself, running its own SDK.
+  const own = worker.kind === "protocol";
+  const name = own ? worker.host : `${worker.host} · pid ${worker.pid}`;
   return (
     <Paper component="li" withBorder p="sm" data-worker-id={worker.id} data-state={worker.state} aria-label={name} style={{ minWidth: 0 }}>
       <Stack gap={8}>
         <Group justify="space-between" align="flex-start" gap="xs" wrap="nowrap">
           <Stack gap={0} miw={0}>
             <Text fw={600} size="sm" style={{ overflowWrap: "anywhere" }} data-testid="worker-name">
-              {worker.host} <span style={{ whiteSpace: "nowrap" }}>· pid {worker.pid}</span>
+              {worker.host} {!own && <span style={{ whiteSpace: "nowrap" }}>· pid {worker.pid}</span>}
             </Text>
             <Text size="xs" c="dimmed">
-              Conveyor {worker.version} on Node.js {worker.node_version} · started <Time iso={worker.started_at} />
+              {own ? `Your own worker (${worker.version})` : `Conveyor ${worker.version} on Node.js ${worker.node_version}`} · started{" "}
+              <Time iso={worker.started_at} />
             </Text>
           </Stack>
           <Badge color={gone ? "red" : "green"} variant="dot" miw="max-content" style={{ flexShrink: 0 }}>

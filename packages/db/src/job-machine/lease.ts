@@ -89,7 +89,9 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
     if (room <= 0) break;
     const handed = await inTransaction(pool, async (tx) => {
       const { rows: lock } = await tx.query<{ locked: boolean }>(
-        "SELECT pg_try_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0)) AS locked",
+        // The hand-over marks need no durable commit (a mark lost in a crash is a job handed over again: the dispatcher's
+        // marks are written the same way); the claim that follows commits durably.
+        "SELECT set_config('synchronous_commit', 'off', true), pg_try_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0)) AS locked",
         [request.orgId, type],
       );
       if (!lock[0]!.locked) {
@@ -203,6 +205,45 @@ export async function liveLease(
         expiresAt: r.expires_at,
       }
     : null;
+}
+
+/** The live leases among `leases` (each its org, job and token), in one statement: what a batch of reports checks. */
+export async function liveLeases(
+  db: pg.Pool | pg.PoolClient,
+  leases: readonly { orgId: string; jobId: string; token: string }[],
+): Promise<Map<string, LiveLease>> {
+  if (leases.length === 0) return new Map();
+  const { rows } = await db.query<{
+    job_id: string;
+    org_id: string;
+    type: string;
+    retries: number;
+    max_retries: number;
+    cancel_requested: boolean;
+    expires_at: Date;
+    token: string;
+  }>(
+    `SELECT l.job_id, l.org_id, l.type, j.retries, j.max_retries, j.cancel_requested_at IS NOT NULL AS cancel_requested, l.expires_at, l.token
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS t(org_id, job_id, token)
+       JOIN worker_leases l ON l.job_id = t.job_id AND l.token = t.token AND l.org_id = t.org_id AND l.expires_at > now()
+       JOIN jobs j ON j.id = l.job_id AND j.fence = l.token AND j.status = 'processing'
+      WHERE l.job_id = ANY($2::uuid[])`,
+    [leases.map((l) => l.orgId), leases.map((l) => l.jobId), leases.map((l) => l.token)],
+  );
+  return new Map(
+    rows.map((r) => [
+      `${r.job_id} ${r.token}`,
+      {
+        jobId: r.job_id,
+        orgId: r.org_id,
+        type: r.type,
+        retries: r.retries,
+        maxRetries: r.max_retries,
+        cancelRequested: r.cancel_requested,
+        expiresAt: r.expires_at,
+      },
+    ]),
+  );
 }
 
 /** Ends leases whose attempt ended (an outcome, a sleep, a wait): only under their own token. */

@@ -199,7 +199,7 @@ class Worker:
         self.poll_seconds = poll_seconds
         self.shutdown_timeout = shutdown_timeout
         self._tasks: dict[str, Task] = {}
-        self._transport = Transport(base_url, api_key=api_key, timeout=max(timeout, poll_seconds + 10), max_connections=concurrency + 8)
+        self._transport = Transport(base_url, api_key=api_key, timeout=max(timeout, poll_seconds + 10), max_connections=concurrency * 2 + 8)
         self._running: dict[str, _Running] = {}
         self._lock = threading.Lock()
         self._free = threading.Semaphore(concurrency)
@@ -225,12 +225,20 @@ class Worker:
         if install_signal_handlers and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self.stop())
-        self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="conveyor-task")
+        # Twice the slots: a finished task's thread reports its outcome while the next task already runs.
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 2, thread_name_prefix="conveyor-task")
         beats = threading.Thread(target=self._heartbeats, name="conveyor-heartbeat", daemon=True)
         beats.start()
         logger.info("worker %s runs %s with concurrency %d", self.name, ", ".join(self._tasks), self.concurrency)
+        # Two lease calls in flight (from concurrency 8 on): while one waits for its answer, the other brings the next
+        # batch, so the slots are not idle for a lease's round trip.
+        leasers = [threading.Thread(target=self._lease_loop, name=f"conveyor-lease-{i}", daemon=True) for i in range(2 if self.concurrency >= 8 else 1)]
         try:
-            self._lease_loop()
+            for thread in leasers:
+                thread.start()
+            while any(thread.is_alive() for thread in leasers):
+                for thread in leasers:
+                    thread.join(timeout=0.2)
         finally:
             self._shutdown()
 
@@ -302,30 +310,38 @@ class Worker:
 
     def _execute(self, running: _Running) -> None:
         job, ctx = running.job, running.ctx
+        slot_held = True
+
+        def free_slot() -> None:
+            # The task's slot is free once its function returns: its outcome is reported meanwhile (as the built-in
+            # workers record theirs by group commit), so a slow report does not keep the next job waiting.
+            nonlocal slot_held
+            running.finished = True
+            if slot_held:
+                slot_held = False
+                self._free.release()
+
         try:
             task = self._tasks[job["type"]]
             try:
                 result = task(job["payload"], ctx)
             except _Suspended:
-                running.finished = True
                 return
             except _Lost:
                 logger.warning("job %s: the lease was lost (lapsed or taken over); its outcome is not reported", job["id"])
                 return
             except Exception as error:  # the task failed: retried unless permanent
-                running.finished = True
+                free_slot()
                 self._report_failure(running, error)
                 return
-            # No heartbeat for it from now on: its outcome ends the lease.
-            running.finished = True
+            free_slot()
             self._report(running, "complete", {"result": result})
         except Exception:
             logger.error("job %s: could not report its outcome\n%s", job["id"], traceback.format_exc())
         finally:
-            running.finished = True
+            free_slot()
             with self._lock:
                 self._running.pop(job["id"], None)
-            self._free.release()
 
     def _report_failure(self, running: _Running, error: Exception) -> None:
         if isinstance(error, WaitpointFailed):

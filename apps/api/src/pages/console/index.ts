@@ -25,6 +25,7 @@ export const CONSOLE_PAGES = [
   "/retries",
   "/workers",
   "/alerts",
+  "/job-types",
   "/schedules",
   "/waitpoints",
   "/team",

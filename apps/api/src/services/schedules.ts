@@ -1,6 +1,6 @@
 // Schedules (docs/reference/time.md#time-priority-and-fairness): a cron expression in an IANA zone and the job each tick creates. The job template is
 // checked like a POST /jobs body when the schedule is saved; next_run_at follows from cron, zone and paused,
-// and is what the worker's ticker waits for (apps/worker/src/runtime/scheduler.ts).
+// and is what the worker's ticker waits for (apps/worker/src/maintenance/scheduler.ts).
 import { checkCron, checkTimezone, nextTick, type ScheduleTiming } from "@conveyor/contracts";
 import {
   deleteSchedule as deleteRow,

@@ -3,7 +3,7 @@
 import Joi from "joi";
 import { CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_NAME_PATTERN, RATE_LIMIT_PERIODS } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
-import { notFound } from "../services/errors";
+import { notFound } from "../services/infrastructure/errors";
 import { deleteRateLimit, listQueues, listRateLimits, putRateLimit, updateQueue, type QueueChange, type RateLimitInput } from "../services/flow-control";
 import { rateLimitName } from "../declarations/job-fields";
 

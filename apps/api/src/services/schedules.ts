@@ -14,10 +14,10 @@ import {
   type JobTemplate,
   type ScheduleRow,
 } from "@conveyor/db";
-import { notFound, validationFailed, type ErrorDetail } from "./errors";
-import { checkJob, unknownJobType } from "./job-catalog";
-import { audit, changedFields } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { notFound, validationFailed, type ErrorDetail } from "./infrastructure/errors";
+import { checkJob, unknownJobType } from "./infrastructure/job-catalog";
+import { audit, changedFields } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 import { checkRateLimitNames } from "./job-input";
 
 export type ScheduleInput = { name: string; cron: string; timezone: string; job: JobTemplate; paused: boolean };

@@ -3,7 +3,7 @@
 import { templateNames, urlPolicy } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, validatePayload, type CatalogOptions, type ValidationDetail } from "@conveyor/contracts";
 import { listRegisteredTypes } from "@conveyor/db";
-import type { AppDeps } from "../context";
+import type { AppDeps } from "../../context";
 import { AppError, type ErrorDetail } from "./errors";
 
 const REGISTERED_TYPES_TTL_MS = 5_000;

@@ -9,7 +9,7 @@ import helmet from "helmet";
 import type { AppDeps } from "./context";
 import { endpoints } from "./endpoints";
 import { httpStatus } from "./http/errors";
-import { AppError } from "./services/errors";
+import { AppError } from "./services/infrastructure/errors";
 import { buildRouter } from "./endpoints/router";
 import { createAuthenticator } from "./middleware/authenticate";
 import type { RouterDeps } from "./middleware/deps";
@@ -21,12 +21,12 @@ import { createRateLimits } from "./middleware/rate-limit";
 import { requestContext } from "./middleware/request-context";
 import { createApiMetrics } from "./observability/metrics";
 import { buildOpenApiDocument } from "./openapi/document";
-import { EventHub } from "./services/event-hub";
-import { LeaseHub } from "./services/worker-leases";
-import { createJobCatalog } from "./services/job-catalog";
-import { ReadRouting } from "./services/read-routing";
-import { Admission } from "./services/admission";
-import { dummyHash } from "./services/passwords";
+import { EventHub } from "./services/infrastructure/event-hub";
+import { LeaseHub } from "./services/infrastructure/worker-leases";
+import { createJobCatalog } from "./services/infrastructure/job-catalog";
+import { ReadRouting } from "./services/infrastructure/read-routing";
+import { Admission } from "./services/infrastructure/admission";
+import { dummyHash } from "./services/infrastructure/passwords";
 
 /** The app, and `stopBackground()`: stops its background work (the event tail) before the pool it reads closes. */
 export type ConveyorApp = express.Express & { stopBackground(): Promise<void> };

@@ -2,7 +2,7 @@
 // refused (credential versions included).
 import jwt from "jsonwebtoken";
 import { newId } from "@conveyor/db";
-import { signToken } from "../src/services/tokens";
+import { signToken } from "../src/services/infrastructure/tokens";
 import { expectError } from "./support/expect-error";
 import { addMember, createApiKey, createOrg, uniqueEmail, TEST_PASSWORD, startTestApi, type TestApi } from "@conveyor/api/testing";
 

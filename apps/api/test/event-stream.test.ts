@@ -10,8 +10,8 @@ import { metricSample, openSse, waitFor, type SseClient, type SseEvent } from "@
 import { createApiKey, createOrg, startTestApi, type TestApi, type TestMember } from "@conveyor/api/testing";
 import { createApp } from "../src/app";
 import { responseSchemas } from "../src/declarations/responses";
-import { HEARTBEAT_MS } from "../src/services/event-hub";
-import { MAX_BUFFERED_BYTES } from "../src/services/event-stream";
+import { HEARTBEAT_MS } from "../src/services/infrastructure/event-hub";
+import { MAX_BUFFERED_BYTES } from "../src/services/infrastructure/event-stream";
 
 let api: TestApi;
 let base: string;

@@ -2,7 +2,7 @@
 // removal and what it takes with it, role changes, pending invites and their withdrawal, members in pages, and
 // another organization's ids answered like random ones.
 import { newId } from "@conveyor/db";
-import { signToken } from "../src/services/tokens";
+import { signToken } from "../src/services/infrastructure/tokens";
 import { expectError } from "./support/expect-error";
 import { addMember, createApiKey, createOrg, uniqueEmail, type TestMember, startTestApi, type TestApi } from "@conveyor/api/testing";
 

@@ -6,8 +6,8 @@ import type { Role } from "@conveyor/contracts";
 import { newId } from "@conveyor/db";
 import type { DatabaseWithPrisma } from "@conveyor/db/prisma";
 import type { ApiConfig } from "../src/env";
-import { generateApiKey } from "../src/services/api-key-secrets";
-import { signToken } from "../src/services/tokens";
+import { generateApiKey } from "../src/services/infrastructure/api-key-secrets";
+import { signToken } from "../src/services/infrastructure/tokens";
 
 export const TEST_PASSWORD = "correct horse battery staple";
 let passwordHash: string | undefined;

@@ -3,4 +3,4 @@
 export { loadWorkerConfig, workerEnvSchema, type WorkerConfig } from "./env";
 export { handlerEnv } from "./handlers/settings";
 // What /metrics serves, for the tests that hold deploy/'s dashboards, alerts and KEDA queries to it.
-export { createWorkerMetrics } from "./runtime/metrics";
+export { createWorkerMetrics } from "./process/metrics";

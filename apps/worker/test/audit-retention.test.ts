@@ -4,7 +4,7 @@ import { PassThrough } from "node:stream";
 import { newId } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
-import { AuditRetention } from "../src/runtime/audit-retention";
+import { AuditRetention } from "../src/maintenance/audit-retention";
 
 let database: TestDatabase;
 const NOW = new Date();

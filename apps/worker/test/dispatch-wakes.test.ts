@@ -1,4 +1,4 @@
-import { DispatchWakes } from "../src/runtime/dispatch-wakes";
+import { DispatchWakes } from "../src/dispatch/dispatch-wakes";
 
 const TICK = 250;
 

@@ -5,7 +5,7 @@ import { createLogger } from "@conveyor/logger";
 import { newId } from "@conveyor/db";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import { PassThrough } from "node:stream";
-import { KeyExpiry } from "../src/runtime/key-expiry";
+import { KeyExpiry } from "../src/maintenance/key-expiry";
 
 let database: TestDatabase;
 const logger = createLogger({ service: "test", stream: new PassThrough() });

@@ -5,8 +5,8 @@ import http from "node:http";
 import pg from "pg";
 import { listQueues, newId, readBacklog } from "@conveyor/db";
 import { createTestDatabase, metricSample as sample, type TestDatabase } from "@conveyor/testkit";
-import { startHealthServer, type HealthServer } from "../src/runtime/health-server";
-import { createWorkerMetrics, type WorkerMetrics } from "../src/runtime/metrics";
+import { startHealthServer, type HealthServer } from "../src/process/health-server";
+import { createWorkerMetrics, type WorkerMetrics } from "../src/process/metrics";
 
 function get(port: number, path: string): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { UnrecoverableError } from "bullmq";
 import { AttemptTimeoutError, PermanentJobError, ProviderRateLimitedError, RetryableJobError, RETRY_DELAY_CAP_MS } from "@conveyor/contracts";
-import { classifyFailure, type FailedAttempt, type FailureOutcome } from "../src/runtime/outcome";
+import { classifyFailure, type FailedAttempt, type FailureOutcome } from "../src/executor/outcome";
 
 const base: FailedAttempt = {
   error: new Error("boom"),

@@ -6,8 +6,8 @@ import { newId, registerWorker } from "@conveyor/db";
 import { JobQueues, createRedis, waitForRedis, type RedisClient } from "@conveyor/queue";
 import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
 import { PassThrough } from "node:stream";
-import { Reconciler } from "../src/runtime/reconciler";
-import { restoreMissing } from "../src/runtime/redis-repair";
+import { Reconciler } from "../src/maintenance/reconciler";
+import { restoreMissing } from "../src/dispatch/redis-repair";
 
 let database: TestDatabase;
 let server: PrivateRedis;

@@ -2,7 +2,7 @@
 // JOB_RETENTION_DAYS ago go, with their logs, events, artifacts, callbacks and idempotency keys, in batches;
 // live jobs and recent ones stay, whatever their age or organization.
 import { newId } from "@conveyor/db";
-import { Retention } from "../src/runtime/retention";
+import { Retention } from "../src/maintenance/retention";
 import { daysAgo, logger, NOW, retentionDatabase } from "./support/retention";
 
 const { orgs, pool } = retentionDatabase("jobs, job_queue, events, job_search");

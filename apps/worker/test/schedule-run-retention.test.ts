@@ -4,7 +4,7 @@ import { PassThrough } from "node:stream";
 import { insertSchedule, newId } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
-import { ScheduleRunRetention } from "../src/runtime/schedule-run-retention";
+import { ScheduleRunRetention } from "../src/maintenance/schedule-run-retention";
 
 let database: TestDatabase;
 let scheduleId: string;

@@ -3,8 +3,8 @@
 // (depends_on or a ctx.waitFor step) stays until that job's own retention has deleted it, whatever the organization.
 import { randomBytes } from "node:crypto";
 import { newId } from "@conveyor/db";
-import { Retention } from "../src/runtime/retention";
-import { WaitpointRetention } from "../src/runtime/waitpoint-retention";
+import { Retention } from "../src/maintenance/retention";
+import { WaitpointRetention } from "../src/maintenance/waitpoint-retention";
 import { daysAgo, logger, NOW, retentionDatabase } from "./support/retention";
 
 const { orgs, pool } = retentionDatabase("jobs, job_queue, events, job_dependencies, job_steps, waitpoints");

@@ -4,7 +4,7 @@ import { PassThrough } from "node:stream";
 import { newId } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
-import { WebhookDeliveryRetention } from "../src/runtime/webhook-delivery-retention";
+import { WebhookDeliveryRetention } from "../src/maintenance/webhook-delivery-retention";
 
 let database: TestDatabase;
 const logger = createLogger({ service: "test", stream: new PassThrough() });

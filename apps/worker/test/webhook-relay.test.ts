@@ -7,7 +7,7 @@ import { WEBHOOK_DELIVERY_MAX_RETRIES, WEBHOOK_DELIVERY_TYPE } from "@conveyor/c
 import { claimJobs, insertJobs, insertWebhookEndpoint, newId, relayEventsToWebhooks, writeOutcomes } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, waitFor, type TestDatabase, insertOrgs } from "@conveyor/testkit";
-import { WebhookRelay } from "../src/runtime/webhook-relay";
+import { WebhookRelay } from "../src/maintenance/webhook-relay";
 
 const discard = createLogger({ service: "test", stream: new Writable({ write: (_c, _e, done) => done() }) });
 

@@ -5,8 +5,8 @@ import { PassThrough } from "node:stream";
 import { listWorkers, newId } from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, waitFor, type TestDatabase } from "@conveyor/testkit";
-import { WorkerRegistry } from "../src/runtime/registry";
-import { WorkerReaper } from "../src/runtime/worker-reaper";
+import { WorkerRegistry } from "../src/process/registry";
+import { WorkerReaper } from "../src/maintenance/worker-reaper";
 
 let database: TestDatabase;
 const logger = createLogger({ service: "test", stream: new PassThrough() });

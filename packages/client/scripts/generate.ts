@@ -1,5 +1,6 @@
 // `npm run generate -w @conveyor/client`: writes src/schema.d.ts (the types, openapi-typescript) and
-// src/job-types.ts (the built-in job types as a value, for pickers such as the console's) from the API's OpenAPI
+// src/job-types.ts (values of the document: the built-in job types, for pickers such as the console's, the job
+// filters' names and the bounds of rate limits and queue caps) from the API's OpenAPI
 // document in openapi.json, which the API writes (`npm run openapi` at the root: what GET /openapi.json serves on a
 // default deployment). All three are build output, not committed: the root postinstall writes the document, then
 // runs this. `--check` writes nothing and exits 1 when a file differs from what the document gives (stale after an
@@ -90,6 +91,35 @@ function payloadTemplates(document: DocumentWithExamples, types: string[]): Reco
   );
 }
 
+type Operation = {
+  parameters?: { name: string; in: string; schema?: { pattern?: string } }[];
+  requestBody?: { content?: Record<string, { schema?: JsonSchemaNode & { pattern?: string; maximum?: number } }> };
+};
+type Bound = { pattern?: string; maximum?: number; enum?: unknown[]; properties?: Record<string, Bound>; oneOf?: Bound[] };
+
+/**
+ * Values the console checks input against before it asks, read from the document so that each is written once (in
+ * the API's declarations): the names of the job filters, and the bounds of rate limits and queue caps.
+ */
+function boundValues(document: { paths: Record<string, Record<string, Operation>> }) {
+  const body = (path: string, method: string) => document.paths[path]?.[method]?.requestBody?.content?.["application/json"]?.schema as Bound | undefined;
+  const need = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`The document has no ${what}: its shape changed`);
+    return value;
+  };
+  const bulk = body("/jobs/bulk", "post");
+  const filter = need((bulk?.oneOf ?? [bulk]).find((variant) => variant?.properties?.filter)?.properties?.filter?.properties, "POST /jobs/bulk filter");
+  const rateLimit = body("/rate-limits/{name}", "put")?.properties;
+  const name = document.paths["/rate-limits/{name}"]?.put?.parameters?.find((p) => p.in === "path" && p.name === "name")?.schema?.pattern;
+  return {
+    filterKeys: Object.keys(filter),
+    rateLimitName: need(name, "rate limit name pattern"),
+    rateLimitMax: need(rateLimit?.limit?.maximum, "rate limit maximum"),
+    ratePeriods: need(rateLimit?.period?.enum, "rate limit periods"),
+    queueCapMax: need(body("/queues/{type}", "patch")?.properties?.concurrency_limit?.maximum, "queue concurrency_limit maximum"),
+  };
+}
+
 /** Laid out as the repository's Prettier settings want (schema.d.ts is left as openapi-typescript writes it). */
 async function prettier(file: string, source: string): Promise<string> {
   const { format, resolveConfig } = await import("prettier");
@@ -110,6 +140,7 @@ async function generate(): Promise<Record<string, string>> {
   const ast = await openapiTS(document);
   const types = builtInTypes(document);
   if (types.length === 0) throw new Error("NewJob has no built-in variants: the document's shape changed");
+  const bounds = boundValues(document as unknown as Parameters<typeof boundValues>[0]);
   const jobTypes = await prettier(
     path.join(PACKAGE, "src/job-types.ts"),
     `${HEADER}\n` +
@@ -118,7 +149,19 @@ async function generate(): Promise<Record<string, string>> {
       `/** The name of a built-in job type. */\n` +
       `export type BuiltInJobType = (typeof BUILT_IN_JOB_TYPES)[number];\n\n` +
       `/** A payload to start from, per built-in type: its required fields, with the documented example's values. */\n` +
-      `export const BUILT_IN_PAYLOAD_TEMPLATES: Record<BuiltInJobType, Record<string, unknown>> = ${JSON.stringify(payloadTemplates(document as unknown as DocumentWithExamples, types))};\n`,
+      `export const BUILT_IN_PAYLOAD_TEMPLATES: Record<BuiltInJobType, Record<string, unknown>> = ${JSON.stringify(payloadTemplates(document as unknown as DocumentWithExamples, types))};\n\n` +
+      `/** The filters of GET /jobs (POST /jobs/bulk's \`filter\` takes the same), in the document's order. */\n` +
+      `export const JOB_FILTER_KEYS = ${JSON.stringify(bounds.filterKeys)} as const;\n\n` +
+      `/** The name of a filter of GET /jobs. */\n` +
+      `export type JobFilterKey = (typeof JOB_FILTER_KEYS)[number];\n\n` +
+      `/** A rate limit's name (PUT /rate-limits/{name}). */\n` +
+      `export const RATE_LIMIT_NAME_PATTERN = new RegExp(${JSON.stringify(bounds.rateLimitName)});\n\n` +
+      `/** Most starts a rate limit may allow per period. */\n` +
+      `export const RATE_LIMIT_MAX = ${bounds.rateLimitMax};\n\n` +
+      `/** A rate limit's periods. */\n` +
+      `export const RATE_LIMIT_PERIODS = ${JSON.stringify(bounds.ratePeriods)} as const;\n\n` +
+      `/** Most of an organization's jobs of one type running at once, as a queue's cap (PATCH /queues/{type}). */\n` +
+      `export const QUEUE_CONCURRENCY_LIMIT_MAX = ${bounds.queueCapMax};\n`,
   );
   return { "src/schema.d.ts": HEADER + astToString(ast), "src/job-types.ts": jobTypes };
 }

@@ -18,6 +18,7 @@ import type { components, operations, paths } from "./schema.js";
 export type { components, operations, paths };
 export type { ConveyorEvent, EventStreamOptions };
 export { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType };
+export { JOB_FILTER_KEYS, QUEUE_CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_NAME_PATTERN, RATE_LIMIT_PERIODS, type JobFilterKey } from "./job-types.js";
 export { jobMatchesFilter, type FilterableJob, type JobListFilter } from "./job-match.js";
 export {
   createWorker,

@@ -2,19 +2,10 @@
 // console's live updates read every event through it. It is the JavaScript reading of the API's one filter
 // (jobsMatching() in packages/db/src/jobs/job-filter.ts); test/job-match.test.ts holds the two to the same answers.
 
-/** The filters of GET /jobs as query parameters (strings, as the URL carries them). */
-export type JobListFilter = {
-  status?: string;
-  type?: string;
-  created_after?: string;
-  created_before?: string;
-  finished_after?: string;
-  finished_before?: string;
-  schedule_id?: string;
-  q?: string;
-  failure_group?: string;
-  due?: string;
-};
+import type { JobFilterKey } from "./job-types.js";
+
+/** The filters of GET /jobs as query parameters (strings, as the URL carries them); their names come from the document. */
+export type JobListFilter = { [K in JobFilterKey]?: string };
 /** A job as a list item or an event's data shows it: the fields a filter can be read against in JavaScript. */
 export type FilterableJob = {
   id: string;

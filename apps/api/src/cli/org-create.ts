@@ -10,9 +10,9 @@ import { loadDotEnv, runMain, StartupError } from "@conveyor/config";
 import { connectDatabase } from "@conveyor/db";
 import { systemClock } from "../context";
 import { loadApiConfig } from "../env";
-import { AppError } from "../services/errors";
+import { AppError } from "../services/infrastructure/errors";
 import { createOrganization } from "../services/accounts";
-import { PASSWORD_MAX_BYTES, PASSWORD_MIN_CHARACTERS, passwordProblem } from "../services/passwords";
+import { PASSWORD_MAX_BYTES, PASSWORD_MIN_CHARACTERS, passwordProblem } from "../services/infrastructure/passwords";
 
 /** The environment variable that carries the owner's password when there is no terminal to ask on. */
 export const PASSWORD_VARIABLE = "ORG_CREATE_PASSWORD";

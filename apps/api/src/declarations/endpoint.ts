@@ -7,7 +7,7 @@ import type { Role } from "@conveyor/contracts";
 import type { ApiConfig } from "../env";
 import type { JsonSchema } from "./json-schema";
 import type { ResponseSchemaName } from "./responses";
-import type { Caller, ServiceDeps } from "../services/deps";
+import type { Caller, ServiceDeps } from "../services/infrastructure/deps";
 
 /**
  * Who may call an endpoint (docs/reference/tenants.md#authentication, docs/reference/tenants.md#the-console): anyone; a user — a user token or a console session; the job credentials —

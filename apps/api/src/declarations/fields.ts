@@ -1,6 +1,6 @@
 // Body fields shared by the account, invite and team routes.
 import Joi from "joi";
-import { passwordProblem, passwordTooLong } from "../services/passwords";
+import { passwordProblem, passwordTooLong } from "../services/infrastructure/passwords";
 
 /** Trimmed and lower-cased before it is checked (the only field converted in a body). */
 export const emailField = Joi.string()

@@ -3,7 +3,7 @@
 // area's bodies are in a responses-<area>.ts file (jobs, live, flow, schedules, waitpoints, events, accounts,
 // audit-sso, usage, workers, views) that this one spreads; the fields they share are written once, in responses-fields.ts.
 import Joi from "joi";
-import { ERROR_CODES } from "../services/errors";
+import { ERROR_CODES } from "../services/infrastructure/errors";
 import { accountsSchemas } from "./responses-accounts";
 import { alertsSchemas } from "./responses-alerts";
 import { auditSsoSchemas } from "./responses-audit-sso";

@@ -1,7 +1,7 @@
 // The web console (docs/reference/tenants.md#the-console): its page at / and its hashed assets, served by the API from its own origin. A
 // browser navigation to another console route (/jobs, /team, …) gets the same page (pages/console/console-pages.ts).
 import { endpoint } from "../declarations/endpoint";
-import { notFound } from "../services/errors";
+import { notFound } from "../services/infrastructure/errors";
 import { CONSOLE_PAGE_POLICY, CONSOLE_PAGES, consoleBuild } from "../pages/console";
 import { sendConsolePage } from "../pages/console/send-console-page";
 

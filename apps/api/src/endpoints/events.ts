@@ -3,7 +3,7 @@ import Joi from "joi";
 import { EVENT_ID_MAX, EVENT_TYPES } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint, idParam, type JsonSchema } from "../declarations/endpoint";
 import { serveEventStream } from "../http/sse";
-import { openEventStream } from "../services/event-stream";
+import { openEventStream } from "../services/infrastructure/event-stream";
 import { assertReadable, boundToCredential } from "../services/live";
 import { publicTokenQuery } from "./live";
 

@@ -1,9 +1,9 @@
 // Rate limits and queues (docs/reference/flow-control.md#flow-control). Reading them is for any credential of the organization (like GET /jobs/stats:
 // a service may watch its queues); changing them is for owners and admins with a user token.
 import Joi from "joi";
-import { CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_PERIODS } from "@conveyor/contracts";
+import { CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_NAME_PATTERN, RATE_LIMIT_PERIODS } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
-import { notFound } from "../services/errors";
+import { notFound } from "../services/infrastructure/errors";
 import { deleteRateLimit, listQueues, listRateLimits, putRateLimit, updateQueue, type QueueChange, type RateLimitInput } from "../services/flow-control";
 import { rateLimitName } from "../declarations/job-fields";
 
@@ -23,7 +23,7 @@ const queueExample = {
   p95_wait_ms: 850,
 };
 
-const nameParam = { description: "The rate limit's name: 1 to 100 of a-z, 0-9, _ . : -", schema: { type: "string", pattern: "^[a-z0-9_.:-]{1,100}$" } };
+const nameParam = { description: "The rate limit's name: 1 to 100 of a-z, 0-9, _ . : -", schema: { type: "string", pattern: RATE_LIMIT_NAME_PATTERN.source } };
 const typeParam = { description: "A job type your organization can use.", schema: { type: "string" } };
 
 const limitBody = Joi.object<RateLimitInput>({

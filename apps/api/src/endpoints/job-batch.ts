@@ -2,7 +2,7 @@
 // graph, with the waitpoints it waits on.
 import { BATCH_LIMIT } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, endpoint } from "../declarations/endpoint";
-import { validationFailed } from "../services/errors";
+import { validationFailed } from "../services/infrastructure/errors";
 import { payloadExamples } from "../openapi/job-types";
 import { jsonSchema, ref, withProperty } from "../declarations/json-schema";
 import { createJobs } from "../services/job-batch";

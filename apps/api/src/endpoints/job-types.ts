@@ -3,7 +3,7 @@
 import Joi from "joi";
 import { MAX_RETRIES_LIMIT, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN, TYPE_NAME_PATTERN } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
-import { notFound } from "../services/errors";
+import { notFound } from "../services/infrastructure/errors";
 import { createJobType, deleteJobType, getJobType, listJobTypes, updateJobType, type JobTypeChangeInput, type JobTypeInput } from "../services/job-types";
 
 const AT = "2026-12-06T09:30:00.000Z";

@@ -4,7 +4,7 @@
 import { pingDatabase } from "@conveyor/db";
 import { checkRedis } from "@conveyor/queue";
 import { endpoint } from "../declarations/endpoint";
-import { AppError } from "../services/errors";
+import { AppError } from "../services/infrastructure/errors";
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });
 

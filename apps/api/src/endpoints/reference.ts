@@ -1,7 +1,7 @@
 // This reference: the OpenAPI document, and the page that renders it for people, all served by this API
 // (no CDN). The document is built from the same declarations as the router (openapi/document.ts).
 import { endpoint } from "../declarations/endpoint";
-import { AppError } from "../services/errors";
+import { AppError } from "../services/infrastructure/errors";
 import { DOCS_PAGE_POLICY, docsBundle, docsHtml, docsInitJs } from "../pages/docs";
 import { sendPage } from "../pages/send";
 

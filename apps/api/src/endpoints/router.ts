@@ -6,8 +6,8 @@ import type { Endpoint, Reply } from "../declarations/endpoint";
 import type { EndpointRegistry } from "../declarations/registry";
 import { requireRole } from "../middleware/authenticate";
 import type { RouterDeps } from "../middleware/deps";
-import { AppError } from "../services/errors";
-import { validate } from "../services/validate";
+import { AppError } from "../services/infrastructure/errors";
+import { validate } from "../services/infrastructure/validate";
 
 export function buildRouter(endpoints: EndpointRegistry, deps: RouterDeps): Router {
   const router = Router();

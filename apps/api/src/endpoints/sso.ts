@@ -3,7 +3,7 @@
 import type { Request } from "express";
 import Joi from "joi";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint } from "../declarations/endpoint";
-import { AppError } from "../services/errors";
+import { AppError } from "../services/infrastructure/errors";
 import { clearedSsoCookie, sessionCookie, sessionTokenOf, ssoCookie, ssoFlowTokenOf } from "../http/session-cookie";
 import { wantsHtml } from "../pages/console/console-pages";
 import { requestOrigin } from "../http/request-origin";

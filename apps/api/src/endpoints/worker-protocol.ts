@@ -4,7 +4,7 @@
 import Joi from "joi";
 import { LOG_LEVELS, OUTPUT_MAX_BYTES, PROGRESS_MESSAGE_MAX_LENGTH, STEP_NAME_MAX_LENGTH, TYPE_NAME_PATTERN } from "@conveyor/contracts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam, type ErrorStatus } from "../declarations/endpoint";
-import { notFound } from "../services/errors";
+import { notFound } from "../services/infrastructure/errors";
 import {
   completeJob,
   failJob,

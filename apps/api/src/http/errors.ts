@@ -1,6 +1,6 @@
 // The HTTP status of every error code services raise (docs/reference/http.md#errors): the one place where a service's
-// refusal becomes HTTP. A new code in services/errors.ts does not compile until it has its status here.
-import type { AppError, ErrorCode } from "../services/errors";
+// refusal becomes HTTP. A new code in services/infrastructure/errors.ts does not compile until it has its status here.
+import type { AppError, ErrorCode } from "../services/infrastructure/errors";
 
 export const ERROR_STATUS = {
   bad_request: 400,

@@ -1,7 +1,7 @@
 // Serving a server-sent event stream (text/event-stream) over an Express response: the headers that keep proxies
 // from buffering or caching it, and the response seen as the sink an event stream writes to.
 import type { Response } from "express";
-import type { EventSink, EventStream } from "../services/event-stream";
+import type { EventSink, EventStream } from "../services/infrastructure/event-stream";
 
 export async function serveEventStream(res: Response, stream: EventStream): Promise<void> {
   // The client may have gone while the request was being checked: its 'close' has then been and gone.

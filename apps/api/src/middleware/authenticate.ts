@@ -12,14 +12,14 @@ import type { Role } from "@conveyor/contracts";
 import { findLiveApiKey, findLivePublicToken, findLiveSession, findMembership, touchApiKey, type ApiKeyOwner } from "@conveyor/db";
 import type { AppDeps } from "../context";
 import type { Access } from "../declarations/endpoint";
-import { AppError, forbidden, ssoRequired, unauthorized } from "../services/errors";
+import { AppError, forbidden, ssoRequired, unauthorized } from "../services/infrastructure/errors";
 import { requestOrigin } from "../http/request-origin";
 import { clearedSessionCookie, sessionTokenOf } from "../http/session-cookie";
-import type { Caller } from "../services/deps";
-import { hashApiKey, looksLikeApiKey } from "../services/api-key-secrets";
-import { csrfKey, csrfMatches, csrfToken, hashSessionToken, looksLikeSessionToken } from "../services/session-secrets";
-import { verifyToken } from "../services/tokens";
-import { hashPublicToken, looksLikePublicToken } from "../services/public-token-secrets";
+import type { Caller } from "../services/infrastructure/deps";
+import { hashApiKey, looksLikeApiKey } from "../services/infrastructure/api-key-secrets";
+import { csrfKey, csrfMatches, csrfToken, hashSessionToken, looksLikeSessionToken } from "../services/infrastructure/session-secrets";
+import { verifyToken } from "../services/infrastructure/tokens";
+import { hashPublicToken, looksLikePublicToken } from "../services/infrastructure/public-token-secrets";
 
 declare global {
   namespace Express {

@@ -3,7 +3,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { isDatabaseUnavailable } from "@conveyor/db";
 import { httpStatus } from "../http/errors";
-import { AppError, notFound } from "../services/errors";
+import { AppError, notFound } from "../services/infrastructure/errors";
 
 /** Errors raised by body-parser before a route runs, by their `type`. */
 function fromBodyParser(error: unknown): AppError | null {

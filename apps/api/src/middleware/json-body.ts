@@ -7,7 +7,7 @@
 // Query strings get the same character rules.
 import express, { type RequestHandler } from "express";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
-import { AppError, validationFailed, type ErrorDetail } from "../services/errors";
+import { AppError, validationFailed, type ErrorDetail } from "../services/infrastructure/errors";
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 

@@ -11,8 +11,8 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts 
 import { redisKeyPrefix } from "@conveyor/queue";
 import type { AppDeps } from "../context";
 import type { AuthEndpoint } from "../declarations/endpoint";
-import { AppError } from "../services/errors";
-import type { FailedLoginGuard } from "../services/login-guard";
+import { AppError } from "../services/infrastructure/errors";
+import type { FailedLoginGuard } from "../services/infrastructure/login-guard";
 
 /** Failed password checks allowed per account per window. */
 export const FAILED_LOGINS_PER_ACCOUNT = 10;

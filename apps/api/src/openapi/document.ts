@@ -6,7 +6,7 @@ import { MAX_JSON_DEPTH } from "@conveyor/contracts";
 import type { ApiConfig } from "../env";
 import type { EndpointRegistry } from "../declarations/registry";
 import type { Access, Endpoint, JsonSchema, ResponseSpec } from "../declarations/endpoint";
-import { catalogOptions } from "../services/job-catalog";
+import { catalogOptions } from "../services/infrastructure/job-catalog";
 import { errorResponseRef, errorResponses } from "./errors";
 import { jobSchemas } from "./job-types";
 import { jsonSchema, queryParameters, ref, withoutDefaults } from "../declarations/json-schema";

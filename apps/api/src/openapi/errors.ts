@@ -1,7 +1,7 @@
 // One shared response per refusal status, each with docs/reference/http.md#errors's error body, the codes that status carries (from
 // the same table the error middleware uses) and an example.
 import { ERROR_STATUS } from "../http/errors";
-import type { ErrorCode } from "../services/errors";
+import type { ErrorCode } from "../services/infrastructure/errors";
 import type { JsonSchema } from "../declarations/json-schema";
 import { ref } from "../declarations/json-schema";
 import type { ErrorStatus } from "../declarations/endpoint";

@@ -18,11 +18,11 @@ import {
 import type { Role } from "@conveyor/contracts";
 import Joi from "joi";
 import type { Clock } from "../context";
-import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "./errors";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
-import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./passwords";
-import { signToken } from "./tokens";
+import { AppError, notFound, ssoRequired, unauthorized, validationFailed } from "./infrastructure/errors";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import { hashPassword, passwordProblem, verifyAgainstNothing, verifyPassword } from "./infrastructure/passwords";
+import { signToken } from "./infrastructure/tokens";
 
 const emailSchema = Joi.string()
   .max(254)

@@ -19,9 +19,9 @@ import {
   type AlertJson,
   type AlertRuleJson,
 } from "@conveyor/db";
-import { notFound, validationFailed, type ErrorDetail } from "./errors";
-import { audit, changedFields } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { notFound, validationFailed, type ErrorDetail } from "./infrastructure/errors";
+import { audit, changedFields } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type AlertRuleInput = { name: string; condition: AlertCondition; channels: AlertChannel[]; window_seconds: number };
 export type AlertRulePatch = Partial<AlertRuleInput>;

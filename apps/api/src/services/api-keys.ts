@@ -11,10 +11,10 @@ import {
   revokeApiKey as revokeKey,
   type ListedApiKey,
 } from "@conveyor/db";
-import { forbidden, notFound, ssoRequired } from "./errors";
-import { generateApiKey } from "./api-key-secrets";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { forbidden, notFound, ssoRequired } from "./infrastructure/errors";
+import { generateApiKey } from "./infrastructure/api-key-secrets";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type ApiKeyJson = {
   id: string;

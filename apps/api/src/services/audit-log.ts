@@ -2,8 +2,8 @@
 // admins only (the route says so); every query names the caller's organization.
 import { auditActionsMatching } from "@conveyor/contracts";
 import { isUuid, listAuditEntries, type AuditEntryView } from "@conveyor/db";
-import { validationFailed } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
+import { validationFailed } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type AuditLogQuery = {
   actor_id?: string;

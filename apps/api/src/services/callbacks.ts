@@ -5,9 +5,9 @@
 import { createHash } from "node:crypto";
 import Joi from "joi";
 import { isStkCallbackSecret, isUuid, recordJobCallback } from "@conveyor/db";
-import type { ServiceDeps } from "./deps";
-import { notFound } from "./errors";
-import { validate } from "./validate";
+import type { ServiceDeps } from "./infrastructure/deps";
+import { notFound } from "./infrastructure/errors";
+import { validate } from "./infrastructure/validate";
 
 type StkCallback = {
   MerchantRequestID: string;

@@ -13,10 +13,10 @@ import {
   type QueueRow,
   type RateLimitRow,
 } from "@conveyor/db";
-import { AppError, notFound } from "./errors";
-import { audit, changedFields } from "./audit";
+import { AppError, notFound } from "./infrastructure/errors";
+import { audit, changedFields } from "./infrastructure/audit";
 import { checkRateLimitNames } from "./job-input";
-import type { Caller, ServiceDeps } from "./deps";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type RateLimitJson = { name: string; limit: number; period: RateLimitPeriod; used: number; created_at: string; updated_at: string };
 export type RateLimitInput = { limit: number; period: RateLimitPeriod };

@@ -13,13 +13,13 @@ import {
   type AuditRequest,
   type InviteRecord,
 } from "@conveyor/db";
-import { AppError, forbidden, unauthorized, validationFailed } from "./errors";
+import { AppError, forbidden, unauthorized, validationFailed } from "./infrastructure/errors";
 import { normalizeEmail } from "./accounts";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
-import { generateInviteToken, hashInviteToken, looksLikeInviteToken } from "./invite-tokens";
-import { hashPassword, passwordProblem, verifyPassword } from "./passwords";
-import { signToken } from "./tokens";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import { generateInviteToken, hashInviteToken, looksLikeInviteToken } from "./infrastructure/invite-tokens";
+import { hashPassword, passwordProblem, verifyPassword } from "./infrastructure/passwords";
+import { signToken } from "./infrastructure/tokens";
 
 export const INVITE_TTL_MS = 72 * 60 * 60 * 1000;
 

@@ -2,8 +2,8 @@
 // (grouped with other requests' inserts, dedupe keys honoured) or as a dependency graph (job-graph.ts), which may
 // include waitpoints the batch makes (docs/reference/lifecycle.md#waitpoints-and-durable-steps) for its jobs to wait on.
 import { dedupeHolder, insertWaitpoints, type NewJob, type WaitpointJson } from "@conveyor/db";
-import { validationFailed } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
+import { validationFailed } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 import { bindAttachments, checkGraphItems, insertGraph, resolveDependencies } from "./job-graph";
 import { prepareJobs, type Accepted, type JobInput } from "./job-input";
 import { completeUrl, newWaitpoint, type CreatedWaitpoint, type WaitpointInput } from "./waitpoints";

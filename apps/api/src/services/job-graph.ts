@@ -3,10 +3,10 @@
 // transaction of its own. Used by POST /jobs with depends_on and by POST /jobs/batch.
 import type { JobStatus } from "@conveyor/contracts";
 import { findOrgJobs, findOrgWaitpoints, isUuid, UnknownDependencyError, type NewJob } from "@conveyor/db";
-import { validationFailed, type ErrorDetail } from "./errors";
-import type { ServiceDeps } from "./deps";
+import { validationFailed, type ErrorDetail } from "./infrastructure/errors";
+import type { ServiceDeps } from "./infrastructure/deps";
 import type { Accepted, JobInput } from "./job-input";
-import type { GraphPrelude, JobInserter } from "./job-writer";
+import type { GraphPrelude, JobInserter } from "./infrastructure/job-writer";
 
 /** A waitpoint made by the batch (docs/reference/lifecycle.md#waitpoints-and-durable-steps): its ref, for the items' depends_on, and its id. */
 export type BatchWaitpointRef = { ref: string; id: string };

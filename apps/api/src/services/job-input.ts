@@ -2,10 +2,10 @@
 // payload against the catalog, its rate limit's name, and the new job row it becomes. Nothing here stores anything.
 import { CONCURRENCY_LIMIT_DEFAULT, DEDUPE_SECONDS_DEFAULT, RUN_AT_MAX_AHEAD_MS, type JobStatus, type OnDependencyFailure } from "@conveyor/contracts";
 import { newId, unknownRateLimits, type NewJob } from "@conveyor/db";
-import { validationFailed, type ErrorDetail } from "./errors";
+import { validationFailed, type ErrorDetail } from "./infrastructure/errors";
 import { currentTraceParent } from "@conveyor/tracing";
-import { checkJob, unknownJobType } from "./job-catalog";
-import type { ServiceDeps } from "./deps";
+import { checkJob, unknownJobType } from "./infrastructure/job-catalog";
+import type { ServiceDeps } from "./infrastructure/deps";
 
 /** How a job runs alongside others (docs/reference/flow-control.md#flow-control): on jobs, batch items and schedule templates. */
 export type RunFields = { concurrency_key?: string; concurrency_limit?: number; rate_limit?: string; timeout_ms?: number };

@@ -15,8 +15,8 @@ import {
   type JobDetail,
   type JobGraph,
 } from "@conveyor/db";
-import { notFound, validationFailed } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
+import { notFound, validationFailed } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 /** `include=error`: each item also carries its last error (its first 300 characters), for a list that shows why jobs failed. */
 export type JobListQuery = JobFilterInput & { limit?: number; cursor?: string; include?: "error"; order?: "newest" | "oldest" };

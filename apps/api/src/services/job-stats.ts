@@ -2,7 +2,7 @@
 // hour, or per 15 minutes over the last day, in all and by type, the share of finished jobs that failed, and the queue
 // right now. Internal jobs are never counted.
 import { countJobsByBucket, countQueue, inReadSnapshot, rollJobStats, statsRolledUntil, type JobCounts, type QueueCounts } from "@conveyor/db";
-import type { Caller, ServiceDeps } from "./deps";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type StatsWindow = "hour" | "day";
 

@@ -13,10 +13,10 @@ import {
   type OrgJobType,
   type OrgJobTypeChange,
 } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "./errors";
-import { audit, changedFields } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
-import { checkPayloadSchema } from "./job-type-schemas";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { audit, changedFields } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import { checkPayloadSchema } from "./infrastructure/job-type-schemas";
 
 export type JobTypeInput = {
   name: string;

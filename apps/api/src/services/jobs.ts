@@ -5,8 +5,8 @@ import { createHash } from "node:crypto";
 import stringify from "safe-stable-stringify";
 import { IDEMPOTENCY_TTL_MS, PRIORITY_DEFAULT } from "@conveyor/contracts";
 import { dedupeHolder, UnknownDependencyError, type NewJob } from "@conveyor/db";
-import { AppError, validationFailed } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, validationFailed } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 import { bindAttachments, insertGraph, resolveDependencies } from "./job-graph";
 import { prepareJobs, type Accepted, type JobInput } from "./job-input";
 

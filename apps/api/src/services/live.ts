@@ -1,10 +1,10 @@
 // Progress and live results for front ends (docs/reference/events.md#progress-and-live-results): a job's output, and the public tokens that let a browser read
 // one job — the job, its output and its events — without any other credential.
 import { findJobOutput, insertPublicToken, isUuid, livePublicTokens, newId, revokePublicToken } from "@conveyor/db";
-import { notFound } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
-import type { EventSink, EventStream } from "./event-stream";
-import { generatePublicToken } from "./public-token-secrets";
+import { notFound } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import type { EventSink, EventStream } from "./infrastructure/event-stream";
+import { generatePublicToken } from "./infrastructure/public-token-secrets";
 
 /** How often open streams read with public tokens check that their tokens are still live (revocation). */
 export const PUBLIC_TOKEN_RECHECK_MS = 3_000;

@@ -1,7 +1,7 @@
 // The Queues page's charts (issue 38): per job type the organization can use, attempts started and their wait from
 // due to start, minute by minute over the last hour, as dense series (one value per minute) a chart draws as they are.
 import { readQueueActivity } from "@conveyor/db";
-import type { Caller, ServiceDeps } from "./deps";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type QueueActivitySeries = {
   type: string;

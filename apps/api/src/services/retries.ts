@@ -2,9 +2,9 @@
 // (a delayed job, or one waiting out a retry's backoff) made due at once through the job machine's bringForward.
 // Giving a retry up is POST /jobs/{id}/cancel: a job waiting to retry is cancelled and never runs again.
 import { bringForward, describeActor, findJob, findRetrying, inTransaction, isUuid, type JobDetail, type RetryingJob } from "@conveyor/db";
-import { AppError, notFound } from "./errors";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, notFound } from "./infrastructure/errors";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export async function listRetrying(
   options: { caller: Caller; limit: number },

@@ -3,8 +3,8 @@
 // unknown id. The filter was validated against the jobs list's own schema (jobFilterSchema) by the endpoint.
 import { deleteSavedView, inTransaction, insertSavedView, isUuid, listSavedViews, newId, type SavedView } from "@conveyor/db";
 import type { JobFilterInput } from "@conveyor/contracts";
-import { AppError, notFound } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, notFound } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 /** Views one person may keep in one organization. */
 export const SAVED_VIEWS_PER_USER = 50;

@@ -26,11 +26,11 @@ import {
   type JobTemplate,
   type ScheduleRow,
 } from "@conveyor/db";
-import { notFound, validationFailed, type ErrorDetail } from "./errors";
-import { quotaExceeded } from "./admission/quotas";
-import { checkJob, unknownJobType } from "./job-catalog";
-import { audit, changedFields } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { notFound, validationFailed, type ErrorDetail } from "./infrastructure/errors";
+import { quotaExceeded } from "./infrastructure/admission/quotas";
+import { checkJob, unknownJobType } from "./infrastructure/job-catalog";
+import { audit, changedFields } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 import { checkRateLimitNames } from "./job-input";
 
 export type ScheduleInput = {

@@ -15,11 +15,11 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { durationMs } from "../env";
-import { AppError, notFound, ssoRequired, unauthorized } from "./errors";
+import { AppError, notFound, ssoRequired, unauthorized } from "./infrastructure/errors";
 import { checkLogin, recordLogin, type LoginInput, type OrgChoice } from "./accounts";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
-import { csrfKey, csrfToken, generateSessionToken, hashSessionToken, looksLikeSessionToken } from "./session-secrets";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import { csrfKey, csrfToken, generateSessionToken, hashSessionToken, looksLikeSessionToken } from "./infrastructure/session-secrets";
 
 export type SessionJson = {
   user: { id: string; email: string };

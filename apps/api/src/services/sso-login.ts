@@ -19,11 +19,11 @@ import {
   type AuditRequest,
   type OrgSsoRecord,
 } from "@conveyor/db";
-import { AppError, validationFailed } from "./errors";
+import { AppError, validationFailed } from "./infrastructure/errors";
 import { normalizeEmail } from "./accounts";
-import type { ServiceDeps } from "./deps";
-import { oidc, storedProvider } from "./oidc-client";
-import { hashPassword } from "./passwords";
+import type { ServiceDeps } from "./infrastructure/deps";
+import { oidc, storedProvider } from "./infrastructure/oidc-client";
+import { hashPassword } from "./infrastructure/passwords";
 import { insertConsoleSession, type StartedSession } from "./sessions";
 import { openStoredSecret, ssoRedirectUri } from "./sso-settings";
 

@@ -4,10 +4,10 @@
 import { webhookSecretsKey } from "@conveyor/config";
 import { urlRefusal } from "@conveyor/contracts";
 import { deleteOrgSso, findOrgSso, inTransaction, openSecret, saveOrgSso, sealSecret, type OrgSsoRecord } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "./errors";
-import { audit, changedFields } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
-import { checkJwks, discoverProvider, providerPolicy } from "./oidc-client";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { audit, changedFields } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import { checkJwks, discoverProvider, providerPolicy } from "./infrastructure/oidc-client";
 
 export type SsoInput = {
   issuer: string;

@@ -25,11 +25,11 @@ import {
 } from "@conveyor/db";
 import type pg from "pg";
 import { cancelChannel, redisKeyPrefix } from "@conveyor/queue";
-import { AppError, notFound, validationFailed } from "./errors";
-import { checkJob, unknownJobType } from "./job-catalog";
-import { audit } from "./audit";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { checkJob, unknownJobType } from "./infrastructure/job-catalog";
+import { audit } from "./infrastructure/audit";
 import { currentTraceParent } from "@conveyor/tracing";
-import type { Caller, ServiceDeps } from "./deps";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 import type { Accepted } from "./job-input";
 
 /** Cancels one job; answers with the job as it is now. 404 for another org's or no job, 409 for a final one. */

@@ -13,9 +13,9 @@ import {
   type MemberView,
 } from "@conveyor/db";
 import type { Role } from "@conveyor/contracts";
-import { AppError, notFound, validationFailed } from "./errors";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type MemberJson = { id: string; email: string; role: Role; joined_at: string };
 

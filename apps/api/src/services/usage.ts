@@ -1,7 +1,7 @@
 // GET /usage (docs/reference/tenants.md#usage-quotas-and-backpressure): the caller's organization's usage by UTC day or by job type, as JSON or CSV.
 import { QUOTA_NAMES, readQuotaUse, readUsage, type QuotaName, type UsageRow } from "@conveyor/db";
-import { validationFailed } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
+import { validationFailed } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 /** The longest range one request may ask for, in days (both ends included). */
 export const USAGE_MAX_DAYS = 400;

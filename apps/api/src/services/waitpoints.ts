@@ -16,9 +16,9 @@ import {
   type WaitpointActor,
   type WaitpointJson,
 } from "@conveyor/db";
-import { AppError, notFound, validationFailed } from "./errors";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type WaitpointInput = { timeout_seconds: number; description?: string; tags?: string[] };
 export type CompletionInput = { data?: unknown };

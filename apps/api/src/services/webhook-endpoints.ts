@@ -21,9 +21,9 @@ import {
   type WebhookEndpointView,
 } from "@conveyor/db";
 import type pg from "pg";
-import { AppError, notFound, validationFailed } from "./errors";
-import { audit, changedFields } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { audit, changedFields } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 export type WebhookEndpointInput = { url: string; events: WebhookEventChoice[]; description?: string };
 export type WebhookEndpointPatch = { url?: string; events?: WebhookEventChoice[]; description?: string; enabled?: boolean };

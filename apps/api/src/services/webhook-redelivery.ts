@@ -2,9 +2,9 @@
 // the deliveries a person picked, sent again in one action — each event once (one attempt, without retries, trigger
 // "redelivery"), and one audit entry naming how many. With `dry_run` it only counts, for the console's confirmation.
 import { findRedeliverableEvents, inTransaction, isUuid, queueRedeliveries, type RedeliverySelection } from "@conveyor/db";
-import { AppError, notFound } from "./errors";
-import { audit } from "./audit";
-import type { Caller, ServiceDeps } from "./deps";
+import { AppError, notFound } from "./infrastructure/errors";
+import { audit } from "./infrastructure/audit";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 /** Events one bulk redelivery sends at most; `has_more` says to press again. */
 export const BULK_REDELIVERY_LIMIT = 1000;

@@ -37,10 +37,10 @@ import {
   type LogRow,
 } from "@conveyor/db";
 import { redactText } from "@conveyor/logger";
-import { AppError, notFound, validationFailed } from "./errors";
-import type { Caller, ServiceDeps } from "./deps";
-import type { LeaseHub } from "./worker-leases";
-import type { Report } from "./worker-outcomes";
+import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
+import type { LeaseHub } from "./infrastructure/worker-leases";
+import type { Report } from "./infrastructure/worker-outcomes";
 
 /** A lease's length unless the worker asks for another. */
 export const LEASE_MS_DEFAULT = 30_000;

@@ -6,7 +6,7 @@
 // organization runs itself (SPEC §26) are its own and always shown in full once the registry records an owner.
 // Read from the primary: a replica's lag would show live workers as gone.
 import { listProtocolWorkers, listWorkerCapacity, listWorkers, reapProtocolWorkers, type WorkerCapacityView, type WorkerView } from "@conveyor/db";
-import type { Caller, ServiceDeps } from "./deps";
+import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
 /** A protocol worker silent this long leaves the list (as the deployment's gone workers do). */
 const PROTOCOL_WORKER_GONE_MS = 15 * 60_000;

@@ -1,6 +1,6 @@
 // Asserting docs/reference/http.md#errors refusals: status, code, the error body's shape and the request id.
 import type { Response } from "supertest";
-import type { ErrorCode } from "../../src/services/errors";
+import type { ErrorCode } from "../../src/services/infrastructure/errors";
 
 export function expectError(res: Response, status: number, code: ErrorCode): void {
   if (res.status !== status || res.body?.error?.code !== code) {

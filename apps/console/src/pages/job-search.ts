@@ -1,18 +1,10 @@
 // The jobs list's search as the URL holds it, the filter part of it, and the list's request for it: shared by the
 // list, its bulk actions (jobs-bulk.tsx) and the first page the API writes into the page's HTML
-// (first-page-server.tsx), so it lives apart from all three and imports nothing.
-export type JobSearch = {
-  status?: string;
-  type?: string;
-  created_after?: string;
-  created_before?: string;
-  /** Jobs that finished (done, failed or cancelled) in a period: what the overview's bars count. */
-  finished_after?: string;
-  finished_before?: string;
-  schedule_id?: string;
-  q?: string;
-  /** A failure group of GET /jobs/failures: the group's jobs. */
-  failure_group?: string;
+// (first-page-server.tsx), so it lives apart from all three and imports only the filters' names, which the client
+// reads from the API's document (JOB_FILTER_KEYS).
+import { JOB_FILTER_KEYS, type JobListFilter } from "@conveyor/client";
+
+export type JobSearch = Omit<JobListFilter, "due"> & {
   /** Pending jobs due `now` or `later` (the overview's Due now and Delayed). */
   due?: "now" | "later";
   /** `oldest`: the list oldest first (newest first without it). Not a filter: bulk actions ignore it. */
@@ -23,19 +15,8 @@ export type JobSearch = {
 };
 export type JobFilter = Omit<JobSearch, "cursor" | "view">;
 
-/** The filters of the list, in the order the URL and the list's request name them. */
-export const FILTER_KEYS = [
-  "status",
-  "type",
-  "created_after",
-  "created_before",
-  "finished_after",
-  "finished_before",
-  "schedule_id",
-  "q",
-  "failure_group",
-  "due",
-] as const;
+/** The filters of the list, in the order the URL and the list's request name them (GET /jobs' own). */
+export const FILTER_KEYS = JOB_FILTER_KEYS;
 
 /** Jobs on a page of the list. */
 export const PAGE_SIZE = 50;

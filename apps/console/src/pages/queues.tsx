@@ -5,7 +5,7 @@
 import { Badge, Box, Button, Flex, Group, Modal, NumberInput, Select, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useQuery, type UseQueryResult } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
-import type { ResponseBody } from "@conveyor/client";
+import { QUEUE_CONCURRENCY_LIMIT_MAX, RATE_LIMIT_MAX, RATE_LIMIT_NAME_PATTERN, RATE_LIMIT_PERIODS, type ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
@@ -24,10 +24,10 @@ export type RateLimit = ResponseBody<"/rate-limits", "get">[number];
 
 /** How often the figures are read again while the page is open. */
 const REFRESH_MS = 5_000;
-const NAME_PATTERN = /^[a-z0-9_.:-]{1,100}$/;
-const LIMIT_MAX = 100_000;
-const CAP_MAX = 100_000;
-const PERIODS = ["second", "minute", "hour"] as const;
+const NAME_PATTERN = RATE_LIMIT_NAME_PATTERN;
+const LIMIT_MAX = RATE_LIMIT_MAX;
+const CAP_MAX = QUEUE_CONCURRENCY_LIMIT_MAX;
+const PERIODS = RATE_LIMIT_PERIODS;
 type Period = (typeof PERIODS)[number];
 
 const queuesQuery = { queryKey: keys.queues.all, queryFn: () => call(api.GET("/queues")), refetchInterval: REFRESH_MS } as const;

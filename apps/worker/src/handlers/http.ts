@@ -1,5 +1,5 @@
 // Calls to provider APIs: bounded time, no redirects, every status returned to the caller (never thrown by
-// axios), and one place that turns "no answer" and HTTP statuses into retry-or-give-up (PROVIDERS.md §8).
+// axios), and one place that turns "no answer" and HTTP statuses into retry-or-give-up (docs/reference/providers.md#retry-matrix).
 import axios, { type AxiosRequestConfig, type AxiosResponse } from "axios";
 import { PermanentJobError, ProviderRateLimitedError, RetryableJobError } from "@conveyor/contracts";
 

@@ -74,7 +74,7 @@ export type WebhookExchange = {
 };
 
 /**
- * One POST to a user-supplied URL through the SSRF guard, never following redirects, classified as PROVIDERS.md §8
+ * One POST to a user-supplied URL through the SSRF guard, never following redirects, classified as docs/reference/providers.md#retry-matrix
  * says: 2xx delivered; 408, 429, 5xx, network errors and the deadline retry (honouring Retry-After); other answers
  * and guard refusals are final. Resolves whatever the receiver did, so callers can record the exchange.
  */
@@ -112,7 +112,7 @@ export async function postWebhook(guard: SsrfGuard, post: WebhookPost): Promise<
   };
 }
 
-/** PROVIDERS.md §8, "Webhook delivery": null for 2xx, else the job error for the status. */
+/** docs/reference/providers.md#retry-matrix, "Webhook delivery": null for 2xx, else the job error for the status. */
 function statusFailure(url: URL, response: GuardedResponse, excerpt: string): Error | null {
   const { status } = response;
   const target = url.host;

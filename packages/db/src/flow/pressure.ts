@@ -1,6 +1,6 @@
 // Backpressure (docs/reference/tenants.md#usage-quotas-and-backpressure): the deployment's due backlog — jobs due now and still waiting in Postgres for a worker
 // (job_queue rows not handed over, due_at passed) — and which organizations hold it. Read by each API process at
-// most about once a second (apps/api/src/services/admission/backpressure.ts), never per request.
+// most about once a second (apps/api/src/services/infrastructure/admission/backpressure.ts), never per request.
 import type pg from "pg";
 import { inTransaction } from "../core/transaction";
 

@@ -260,7 +260,7 @@ export async function cancelWaitpoint(
 }
 
 /**
- * Expires up to `limit` waiting waitpoints whose time has passed (the leader's loop, apps/worker/src/runtime/
+ * Expires up to `limit` waiting waitpoints whose time has passed (the leader's loop, apps/worker/src/maintenance/
  * waitpoint-expiry.ts): their events and the settling of the jobs waiting on them commit with them. Rows another
  * transaction holds (a completion under way) are skipped: that one decides, and a late completion expires it itself.
  */

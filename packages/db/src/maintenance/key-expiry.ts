@@ -1,4 +1,4 @@
-// Maintenance the leader runs on a timer (apps/worker/src/runtime/key-expiry.ts): keys past their window are
+// Maintenance the leader runs on a timer (apps/worker/src/maintenance/key-expiry.ts): keys past their window are
 // forgotten, a bounded batch of each per round, so the tables stay the size of the windows.
 import type pg from "pg";
 import { deleteExpiredDedupeKeys } from "../flow/flow-control";

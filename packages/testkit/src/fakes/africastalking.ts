@@ -1,4 +1,4 @@
-// Africa's Talking SMS (PROVIDERS.md §1): POST /version1/messaging, form-encoded, `apiKey` header, username in
+// Africa's Talking SMS (docs/reference/providers.md#sms): POST /version1/messaging, form-encoded, `apiKey` header, username in
 // the body. Success is 201 with SMSMessageData.Recipients[] (one statusCode per number); a bad key or a username
 // that does not match it is a plain-text 401; without `Accept: application/json` the answer is XML.
 // An unregistered `from` gives 201 with `Message: "InvalidSenderId"` and no recipients: the official SDK resolves

@@ -1,4 +1,4 @@
-// A strict fake of Safaricom Daraja (PROVIDERS.md §2): OAuth with Basic auth and a string expires_in, STK push
+// A strict fake of Safaricom Daraja (docs/reference/providers.md#m-pesa-daraja): OAuth with Basic auth and a string expires_in, STK push
 // that checks the bearer token, the JSON content type, every field, the Timestamp (Kenyan time) and the
 // Password derived from it, STK query (pending until the payer "answers"), and real-format callbacks POSTed to
 // the push's CallBackURL. Tests script per-endpoint error answers and count pushes.

@@ -1,4 +1,4 @@
-// Mattermost incoming webhook (PROVIDERS.md §4): POST /hooks/<key> with Slack-format JSON; success is 200
+// Mattermost incoming webhook (docs/reference/providers.md#chat-webhooks): POST /hooks/<key> with Slack-format JSON; success is 200
 // text/plain `ok`; errors are Mattermost's JSON AppError body (`id`, `message`, `status_code`, …).
 import { randomBytes } from "node:crypto";
 import { mediaType, parseJson, startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from "./fake-server";

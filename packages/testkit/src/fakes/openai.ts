@@ -1,4 +1,4 @@
-// OpenAI Chat Completions (PROVIDERS.md §5): POST /v1/chat/completions with a Bearer key; JSON in and out, or
+// OpenAI Chat Completions (docs/reference/providers.md#openai): POST /v1/chat/completions with a Bearer key; JSON in and out, or
 // server-sent chunks with `"stream": true`.
 // Errors use OpenAI's envelope `{"error":{message,type,param,code}}` so the openai SDK builds its real error
 // classes (AuthenticationError, NotFoundError, RateLimitError, …).
@@ -58,7 +58,7 @@ export function completionBody(options: {
 }
 
 /**
- * A completion body as the real API streams it for `"stream": true` (PROVIDERS.md §5): `data:` lines of
+ * A completion body as the real API streams it for `"stream": true` (docs/reference/providers.md#openai): `data:` lines of
  * chat.completion.chunk objects — the role first, then the content a few characters at a time (or the refusal), then
  * the finish reason, the usage when `include_usage` was asked for — and `data: [DONE]`, `pauseMs` apart.
  */

@@ -1,4 +1,4 @@
-// Postmark (PROVIDERS.md §3): POST /email with X-Postmark-Server-Token, JSON in and out; 200 with MessageID and
+// Postmark (docs/reference/providers.md#e-mail): POST /email with X-Postmark-Server-Token, JSON in and out; 200 with MessageID and
 // ErrorCode 0. Refusals carry `{"ErrorCode", "Message"}` (401 for the token, 422 for everything else).
 import { randomUUID } from "node:crypto";
 import { accepts, headerValue, mediaType, parseJson, startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from "./fake-server";

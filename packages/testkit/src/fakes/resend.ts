@@ -1,4 +1,4 @@
-// Resend (PROVIDERS.md §3): POST /emails with a Bearer key and a JSON body; 200 `{"id"}`. Errors are
+// Resend (docs/reference/providers.md#e-mail): POST /emails with a Bearer key and a JSON body; 200 `{"id"}`. Errors are
 // `{"statusCode","name","message"}`. Idempotency-Key is honoured like Resend does: the same key with the same
 // body returns the first answer without sending again; the same key with another body is a 409.
 import { randomUUID } from "node:crypto";
@@ -70,7 +70,7 @@ function refusal(request: RecordedRequest, apiKey: string): FakeReply | undefine
     );
   }
   if (auth !== `Bearer ${apiKey}`) return resendError(403, "invalid_api_key", "API key is invalid");
-  // Reported by client authors (PROVIDERS.md §3, unconfirmed): Resend refuses requests without a User-Agent.
+  // Reported by client authors (docs/reference/providers.md#e-mail, unconfirmed): Resend refuses requests without a User-Agent.
   if (!headerValue(request, "user-agent")) return resendError(403, "validation_error", "A User-Agent header is required.");
   const key = headerValue(request, "idempotency-key");
   if (key !== undefined && (key.length < 1 || key.length > 256)) {

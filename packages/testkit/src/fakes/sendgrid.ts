@@ -1,4 +1,4 @@
-// SendGrid v3 Mail Send (PROVIDERS.md §3): POST /v3/mail/send with a Bearer key and a JSON body; 202 with an
+// SendGrid v3 Mail Send (docs/reference/providers.md#e-mail): POST /v3/mail/send with a Bearer key and a JSON body; 202 with an
 // empty body and the id in X-Message-Id. Refusals use SendGrid's `{"errors":[{message, field, help}]}` body.
 import { randomBytes } from "node:crypto";
 import { accepts, headerValue, mediaType, parseJson, startFakeServer, type FakeReply, type FakeServer, type RecordedRequest } from "./fake-server";

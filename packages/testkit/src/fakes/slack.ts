@@ -1,4 +1,4 @@
-// Slack incoming webhook (PROVIDERS.md §4): the URL is the credential; POST JSON (or form `payload=<json>`);
+// Slack incoming webhook (docs/reference/providers.md#chat-webhooks): the URL is the credential; POST JSON (or form `payload=<json>`);
 // success is 200 text/plain `ok`, every error is a plain-text code with its status (400 invalid_payload/no_text,
 // 404 channel_not_found/no_service, 410 channel_is_archived, 403 action_prohibited, 429 + Retry-After, 500 rollup_error).
 import { randomBytes } from "node:crypto";

@@ -1,4 +1,4 @@
-// OpenAI SDK errors → job errors (PROVIDERS.md §5, §8). The SDK's own retries are off (maxRetries 0) so the job
+// OpenAI SDK errors → job errors (docs/reference/providers.md#openai, docs/reference/providers.md#retry-matrix). The SDK's own retries are off (maxRetries 0) so the job
 // runtime's backoff is the only retry layer; its statuses and error codes decide retry or give up here.
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AuthenticationError, RateLimitError } from "openai";

@@ -1,4 +1,4 @@
-// Reading an incoming webhook's answer (PROVIDERS.md §4): Slack and Mattermost answer 200 `ok`; Slack's errors
+// Reading an incoming webhook's answer (docs/reference/providers.md#chat-webhooks): Slack and Mattermost answer 200 `ok`; Slack's errors
 // are plain-text codes, Mattermost's are JSON AppErrors. A hint says what the operator can do about the common ones.
 
 /** Success is exactly a 200 whose body is `ok`: anything else means the message was not posted. */

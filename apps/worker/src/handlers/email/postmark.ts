@@ -1,4 +1,4 @@
-// Postmark (PROVIDERS.md §3, §8): X-Postmark-Server-Token, 200 with MessageID and ErrorCode 0; refusals are
+// Postmark (docs/reference/providers.md#e-mail, docs/reference/providers.md#retry-matrix): X-Postmark-Server-Token, 200 with MessageID and ErrorCode 0; refusals are
 // 401/422 with `{ErrorCode, Message}`. Postmark has no idempotency key: the job id goes in Metadata instead.
 import { PermanentJobError } from "@conveyor/contracts";
 import type { AxiosResponse } from "axios";

@@ -1,4 +1,4 @@
-// Resend (PROVIDERS.md §3, §8): 200 `{id}`; errors `{statusCode, name, message}` and we branch on `name`.
+// Resend (docs/reference/providers.md#e-mail, docs/reference/providers.md#retry-matrix): 200 `{id}`; errors `{statusCode, name, message}` and we branch on `name`.
 // The job id is the Idempotency-Key, so an attempt repeated after a crash returns the first send's id.
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
 import type { AxiosResponse } from "axios";

@@ -1,4 +1,4 @@
-// SendGrid v3 Mail Send (PROVIDERS.md §3, §8): 202 with an empty body, the id in X-Message-Id. SendGrid has no
+// SendGrid v3 Mail Send (docs/reference/providers.md#e-mail, docs/reference/providers.md#retry-matrix): 202 with an empty body, the id in X-Message-Id. SendGrid has no
 // idempotency key, so the job id travels in custom_args to let duplicates be traced in its event data.
 import { PermanentJobError } from "@conveyor/contracts";
 import type { AxiosResponse } from "axios";

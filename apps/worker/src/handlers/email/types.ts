@@ -31,5 +31,5 @@ export type EmailProvider = {
   send(message: EmailMessage, options: EmailRequestOptions): Promise<{ messageId: string | null }>;
 };
 
-/** Sent on every e-mail request: Resend is reported to refuse requests without a User-Agent (PROVIDERS.md §3). */
+/** Sent on every e-mail request: Resend is reported to refuse requests without a User-Agent (docs/reference/providers.md#e-mail). */
 export const USER_AGENT = "Conveyor-Worker/0.1 (+https://github.com/conveyor)";

@@ -1,4 +1,4 @@
-// Decode, shrink to a width, flatten onto white and encode as JPEG, with jimp 1.x (PROVIDERS.md §6b).
+// Decode, shrink to a width, flatten onto white and encode as JPEG, with jimp 1.x (docs/reference/providers.md#images).
 // Callers have already checked the byte size and the declared pixel count.
 import { Jimp, type JimpInstance } from "jimp";
 import { decodeImage } from "./decode";

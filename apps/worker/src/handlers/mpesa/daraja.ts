@@ -1,4 +1,4 @@
-// The Daraja calls mobile_money_stk makes (PROVIDERS.md §2): the OAuth token, STK push and STK query, and the
+// The Daraja calls mobile_money_stk makes (docs/reference/providers.md#m-pesa-daraja): the OAuth token, STK push and STK query, and the
 // reading of Daraja's answers into "accepted", "refused before processing" (safe to push again) and
 // "unknown" (never push again). Requests and error messages never carry the key, secret, passkey or token.
 import type { AxiosResponse } from "axios";

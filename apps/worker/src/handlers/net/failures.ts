@@ -1,4 +1,4 @@
-// Turns what went wrong on the way to a user-supplied URL into retry-or-give-up (PROVIDERS.md §8):
+// Turns what went wrong on the way to a user-supplied URL into retry-or-give-up (docs/reference/providers.md#retry-matrix):
 // a guard refusal or an oversized body is permanent, anything that looks like the network is worth a retry.
 import { PermanentJobError, RetryableJobError } from "@conveyor/contracts";
 import { BodyTooLargeError, ForbiddenTargetError } from "@conveyor/net";

@@ -1,4 +1,4 @@
-// Africa's Talking SMS (PROVIDERS.md §1): form-encoded POST /version1/messaging with the `apiKey` header; only a
+// Africa's Talking SMS (docs/reference/providers.md#sms): form-encoded POST /version1/messaging with the `apiKey` header; only a
 // 201 is an answer to read (the official SDK rejects every other status). 401 answers are plain text, so the
 // body is read as text and parsed as JSON only when it says it is JSON.
 import { PermanentJobError } from "@conveyor/contracts";

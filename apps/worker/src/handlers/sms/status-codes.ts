@@ -1,4 +1,4 @@
-// Africa's Talking per-recipient statusCode values (PROVIDERS.md §1) and what each means for the job.
+// Africa's Talking per-recipient statusCode values (docs/reference/providers.md#sms) and what each means for the job.
 
 export type RecipientOutcome = "sent" | "permanent" | "retry";
 

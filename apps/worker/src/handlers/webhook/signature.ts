@@ -1,4 +1,4 @@
-// Standard Webhooks v1 headers (PROVIDERS.md §7a). The `standardwebhooks` package is the reference the tests
+// Standard Webhooks v1 headers (docs/reference/providers.md#standard-webhooks). The `standardwebhooks` package is the reference the tests
 // verify against; signing is a few lines of node:crypto, so production needs nothing more.
 import { createHmac } from "node:crypto";
 

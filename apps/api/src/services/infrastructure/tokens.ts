@@ -3,7 +3,7 @@
 // ends every token issued before.
 import jwt from "jsonwebtoken";
 import { isUuid } from "@conveyor/db";
-import type { ApiConfig } from "../env";
+import type { ApiConfig } from "../../env";
 
 export type TokenClaims = { userId: string; orgId: string; /** Default 0. */ version?: number };
 

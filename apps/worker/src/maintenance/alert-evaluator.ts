@@ -9,7 +9,7 @@ import { listRulesToEvaluate, NO_QUOTAS, observeCondition, recordObservation, ty
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { AlertNotifier } from "./alert-notifier";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 
 export type AlertEvaluatorOptions = {
   pool: pg.Pool;

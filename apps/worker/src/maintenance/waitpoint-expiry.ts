@@ -6,7 +6,7 @@ import type pg from "pg";
 import { expireWaitpoints, nextWaitpointExpiry } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 
 export type WaitpointExpiryOptions = {
   pool: pg.Pool;

@@ -13,7 +13,7 @@ import { liveJobsPage, type LiveJob, type LiveJobCursor } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { JobQueues, RedisClient } from "@conveyor/queue";
-import { restoreMissing } from "./redis-repair";
+import { restoreMissing } from "../dispatch/redis-repair";
 
 export type ReconcilerOptions = {
   pool: pg.Pool;

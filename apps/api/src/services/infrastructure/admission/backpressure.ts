@@ -12,7 +12,7 @@
 // threshold if latency grew with the load (1 − threshold / p99). Demand counts refused requests too, so a flood that
 // is being refused stays the largest asker and a quiet organization is not shed in its place.
 import { readDueBacklog } from "@conveyor/db";
-import type { AppDeps } from "../../context";
+import type { AppDeps } from "../../../context";
 import { AppError } from "../errors";
 import { COMMIT_LATENCY_WINDOW_MS, CommitLatency } from "./commit-latency";
 

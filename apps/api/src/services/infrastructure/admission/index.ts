@@ -5,7 +5,7 @@
 // pays from this process's quota block far from a limit (quota-blocks.ts) and enforces the limits in the insert's
 // transaction near one. It also makes the shared group-commit writer (../job-writer.ts), so that every insert's commit
 // is reported here. It does not check a job's input (job-input.ts) nor write a job itself: what it answers is a writer.
-import type { AppDeps } from "../../context";
+import type { AppDeps } from "../../../context";
 import { JobWriter, type JobInserter } from "../job-writer";
 import { Backpressure } from "./backpressure";
 import { QuotaBook } from "./quotas";

@@ -29,7 +29,7 @@ import type { JobQueues, RedisClient } from "@conveyor/queue";
 import { capacityOf } from "./capacity";
 import { DispatchWakes } from "./dispatch-wakes";
 import { HAND_OVER_SPANS, startHandOverSpans } from "./hand-over-span";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 import { restoreMissing } from "./redis-repair";
 
 /** How often BullMQ's waiting count is looked at while a type has a backlog. */

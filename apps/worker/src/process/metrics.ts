@@ -7,7 +7,7 @@ import type http from "node:http";
 import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { readBacklog, type TypeBacklog } from "@conveyor/db";
-import type { AttemptOutcome } from "./attempt";
+import type { AttemptOutcome } from "../executor/attempt";
 
 /** A scrape never waits longer than this for Postgres; the backlog gauges are left out instead. */
 const BACKLOG_READ_TIMEOUT_MS = 2_000;

@@ -15,17 +15,17 @@ import { registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { JobQueues, type RedisClient } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
-import { WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from "./attempt";
-import { Bookkeeper } from "./bookkeeper";
-import { CancelWatcher } from "./cancellations";
-import { CapacityAnnouncer } from "./capacity";
-import { KeyExpiry } from "./key-expiry";
-import { Dispatcher } from "./dispatcher";
-import { EnvelopeWorker } from "./envelopes";
-import { Leadership, type LeaderTask } from "./leadership";
-import { Reconciler } from "./reconciler";
+import { WORKER_NAME, createProcessor, type AttemptDeps, type RunHandler } from "../executor/attempt";
+import { Bookkeeper } from "../executor/bookkeeper";
+import { CancelWatcher } from "../executor/cancellations";
+import { CapacityAnnouncer } from "../dispatch/capacity";
+import { KeyExpiry } from "../maintenance/key-expiry";
+import { Dispatcher } from "../dispatch/dispatcher";
+import { EnvelopeWorker } from "../executor/envelopes";
+import { Leadership, type LeaderTask } from "../leadership/leadership";
+import { Reconciler } from "../maintenance/reconciler";
 import { WorkerRegistry } from "./registry";
-import { WorkerReaper } from "./worker-reaper";
+import { WorkerReaper } from "../maintenance/worker-reaper";
 
 export type RuntimeOptions = {
   db: Database;

@@ -4,7 +4,7 @@
 import { templateNames, urlPolicy } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, validatePayload, type CatalogOptions, type ValidationDetail } from "@conveyor/contracts";
 import { listOrgJobTypes, listRegisteredTypes, type OrgJobType } from "@conveyor/db";
-import type { AppDeps } from "../context";
+import type { AppDeps } from "../../context";
 import { AppError, type ErrorDetail } from "./errors";
 import { validateWith, validatorFor } from "./job-type-schemas";
 

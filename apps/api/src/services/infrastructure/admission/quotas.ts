@@ -31,7 +31,7 @@ import {
   type Refused,
 } from "@conveyor/db";
 import type pg from "pg";
-import type { AppDeps } from "../../context";
+import type { AppDeps } from "../../../context";
 import { AppError } from "../errors";
 import { QuotaBlocks } from "./quota-blocks";
 import type { GraphPrelude, JobInserter, JobWriter } from "../job-writer";

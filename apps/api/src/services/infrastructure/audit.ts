@@ -1,7 +1,7 @@
 // Writing the audit log from a service (docs/reference/tenants.md#audit-log): who (the caller: a user, or an API key), from where (the
 // request), when (the app's clock), in the transaction of the change.
 import { writeAuditEntry, type AuditWriter, type NewAuditEntry } from "@conveyor/db";
-import type { Clock } from "../context";
+import type { Clock } from "../../context";
 import type { Caller } from "./deps";
 
 /** What an entry says beyond who, when and from where. */

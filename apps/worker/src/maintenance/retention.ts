@@ -7,7 +7,7 @@ import type pg from "pg";
 import { deleteFinishedJobs } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -6,7 +6,7 @@ import { urlPolicy } from "@conveyor/config";
 import { urlRefusal, type UrlPolicy } from "@conveyor/contracts";
 import { createSsrfGuard, guardedRequest, type SsrfGuard } from "@conveyor/net";
 import * as oidc from "openid-client";
-import type { ApiConfig } from "../env";
+import type { ApiConfig } from "../../env";
 
 /** The most of a provider's answer (discovery document, JWKS, token, userinfo) read into memory. */
 const MAX_BODY_BYTES = 1024 * 1024;

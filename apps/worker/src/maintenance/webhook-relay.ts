@@ -7,7 +7,7 @@ import { WEBHOOK_DELIVERY_MAX_RETRIES } from "@conveyor/contracts";
 import { EVENTS_CHANNEL, NotificationListener, relayEventsToWebhooks } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 
 export type WebhookRelayOptions = {
   pool: pg.Pool;

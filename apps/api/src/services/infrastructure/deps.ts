@@ -2,7 +2,7 @@
 // inputs (the caller among them), and these dependencies, whose `db` a caller may swap for a transaction.
 import type { Role } from "@conveyor/contracts";
 import type { AuditRequest } from "@conveyor/db";
-import type { AppDeps } from "../context";
+import type { AppDeps } from "../../context";
 import type { Admission } from "./admission";
 import type { EventHub } from "./event-hub";
 import type { JobCatalog } from "./job-catalog";

@@ -2,7 +2,7 @@
 // `everyMs` while leading, started at once; a failed round is logged and the next one tries again.
 import type { Logger } from "@conveyor/logger";
 import { WakeLoop } from "@conveyor/queue";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 
 export abstract class PeriodicTask implements LeaderTask {
   abstract readonly name: string;

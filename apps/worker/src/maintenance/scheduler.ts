@@ -6,7 +6,7 @@ import type pg from "pg";
 import { msUntilNextTick, NO_QUOTAS, runDueSchedules, type QuotaLimits } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
-import type { LeaderTask } from "./leadership";
+import type { LeaderTask } from "../leadership/leadership";
 
 export type SchedulerOptions = {
   pool: pg.Pool;

@@ -294,3 +294,61 @@ describe("the audit log's leftovers and the order of steps (#9)", () => {
     ]);
   });
 });
+
+describe("the 375 px leftovers (#10)", () => {
+  it("says due times from now, reaches the first row in four key presses, names a new row, and gives log messages the width", async () => {
+    const { stack } = rig;
+    const owner = { Authorization: `Bearer ${stack.owner.token}` };
+    const marker = `leftovers-${Date.now()}`;
+    // One due later, one due but held (its queue paused): the second waits since it was made.
+    await stack.api.request.patch("/queues/send_sms").set(owner).send({ paused: true }).expect(200);
+    try {
+      const later = await rig.enqueue({
+        type: "send_email",
+        payload: { to: "a@example.com", subject: marker, body: "b" },
+        run_at: new Date(Date.now() + 600_000).toISOString(),
+      });
+      const held = await rig.enqueue({ type: "send_sms", payload: { to: "+254700000001", message: marker } });
+      const page = await rig.loggedIn(stack.owner.email, { viewport: { width: 375, height: 740 } });
+      await page.goto(`${rig.base}/jobs?q=${marker}`);
+      const card = (id: string) => page.locator(`[data-testid="jobs-cards"] [data-job-id="${id}"]`);
+      await card(held).waitFor();
+      expect(await card(later).innerText()).toMatch(/runs in (9|10) min/);
+      await page.waitForFunction(
+        (id) => /due \d+ s ago/.test(document.querySelector(`[data-testid="jobs-cards"] [data-job-id="${id}"]`)?.textContent ?? ""),
+        held,
+      );
+
+      // From a fresh load: skip to content, skip to the list: the first row.
+      await page.reload();
+      await card(held).waitFor();
+      for (const key of ["Tab", "Enter", "Tab", "Enter"]) await page.keyboard.press(key);
+      expect(await page.evaluate(() => document.activeElement?.closest("[data-job-id]")?.getAttribute("data-job-id"))).toBe(held);
+
+      // A new row is named, not only counted.
+      const fresh: string = await rig.enqueue({
+        type: "send_email",
+        payload: { to: "a@example.com", subject: marker, body: "b" },
+        run_at: new Date(Date.now() + 600_000).toISOString(),
+      });
+      await card(fresh).waitFor({ timeout: 15_000 });
+      await page
+        .getByTestId("jobs-announcement")
+        .filter({ hasText: `1 new job: send_email ${fresh.slice(-8)}` })
+        .waitFor({ state: "attached", timeout: 15_000 });
+      await checkPage(page, "jobs-375-leftovers");
+    } finally {
+      await stack.api.request.patch("/queues/send_sms").set(owner).send({ paused: false }).expect(200);
+    }
+
+    // A job's log messages get the line's width at 375 px.
+    const done = await rig.enqueue({ type: "scripted", payload: {} });
+    await stack.waitForJob(done, (job) => job.status === "done");
+    const page = await rig.loggedIn(stack.owner.email, { viewport: { width: 375, height: 740 } });
+    await page.goto(`${rig.base}/jobs/${done}`);
+    const message = page.getByTestId("log-message").first();
+    await message.waitFor();
+    expect((await message.boundingBox())!.width).toBeGreaterThan(250);
+    await checkPage(page, "job-log-375");
+  });
+});

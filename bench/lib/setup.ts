@@ -22,8 +22,8 @@ async function admin(sql: string, serverUrl = SERVER_URL): Promise<void> {
 }
 
 /** A fresh database (on `serverUrl`, default the machine's Postgres) with a tenant and an API key, and a Redis prefix. */
-export async function prepare(serverUrl = SERVER_URL): Promise<BenchEnv> {
-  const name = `conveyor_bench_${randomBytes(3).toString("hex")}`;
+export async function prepare(serverUrl = SERVER_URL, databasePrefix = "conveyor_bench"): Promise<BenchEnv> {
+  const name = `${databasePrefix}_${randomBytes(3).toString("hex")}`;
   const databaseUrl = withDatabaseName(serverUrl, name);
   await migrate(databaseUrl);
   const db = createDatabase({ url: databaseUrl, poolSize: 4 });

@@ -385,3 +385,27 @@ describe("the overview's bars after the minute the stack started (issue 46 #10)"
     await page.locator(`tr[data-job-id="${failed}"]`).waitFor({ timeout: 15_000 });
   });
 });
+
+describe("pausing live updates (feature)", () => {
+  it("keeps the list as it is while paused, and reads it again when resumed", async () => {
+    const marker = `paused-${Date.now()}`;
+    const email = () => ({
+      type: "send_email",
+      payload: { to: "a@example.com", subject: marker, body: "b" },
+      run_at: new Date(Date.now() + 600_000).toISOString(),
+    });
+    const first = await rig.enqueue(email());
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs?q=${marker}`);
+    await page.locator(`tr[data-job-id="${first}"]`).waitFor();
+    await page.getByRole("switch", { name: "Live updates" }).click();
+    await page.getByText("Paused: the list stays as it is").waitFor();
+    const second = await rig.enqueue(email());
+    // Live, the new row comes within a second or two (the other tests wait for it); paused, it must not come at all.
+    await page.waitForTimeout(4_000);
+    expect(await page.locator(`tr[data-job-id="${second}"]`).count()).toBe(0);
+    await checkPage(page, "jobs-live-paused");
+    await page.getByRole("switch", { name: "Live updates" }).click();
+    await page.locator(`tr[data-job-id="${second}"]`).waitFor({ timeout: 10_000 });
+  });
+});

@@ -2,7 +2,11 @@
 // first row in four presses (skip to content, skip to the list) instead of 26 through the filters; and the list's
 // spoken summary naming the jobs that arrive, since a full page's count does not change when a new row takes the top
 // ("50 jobs shown" stayed "50 jobs shown").
+import { Switch } from "@mantine/core";
+import { useQueryClient } from "@tanstack/react-query";
 import { useRef } from "react";
+import { keys } from "../data/keys";
+import { setListsPaused, useListsPaused } from "../live-pause";
 import { shortId } from "../ui/format";
 
 /** Focuses the list's first job link (a row's, or a card's). */
@@ -43,4 +47,19 @@ export function useListNews(rows: readonly { id: string; type: string }[] | unde
     last.news = fresh.length === 1 ? `1 new job: ${fresh[0]!.type} ${shortId(fresh[0]!.id)}. ` : `${fresh.length} new jobs. `;
   }
   return last.news;
+}
+
+/** The switch that pauses live updates of the lists (live-pause.ts); resuming reads them again. */
+export function LiveSwitch() {
+  const paused = useListsPaused();
+  const queryClient = useQueryClient();
+  return (
+    <Switch
+      label="Live updates"
+      checked={!paused}
+      onChange={(event) => setListsPaused(!event.currentTarget.checked, () => void queryClient.invalidateQueries({ queryKey: keys.jobs.lists() }))}
+      description={paused ? "Paused: the list stays as it is until you turn them on" : undefined}
+      data-testid="live-switch"
+    />
+  );
 }

@@ -30,7 +30,7 @@ import { SavedViews } from "./saved-views";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import { durationText, MatchedPath, When, type JobRow, type OpenJob } from "./jobs-rows";
 import { JobsTable } from "./jobs-table";
-import { SkipToList, useListNews } from "./jobs-news";
+import { LiveSwitch, SkipToList, useListNews } from "./jobs-news";
 import { FILTER_KEYS, filterOf, jobsListParams, parseJobSearch, type JobFilter, type JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
@@ -128,9 +128,12 @@ export function JobsPage() {
   return (
     <Stack>
       <SkipToList />
-      <Title order={1} size="h2">
-        Jobs
-      </Title>
+      <Group justify="space-between" align="center" gap="xs">
+        <Title order={1} size="h2">
+          Jobs
+        </Title>
+        <LiveSwitch />
+      </Group>
       <SavedViews filter={filterOf(search)} onApply={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : { ...filter, order: search.order })} />
       <Filters
         search={search}

@@ -409,3 +409,32 @@ describe("pausing live updates (feature)", () => {
     await page.locator(`tr[data-job-id="${second}"]`).waitFor({ timeout: 10_000 });
   });
 });
+
+describe("test run (feature)", () => {
+  it("starts a job of a type from a payload editor, refusing a payload the type's schema refuses with its fields named", async () => {
+    const page = await rig.loggedIn(rig.stack.owner.email, { viewport: { width: 1440, height: 900 } });
+    await page.goto(`${rig.base}/jobs`);
+    await page.getByRole("button", { name: "Test run…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Start a test run" });
+    const editor = dialog.getByLabel("Payload (JSON)");
+    await dialog.getByLabel("Job type").fill("send_sms");
+    await page.getByRole("option", { name: "send_sms", exact: true }).click();
+    expect(JSON.parse(await editor.inputValue())).toHaveProperty("to");
+    await editor.fill('{"to": "+254712345678", "message": ');
+    await dialog.getByText(/^Not valid JSON/).waitFor();
+    expect(await dialog.getByRole("button", { name: "Start send_sms" }).isDisabled()).toBe(true);
+    const marker = `test-run-${Date.now()}`;
+    await editor.fill(JSON.stringify({ message: marker }));
+    await dialog.getByRole("button", { name: "Start send_sms" }).click();
+    await dialog.getByTestId("test-run-refusals").filter({ hasText: "“to”" }).waitFor();
+    await checkPage(page, "test-run-refused");
+    const listed = async () =>
+      ((await rig.stack.api.request.get(`/jobs?q=${marker}`).set("Authorization", `Bearer ${rig.stack.owner.token}`)).body as unknown[]).length;
+    expect(await listed()).toBe(0);
+    await editor.fill(JSON.stringify({ to: "+254712345678", message: marker }));
+    await dialog.getByRole("button", { name: "Start send_sms" }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    await page.getByRole("heading", { name: "send_sms", level: 1 }).waitFor();
+    expect(await listed()).toBe(1);
+  });
+});

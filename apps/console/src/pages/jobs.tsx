@@ -31,6 +31,7 @@ import { BulkActions, type Selection } from "./jobs-bulk";
 import { durationText, MatchedPath, When, type JobRow, type OpenJob } from "./jobs-rows";
 import { JobsTable } from "./jobs-table";
 import { LiveSwitch, SkipToList, useListNews } from "./jobs-news";
+import { TestRun } from "./test-run";
 import { FILTER_KEYS, filterOf, jobsListParams, parseJobSearch, type JobFilter, type JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
@@ -132,7 +133,10 @@ export function JobsPage() {
         <Title order={1} size="h2">
           Jobs
         </Title>
-        <LiveSwitch />
+        <Group gap="sm">
+          <TestRun />
+          <LiveSwitch />
+        </Group>
       </Group>
       <SavedViews filter={filterOf(search)} onApply={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : { ...filter, order: search.order })} />
       <Filters

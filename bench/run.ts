@@ -78,7 +78,9 @@ const concurrency = concurrencies[0]!;
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const env = await prepare();
+  // --db-prefix names the bench database (a helper sharing the machine's Postgres prefixes its own); --port and
+  // --worker-port pin the API's and the worker's ports (a shared machine gives each user a range).
+  const env = await prepare(undefined, typeof args["db-prefix"] === "string" ? args["db-prefix"] : undefined);
   const rows: Row[] = [];
   const step = async (name: string, fn: () => Promise<Row[]>) => {
     if (!only.has(name)) return;
@@ -103,8 +105,8 @@ async function main(): Promise<void> {
     process.stdout.write(`  ${name} took ${((Date.now() - t) / 1000).toFixed(0)} s\n`);
   };
   try {
-    const port = await freePort();
-    const workerPort = await freePort();
+    const port = args.port ? Number(args.port) : await freePort();
+    const workerPort = args["worker-port"] ? Number(args["worker-port"]) : await freePort();
     await step("post", () => postJobs(env, port, seconds));
     await step("batch", () => batch(env, port, seconds));
     await step("worker", async () => {

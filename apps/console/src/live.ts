@@ -10,6 +10,7 @@ import { jobMatchesFilter, type ConveyorEvent } from "@conveyor/client";
 import { api, reportUnauthorized } from "./api";
 import { keys } from "./data/keys";
 import type { JobSearch } from "./pages/job-search";
+import { listsPaused } from "./live-pause";
 import { orgChangedElsewhere } from "./session";
 
 export type JobPage<Row> = { items: Row[]; next: string | null };
@@ -66,7 +67,9 @@ const REFUSED_RETRY_MS = 5_000;
 type Refresh = (key: readonly unknown[]) => void;
 
 export function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refresh: Refresh): void {
-  for (const [key, page] of queryClient.getQueriesData<JobPage<Record<string, unknown>>>({ queryKey: keys.jobs.lists() })) {
+  // Lists paused by the person (live-pause.ts) stay as they are; the job's own page and graphs still follow.
+  const lists = listsPaused() ? [] : queryClient.getQueriesData<JobPage<Record<string, unknown>>>({ queryKey: keys.jobs.lists() });
+  for (const [key, page] of lists) {
     const listKey = key as ListKey;
     const search = listKey[2];
     const row = page?.items.find((item) => item.id === event.job_id);
@@ -97,7 +100,7 @@ export function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refre
   }
   void queryClient.invalidateQueries({ queryKey: keys.job.detail(event.job_id) });
   // The Retries view gains a job that failed an attempt, and loses one that started again, was run now or cancelled.
-  if (event.type !== "job.created") refresh(keys.retries.all);
+  if (event.type !== "job.created" && !listsPaused()) refresh(keys.retries.all);
 }
 
 /**

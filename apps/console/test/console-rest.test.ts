@@ -262,7 +262,9 @@ describe("a job's schedule and the first job by keyboard (#13)", () => {
       if (await page.evaluate(() => Boolean(document.activeElement?.closest("[data-job-id]")))) break;
       await page.keyboard.press("Tab");
     }
-    expect(presses).toBeLessThanOrEqual(26);
+    // 26 before issue 48 added three stops ahead of the filters ("Skip to the list", "Test run…", "Live updates"); the
+    // skip link's own path is four presses (third-pass.test.ts).
+    expect(presses).toBeLessThanOrEqual(29);
     await page.getByRole("button", { name: "Created between…" }).click();
     expect(await page.evaluate(() => document.activeElement?.getAttribute("type"))).toBe("datetime-local");
     await page.getByLabel("Created before").waitFor();

@@ -5,7 +5,7 @@
 import { newId, recordDeliveryAttempts, type DeliveryAttempt } from "@conveyor/db";
 import { waitFor } from "@conveyor/testkit";
 import { startWebhookReceiver, type FakeServer } from "@conveyor/testkit/fakes";
-import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
+import { checkNarrow, checkPage, startRig, textLines, type Rig } from "./support/console";
 
 const local = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true" };
 
@@ -109,4 +109,18 @@ it("filters Failed to what was never delivered, and Escape in its dialogs closes
   await page.keyboard.press("Escape");
   await drawer.waitFor({ state: "detached" });
   await checkNarrow(page, "webhooks-after-escape");
+
+  // At 375 px the drawer's event types break after their dot, never inside a word (#10).
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page
+    .getByRole("row", { name: /Ledger/ })
+    .getByRole("button", { name: "Deliveries" })
+    .click();
+  const narrow = page.getByRole("dialog", { name: "Recent deliveries" });
+  const types = narrow.getByTestId("delivery-event-type");
+  await types.first().waitFor();
+  for (const type of await types.all()) {
+    for (const line of await textLines(type)) expect(["job.created", "job.", "created", ""]).toContain(line);
+  }
+  await checkNarrow(page, "webhook-drawer-375");
 });

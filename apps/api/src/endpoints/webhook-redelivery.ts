@@ -22,7 +22,8 @@ export const deliveriesFilterFields = {
 };
 
 export const deliveriesFilterDescriptions = {
-  outcome: "Only attempts that `succeeded`, `failed` (no attempt of that delivery follows) or are `pending` (failed; the delivery tries again).",
+  outcome:
+    "Only attempts that `succeeded`, `failed` (no attempt of that delivery follows, and the endpoint has not received the event since nor still retries it: what redeliver-failed sends) or are `pending` (failed; the delivery tries again).",
   event_type: `Only deliveries of this event type (${EVENT_TYPES.join(", ")}, or ${WEBHOOK_TEST_EVENT_TYPE}).`,
   after: "Only attempts made at or after this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",
   before: "Only attempts made before this time: an ISO 8601 date (midnight UTC) or date-time with a zone.",

@@ -34,6 +34,8 @@ export type StackOptions = {
   workerEnv?: Record<string, string>;
   /** A database to use instead of a fresh clone on the shared server. */
   database?: TestDatabase;
+  /** The API's clock runs with real time (TestApiOptions.realTime). Default false. */
+  realTime?: boolean;
 };
 
 export type Stack = {
@@ -66,7 +68,7 @@ export type Stack = {
 };
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  const api = await startTestApi({ RETRY_BASE_MS: "100", ...options.apiEnv }, { database: options.database });
+  const api = await startTestApi({ RETRY_BASE_MS: "100", ...options.apiEnv }, { database: options.database, realTime: options.realTime });
   const owner = await createOrg(api.database.db, api.deps.config);
   const { key: apiKey } = await createApiKey(api.database.db, owner);
   const otherOrg = await createSecondOrg(api.database.db);

@@ -530,15 +530,17 @@ function Attempts({ attempts, logs, status }: { attempts: Attempt[]; logs: LogLi
                 </Text>
               )}
               <Stack gap={4} mt={4}>
+                {/* The message takes the whole line when the level and time leave it less than 14rem (at 375 px its
+                    column was 130 px: issue 48 #10). */}
                 {lines.map((line, i) => (
-                  <Group key={i} gap="xs" wrap="nowrap" align="flex-start">
+                  <Group key={i} gap="xs" wrap="wrap" align="flex-start" data-testid="log-line">
                     <Badge size="xs" variant="dot" color={LEVEL_COLORS[line.level] ?? "gray"} miw={56}>
                       {line.level}
                     </Badge>
                     <Text size="xs" c="dimmed" miw={70}>
                       <time dateTime={line.timestamp}>{new Date(line.timestamp).toLocaleTimeString()}</time>
                     </Text>
-                    <Text size="sm" style={{ wordBreak: "break-word", whiteSpace: "pre-wrap" }}>
+                    <Text size="sm" style={{ wordBreak: "break-word", whiteSpace: "pre-wrap", flex: "1 1 14rem", minWidth: 0 }} data-testid="log-message">
                       {line.message}
                     </Text>
                   </Group>

@@ -4,6 +4,7 @@
 // router's state — React's profiler put 60 % of the page's first render in the rows (docs/performance.md, issue 38).
 // The markup is the components' own (the same classes, data attributes and CSS variables), so the table looks and
 // reads the same; apps/console/test/jobs.test.ts compares them with the components.
+import { RelativeTime, useNow } from "../ui/relative-time";
 import { Anchor, Badge, Checkbox, Table, Text } from "@mantine/core";
 import { memo, type CSSProperties, type MouseEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
@@ -107,9 +108,23 @@ export function When({ row }: { row: JobRow }) {
         ended <Time iso={row.finished_at} />
       </>
     );
+  // Said from now (issue 48 #10: a due job read "runs 5:20:48 AM", a time already past): "runs in 3 min" for a job due
+  // later, "due 2 min ago" for one waiting since (its run_at, or its creation without one), "started 4 s ago" running.
+  if (row.status === "processing" && row.started_at)
+    return (
+      <>
+        started <RelativeTime iso={row.started_at} />
+      </>
+    );
+  const due = row.run_at ?? row.created_at;
+  return <DueWhen iso={due} />;
+}
+
+function DueWhen({ iso }: { iso: string }) {
+  const later = new Date(iso).getTime() > useNow();
   return (
     <>
-      runs <Time iso={row.run_at} />
+      {later ? "runs" : "due"} <RelativeTime iso={iso} />
     </>
   );
 }

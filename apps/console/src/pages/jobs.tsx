@@ -30,6 +30,8 @@ import { SavedViews } from "./saved-views";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import { durationText, MatchedPath, When, type JobRow, type OpenJob } from "./jobs-rows";
 import { JobsTable } from "./jobs-table";
+import { LiveSwitch, SkipToList, useListNews } from "./jobs-news";
+import { TestRun } from "./test-run";
 import { FILTER_KEYS, filterOf, jobsListParams, parseJobSearch, type JobFilter, type JobSearch } from "./job-search";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { formatTime, jobDuration, shortId, StatusBadge, STATUSES, Time } from "../ui/format";
@@ -121,13 +123,21 @@ export function JobsPage() {
     }),
     [router],
   );
+  const news = useListNews(list.isPlaceholderData ? undefined : list.data?.items, JSON.stringify(search));
   const togglePage = () => setSelection({ ids: allOnPage ? new Set() : new Set(rows.map((row) => row.id)), allMatching: false });
 
   return (
     <Stack>
-      <Title order={1} size="h2">
-        Jobs
-      </Title>
+      <SkipToList />
+      <Group justify="space-between" align="center" gap="xs">
+        <Title order={1} size="h2">
+          Jobs
+        </Title>
+        <Group gap="sm">
+          <TestRun />
+          <LiveSwitch />
+        </Group>
+      </Group>
       <SavedViews filter={filterOf(search)} onApply={(filter) => setSearch(grouped ? { ...filter, view: "failures" } : { ...filter, order: search.order })} />
       <Filters
         search={search}
@@ -168,7 +178,11 @@ export function JobsPage() {
         />
         {/* What the list now shows, said to a screen reader when it changes (a filter, a page, a live update). */}
         <VisuallyHidden aria-live="polite" aria-atomic="true" data-testid="jobs-announcement">
-          {list.isPending ? "Loading jobs" : list.isError ? "The jobs could not be loaded" : listSummary(rows.length, Boolean(list.data?.next))}
+          {list.isPending
+            ? "Loading jobs"
+            : list.isError
+              ? "The jobs could not be loaded"
+              : `${news ?? ""}${listSummary(rows.length, Boolean(list.data?.next))}`}
         </VisuallyHidden>
         {list.isPending ? (
           <Loading label="Loading jobs…" />

@@ -168,8 +168,18 @@ export function Deliveries({ endpoint, eventTypes, onClose }: { endpoint: Endpoi
                       )}
                     </Table.Td>
                     <Table.Td style={{ verticalAlign: "top" }}>
-                      <Text size="sm" style={{ overflowWrap: "anywhere" }}>
-                        {delivery.event_type}
+                      {/* Broken only after its dot, never inside a word (issue 48 #10: "job.succeed/ed" at 375 px). */}
+                      <Text size="sm" style={{ wordBreak: "normal", overflowWrap: "normal" }} data-testid="delivery-event-type">
+                        {delivery.event_type.split(".").map((part, i) => (
+                          <span key={i}>
+                            {i > 0 && (
+                              <>
+                                .<wbr />
+                              </>
+                            )}
+                            {part}
+                          </span>
+                        ))}
                       </Text>
                       <Text size="xs" c="dimmed">
                         {delivery.event_id !== null ? `event ${delivery.event_id} · ` : ""}attempt {delivery.attempt}

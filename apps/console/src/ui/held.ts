@@ -13,11 +13,20 @@ type ListBindings = {
   onBlur(event: FocusEvent<HTMLElement>): void;
 };
 
-export function useHeldList<T extends { id: string }>(fresh: readonly T[]): Held<T> {
+export function useHeldList<T extends { id: string }>(all: readonly T[]): Held<T> {
   const [pointer, setPointer] = useState(false);
   const [focus, setFocus] = useState(false);
-  const shown = useRef<readonly T[]>(fresh);
+  // Rows the person acted on: gone from the list at once, whatever answer is on screen or held — until an answer no
+  // longer has them (then they leave the held rows too; a job that fails again may come back as a new row).
+  const dropped = useRef(new Set<string>());
   const [, setDropped] = useState(0);
+  const shown = useRef<readonly T[]>(all);
+  for (const id of dropped.current) {
+    if (all.some((row) => row.id === id)) continue;
+    dropped.current.delete(id);
+    shown.current = shown.current.filter((row) => row.id !== id);
+  }
+  const fresh = dropped.current.size ? all.filter((row) => !dropped.current.has(row.id)) : all;
   const held = pointer || focus;
   let rows: (T & { gone?: boolean })[];
   let waiting = 0;
@@ -25,7 +34,7 @@ export function useHeldList<T extends { id: string }>(fresh: readonly T[]): Held
     rows = [...fresh];
   } else {
     const byId = new Map(fresh.map((row) => [row.id, row]));
-    rows = shown.current.map((row) => byId.get(row.id) ?? { ...row, gone: true });
+    rows = shown.current.filter((row) => !dropped.current.has(row.id)).map((row) => byId.get(row.id) ?? { ...row, gone: true });
     const known = new Set(shown.current.map((row) => row.id));
     waiting = fresh.filter((row) => !known.has(row.id)).length + rows.filter((row) => row.gone).length;
     const order = (list: readonly { id: string }[]) => list.map((row) => row.id).join();
@@ -36,7 +45,7 @@ export function useHeldList<T extends { id: string }>(fresh: readonly T[]): Held
     rows,
     waiting,
     drop: (id) => {
-      shown.current = shown.current.filter((row) => row.id !== id);
+      dropped.current.add(id);
       setDropped((n) => n + 1);
     },
     bind: {

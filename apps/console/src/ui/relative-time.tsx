@@ -10,6 +10,7 @@ let timer: ReturnType<typeof setInterval> | undefined;
 
 function subscribe(listener: () => void): () => void {
   listeners.add(listener);
+  now = Date.now();
   timer ??= setInterval(() => {
     now = Date.now();
     for (const l of listeners) l();
@@ -25,11 +26,8 @@ function subscribe(listener: () => void): () => void {
 
 /** Now, to the second, re-rendering its component each second while it is shown. */
 export function useNow(): number {
-  return useSyncExternalStore(
-    subscribe,
-    () => now,
-    () => now,
-  );
+  // The server's drawing of the first rows (first-page-server.tsx) reads its own clock at that moment.
+  return useSyncExternalStore(subscribe, () => now, Date.now);
 }
 
 /** 40 000 → "40 s", 150 000 → "2 min 30 s", 7 200 000 → "2 h". */

@@ -1,4 +1,4 @@
-// Alerts end to end (SPEC §27, ROBUSTNESS 60): the real API, a real worker whose leader evaluates the rules every
+// Alerts end to end (docs/reference/time.md#alerts, docs/reference/robustness.md#r60): the real API, a real worker whose leader evaluates the rules every
 // 200 ms, and local fakes speaking the providers' formats — a Slack incoming webhook, SendGrid, and a webhook
 // endpoint of the organization that checks Standard Webhooks signatures. A rule on a webhook type whose target starts
 // failing fires once it has held for its window and resolves once the type recovers; a queue stalled by its pause and

@@ -1,7 +1,7 @@
 // Which due job runs next (docs/reference/time.md#time-priority-and-fairness), through the real API, Postgres, Redis and worker processes: delayed jobs
 // wait in Postgres until due, higher priority runs first, organizations share a type's capacity round-robin
 // instead of first-in-first-out, ORG_CONCURRENCY_LIMIT caps one org, and a lost leader is replaced without a
-// job lost or run twice (ROBUSTNESS G34).
+// job lost or run twice (docs/reference/robustness.md#r34).
 import { spawn } from "node:child_process";
 import os from "node:os";
 import { Redis } from "ioredis";
@@ -250,10 +250,10 @@ describe("the dispatcher's leader (G34)", () => {
     }
   }, 150_000);
 
-  it("runs nothing twice when two leaders overlap again and again while another process saturates the CPU (ROBUSTNESS 56)", async () => {
+  it("runs nothing twice when two leaders overlap again and again while another process saturates the CPU (docs/reference/robustness.md#r56)", async () => {
     // A busy loop per core: the workers' event loops and Postgres wait for the CPU, so a second delivery of a job id
     // (the overlapping leaders' hand-overs, a stalled check on a worker that is only slow) reaches a claim while the
-    // first attempt still runs. Its holder lives: the job is not started again (SPEC §24).
+    // first attempt still runs. Its holder lives: the job is not started again (docs/reference/lifecycle.md#storage-and-leases).
     const hogs = Array.from({ length: Math.max(2, os.cpus().length) }, () => spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }));
     const redis = new Redis(stack.redisUrl);
     try {

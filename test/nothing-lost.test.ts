@@ -182,7 +182,7 @@ describe("A6: a handler slower than its lock", () => {
   let stack: Stack;
   beforeAll(async () => {
     // Heartbeats every second: a worker whose event loop is blocked for 12 s misses them and is gone from the worker
-    // registry after 3 s, so its job may be taken over (SPEC §24: only a lapsed holder's jobs are).
+    // registry after 3 s, so its job may be taken over (docs/reference/lifecycle.md#storage-and-leases: only a lapsed holder's jobs are).
     stack = await startStack({ workerEnv: { WORKER_LOCK_MS: "1000", WORKER_HEARTBEAT_MS: "1000", WORKER_TYPES: "scripted" } });
   });
   afterEach(() => stack.expectOtherOrgUntouched());
@@ -213,7 +213,7 @@ describe("A6: a handler slower than its lock", () => {
   });
 });
 
-describe("A6: a handler slower than its lock whose worker still lives (SPEC §24, ROBUSTNESS 56)", () => {
+describe("A6: a handler slower than its lock whose worker still lives (docs/reference/lifecycle.md#storage-and-leases, docs/reference/robustness.md#r56)", () => {
   let stack: Stack;
   const log = new ScriptedLog("a6-alive");
   beforeAll(async () => {

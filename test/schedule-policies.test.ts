@@ -1,4 +1,4 @@
-// Overlap and catch-up end to end (SPEC §27): the real API and a real worker whose leader runs the ticker. A `skip`
+// Overlap and catch-up end to end (docs/reference/time.md#alerts): the real API and a real worker whose leader runs the ticker. A `skip`
 // schedule whose job outlasts its interval runs one at a time; `buffer_one` holds one tick and runs it when the last
 // run ends; after downtime `all` runs each missed tick within its window, `none` runs none. Ticks are made due by
 // moving next_run_at into the past, as test/schedules.test.ts does, and the crons fire at a minute half an hour away.

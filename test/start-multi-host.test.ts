@@ -1,4 +1,4 @@
-// `npm start` on the README's multi-host DATABASE_URL (SPEC §23, issue 45): scripts/start.ts migrates through the
+// `npm start` on the README's multi-host DATABASE_URL (docs/reference/high-availability.md#high-availability, issue 45): scripts/start.ts migrates through the
 // host that target_session_attrs picks, as `npm run db:migrate` does, instead of refusing the URL ("Invalid URL").
 // The first host of the URL is down; the second is the shared Postgres, whose primary it finds.
 import { randomBytes } from "node:crypto";

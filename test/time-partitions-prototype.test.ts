@@ -1,5 +1,5 @@
 // The time-partitions prototype (bench/sql/time-partitions-prototype.sql; docs/decisions/2026-12-06-time-partitions.md)
-// holds ROBUSTNESS 58 on a real Postgres: a job for a day no partition was made for is stored, never refused, and
+// holds docs/reference/robustness.md#r58 on a real Postgres: a job for a day no partition was made for is stored, never refused, and
 // moves into its day once the leader makes it; retiring a day drops what may go and keeps, with its events and logs,
 // what must outlive it (a job not final, one finished after the cut-off, one a live job depends on); a retention
 // pass and a list query running at once both finish (the pass gives way within its lock_timeout and tries again).

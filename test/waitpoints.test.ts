@@ -191,7 +191,7 @@ describe("a job depending on a waitpoint", () => {
       const done = await postAnonymous(wp.complete_url!, { data: { approved: true } });
       expect(done.status).toBe(200);
       expect(done.body).toMatchObject({ id: wp.id, status: "completed", data: { approved: true } });
-      // A repeat with the same body is the same waitpoint; another body is 409; a wrong token stays 404 (SPEC §20).
+      // A repeat with the same body is the same waitpoint; another body is 409; a wrong token stays 404 (docs/reference/lifecycle.md#waitpoints-and-durable-steps).
       const again = await postAnonymous(wp.complete_url!, { data: { approved: true } });
       expect(again.status).toBe(200);
       expect(again.body).toEqual(done.body);

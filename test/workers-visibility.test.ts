@@ -1,4 +1,4 @@
-// Who sees the deployment (SPEC §27, issue 45): on a shared deployment (WORKERS_VISIBLE_TO_ORGS unset) GET /workers
+// Who sees the deployment (docs/reference/time.md#alerts, issue 45): on a shared deployment (WORKERS_VISIBLE_TO_ORGS unset) GET /workers
 // shows an organization the deployment's workers only as capacity for the types it uses — live processes serving the
 // type, their slots, its own jobs running there — and no host name, pid or version; a type no worker serves shows 0
 // workers. Through real worker processes; another organization sees none of our jobs and none of our types.

@@ -14,7 +14,7 @@ const HEARTBEAT_MS = "300";
 let stack: Stack;
 let dir: string;
 beforeAll(async () => {
-  // The full view of a single-company deployment (SPEC §27); test/workers-visibility.test.ts has the shared one.
+  // The full view of a single-company deployment (docs/reference/time.md#alerts); test/workers-visibility.test.ts has the shared one.
   stack = await startStack({
     apiEnv: { WORKERS_VISIBLE_TO_ORGS: "true" },
     workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: HEARTBEAT_MS, WORKER_CONCURRENCY: "3" },

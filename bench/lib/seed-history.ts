@@ -1,4 +1,4 @@
-// A history of jobs written straight into Postgres (SPEC §25), as the API and the workers would have left it, for
+// A history of jobs written straight into Postgres (docs/reference/time.md#partitions-and-retention), as the API and the workers would have left it, for
 // the benches at millions of jobs: each job with its search values, its events (created, started and its outcome)
 // and two log lines, created evenly over `days` days up to now with UUID v7 ids of their creation time. 90 % done,
 // 8 % failed (12 error messages per type, each with its own order number, so only normalising groups them), 2 %

@@ -1,10 +1,10 @@
-// Issue 44 (SPEC §26): an organization's own workers over the worker protocol, each figure beside a baseline from the
+// Issue 44 (docs/reference/lifecycle.md#your-own-workers): an organization's own workers over the worker protocol, each figure beside a baseline from the
 // same run on the same stack —
 //   1. a Python no-op worker (the SDK, one process, concurrency 50) against the built-in worker (no-op plugin,
 //      concurrency 50): jobs/s queued → done (target ≥ 0.5×);
 //   2. a lone job on an idle system from POST /jobs to the waiting Python worker's function start (target p50 ≤ 20 ms),
 //      beside the built-in worker's POST → handler start;
-//   3. POST /jobs throughput with 1,000 idle long-polls open beside it, against none (target ≥ 0.9×; ROBUSTNESS 59).
+//   3. POST /jobs throughput with 1,000 idle long-polls open beside it, against none (target ≥ 0.9×; docs/reference/robustness.md#r59).
 // The Python worker runs from a virtual environment made for the bench (bench/.pyenv, the SDK installed from the
 // repository) unless BENCH_PYTHON names an interpreter that has it.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -154,7 +154,7 @@ export async function ownWorkers(
     py = undefined;
     await clearJobs(env.db);
     rows.push({
-      scenario: "Own workers (SPEC §26)",
+      scenario: "Own workers (docs/reference/lifecycle.md#your-own-workers)",
       metric: "Python no-op worker, concurrency 50, queued → done",
       conveyor: pyRate,
       baseline: builtInRate,
@@ -210,7 +210,7 @@ export async function ownWorkers(
     builtInLatencies.sort((a, b) => a - b);
     rows.push(
       {
-        scenario: "Own workers (SPEC §26)",
+        scenario: "Own workers (docs/reference/lifecycle.md#your-own-workers)",
         metric: "lone job, POST → Python function start p50",
         conveyor: percentile(pyLatencies, 0.5),
         baseline: percentile(builtInLatencies, 0.5),
@@ -220,7 +220,7 @@ export async function ownWorkers(
         met: percentile(pyLatencies, 0.5) <= 20,
       },
       {
-        scenario: "Own workers (SPEC §26)",
+        scenario: "Own workers (docs/reference/lifecycle.md#your-own-workers)",
         metric: "lone job, POST → Python function start p99",
         conveyor: percentile(pyLatencies, 0.99),
         baseline: percentile(builtInLatencies, 0.99),
@@ -267,7 +267,7 @@ export async function ownWorkers(
     await Promise.race([Promise.all(pollers), sleep(5_000)]);
     await agent.close().catch(() => {});
     rows.push({
-      scenario: "Own workers (SPEC §26)",
+      scenario: "Own workers (docs/reference/lifecycle.md#your-own-workers)",
       metric: `POST /jobs beside 1,000 idle long-polls (${waitingBefore} → ${waitingAfter} waiting)`,
       conveyor: beside.rps,
       baseline: alone.rps,

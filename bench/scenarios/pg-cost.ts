@@ -77,7 +77,7 @@ export async function pgCost(port: number, jobs: number, concurrency: number): P
         unit: "µs",
         ...(CPU_PER_JOB_BEFORE_US > 0
           ? { target: `≤ ${Math.round(CPU_PER_JOB_BEFORE_US / 2)} µs (½ of before)`, met: conveyorUs <= CPU_PER_JOB_BEFORE_US / 2 }
-          : { target: "≤ 100 µs (SPEC §24)", met: conveyorUs <= 100 }),
+          : { target: "≤ 100 µs (docs/reference/lifecycle.md#storage-and-leases)", met: conveyorUs <= 100 }),
       },
       {
         // The ceiling of a whole deployment: workers and API replicas scale out, one Postgres primary does not.

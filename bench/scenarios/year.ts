@@ -1,4 +1,4 @@
-// SPEC §25, a year of jobs: the reads a console and an API client make, and a retention pass, at 1 M jobs and at
+// docs/reference/time.md#partitions-and-retention, a year of jobs: the reads a console and an API client make, and a retention pass, at 1 M jobs and at
 // 10 M (and 100 M where the disk has room), each size in its own database on a private Postgres server (the
 // machine's is shared; its settings are the machine's, autovacuum off as there). The history is written straight
 // into Postgres (lib/seed-history.ts: 30 days of jobs, each with search values, three events and two log lines).

@@ -1,4 +1,4 @@
-// The soak's books (SPEC §25): every job it sent has a sequence number carried in its payload as `soak-<n>`, so
+// The soak's books (docs/reference/time.md#partitions-and-retention): every job it sent has a sequence number carried in its payload as `soak-<n>`, so
 // that what a provider fake received, what Postgres holds and what retention deleted can all be tied back to it.
 // Arrays are typed and sized once for the whole run (millions of jobs), never a Map of ids.
 

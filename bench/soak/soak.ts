@@ -1,6 +1,6 @@
-// `npm run soak` (SPEC §25; not in CI): the API and two workers as the README deploys them (separate processes,
+// `npm run soak` (docs/reference/time.md#partitions-and-retention; not in CI): the API and two workers as the README deploys them (separate processes,
 // production settings), fed a mix of built-in job types at a fixed rate whose providers are the test fakes
-// (PROVIDERS.md formats), while workers are SIGKILLed, Redis is restarted and retention passes run. It ends (at
+// (the wire formats of docs/reference/providers.md), while workers are SIGKILLed, Redis is restarted and retention passes run. It ends (at
 // its duration, or on SIGINT/SIGTERM) with a report: nothing lost (every accepted job accounted for), duplicates
 // only after kills, RSS per process, Postgres' table and index sizes, start lateness and throughput over time —
 // as a JSON file and an HTML page of plots.

@@ -1,6 +1,6 @@
--- Per-table autovacuum settings for the tables a job's life writes (SPEC §25), as measured by
+-- Per-table autovacuum settings for the tables a job's life writes (docs/reference/time.md#partitions-and-retention), as measured by
 -- bench/tools/autovacuum.ts against the server defaults and written up in docs/operations.md. Not a migration:
--- the storage redesign (SPEC §24) is changing these tables' shape; the settings move into a migration after it.
+-- the storage redesign (docs/reference/lifecycle.md#storage-and-leases) is changing these tables' shape; the settings move into a migration after it.
 --
 -- job_queue: every job inserts, updates and deletes its row, so the table is nearly all dead rows; its live rows
 -- are few (the waiting and running jobs). A fixed threshold instead of a share of a table that is ~0 rows live, and

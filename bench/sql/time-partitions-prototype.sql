@@ -1,4 +1,4 @@
--- Time partitions, a prototype (SPEC §25, ROBUSTNESS 58; design in docs/decisions/2026-12-06-time-partitions.md).
+-- Time partitions, a prototype (docs/reference/time.md#partitions-and-retention, docs/reference/robustness.md#r58; design in docs/decisions/2026-12-06-time-partitions.md).
 -- NOT a migration: it builds partitioned twins (tp_*) of jobs, events, job_logs and job_search beside the real tables
 -- of a scratch database, so bench/tools/partitions.ts can time retention by dropping partitions against today's
 -- batched DELETE on the same rows. Run only on a private server.

@@ -1,4 +1,4 @@
-// Autovacuum for the hot tables (SPEC §25), measured: the same soak twice on a private Postgres server with
+// Autovacuum for the hot tables (docs/reference/time.md#partitions-and-retention), measured: the same soak twice on a private Postgres server with
 // autovacuum ON (the machine's runs with it off), first with the server's defaults, then with the per-table settings
 // of bench/sql/autovacuum-hot-tables.sql, and (--variants=…,per-table+naptime10s) with a shorter autovacuum_naptime
 // too; dead rows, table sizes, autovacuum runs, throughput and start lateness of

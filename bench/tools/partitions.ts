@@ -1,10 +1,10 @@
-// Time partitions, the prototype measured (SPEC §25; docs/decisions/2026-12-06-time-partitions.md): on a private
+// Time partitions, the prototype measured (docs/reference/time.md#partitions-and-retention; docs/decisions/2026-12-06-time-partitions.md): on a private
 // Postgres server, a history of --jobs jobs (lib/seed-history.ts, 30 days) in today's tables, copied into the
 // partitioned twins of bench/sql/time-partitions-prototype.sql (one partition per UTC day and table), and then the
 // same retention — every job finished before a UTC midnight 28 days ago — done both ways: today's batched DELETE
 // (maintenance/retention.ts' statement, 5,000 jobs a batch, no pauses) on the plain tables, and detaching and
 // dropping the days' partitions on the twins. A list query runs in a loop on another connection throughout each
-// pass (ROBUSTNESS 58: both finish); its latencies are reported. Also: reads on both (first page, a job by id),
+// pass (docs/reference/robustness.md#r58: both finish); its latencies are reported. Also: reads on both (first page, a job by id),
 // sizes before and after, and an insert for a day no partition exists for yet (it lands in DEFAULT; making the day
 // moves it out).
 //   tsx bench/tools/partitions.ts --jobs=2000000 --postgres-port=55452   → <out>/partitions.json and a printout
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
     const afterDrop = await tableBytes(db);
     log(`partitions: ${days} days retired, ${gone} jobs gone and ${kept} kept in DEFAULT, in ${dropSeconds.toFixed(2)} s`);
 
-    // ROBUSTNESS 58: a job created for a day no partition exists for is stored (DEFAULT); making the day moves it.
+    // docs/reference/robustness.md#r58: a job created for a day no partition exists for is stored (DEFAULT); making the day moves it.
     const future = new Date(Date.now() + 60 * DAY_MS);
     const { rows: stray } = await db.query<{ id: string; place: string }>(
       `INSERT INTO tp_jobs (id, org_id, type, status, payload, created_at, updated_at)

@@ -43,7 +43,7 @@ export const apiEnvSchema = envSchema({
   /** Backpressure on Postgres commit latency: past this p99 (ms) of the API's own job inserts over the last few seconds, the organizations asking for most of them are refused new jobs (429 overloaded). Unset: off. */
   BACKPRESSURE_COMMIT_P99_MS: setting(Joi.number().integer().min(1)).optional(),
   /**
-   * GET /workers shows every organization the deployment's workers in full — host names, pids, versions (SPEC §27):
+   * GET /workers shows every organization the deployment's workers in full — host names, pids, versions (docs/reference/time.md#alerts):
    * for a single-company deployment. Off: an organization sees the shared workers only as capacity per type it uses.
    */
   WORKERS_VISIBLE_TO_ORGS: setting(flag()).default(false),

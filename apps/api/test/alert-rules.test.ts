@@ -1,4 +1,4 @@
-// Alert rules through the API alone (SPEC §27; no worker): owners and admins make, read, change, silence and delete
+// Alert rules through the API alone (docs/reference/time.md#alerts; no worker): owners and admins make, read, change, silence and delete
 // them; members and API keys may not; a chat URL must pass the SSRF rule (a private address is refused unless the
 // deployment allows it) and is shown back by its origin only; a condition naming an endpoint or a schedule must name
 // the organization's own; every change is in the audit log; another organization's rule is a 404.

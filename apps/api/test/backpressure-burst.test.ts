@@ -1,4 +1,4 @@
-// Backpressure under a burst (SPEC §22, issue 45): the due backlog is read in the background about once a second, so
+// Backpressure under a burst (docs/reference/tenants.md#usage-quotas-and-backpressure, issue 45): the due backlog is read in the background about once a second, so
 // admission counts the jobs each batch adds in this process until the next read. Parallel batches from one
 // organization then overshoot BACKPRESSURE_DUE_MAX by at most one batch (one process here), and a quiet organization is
 // still served. No worker runs, so every accepted job stays due.

@@ -98,7 +98,7 @@ describe("POST /jobs/batch with waitpoints", () => {
     const path = new URL(created.body.complete_url as string).pathname;
     const first = await api.request.post(path).send({ data: { approved: true } });
     expect(first.status).toBe(200);
-    // A third party retrying after a lost answer (SPEC §20): the same body is the same waitpoint.
+    // A third party retrying after a lost answer (docs/reference/lifecycle.md#waitpoints-and-durable-steps): the same body is the same waitpoint.
     const again = await api.request.post(path).send({ data: { approved: true } });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(first.body);

@@ -1,4 +1,4 @@
-// Organization job types (SPEC §26, ROBUSTNESS 59) through the API against real Postgres: registration and its checks
+// Organization job types (docs/reference/lifecycle.md#your-own-workers, docs/reference/robustness.md#r59) through the API against real Postgres: registration and its checks
 // (size, depth, catastrophic patterns, unknown keywords, names of built-in and plugin types), POST /jobs validating
 // payloads against the schema with each bad field's path, roles, the audit log — and another organization, which
 // neither sees the type nor may enqueue it.
@@ -74,7 +74,7 @@ describe("registering a type", () => {
     }
   });
 
-  it("refuses a huge schema, a deeply nested one, a catastrophic pattern and an unknown keyword (ROBUSTNESS 59)", async () => {
+  it("refuses a huge schema, a deeply nested one, a catastrophic pattern and an unknown keyword (docs/reference/robustness.md#r59)", async () => {
     const huge = {
       type: "object",
       properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`field_${i}`, { type: "string", description: "x".repeat(20) }])),

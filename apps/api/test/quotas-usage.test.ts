@@ -137,7 +137,7 @@ describe("quotas on job creation", () => {
     const pending = await api.request.post("/jobs").set(as(owner)).send(job(3));
     expectError(pending, 429, "quota_exceeded");
     expect(pending.body.error.message).toContain("pending_max");
-    // A job leaves pending through the job machine, whose statement counts it (SPEC §24: no trigger on jobs does).
+    // A job leaves pending through the job machine, whose statement counts it (docs/reference/lifecycle.md#storage-and-leases: no trigger on jobs does).
     const { rows: first } = await api.database.db.pool.query("SELECT id FROM jobs WHERE org_id = $1 LIMIT 1", [owner.orgId]);
     expect((await api.request.post(`/jobs/${first[0].id}/cancel`).set(as(owner))).status).toBe(200);
     expect((await api.request.post("/jobs").set(as(owner)).send(job(4))).status).toBe(202);

@@ -1,4 +1,4 @@
-// Schedules' overlap and catch-up fields, next_runs and backfill through the API alone (SPEC §27; no worker): the
+// Schedules' overlap and catch-up fields, next_runs and backfill through the API alone (docs/reference/time.md#alerts; no worker): the
 // fields are echoed and checked, next_runs are the next five run times in the schedule's zone with its offset, and a
 // backfill of a day of an hourly schedule creates 24 jobs once however often (and however concurrently) it is sent.
 // Another organization's schedule is out of reach, and its data untouched.

@@ -1,4 +1,4 @@
-// The worker protocol (SPEC §26, ROBUSTNESS 59) through the API against real Postgres: worker keys and what they may
+// The worker protocol (docs/reference/lifecycle.md#your-own-workers, docs/reference/robustness.md#r59) through the API against real Postgres: worker keys and what they may
 // not do, leases granted as the built-in workers' starts are (limits included), the long-poll, every call fenced by
 // its token (a lapsed lease taken over as an interruption, its old token answering 409), steps, sleeps and
 // waitpoints — and another organization, whose types a worker key cannot lease and which does not see the worker.

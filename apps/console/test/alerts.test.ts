@@ -1,4 +1,4 @@
-// The Alerts page (SPEC §27) in Chromium against a real worker whose leader evaluates the rules: a rule on a type no
+// The Alerts page (docs/reference/time.md#alerts) in Chromium against a real worker whose leader evaluates the rules: a rule on a type no
 // worker serves fires, the page shows the firing alert with what was seen and the rule's state; an owner silences the
 // rule for an hour and lifts it again by keyboard-reachable buttons (audited); a member sees the alerts but not the
 // rules. At 1440 and 375 px, with axe.

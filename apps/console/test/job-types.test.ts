@@ -1,4 +1,4 @@
-// The Job types page (SPEC §26) in a real browser against the real API: an owner registers a type from the page (a
+// The Job types page (docs/reference/lifecycle.md#your-own-workers) in a real browser against the real API: an owner registers a type from the page (a
 // schema with a catastrophic pattern refused at its field first), sees its schema and defaults, and deletes it; a
 // member sees the list with no control to change it — at 1440 and 375 px. A second organization's types never show.
 import { addMember, createOrg } from "@conveyor/api/testing";

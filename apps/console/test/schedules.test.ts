@@ -85,7 +85,7 @@ describe("schedules", () => {
 
     await field(page, "Cron").fill("*/15 9-17 * * MON-FRI");
     const firstRun = await helper.locator("time").first().getAttribute("datetime");
-    // SPEC §27's policies: one run at a time, every missed run after downtime.
+    // docs/reference/time.md#alerts's policies: one run at a time, every missed run after downtime.
     await dialog.getByRole("combobox", { name: "While the last run is still going" }).click();
     await page.getByRole("option", { name: "Skip the tick" }).click();
     await dialog.getByRole("combobox", { name: "After downtime, run" }).click();

@@ -1,4 +1,4 @@
-// The Workers page on a shared deployment (SPEC §27, issue 45) in Chromium against real worker processes: a member of
+// The Workers page on a shared deployment (docs/reference/time.md#alerts, issue 45) in Chromium against real worker processes: a member of
 // the organization sees the deployment's workers only as capacity for the job types it uses — processes and slots
 // per type, its own running job linking to its page, "no worker" for a type nothing serves — and no host name or pid;
 // another organization's member sees none of it. At 1440 and 375 px, with axe.

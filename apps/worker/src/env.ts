@@ -34,7 +34,7 @@ export const workerEnvSchema = envSchema({
   WORKER_METRICS_PORT: setting(Joi.number().port()).default(9464),
   /** BullMQ lock duration: a job whose worker stops renewing it for this long is given to another worker. */
   WORKER_LOCK_MS: setting(Joi.number().integer().min(1_000).max(600_000)).default(30_000),
-  /** How often the leader evaluates every organization's alert rules (SPEC §27). */
+  /** How often the leader evaluates every organization's alert rules (docs/reference/time.md#alerts). */
   ALERT_EVALUATION_MS: setting(Joi.number().integer().min(200).max(10_000)).default(10_000),
   /** How often this worker heartbeats into the worker registry (the console's Workers view); silent for 3 of them, it is shown as gone. */
   WORKER_HEARTBEAT_MS: setting(Joi.number().integer().min(200).max(60_000)).default(5_000),

@@ -176,7 +176,7 @@ describe("Reconciler", () => {
   });
 
   it("leaves alone a running job whose holder lives (its second delivery was refused), and restores it once the holder is gone", async () => {
-    // SPEC §24: a running job whose worker still heartbeats is that worker's; an envelope of it missing from Redis is a
+    // docs/reference/lifecycle.md#storage-and-leases: a running job whose worker still heartbeats is that worker's; an envelope of it missing from Redis is a
     // refused second delivery, and putting one back would be refused again every cycle.
     const workerId = newId();
     await registerWorker(database.db.pool, {

@@ -1,4 +1,4 @@
-// Schedule run records (SPEC §27) are trimmed by the leader after JOB_RETENTION_DAYS: the runs of old ticks go, in
+// Schedule run records (docs/reference/time.md#alerts) are trimmed by the leader after JOB_RETENTION_DAYS: the runs of old ticks go, in
 // batches, the recent ones stay (and keep a recent backfill idempotent); nothing goes with JOB_RETENTION_DAYS 0.
 import { PassThrough } from "node:stream";
 import { insertSchedule, newId } from "@conveyor/db";

@@ -1,4 +1,4 @@
-// createWorker: a worker of your organization's own job types over the worker protocol (SPEC §26), in TypeScript or
+// createWorker: a worker of your organization's own job types over the worker protocol (docs/reference/lifecycle.md#your-own-workers), in TypeScript or
 // JavaScript, with nothing but HTTP — no Redis or Postgres access. It long-polls POST /worker/lease for as many jobs as
 // it has free slots, runs each handler with a context (steps, sleeps, waits, progress, output, log lines, a signal),
 // heartbeats the leases of running jobs, and reports each outcome under its lease token. stop() stops leasing, waits

@@ -1,4 +1,4 @@
-// createWorker (SPEC §26) against a real API over HTTP: a worker that needs no Redis or Postgres access runs an
+// createWorker (docs/reference/lifecycle.md#your-own-workers) against a real API over HTTP: a worker that needs no Redis or Postgres access runs an
 // organization's own job type — results, a durable step replayed across a waitpoint, progress and log lines, a retry,
 // a permanent failure — and stop() hands back what it still runs. Another organization's jobs of a type of the same
 // name are never leased to it.

@@ -1,4 +1,4 @@
-// Alert rules (SPEC §27, ROBUSTNESS 60): the conditions and channels a rule may name, and the one decision of an
+// Alert rules (docs/reference/time.md#alerts, docs/reference/robustness.md#r60): the conditions and channels a rule may name, and the one decision of an
 // evaluation — does what was observed change the rule's state? — as a pure function: a rule fires only after its
 // condition has held for its whole window without a break, and resolves only after it has been clear as long, so a
 // condition that flaps notifies at most once per window. The leader's evaluator (apps/worker) feeds it observations

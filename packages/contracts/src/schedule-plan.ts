@@ -1,4 +1,4 @@
-// What a schedule's due turn does (SPEC §27): which ticks get a run, given its overlap and catch-up policies and
+// What a schedule's due turn does (docs/reference/time.md#alerts): which ticks get a run, given its overlap and catch-up policies and
 // whether its last run is still pending or running. Pure — the ticker (packages/db/src/schedules) reads the row and
 // the last run's status, calls this, and writes what it answers in the same transaction. Also the range of ticks a
 // backfill makes, and the next run times in the schedule's zone with its offset.

@@ -1,4 +1,4 @@
-// Alert conditions as the leader observes them from Postgres (SPEC §27), for the kinds the end-to-end test does not
+// Alert conditions as the leader observes them from Postgres (docs/reference/time.md#alerts), for the kinds the end-to-end test does not
 // drive: a webhook endpoint failing N deliveries in a row, a schedule missing its tick, a quota nearly used — and
 // recordObservation's hysteresis under the row lock: one alert per firing, closed on resolution, silenced ones kept.
 import type pg from "pg";

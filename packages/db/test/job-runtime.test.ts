@@ -59,7 +59,7 @@ describe("claims", () => {
     ]);
   });
 
-  describe("a running job's holder (SPEC §24, ROBUSTNESS 56)", () => {
+  describe("a running job's holder (docs/reference/lifecycle.md#storage-and-leases, docs/reference/robustness.md#r56)", () => {
     const holder = async (heartbeatMs = 60_000) => {
       const id = newId();
       await registerWorker(database.db.pool, { id, host: "h", pid: 1, version: "t", nodeVersion: "t", types: ["webhook"], concurrency: 1, heartbeatMs });

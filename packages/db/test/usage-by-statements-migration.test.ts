@@ -1,4 +1,4 @@
-// The migration that moved usage counting from the jobs UPDATE trigger into the statements (SPEC §24, issue 43)
+// The migration that moved usage counting from the jobs UPDATE trigger into the statements (docs/reference/lifecycle.md#storage-and-leases, issue 43)
 // carries what is stored: run on a database of the shape before it — the trigger in place — holding jobs in every
 // state, with their events, logs, steps, a waitpoint and the usage the trigger counted, every read answers as before.
 // After it, the claim, the take-over of a lapsed holder and the outcome count each attempt once (no trigger adds a

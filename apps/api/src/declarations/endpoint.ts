@@ -13,8 +13,8 @@ import type { Caller, ServiceDeps } from "../services/infrastructure/deps";
  * Who may call an endpoint (docs/reference/tenants.md#authentication, docs/reference/tenants.md#the-console): anyone; a user — a user token or a console session; the job credentials —
  * a user token, an API key or a console session; or a console session only (the session endpoints). Roles narrow it
  * further. With a session cookie, every state-changing request also needs the session's X-CSRF-Token. `job_read`:
- * the job credentials, or a public token of the job in the path (SPEC §21), which the handler checks (readableJob).
- * `worker`: an API key of the `worker` role only (SPEC §26), which may call nothing else.
+ * the job credentials, or a public token of the job in the path (docs/reference/events.md#progress-and-live-results), which the handler checks (readableJob).
+ * `worker`: an API key of the `worker` role only (docs/reference/lifecycle.md#your-own-workers), which may call nothing else.
  */
 export type Access = "public" | "user" | "job" | "job_read" | "session" | "worker";
 

@@ -25,7 +25,10 @@ export const accountsSchemas = {
     id: id().required(),
     name: Joi.string().required(),
     prefix: Joi.string().required().description("The key's first 8 characters, to recognise it."),
-    role: Joi.string().valid("member", "worker").required().description("member: the job endpoints, as a member; worker: the worker protocol only (SPEC §26)."),
+    role: Joi.string()
+      .valid("member", "worker")
+      .required()
+      .description("member: the job endpoints, as a member; worker: the worker protocol only (docs/reference/lifecycle.md#your-own-workers)."),
     created_by: id().required().description("The id of the person who created it."),
     created_by_email: email().required().description("Their e-mail address."),
     created_at: timestamp().required(),
@@ -35,7 +38,10 @@ export const accountsSchemas = {
     id: id().required(),
     name: Joi.string().required(),
     prefix: Joi.string().required(),
-    role: Joi.string().valid("member", "worker").required().description("member: the job endpoints, as a member; worker: the worker protocol only (SPEC §26)."),
+    role: Joi.string()
+      .valid("member", "worker")
+      .required()
+      .description("member: the job endpoints, as a member; worker: the worker protocol only (docs/reference/lifecycle.md#your-own-workers)."),
     key: Joi.string()
       .pattern(/^cvk_[0-9A-Za-z]+$/)
       .required()

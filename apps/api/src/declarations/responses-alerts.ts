@@ -1,4 +1,4 @@
-// Response bodies of alert rules and alerts (SPEC §27), spread into responseSchemas.
+// Response bodies of alert rules and alerts (docs/reference/time.md#alerts), spread into responseSchemas.
 import Joi from "joi";
 import { ALERT_CONDITION_KINDS } from "@conveyor/contracts";
 import { id, timestamp } from "./responses-fields";

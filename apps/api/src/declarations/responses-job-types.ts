@@ -1,4 +1,4 @@
-// Response bodies of organization job types and the worker protocol (SPEC §26), spread into responseSchemas.
+// Response bodies of organization job types and the worker protocol (docs/reference/lifecycle.md#your-own-workers), spread into responseSchemas.
 import Joi from "joi";
 import { anyObject, count, id, timestamp } from "./responses-fields";
 

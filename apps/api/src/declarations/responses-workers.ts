@@ -14,13 +14,15 @@ const workerCapacity = Joi.object({
   workers: count().required().description("Live deployment worker processes serving it (0: no worker serves it, its jobs wait)."),
   slots: count().required().description("Their slots for it: jobs of this type they can run at once."),
   jobs: Joi.array().items(runningJob).required().description("Your organization's jobs of this type running on them, oldest start first."),
-}).description("The deployment's shared workers as a tenant sees them (SPEC §27): capacity only, no host name, pid or version.");
+}).description("The deployment's shared workers as a tenant sees them (docs/reference/time.md#alerts): capacity only, no host name, pid or version.");
 
 const worker = Joi.object({
   kind: Joi.string()
     .valid("worker", "protocol")
     .required()
-    .description("worker: one of the deployment's worker processes; protocol: one of your organization's own workers, over the worker protocol (SPEC §26)."),
+    .description(
+      "worker: one of the deployment's worker processes; protocol: one of your organization's own workers, over the worker protocol (docs/reference/lifecycle.md#your-own-workers).",
+    ),
   name: Joi.string().description("A protocol worker's name, as it gave it (also in host)."),
   id: id().required().description("The worker process' id in the registry (new at each start)."),
   host: Joi.string().required().description("The host (container or machine) name it runs on."),

@@ -1,4 +1,4 @@
-// Alert rules and alerts (SPEC §27): owners and admins make, change, silence and delete rules; any member reads the
+// Alert rules and alerts (docs/reference/time.md#alerts): owners and admins make, change, silence and delete rules; any member reads the
 // alerts they fired (the console shows them). Evaluated by the workers' leader every ALERT_EVALUATION_MS.
 import Joi from "joi";
 import {

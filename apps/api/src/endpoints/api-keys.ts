@@ -11,7 +11,9 @@ const createBody = Joi.object<{ name: string; role?: "member" | "worker" }>({
   name: Joi.string().trim().min(1).max(100).prefs({ convert: true }).required(),
   role: Joi.string()
     .valid("member", "worker")
-    .description("member (default): the job endpoints, as a member. worker: the worker protocol only (SPEC §26); owners and admins make these."),
+    .description(
+      "member (default): the job endpoints, as a member. worker: the worker protocol only (docs/reference/lifecycle.md#your-own-workers); owners and admins make these.",
+    ),
 });
 
 export const apiKeyEndpoints = [

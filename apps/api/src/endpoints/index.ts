@@ -53,9 +53,9 @@ export const endpoints = endpointRegistry([
   ...flowControlEndpoints,
   // Issue 38 (the console's Workers view).
   ...workerEndpoints,
-  // Issue 45 (SPEC §27): alert rules and the alerts they fired.
+  // Issue 45 (docs/reference/time.md#alerts): alert rules and the alerts they fired.
   ...alertEndpoints,
-  // Issue 44 (SPEC §26): organization job types.
+  // Issue 44 (docs/reference/lifecycle.md#your-own-workers): organization job types.
   ...jobTypeEndpoints,
   ...workerProtocolEndpoints,
   signupEndpoint,

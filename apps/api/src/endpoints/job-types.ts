@@ -1,4 +1,4 @@
-// Organization job types (SPEC §26): registered, changed and deleted by owners and admins with a user token; read by
+// Organization job types (docs/reference/lifecycle.md#your-own-workers): registered, changed and deleted by owners and admins with a user token; read by
 // any credential of the organization (a service may check a type's schema).
 import Joi from "joi";
 import { MAX_RETRIES_LIMIT, TIMEOUT_MS_MAX, TIMEOUT_MS_MIN, TYPE_NAME_PATTERN } from "@conveyor/contracts";

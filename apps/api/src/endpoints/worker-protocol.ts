@@ -1,4 +1,4 @@
-// The worker protocol (SPEC §26): an organization's own workers, in any language, with an API key of the `worker`
+// The worker protocol (docs/reference/lifecycle.md#your-own-workers): an organization's own workers, in any language, with an API key of the `worker`
 // role — which may call nothing else, as no other credential may call these. Every call after the lease names the
 // lease token; a lapsed or superseded one answers 409 lease_lost and changes nothing.
 import Joi from "joi";
@@ -59,9 +59,9 @@ const heartbeatBody = Joi.object<HeartbeatInput>({
   lease_token: leaseToken,
   lease_seconds: leaseSeconds,
   progress: Joi.object({ fraction: Joi.number().min(0).max(1).required(), message: Joi.string().max(PROGRESS_MESSAGE_MAX_LENGTH).allow(null) }).description(
-    "The job's progress now (SPEC §21): job.progress events, coalesced by the caller to a few a second.",
+    "The job's progress now (docs/reference/events.md#progress-and-live-results): job.progress events, coalesced by the caller to a few a second.",
   ),
-  output: Joi.string().max(OUTPUT_MAX_BYTES).description("Text appended to the job's output (SPEC §21)."),
+  output: Joi.string().max(OUTPUT_MAX_BYTES).description("Text appended to the job's output (docs/reference/events.md#progress-and-live-results)."),
   logs: Joi.array()
     .items(
       Joi.object({

@@ -1,4 +1,4 @@
-// The Workers view's endpoint (issue 38, SPEC §27): GET /workers, the deployment's worker processes from the worker
+// The Workers view's endpoint (issue 38, docs/reference/time.md#alerts): GET /workers, the deployment's worker processes from the worker
 // registry. Like GET /queues, any credential of the organization reads it (a service may watch its capacity). On a
 // shared deployment a tenant sees the deployment's workers only as capacity per type it uses; with
 // WORKERS_VISIBLE_TO_ORGS=true each worker in full, showing only the caller's own jobs and other work as a count.

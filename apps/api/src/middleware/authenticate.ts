@@ -143,7 +143,7 @@ export function createAuthenticator(deps: AppDeps): Authenticator {
     if (apiKey !== undefined) {
       const owner = looksLikeApiKey(apiKey) ? await apiKeyOwner(apiKey) : null;
       if (!owner) throw unauthorized("The API key is not valid or has been revoked.");
-      // SPEC §26: a worker key does nothing but the worker protocol, and only a worker key does that.
+      // docs/reference/lifecycle.md#your-own-workers: a worker key does nothing but the worker protocol, and only a worker key does that.
       if (owner.role === "worker" && access !== "worker") throw forbidden("A worker API key can only be used for the worker protocol (/worker/*).");
       if (owner.role !== "worker" && access === "worker")
         throw forbidden('The worker protocol takes an API key of the worker role (POST /api-keys {role: "worker"}).');

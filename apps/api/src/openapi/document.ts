@@ -57,17 +57,17 @@ const TAGS = [
   {
     name: "Alerts",
     description:
-      "Alert rules over your jobs, queues, workers, webhooks, schedules and quotas, evaluated by the workers' leader, and the alerts they fired (SPEC §27).",
+      "Alert rules over your jobs, queues, workers, webhooks, schedules and quotas, evaluated by the workers' leader, and the alerts they fired (docs/reference/time.md#alerts).",
   },
   {
     name: "Job types",
     description:
-      "Your organization's own job types (SPEC §26): a JSON Schema for their payloads; their jobs run on your own workers, over the worker protocol.",
+      "Your organization's own job types (docs/reference/lifecycle.md#your-own-workers): a JSON Schema for their payloads; their jobs run on your own workers, over the worker protocol.",
   },
   {
     name: "Worker protocol",
     description:
-      "For your own workers, in any language (SPEC §26), with an API key of the `worker` role: lease jobs of your types (long-poll), heartbeat, record steps, sleep, wait for waitpoints, complete or fail — each call fenced by its lease token (409 once lapsed or superseded).",
+      "For your own workers, in any language (docs/reference/lifecycle.md#your-own-workers), with an API key of the `worker` role: lease jobs of your types (long-poll), heartbeat, record steps, sleep, wait for waitpoints, complete or fail — each call fenced by its lease token (409 once lapsed or superseded).",
   },
   { name: "Callbacks", description: "Called by providers, not by you." },
   { name: "Operations", description: "Health and metrics, for load balancers and Prometheus." },

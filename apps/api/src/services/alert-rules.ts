@@ -1,5 +1,5 @@
-// Alert rules (SPEC §27): an owner or admin says what to watch (a condition over a window) and whom to tell (chat,
-// e-mail, the organization's webhook endpoints); the workers' leader evaluates them (apps/worker/src/runtime/
+// Alert rules (docs/reference/time.md#alerts): an owner or admin says what to watch (a condition over a window) and whom to tell (chat,
+// e-mail, the organization's webhook endpoints); the workers' leader evaluates them (apps/worker/src/maintenance/
 // alert-evaluator.ts). A chat URL passes the same SSRF rule as a webhook endpoint's, here and again at each send; a
 // condition naming an endpoint or a schedule must name one of the organization's. Every change is in the audit log.
 import { urlPolicy } from "@conveyor/config";

@@ -45,7 +45,7 @@ function toJson(key: ListedApiKey): ApiKeyJson {
 
 /**
  * A new key; in an organization that requires single sign-on, only its owner may make one (403 sso_required). A key of
- * the `worker` role (SPEC §26) is made by owners and admins only.
+ * the `worker` role (docs/reference/lifecycle.md#your-own-workers) is made by owners and admins only.
  */
 export async function createApiKey(
   input: { caller: Caller; name: string; role?: "member" | "worker" },

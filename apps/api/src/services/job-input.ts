@@ -88,7 +88,7 @@ export async function prepareJobs(
       invalid.push(...checked.details);
       continue;
     }
-    // An organization's own type may set a default timeout and default retries (SPEC §26). max_retries arrives as 0
+    // An organization's own type may set a default timeout and default retries (docs/reference/lifecycle.md#your-own-workers). max_retries arrives as 0
     // when the request gave none, so a job of such a type that asks for 0 gets the type's default.
     const own = await deps.catalog.orgType(orgId, input.type);
     const runAt = input.run_at === undefined ? null : new Date(input.run_at);

@@ -1,4 +1,4 @@
-// Organization job types (SPEC §26): owners and admins register a type with a JSON Schema for its payloads; POST
+// Organization job types (docs/reference/lifecycle.md#your-own-workers): owners and admins register a type with a JSON Schema for its payloads; POST
 // /jobs then accepts it from that organization (validated against the schema) and the worker protocol leases its jobs
 // to that organization's workers only. A name may not be a built-in or plugin type's. Each change is audited.
 import { isBuiltInType } from "@conveyor/contracts";

@@ -1,6 +1,6 @@
 // Schedules (docs/reference/time.md#time-priority-and-fairness): a cron expression in an IANA zone and the job each tick creates. The job template is
 // checked like a POST /jobs body when the schedule is saved; next_run_at follows from cron, zone and paused,
-// and is what the worker's ticker waits for (apps/worker/src/runtime/scheduler.ts).
+// and is what the worker's ticker waits for (apps/worker/src/maintenance/scheduler.ts).
 import {
   BACKFILL_MAX_RUNS,
   CATCH_UP_WINDOW_DEFAULT_SECONDS,
@@ -287,7 +287,7 @@ function auditedFields(row: ScheduleRow): Record<string, unknown> {
 export type BackfillJson = { created: number; runs: { tick: string; job_id: string; created: boolean }[] };
 
 /**
- * Makes the runs of a past range of the schedule's ticks (SPEC §27), each once however often it is sent: a repeat
+ * Makes the runs of a past range of the schedule's ticks (docs/reference/time.md#alerts), each once however often it is sent: a repeat
  * answers the same runs with created: false. Jobs are made now, in one transaction with their runs, under the
  * organization's quotas (all or nothing). At most BACKFILL_MAX_RUNS ticks; `to` must not be in the future.
  */

@@ -159,7 +159,7 @@ export async function completeWaitpoint(
 }
 
 /**
- * Completes a waitpoint through its capability URL (no credential: the token is the authority). As by id (SPEC §20):
+ * Completes a waitpoint through its capability URL (no credential: the token is the authority). As by id (docs/reference/lifecycle.md#waitpoints-and-durable-steps):
  * a repeat with the same data answers the same waitpoint, other data or an ended waitpoint is 409 — a third party
  * retrying after a lost answer must not be told "not found". A wrong token is 404: the token is 256 random bits, so a
  * 409 for a known one tells a guesser nothing.

@@ -1,4 +1,4 @@
-// The worker protocol (SPEC §26): an organization's own workers, in any language, lease its jobs over HTTP and report
+// The worker protocol (docs/reference/lifecycle.md#your-own-workers): an organization's own workers, in any language, lease its jobs over HTTP and report
 // on them. Every call after the lease names its lease token, the attempt's fence: a lapsed or superseded token answers
 // 409 lease_lost and changes nothing. Each report is a transition of the job machine under that fence — outcomes
 // (writeOutcomes), progress and output (recordProgress, appendOutput), steps (recordStep, finishStep), sleeps and waits

@@ -1,4 +1,4 @@
-// Alerts (SPEC §27): what the organization's alert rules fired, firing first then newest, for every member; and, for
+// Alerts (docs/reference/time.md#alerts): what the organization's alert rules fired, firing first then newest, for every member; and, for
 // owners and admins, the rules with their state and what their last evaluation saw, each with a silence switch
 // (an hour, or lifted). Rules are made through the API (README "Alerts"); read again every few seconds.
 import { Badge, Button, Stack, Table, Text, Title } from "@mantine/core";

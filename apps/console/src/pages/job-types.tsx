@@ -1,4 +1,4 @@
-// Job types (SPEC §26): your organization's own types, run by your own workers over the worker protocol — each one's
+// Job types (docs/reference/lifecycle.md#your-own-workers): your organization's own types, run by your own workers over the worker protocol — each one's
 // description, the JSON Schema its payloads are checked against, its defaults; owners and admins register and delete
 // them. Members see the list.
 import { Button, Code, Modal, NumberInput, Stack, Table, Text, Textarea, TextInput } from "@mantine/core";

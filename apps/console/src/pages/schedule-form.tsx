@@ -30,7 +30,7 @@ type Draft = {
 };
 
 const FIELDS = ["name", "cron", "timezone", "job.type", "job.payload", "job.max_retries", "job.priority", "paused", "overlap", "catch_up"] as const;
-/** SPEC §27's policies, in words. */
+/** docs/reference/time.md#alerts's policies, in words. */
 const OVERLAPS = [
   { value: "allow", label: "Run anyway" },
   { value: "skip", label: "Skip the tick" },

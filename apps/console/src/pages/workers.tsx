@@ -2,7 +2,7 @@
 // in Postgres (GET /workers) — each one's host and pid, the types it serves, its concurrency, a bar of its busy slots
 // (this organization's jobs and other work), the jobs of this organization it runs, linking to their pages, and its
 // last heartbeat; a worker silent for three heartbeats is shown gone. Read again every few seconds. On a shared
-// deployment (SPEC §27) the API answers the deployment's workers only as capacity per job type this organization
+// deployment (docs/reference/time.md#alerts) the API answers the deployment's workers only as capacity per job type this organization
 // uses, and the page shows that instead: processes and slots per type, and this organization's jobs running there.
 import { Badge, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
@@ -75,7 +75,7 @@ function WorkerCard({ worker }: { worker: WorkerRow }) {
   const gone = worker.state === "gone";
   const yours = worker.busy_slots - worker.other_busy_slots;
   const percent = (n: number) => (worker.slots > 0 ? (100 * n) / worker.slots : 0);
-  // One of the organization's own workers (SPEC §26): named as it named itself, running its own SDK.
+  // One of the organization's own workers (docs/reference/lifecycle.md#your-own-workers): named as it named itself, running its own SDK.
   const own = worker.kind === "protocol";
   const name = own ? worker.host : `${worker.host} · pid ${worker.pid}`;
   return (

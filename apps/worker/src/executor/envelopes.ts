@@ -61,7 +61,7 @@ export type EnvelopeWorkerOptions = {
   workerName: string;
   /**
    * This worker's id in the worker registry: every attempt's fence begins with it (`<holder>:<type>:<n>`), which names
-   * the worker as the job's holder in Postgres — no other delivery takes the job over while it lives (SPEC §24).
+   * the worker as the job's holder in Postgres — no other delivery takes the job over while it lives (docs/reference/lifecycle.md#storage-and-leases).
    */
   holder: string;
   bookkeeper: Bookkeeper;

@@ -1,8 +1,8 @@
-// The alert evaluator (SPEC §27): the leader's loop that evaluates every organization's alert rules from Postgres
+// The alert evaluator (docs/reference/time.md#alerts): the leader's loop that evaluates every organization's alert rules from Postgres
 // every ALERT_EVALUATION_MS. Each rule's condition is observed, then its state moved under its row lock with
 // hysteresis (it must hold for the rule's window before firing or resolving; packages/contracts/src/alerts.ts); a
 // change opens or closes an alert and is handed to the notifier, which sends in the background — a channel that
-// fails or hangs never holds up this loop (ROBUSTNESS 60). A silenced rule is evaluated and its alerts recorded,
+// fails or hangs never holds up this loop (docs/reference/robustness.md#r60). A silenced rule is evaluated and its alerts recorded,
 // but nobody is told.
 import type pg from "pg";
 import { listRulesToEvaluate, NO_QUOTAS, observeCondition, recordObservation, type QuotaLimits } from "@conveyor/db";

@@ -1,4 +1,4 @@
-// Tells an alert rule's channels that it fired or resolved (SPEC §27, ROBUSTNESS 60): a Slack-format chat webhook
+// Tells an alert rule's channels that it fired or resolved (docs/reference/time.md#alerts, docs/reference/robustness.md#r60): a Slack-format chat webhook
 // (`{text}` through the SSRF guard), e-mail through the provider the send_email handler uses (EMAIL_PROVIDER), and
 // each of the organization's webhook endpoints as a signed CloudEvent `conveyor.alert.fired` / `.resolved` (Standard
 // Webhooks headers, the endpoint's own secret). Each channel is sent on its own, with its own deadline and a few

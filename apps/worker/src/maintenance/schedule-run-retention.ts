@@ -1,4 +1,4 @@
-// Schedule run records (SPEC §27: which tick has its job, what makes a backfill idempotent) are trimmed by the leader
+// Schedule run records (docs/reference/time.md#alerts: which tick has its job, what makes a backfill idempotent) are trimmed by the leader
 // like finished jobs: a run of a tick more than JOB_RETENTION_DAYS ago goes, a small batch per statement, paced the
 // same way (packages/db/src/schedules/backfill.ts).
 import { deleteScheduleRunsBefore } from "@conveyor/db";

@@ -123,7 +123,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     onAttempt: options.onAttempt,
   };
   // Registered before any envelope is fetched: the registry's id names this worker as the holder of the jobs it
-  // claims, and its heartbeat is what keeps them its own (SPEC §24).
+  // claims, and its heartbeat is what keeps them its own (docs/reference/lifecycle.md#storage-and-leases).
   const registry = new WorkerRegistry({
     pool: options.db.pool,
     logger: options.logger,

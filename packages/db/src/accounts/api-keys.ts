@@ -2,7 +2,7 @@
 // key is kept (revoked_at set) so its id never comes back to life, but is no longer listed.
 import type { Queryable } from "../core/transaction";
 
-/** `role`: "member" (default) or "worker" (SPEC §26: the worker protocol only). */
+/** `role`: "member" (default) or "worker" (docs/reference/lifecycle.md#your-own-workers: the worker protocol only). */
 export type NewApiKey = { id: string; orgId: string; createdBy: string; name: string; prefix: string; keyHash: Buffer; at: Date; role?: "member" | "worker" };
 
 export type ApiKeyView = { id: string; name: string; prefix: string; role: "member" | "worker"; createdBy: string; createdAt: Date; lastUsedAt: Date | null };

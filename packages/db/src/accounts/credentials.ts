@@ -26,7 +26,7 @@ export async function findMembership(pool: pg.Pool, orgId: string, userId: strin
   return row ? { orgId, userId, role: row.role, credentialVersion: row.credential_version, ssoEnforced: row.sso_enforced } : null;
 }
 
-/** `role`: "member" (the job endpoints) or "worker" (the worker protocol only, SPEC §26). */
+/** `role`: "member" (the job endpoints) or "worker" (the worker protocol only, docs/reference/lifecycle.md#your-own-workers). */
 export type ApiKeyOwner = { apiKeyId: string; orgId: string; userId: string; role: "member" | "worker" };
 
 /**

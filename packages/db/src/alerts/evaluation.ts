@@ -1,7 +1,7 @@
-// What the leader's alert evaluator reads and writes (SPEC §27): each rule's condition observed from Postgres, the
+// What the leader's alert evaluator reads and writes (docs/reference/time.md#alerts): each rule's condition observed from Postgres, the
 // rule's state moved under its row lock (so two leaders overlapping after a lease expiry notify once), and the
 // organization's webhook endpoints a `{kind: "webhook"}` channel signs its events for. Observations are words made of
-// counts, type names and ids — never a payload, a secret or a token (ROBUSTNESS 60).
+// counts, type names and ids — never a payload, a secret or a token (docs/reference/robustness.md#r60).
 import type pg from "pg";
 import { describeCondition, stepAlert, type AlertChannel, type AlertCondition, type AlertObservation, type AlertState } from "@conveyor/contracts";
 import { newId } from "../core/ids";

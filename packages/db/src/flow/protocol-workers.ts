@@ -1,4 +1,4 @@
-// Workers of the worker protocol (SPEC §26): an organization's own processes, in any language, seen by their lease
+// Workers of the worker protocol (docs/reference/lifecycle.md#your-own-workers): an organization's own processes, in any language, seen by their lease
 // calls. Each lease call refreshes its worker's row (throttled by the API); GET /workers shows them to their own
 // organization only, beside the deployment's workers. Their running jobs are their live leases.
 import type pg from "pg";

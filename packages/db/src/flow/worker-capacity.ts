@@ -1,4 +1,4 @@
-// What an organization of a shared deployment may see of the deployment's own workers (SPEC §27): capacity per job
+// What an organization of a shared deployment may see of the deployment's own workers (docs/reference/time.md#alerts): capacity per job
 // type it uses — how many live processes serve the type and their slots, and its own jobs running on them — never a
 // host name, pid or version. The registry itself is workers.ts; this file only reads it.
 import type pg from "pg";

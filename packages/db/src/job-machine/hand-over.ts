@@ -156,7 +156,7 @@ export async function setEnvelope(db: pg.Pool | pg.PoolClient, jobIds: readonly 
  * Of `jobs` (ids with the envelope they were seen in), those still handed over in that same envelope — pending, or
  * running with no live holder — now. The reconciler asks after finding an envelope missing from Redis: an envelope
  * completes only once its started jobs' outcomes are recorded, so a job that moved on meanwhile (finished, back in
- * line, handed over again) was not lost with it. Nor is a running job whose holder lives (holderLives, SPEC §24): a
+ * line, handed over again) was not lost with it. Nor is a running job whose holder lives (holderLives, docs/reference/lifecycle.md#storage-and-leases): a
  * second delivery of it (overlapping leaders, a stalled check) was refused by the claim and completed its envelope
  * while the holder runs it; putting one back would only be refused again, every cycle, until the holder finishes.
  */

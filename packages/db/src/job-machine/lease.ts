@@ -1,4 +1,4 @@
-// Leases of the worker protocol (SPEC §26): an organization's own workers, in any language, run its jobs over HTTP.
+// Leases of the worker protocol (docs/reference/lifecycle.md#your-own-workers): an organization's own workers, in any language, run its jobs over HTTP.
 // A lease is not a transition of its own: it is the dispatcher's decision and two existing transitions, in order —
 //   1. which due jobs may start: findDueWork + takeDueJobs (../flow/dispatch.ts), the same "held back" definition,
 //      priority, age order and limits as the built-in workers' hand-over, which marks them handed over (handOver);

@@ -76,7 +76,7 @@ export function countFailures(from: string): string {
 }
 
 /**
- * True while the attempt holding `job` (a jobs row) still has a live holder (SPEC §24): its fence begins with the id
+ * True while the attempt holding `job` (a jobs row) still has a live holder (docs/reference/lifecycle.md#storage-and-leases): its fence begins with the id
  * of a worker in the worker registry (`<worker id>:…`, as the worker's envelopes and leases name their attempts) and
  * that worker's heartbeat is fresher than GONE_BEATS of its intervals by the database's clock — the rule the
  * Workers view shows as "running". A fence naming no registered worker (one written before holders were named, or a
@@ -91,8 +91,8 @@ export const holderLives = (job: string): string =>
               AND w.heartbeat_at > now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000))`;
 
 /**
- * Two CTEs, `usage_counted` and `pending_counted`, counting in the usage rows what the rows of `moved` did (SPEC §22,
- * §24: the statements that do the work count it, one upsert per organization, day, type and stripe per statement,
+ * Two CTEs, `usage_counted` and `pending_counted`, counting in the usage rows what the rows of `moved` did (docs/reference/tenants.md#usage-quotas-and-backpressure,
+ * docs/reference/lifecycle.md#storage-and-leases: the statements that do the work count it, one upsert per organization, day, type and stripe per statement,
  * no trigger on jobs): an attempt starts when a job moves into 'processing' (or a take-over gives it a new
  * started_at) and ends when it moves out (or is taken over), its milliseconds from its started_at to now at the
  * millisecond precision events are stored with; and the organization's pending jobs (quotas) change by the jobs

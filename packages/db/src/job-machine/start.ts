@@ -43,7 +43,7 @@ const GIVING_UP = (job: string) =>
 /**
  * A claim of job `id` for the attempt holding `fence`. A fence that begins with the claiming worker's id in the worker
  * registry and a colon (`<worker id>:<anything unique to the attempt>`) names the job's holder: while that worker's
- * heartbeat lives, no other claim takes the job over (SPEC §24).
+ * heartbeat lives, no other claim takes the job over (docs/reference/lifecycle.md#storage-and-leases).
  */
 export type ClaimRequest = { id: string; fence: string };
 
@@ -72,7 +72,7 @@ export type ClaimedJob = {
 
 /**
  * Claims the jobs for the attempts holding `fence`: pending jobs (the usual case), and processing jobs whose attempt
- * was lost — their holder is gone from the worker registry (holderLives, SPEC §24) — counted as an interruption (a
+ * was lost — their holder is gone from the worker registry (holderLives, docs/reference/lifecycle.md#storage-and-leases) — counted as an interruption (a
  * processing job whose holder lives is not returned: another delivery of its id starts nothing; one whose fence is
  * this claim's own is answered again, unchanged);
  * a pending job whose queue or type is paused, or whose rate limits have no start left in their windows, goes back in
@@ -208,7 +208,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
               updated_at = now()
          FROM input i
         WHERE j.id = ANY($1::uuid[]) AND j.id = i.id AND ${statusIs("j", "processing")}
-          -- Only a lapsed holder's attempt is taken over (SPEC §24): while the worker that holds the job lives, a
+          -- Only a lapsed holder's attempt is taken over (docs/reference/lifecycle.md#storage-and-leases): while the worker that holds the job lives, a
           -- second delivery of its id starts nothing. The attempt asking again with its own fence is answered below.
           AND j.fence IS DISTINCT FROM i.fence AND NOT ${holderLives("j")}
           AND ($3::boolean OR j.dependents = 0 OR (j.cancel_requested_at IS NULL AND j.interruptions < ${MAX_INTERRUPTIONS}))

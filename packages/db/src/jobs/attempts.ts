@@ -12,7 +12,7 @@ const INTERRUPTED_LINE = "was interrupted: the worker running it stopped or lost
 
 /** How an attempt ended: `retried` failed and another attempt followed or is due; `released` gave the job back
  * without consuming a retry (a worker shutting down); `interrupted` lost its worker (crash, lock expiry); `suspended`
- * paused it for a sleep or a waitpoint (SPEC §20) — the same attempt resumes after it, as the next entry. */
+ * paused it for a sleep or a waitpoint (docs/reference/lifecycle.md#waitpoints-and-durable-steps) — the same attempt resumes after it, as the next entry. */
 export type AttemptOutcome = "running" | "succeeded" | "failed" | "retried" | "released" | "interrupted" | "cancelled" | "suspended";
 
 export type JobAttempt = {

@@ -96,7 +96,7 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
             q.envelope_id
        FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
       WHERE j.status IN ('pending', 'processing')
-        -- A job running under a worker-protocol lease (SPEC §26) is in no envelope: a lapsed lease is taken over by
+        -- A job running under a worker-protocol lease (docs/reference/lifecycle.md#your-own-workers) is in no envelope: a lapsed lease is taken over by
         -- the next lease call (job-machine/lease.ts), not by Redis.
         AND NOT (j.status = 'processing' AND EXISTS (SELECT 1 FROM worker_leases l WHERE l.job_id = j.id))
         AND ($1::timestamptz IS NULL OR (j.updated_at, j.id) > ($1::timestamptz, $2::uuid))

@@ -1,4 +1,4 @@
-// Job types an organization registered for its own workers (SPEC §26). Every query names the organization: another
+// Job types an organization registered for its own workers (docs/reference/lifecycle.md#your-own-workers). Every query names the organization: another
 // organization's type of the same name is a different type. A deleted type keeps its row (deleted_at), so jobs of it
 // still in flight can be leased and finish; it can be registered again.
 import type pg from "pg";

@@ -1,4 +1,4 @@
-// Backfill (SPEC §27): the runs of a past range of a schedule's ticks, each made once however often the range is
+// Backfill (docs/reference/time.md#alerts): the runs of a past range of a schedule's ticks, each made once however often the range is
 // sent — schedule_runs holds one row per tick that has its job, for the ticker's runs and the backfill's alike.
 // Backfilled runs are made now (their jobs are due at once) and ignore overlap: a backfill is an explicit request.
 import type pg from "pg";

@@ -33,7 +33,7 @@ export type ScheduleState = {
   paused: boolean;
   /** The next tick; null while paused (or when the expression matches no later date). */
   nextRunAt: Date | null;
-  /** SPEC §27: what a tick does while the last run is pending or running, and after downtime. */
+  /** docs/reference/time.md#alerts: what a tick does while the last run is pending or running, and after downtime. */
   overlap: ScheduleOverlap;
   catchUp: ScheduleCatchUp;
   catchUpWindowSeconds: number | null;
@@ -174,7 +174,7 @@ export type ScheduleTickFailure = { scheduleId: string; orgId: string; error: Er
 
 /**
  * Runs up to `limit` due schedules in one transaction, by Postgres' clock: for each, the runs its overlap and catch-up
- * policies call for (SPEC §27, planScheduleTurn: by default one job for the latest tick at or before now), each tick
+ * policies call for (docs/reference/time.md#alerts, planScheduleTurn: by default one job for the latest tick at or before now), each tick
  * recorded in schedule_runs (so a backfill and the ticker never make one tick twice), last_run_at = the last tick
  * that ran, next_run_at = the first tick not yet handled. A buffer_one schedule holding a tick is taken too, to run it
  * once its last run has ended. `full` says more may be due.

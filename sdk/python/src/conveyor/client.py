@@ -48,7 +48,7 @@ class Job(TypedDict, total=False):
 
 
 class Event(TypedDict):
-    """One event of GET /events (SPEC §10): its id (resume after it), type and data."""
+    """One event of GET /events (docs/reference/events.md#events): its id (resume after it), type and data."""
 
     id: str
     type: str

@@ -1,4 +1,4 @@
-"""Errors of the Conveyor API, one class per kind of refusal (the API's error codes, SPEC §2)."""
+"""Errors of the Conveyor API, one class per kind of refusal (the API's error codes, docs/reference/http.md#errors)."""
 
 from __future__ import annotations
 

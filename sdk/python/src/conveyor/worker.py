@@ -1,4 +1,4 @@
-"""A worker of your own job types, over Conveyor's worker protocol (SPEC §26).
+"""A worker of your own job types, over Conveyor's worker protocol (docs/reference/lifecycle.md#your-own-workers).
 
     worker = Worker("http://localhost:3000", api_key="cvk_...", concurrency=10)
 

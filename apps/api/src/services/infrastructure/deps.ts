@@ -23,7 +23,7 @@ export type ServiceDeps = AppDeps & {
   reads: ReadRouting;
   /** Whether an organization may add jobs, and through which writer: backpressure and quotas (docs/reference/tenants.md#usage-quotas-and-backpressure). */
   admission: Admission;
-  /** This process' long-polls of the worker protocol (SPEC §26), waiting in memory for work. */
+  /** This process' long-polls of the worker protocol (docs/reference/lifecycle.md#your-own-workers), waiting in memory for work. */
   leases: LeaseHub;
 };
 
@@ -38,7 +38,7 @@ export type Caller = {
   role: Role;
   /** Set when the caller used an API key. */
   apiKeyId?: string;
-  /** Set for an API key of the `worker` role (SPEC §26): it may use the worker protocol and nothing else. */
+  /** Set for an API key of the `worker` role (docs/reference/lifecycle.md#your-own-workers): it may use the worker protocol and nothing else. */
   worker?: true;
   /** Set when the caller used a console session cookie: the session and the CSRF token that goes with it. */
   session?: { id: string; csrfToken: string; viaSso: boolean };

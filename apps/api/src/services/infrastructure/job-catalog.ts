@@ -1,5 +1,5 @@
 // Which job types the API accepts and what their payloads must look like: the built-in catalog from
-// @conveyor/contracts, plugin types that workers registered in Postgres, and each organization's own types (SPEC §26,
+// @conveyor/contracts, plugin types that workers registered in Postgres, and each organization's own types (docs/reference/lifecycle.md#your-own-workers,
 // validated by their JSON Schema) — the last two cached briefly.
 import { templateNames, urlPolicy } from "@conveyor/config";
 import { BUILT_IN_TYPES, isBuiltInType, validatePayload, type CatalogOptions, type ValidationDetail } from "@conveyor/contracts";
@@ -27,7 +27,7 @@ export type JobCatalog = {
   isKnownType(type: string, orgId?: string): Promise<boolean>;
   /** Every type the API accepts now, built-in ones first, then plugin types, then `orgId`'s own. */
   knownTypes(orgId?: string): Promise<string[]>;
-  /** `orgId`'s own type of that name (SPEC §26), or undefined. */
+  /** `orgId`'s own type of that name (docs/reference/lifecycle.md#your-own-workers), or undefined. */
   orgType(orgId: string, type: string): Promise<OrgJobType | undefined>;
   /** Drops `orgId`'s cached types (this replica changed them). */
   forgetOrgTypes(orgId: string): void;
@@ -96,7 +96,7 @@ export async function checkJob(catalog: JobCatalog, type: string, payload: Recor
   if (!(await catalog.isKnownType(type, orgId))) return { ok: false, unknownType: true };
   const own = orgId === undefined ? undefined : await catalog.orgType(orgId, type);
   if (own) {
-    // The organization's own type (SPEC §26): its JSON Schema, compiled once per version of the type.
+    // The organization's own type (docs/reference/lifecycle.md#your-own-workers): its JSON Schema, compiled once per version of the type.
     const details = validateWith(validatorFor({ orgId: orgId!, name: type, version: own.updated_at }, own.payload_schema), payload, payloadPath);
     return details.length ? { ok: false, unknownType: false, details } : { ok: true, payload };
   }

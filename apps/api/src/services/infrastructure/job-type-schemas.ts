@@ -1,4 +1,4 @@
-// The payload schemas of organization job types (SPEC §26): checked once at registration (ROBUSTNESS 59: size, depth,
+// The payload schemas of organization job types (docs/reference/lifecycle.md#your-own-workers): checked once at registration (docs/reference/robustness.md#r59: size, depth,
 // catastrophic regular expressions), compiled once by Ajv (JSON Schema 2020-12) and kept compiled per version of the
 // type, so POST /jobs pays one validation call per payload.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020";

@@ -1,4 +1,4 @@
-// The long-poll of POST /worker/lease (SPEC §26, ROBUSTNESS 59): a caller with nothing to lease waits in memory, not
+// The long-poll of POST /worker/lease (docs/reference/lifecycle.md#your-own-workers, docs/reference/robustness.md#r59): a caller with nothing to lease waits in memory, not
 // in Postgres. One LISTEN per API process on the dispatcher's channel (a new job's NOTIFY names its types) wakes the
 // waiters of those types; a waiter also wakes when the earliest waiting job of its types falls due, or a lease of them
 // lapses (asked once per empty attempt). So an idle poll costs one timer and a set entry, and 1,000 of them cost

@@ -1,4 +1,4 @@
-// Group commit of the worker protocol's outcome reports (SPEC §26): reports that arrive together (a worker at
+// Group commit of the worker protocol's outcome reports (docs/reference/lifecycle.md#your-own-workers): reports that arrive together (a worker at
 // concurrency 50 completes many jobs at once) are checked against their leases by one statement, written by one
 // writeOutcomes call — one statement, one commit — and their leases dropped by one more, as the built-in workers'
 // bookkeeper batches theirs. A report is answered once the batch it joined has committed, so nothing is acknowledged

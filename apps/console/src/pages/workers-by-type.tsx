@@ -5,7 +5,10 @@
 // not by type, so a type it may share says "at least".
 import { Badge, Progress, Table, Text, VisuallyHidden } from "@mantine/core";
 import { useNarrow } from "../ui/narrow";
-import type { WorkerRow } from "./workers";
+import type { ResponseBody } from "@conveyor/client";
+
+/** A worker process in full: one of the deployment's (kind worker) or one of the organization's own (kind protocol). */
+export type WorkerRow = Exclude<ResponseBody<"/workers", "get">[number], { kind: "capacity" }>;
 
 export type TypeCapacity = { type: string; workers: number; slots: number; yours: number; others: boolean };
 

@@ -12,11 +12,9 @@ import { keys } from "../data/keys";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { Empty, ErrorState, Loading } from "../ui/states";
-import { CapacityByType } from "./workers-by-type";
+import { CapacityByType, type WorkerRow } from "./workers-by-type";
 
 type WorkerItem = ResponseBody<"/workers", "get">[number];
-/** A worker process in full: one of the deployment's (kind worker) or one of the organization's own (kind protocol). */
-export type WorkerRow = Exclude<WorkerItem, { kind: "capacity" }>;
 type CapacityRow = Extract<WorkerItem, { kind: "capacity" }>;
 
 /** How often the registry is read again while the page is open (workers heartbeat every 5 s by default). */

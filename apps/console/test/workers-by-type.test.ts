@@ -8,7 +8,11 @@ import { checkNarrow, checkPage, startRig, type Rig } from "./support/console";
 let rig: Rig;
 let gate: string;
 beforeAll(async () => {
-  rig = await startRig({ workers: 1, workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: "300", WORKER_CONCURRENCY: "2" } });
+  rig = await startRig({
+    workers: 1,
+    apiEnv: { WORKERS_VISIBLE_TO_ORGS: "true" },
+    workerEnv: { WORKER_TYPES: "scripted,word_count", WORKER_HEARTBEAT_MS: "300", WORKER_CONCURRENCY: "2" },
+  });
   await rig.stack.registerPluginTypes();
   gate = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-workers-by-type-")), "release");
 }, 180_000);

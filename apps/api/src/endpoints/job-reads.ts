@@ -208,6 +208,7 @@ export const jobReadEndpoints = [
               duration_ms: 1750,
               error: "SMTP 421: try again later",
               resumed: false,
+              suspension: null,
             },
             {
               attempt: 2,
@@ -219,6 +220,7 @@ export const jobReadEndpoints = [
               duration_ms: 495,
               error: null,
               resumed: false,
+              suspension: null,
             },
           ],
         },

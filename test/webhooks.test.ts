@@ -176,6 +176,8 @@ describe("webhook deliveries", () => {
     await pool.query("UPDATE jobs SET run_at = now() WHERE id = $1", [rows[0]!.id]);
     await pool.query("UPDATE job_queue SET due_at = now() WHERE job_id = $1", [rows[0]!.id]);
     await waitFor(() => ofJob(receiver, body.id).length >= 1, "the delivery after the failures", 30_000);
+    // The receiver has it before the attempt that sent it has written its delivery row: wait for the row.
+    await waitFor(async () => (await deliveriesOf(endpoint.id)).length >= 3, "the third attempt recorded", 30_000);
 
     const recorded = (await deliveriesOf(endpoint.id)).reverse();
     expect(recorded.map((d) => [d.attempt, d.status_code])).toEqual([

@@ -77,7 +77,7 @@ def test_a_worker_runs_jobs_concurrently_and_reports_results(stack: Stack, clien
         assert [j["result"] for j in jobs] == [{"echo": {"n": n}} for n in range(12)]
         assert sorted(seen) == sorted(ids)
         workers = client._transport.request("GET", "/workers")
-        assert any(w["id"] == worker.id and w.get("kind") == "protocol" for w in workers)
+        assert any(w.get("kind") == "protocol" and w["id"] == worker.id for w in workers)
     finally:
         worker.stop()
 

@@ -119,20 +119,7 @@ function WorkerCard({ worker }: { worker: WorkerRow }) {
             </Badge>
           ))}
         </Group>
-        {worker.jobs.length > 0 && (
-          <Stack gap={2} component="ul" p={0} m={0} aria-label={`Your jobs on ${name}`} style={{ listStyle: "none" }}>
-            {worker.jobs.map((job) => (
-              <Text component="li" size="sm" key={job.id} data-job-id={job.id}>
-                <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
-                  {job.type} {shortId(job.id)}
-                </RouterAnchor>{" "}
-                <Text span size="xs" c="dimmed">
-                  started <Time iso={job.started_at} />
-                </Text>
-              </Text>
-            ))}
-          </Stack>
-        )}
+        <RunningJobs jobs={worker.jobs} label={`Your jobs on ${name}`} />
         <Text size="xs" c="dimmed" data-testid="heartbeat">
           Last heartbeat <Time iso={worker.heartbeat_at} />
         </Text>
@@ -166,24 +153,30 @@ function CapacityList({ rows }: { rows: CapacityRow[] }) {
                   ? `${plural(row.workers, "worker")} · ${plural(row.slots, "slot")} · ${row.jobs.length} of your jobs running`
                   : "No worker serves this type: its jobs wait until one starts."}
               </Text>
-              {row.jobs.length > 0 && (
-                <Stack gap={2} component="ul" p={0} m={0} aria-label={`Your ${row.type} jobs running`} style={{ listStyle: "none" }}>
-                  {row.jobs.map((job) => (
-                    <Text component="li" size="sm" key={job.id} data-job-id={job.id}>
-                      <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
-                        {job.type} {shortId(job.id)}
-                      </RouterAnchor>{" "}
-                      <Text span size="xs" c="dimmed">
-                        started <Time iso={job.started_at} />
-                      </Text>
-                    </Text>
-                  ))}
-                </Stack>
-              )}
+              <RunningJobs jobs={row.jobs} label={`Your ${row.type} jobs running`} />
             </Stack>
           </Paper>
         ))}
       </SimpleGrid>
     </>
+  );
+}
+
+/** This organization's running jobs, each linking to its page: on a worker's card and on a type's capacity card. */
+function RunningJobs({ jobs, label }: { jobs: WorkerRow["jobs"]; label: string }) {
+  if (jobs.length === 0) return null;
+  return (
+    <Stack gap={2} component="ul" p={0} m={0} aria-label={label} style={{ listStyle: "none" }}>
+      {jobs.map((job) => (
+        <Text component="li" size="sm" key={job.id} data-job-id={job.id}>
+          <RouterAnchor to="/jobs/$id" params={{ id: job.id }} size="sm">
+            {job.type} {shortId(job.id)}
+          </RouterAnchor>{" "}
+          <Text span size="xs" c="dimmed">
+            started <Time iso={job.started_at} />
+          </Text>
+        </Text>
+      ))}
+    </Stack>
   );
 }

@@ -20,6 +20,7 @@ import {
   type AlertRuleJson,
 } from "@conveyor/db";
 import { notFound, validationFailed, type ErrorDetail } from "./infrastructure/errors";
+import { decodeIdCursor, encodeIdCursor } from "./infrastructure/id-cursor";
 import { audit, changedFields } from "./infrastructure/audit";
 import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
@@ -163,13 +164,6 @@ export async function deleteAlertRule(options: { caller: Caller; id: string }, d
 
 export type AlertListQuery = { status?: "firing" | "resolved"; rule_id?: string; limit?: number; cursor?: string };
 
-const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!isUuid(id)) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
-  return id;
-}
-
 /** The organization's alerts, newest first, one page, and the query of the next while more remain. */
 export async function listAlerts(
   options: { caller: Caller; query: AlertListQuery },
@@ -180,7 +174,7 @@ export async function listAlerts(
   const rows = await listAlertRows(deps.db.pool, options.caller.orgId, {
     status: query.status,
     ruleId: query.rule_id && isUuid(query.rule_id) ? query.rule_id : query.rule_id ? "00000000-0000-0000-0000-000000000000" : undefined,
-    before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    before: query.cursor === undefined ? undefined : decodeIdCursor(query.cursor),
     limit: limit + 1,
   });
   const items = rows.slice(0, limit);
@@ -191,7 +185,7 @@ export async function listAlerts(
           limit: String(limit),
           ...(query.status ? { status: query.status } : {}),
           ...(query.rule_id ? { rule_id: query.rule_id } : {}),
-          cursor: encodeCursor(last.id),
+          cursor: encodeIdCursor(last.id),
         })
       : null;
   return { items, next };

@@ -27,6 +27,7 @@ import {
   type ScheduleRow,
 } from "@conveyor/db";
 import { notFound, validationFailed, type ErrorDetail } from "./infrastructure/errors";
+import { decodeIdCursor, encodeIdCursor } from "./infrastructure/id-cursor";
 import { quotaExceeded } from "./infrastructure/admission/quotas";
 import { checkJob, unknownJobType } from "./infrastructure/job-catalog";
 import { audit, changedFields } from "./infrastructure/audit";
@@ -168,14 +169,6 @@ export async function createSchedule(
   return toJson(row);
 }
 
-/** Cursors are opaque to clients: the id of the last schedule of the previous page, base64url-encoded. */
-const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!isUuid(id)) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
-  return id;
-}
-
 /** The org's schedules, newest first: all of them, or one page with `limit` (and the next page's query while more remain). */
 export async function listSchedules(
   options: { caller: Caller; query: ScheduleListQuery },
@@ -186,10 +179,10 @@ export async function listSchedules(
   const page = await listRows(deps.db.pool, {
     orgId: options.caller.orgId,
     limit: query.limit,
-    before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    before: query.cursor === undefined ? undefined : decodeIdCursor(query.cursor),
   });
   const last = page.rows[page.rows.length - 1];
-  const next = page.more && last ? new URLSearchParams({ limit: String(query.limit), cursor: encodeCursor(last.id) }) : null;
+  const next = page.more && last ? new URLSearchParams({ limit: String(query.limit), cursor: encodeIdCursor(last.id) }) : null;
   return { items: page.rows.map(toJson), next };
 }
 

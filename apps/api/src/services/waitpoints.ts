@@ -17,6 +17,7 @@ import {
   type WaitpointJson,
 } from "@conveyor/db";
 import { AppError, notFound, validationFailed } from "./infrastructure/errors";
+import { decodeIdCursor, encodeIdCursor } from "./infrastructure/id-cursor";
 import { audit } from "./infrastructure/audit";
 import type { Caller, ServiceDeps } from "./infrastructure/deps";
 
@@ -90,13 +91,6 @@ export async function getWaitpoint(options: { caller: Caller; id: string }, deps
   return waitpoint;
 }
 
-const encodeCursor = (id: string) => Buffer.from(id, "utf8").toString("base64url");
-function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, "base64url").toString("utf8");
-  if (!isUuid(id)) throw validationFailed([{ path: "query.cursor", message: "is not a cursor this API issued" }]);
-  return id;
-}
-
 /** One page of the org's waitpoints, newest first, and the query of the next page while more remain. */
 export async function listWaitpoints(
   options: { caller: Caller; query: WaitpointListQuery },
@@ -107,7 +101,7 @@ export async function listWaitpoints(
   const rows = await listRows(deps.db.pool, options.caller.orgId, {
     status: query.status,
     tag: query.tag,
-    before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    before: query.cursor === undefined ? undefined : decodeIdCursor(query.cursor),
     limit: limit + 1,
   });
   const items = rows.slice(0, limit);
@@ -118,7 +112,7 @@ export async function listWaitpoints(
           limit: String(limit),
           ...(query.status ? { status: query.status } : {}),
           ...(query.tag ? { tag: query.tag } : {}),
-          cursor: encodeCursor(last.id),
+          cursor: encodeIdCursor(last.id),
         })
       : null;
   return { items, next };

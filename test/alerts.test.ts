@@ -152,7 +152,15 @@ it("fires on a webhook type that starts failing, tells Slack, e-mail and the sig
 
   // The type recovers: its failures leave the window, successes take their place, and after a clear window it resolves.
   targetFails = false;
-  await waitFor(async () => slackTexts("Webhook type failing").some((t) => t.startsWith("Alert resolved")), "the resolution on Slack", 90_000, 200);
+  const resolved = await waitFor(
+    async () => slackTexts("Webhook type failing").find((t) => t.startsWith("Alert resolved")),
+    "the resolution on Slack",
+    90_000,
+    200,
+  );
+  // It says what is seen now, not the observation that fired it.
+  expect(resolved).toMatch(/^Alert resolved: Webhook type failing — now \d+ of \d+ webhook jobs finished in the window failed \([\d.]+ %\) \(fired /);
+  expect(resolved).not.toContain(fired!.slice("Alert fired: ".length));
   await waitFor(async () => alertEvents("conveyor.alert.resolved").length > 0, "the signed resolution", 30_000, 200);
   await stopTraffic();
   const alerts = await alertsOf(rule.id);

@@ -51,7 +51,15 @@ export class AlertEvaluator implements LeaderTask {
         const outcome = await recordObservation(pool, rule, observation);
         if (!outcome?.change || !outcome.alert) continue;
         logger.info(`alert ${outcome.change}`, { ruleId: rule.id, orgId: rule.orgId, alertId: outcome.alert.id, silenced: outcome.silenced });
-        if (!outcome.silenced) notifier.notify({ orgId: rule.orgId, ruleId: rule.id, change: outcome.change, alert: outcome.alert, channels: rule.channels });
+        if (!outcome.silenced)
+          notifier.notify({
+            orgId: rule.orgId,
+            ruleId: rule.id,
+            change: outcome.change,
+            alert: outcome.alert,
+            observed: outcome.observed,
+            channels: rule.channels,
+          });
       } catch (error) {
         // One rule that cannot be evaluated (a bad stored condition) does not stop the others.
         logger.warn("alert rule could not be evaluated", { ruleId: rule.id, orgId: rule.orgId, error: (error as Error).message });

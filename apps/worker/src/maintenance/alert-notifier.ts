@@ -36,7 +36,15 @@ export type AlertNotifierOptions = {
   net?: NetOptions;
 };
 
-export type AlertNotice = { orgId: string; ruleId: string; change: "fired" | "resolved"; alert: AlertJson; channels: AlertChannel[] };
+export type AlertNotice = {
+  orgId: string;
+  ruleId: string;
+  change: "fired" | "resolved";
+  alert: AlertJson;
+  /** The observation of the round that changed it: a resolution says what is seen now, not what fired it. */
+  observed: string;
+  channels: AlertChannel[];
+};
 
 export class AlertNotifier {
   private readonly guard;
@@ -84,7 +92,7 @@ export class AlertNotifier {
 
   private async send(notice: AlertNotice, channel: AlertChannel): Promise<void> {
     const { alert, change } = notice;
-    const text = `${change === "fired" ? "Alert fired" : "Alert resolved"}: ${alert.summary}`;
+    const text = change === "fired" ? `Alert fired: ${alert.summary}` : `Alert resolved: ${alert.rule_name} — now ${notice.observed} (fired ${alert.fired_at})`;
     switch (channel.kind) {
       case "chat":
         return this.post(channel.url, { text }, {});

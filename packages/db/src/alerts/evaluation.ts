@@ -102,7 +102,14 @@ export async function observeCondition(db: pg.Pool, rule: RuleToEvaluate, quotaD
   }
 }
 
-export type AlertOutcome = { change: "fired" | "resolved" | null; alert: AlertJson | null; silenced: boolean; state: AlertState };
+export type AlertOutcome = {
+  change: "fired" | "resolved" | null;
+  alert: AlertJson | null;
+  silenced: boolean;
+  state: AlertState;
+  /** What was seen in this round: for a resolution, the observation that cleared it (the alert's summary keeps the firing one). */
+  observed: string;
+};
 
 /**
  * Moves the rule's state by what was observed (stepAlert: held for its window before firing or resolving), under its
@@ -151,7 +158,7 @@ export async function recordObservation(pool: pg.Pool, rule: RuleToEvaluate, obs
       current.now,
       observation.text,
     ]);
-    return { change: step.change, alert, silenced: current.silenced, state: step.state };
+    return { change: step.change, alert, silenced: current.silenced, state: step.state, observed: observation.text };
   });
 }
 

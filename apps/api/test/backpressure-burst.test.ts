@@ -2,7 +2,9 @@
 // admission counts the jobs each batch adds in this process until the next read. Parallel batches from one
 // organization then overshoot BACKPRESSURE_DUE_MAX by at most one batch (one process here), and a quiet organization is
 // still served. No worker runs, so every accepted job stays due.
+import pg from "pg";
 import { createApiKey, createOrg, createSecondOrg, startTestApi, type SecondOrg, type TestApi, type TestMember } from "@conveyor/api/testing";
+import { Backpressure } from "../src/services/infrastructure/admission/backpressure";
 
 const MAX = 100;
 const BATCH = 20;
@@ -53,4 +55,37 @@ it("refuses parallel batches past BACKPRESSURE_DUE_MAX before the next backgroun
   expect((await api.request.post("/jobs").set(as(quiet)).send(jobs(1)[0]!)).status).toBe(202);
   // A single job from the flood is refused too, until the backlog falls.
   expect((await api.request.post("/jobs").set(as(flood)).send(jobs(1)[0]!)).status).toBe(429);
+});
+
+it("counts a job once when it is admitted and committed while the backlog read waits for a connection", async () => {
+  // A process whose backlog read queues for its pool's one connection (the pool is busy, as under load) while the
+  // organization's batch is admitted and committed: the read then holds the batch, and so does the count of what was
+  // admitted since. The mark between the two is taken once the read holds a connection, so the batch counts once.
+  const pool = new pg.Pool({ connectionString: api.database.url, max: 1 });
+  const busy = await pool.connect();
+  try {
+    const baseline = (
+      await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()")
+    ).rows[0]!.n;
+    const max = baseline + 50;
+    const org = await createOrg(api.database.db, api.deps.config);
+    const backpressure = new Backpressure({ ...api.deps, config: { ...api.deps.config, BACKPRESSURE_DUE_MAX: max }, db: { ...api.deps.db, pool } });
+    backpressure.refuseIfShed(org.orgId, 0); // starts the background read, which waits for the busy connection
+    backpressure.refuseIfShed(org.orgId, 30);
+    expect(
+      (
+        await api.request
+          .post("/jobs/batch")
+          .set(as(org))
+          .send({ jobs: jobs(30) })
+      ).status,
+    ).toBe(202);
+    backpressure.wrote(org.orgId, 30); // as this process's writer reports the write it made
+    busy.release();
+    await backpressure.settle();
+    // baseline + 30 are due, 20 under the limit: counted twice it would be 10 over, and the organization shed.
+    expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
+  } finally {
+    await pool.end();
+  }
 });

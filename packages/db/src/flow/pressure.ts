@@ -15,11 +15,18 @@ export type DueBacklog = {
  * The due backlog, counted up to `max` + 1 (a bounded scan of the due index); only when it is over, the
  * organizations' shares (one grouped scan). `timeoutMs` bounds each statement: a busy database must not hang it.
  */
-export async function readDueBacklog(pool: pg.Pool, max: number, timeoutMs = 1_000): Promise<DueBacklog> {
+export async function readDueBacklog(
+  pool: pg.Pool,
+  max: number,
+  timeoutMs = 1_000,
+  /** Called once a connection is held, right before the statement whose snapshot the read is: what a caller wrote before then is in it. */
+  onSnapshot: () => void = () => undefined,
+): Promise<DueBacklog> {
   return inTransaction(
     pool,
     async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
+      onSnapshot();
       const { rows } = await client.query<{ due: number }>(
         `SELECT count(*)::int AS due FROM (SELECT 1 FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now() LIMIT $1::bigint + 1) d`,
         [max],
@@ -35,6 +42,7 @@ export async function readDueBacklog(pool: pg.Pool, max: number, timeoutMs = 1_0
       }
       return { due, byOrg };
     },
-    { mode: "READ ONLY" },
+    // One snapshot for both statements, taken by the first: the shares are of the count they explain.
+    { mode: "ISOLATION LEVEL REPEATABLE READ READ ONLY" },
   );
 }

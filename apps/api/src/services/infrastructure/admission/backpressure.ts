@@ -5,7 +5,9 @@
 // shed for another's flood. The figure is read at most once per BACKPRESSURE_REFRESH_MS per process, in the
 // background of the requests that need it (a request never waits for it); /readyz does not look at it. Between two
 // reads, each admission adds the jobs it lets in to the figure (per process and organization), so parallel batches
-// inside one read's second overshoot the limit by at most a batch per process rather than by the whole burst.
+// inside one read's second cannot overshoot the limit. A read takes off only the jobs written before its snapshot
+// (marked once it holds a connection): what was admitted but not yet written stays counted, and what was written
+// while the read waited for a connection is not counted twice (which would shed an organization under the limit).
 // With BACKPRESSURE_COMMIT_P99_MS, commit latency sheds too, with the same rule and the same 429: while the p99 of
 // the API's inserts (commit-latency.ts) is past it, the organizations asking for most of the creations are shed — the
 // fewest of the largest askers whose share covers the part of the demand that would bring the p99 back to the
@@ -80,8 +82,12 @@ export class OverloadedError extends AppError {
 export class Backpressure {
   /** The last read: the due backlog (capped just past the limit) and, when over it, each organization's share. */
   private read: { due: number; byOrg: readonly { orgId: string; due: number }[] } = { due: 0, byOrg: [] };
-  /** Jobs this process admitted since the read began that will show them, per organization. */
-  private added = new Map<string, number>();
+  /** Jobs this process admitted whose write has not ended yet, per organization: this read's and the last one's. */
+  private pending = new Map<string, number>();
+  private pendingBefore = new Map<string, number>();
+  /** Jobs this process wrote that no read has seen yet, per organization. */
+  private written = new Map<string, number>();
+  /** Every count above together. */
   private addedTotal = 0;
   /** The organizations shed by the read plus the additions; null once either changed (computed on the next ask). */
   private shed: Set<string> | null = new Set();
@@ -104,7 +110,7 @@ export class Backpressure {
 
   /**
    * Throws 429 `overloaded` when `orgId` is among the organizations being shed; otherwise counts the `count` jobs it
-   * is about to add into the backlog until the next read sees them.
+   * is about to add into the backlog until a read sees them (wrote() or forget() says how the write ended).
    */
   refuseIfShed(orgId: string, count = 1): void {
     this.refuseIfShedByLatency(orgId);
@@ -117,20 +123,37 @@ export class Backpressure {
         "The deployment is over its backlog limit and your organization holds most of it; no job was created. Retry after the time in Retry-After.",
       );
     }
-    this.count(orgId, count);
+    this.count(this.pending, orgId, count);
   }
 
-  /** Admitted jobs that were not added after all (a quota refused them): they leave the count. */
+  /** Admitted jobs were written: they stay counted until a read whose snapshot holds them. */
+  wrote(orgId: string, count: number): void {
+    if (this.deps.config.BACKPRESSURE_DUE_MAX === undefined) return;
+    this.count(this.written, orgId, this.unpend(orgId, count));
+  }
+
+  /** Admitted jobs that were not added after all (a quota refused them, the request failed): they leave the count. */
   forget(orgId: string, count: number): void {
     if (this.deps.config.BACKPRESSURE_DUE_MAX === undefined) return;
-    this.count(orgId, -Math.min(count, this.added.get(orgId) ?? 0));
+    this.unpend(orgId, count);
   }
 
-  private count(orgId: string, n: number): void {
+  /** Takes up to `count` of the organization's pending jobs off (the older read's first); answers how many. */
+  private unpend(orgId: string, count: number): number {
+    let left = count;
+    for (const counts of [this.pendingBefore, this.pending]) {
+      const n = Math.min(left, counts.get(orgId) ?? 0);
+      this.count(counts, orgId, -n);
+      left -= n;
+    }
+    return count - left;
+  }
+
+  private count(counts: Map<string, number>, orgId: string, n: number): void {
     if (n === 0) return;
-    const now = (this.added.get(orgId) ?? 0) + n;
-    if (now > 0) this.added.set(orgId, now);
-    else this.added.delete(orgId);
+    const now = (counts.get(orgId) ?? 0) + n;
+    if (now > 0) counts.set(orgId, now);
+    else counts.delete(orgId);
     this.addedTotal += n;
     this.shed = null;
   }
@@ -141,7 +164,7 @@ export class Backpressure {
     const due = this.read.due + this.addedTotal;
     if (due <= max) return (this.shed = new Set());
     const byOrg = new Map(this.read.byOrg.map((o) => [o.orgId, o.due]));
-    for (const [orgId, n] of this.added) byOrg.set(orgId, (byOrg.get(orgId) ?? 0) + n);
+    for (const counts of [this.pendingBefore, this.pending, this.written]) for (const [orgId, n] of counts) byOrg.set(orgId, (byOrg.get(orgId) ?? 0) + n);
     const ranked = [...byOrg].map(([orgId, held]) => ({ orgId, due: held })).sort((a, b) => b.due - a.due || (a.orgId < b.orgId ? -1 : 1));
     return (this.shed = organizationsToShed(ranked, due, max));
   }
@@ -167,11 +190,11 @@ export class Backpressure {
   /** Reads the figure now (tests, and the first request after a quiet spell use the one read in the background). */
   async refresh(max = this.deps.config.BACKPRESSURE_DUE_MAX): Promise<void> {
     if (max === undefined) return;
-    // What was admitted before the read began is in what it reads (or about to be: a batch admitted but not yet
-    // committed is missed once, which is the one-batch-per-process bound); what is admitted meanwhile stays counted.
-    const before = new Map(this.added);
+    // What was written before the read's snapshot is in what it reads; what is written after, or still being written,
+    // stays counted. The mark is taken once the read holds a connection, right before its statement.
+    let before = new Map<string, number>();
     try {
-      const backlog = await readDueBacklog(this.deps.db.pool, max);
+      const backlog = await readDueBacklog(this.deps.db.pool, max, undefined, () => (before = new Map(this.written)));
       this.read = {
         due:
           backlog.due > max
@@ -182,7 +205,11 @@ export class Backpressure {
             : backlog.due,
         byOrg: backlog.byOrg,
       };
-      for (const [orgId, n] of before) this.count(orgId, -Math.min(n, this.added.get(orgId) ?? 0));
+      for (const [orgId, n] of before) this.count(this.written, orgId, -Math.min(n, this.written.get(orgId) ?? 0));
+      // An admission whose write never said how it ended (a request that failed between the two) is not counted
+      // forever: pending through a whole read, it is let go.
+      for (const [orgId, n] of this.pendingBefore) this.count(this.pendingBefore, orgId, -n);
+      [this.pendingBefore, this.pending] = [this.pending, this.pendingBefore];
       this.shed = null;
     } catch (error) {
       // Keep the last figure: a slow read must not open the gates or close them for everyone.

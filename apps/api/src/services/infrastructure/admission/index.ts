@@ -6,7 +6,9 @@
 // transaction near one. It also makes the shared group-commit writer (../job-writer.ts), so that every insert's commit
 // is reported here. It does not check a job's input (job-input.ts) nor write a job itself: what it answers is a writer.
 import type { AppDeps } from "../../../context";
-import { JobWriter, type JobInserter } from "../job-writer";
+import type { Debounced, IdempotentInsert, NewJob, Refused } from "@conveyor/db";
+import type { JobStatus } from "@conveyor/contracts";
+import { JobWriter, type GraphPrelude, type JobInserter } from "../job-writer";
 import { Backpressure } from "./backpressure";
 import { QuotaBook } from "./quotas";
 
@@ -25,12 +27,13 @@ export class Admission {
   /**
    * What job creation calls once its input is valid: backpressure first (a shed organization gets 429 `overloaded`),
    * then the writer its quotas call for. `at`: the jobs' creation time (their UTC day and month); `count`: how many
-   * jobs the creation adds (a batch's length), counted against the backlog until the next read sees them.
+   * jobs the creation adds (a batch's length), counted against the backlog until a read sees them. The writer
+   * answered tells backpressure how its one write ended.
    */
   async admit(orgId: string, at: Date, count = 1): Promise<JobInserter> {
     this.backpressure.refuseIfShed(orgId, count);
     try {
-      return await this.quotas.writerFor(orgId, this.writer, at);
+      return new CountedWriter(await this.quotas.writerFor(orgId, this.writer, at), this.backpressure, orgId, count);
     } catch (error) {
       this.backpressure.forget(orgId, count);
       throw error;
@@ -46,5 +49,44 @@ export class Admission {
   async close(): Promise<void> {
     await this.backpressure.settle();
     await this.quotas.close();
+  }
+}
+
+/** An admitted creation's writer: its write, once ended, moves the admitted jobs on in backpressure's count. */
+class CountedWriter implements JobInserter {
+  constructor(
+    private readonly inner: JobInserter,
+    private readonly backpressure: Backpressure,
+    private readonly orgId: string,
+    private readonly count: number,
+  ) {}
+
+  insert(jobs: NewJob[]): Promise<Refused> {
+    return this.ended(this.inner.insert(jobs));
+  }
+
+  insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
+    return this.ended(this.inner.insertIdempotently(job, idempotency));
+  }
+
+  insertGraph(jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> {
+    return this.ended(this.inner.insertGraph(jobs, before));
+  }
+
+  debounce(job: NewJob & { debounceKey: string }, debounceMs: number): Promise<Debounced> {
+    return this.ended(this.inner.debounce(job, debounceMs));
+  }
+
+  private ended<T>(write: Promise<T>): Promise<T> {
+    return write.then(
+      (result) => {
+        this.backpressure.wrote(this.orgId, this.count);
+        return result;
+      },
+      (error: unknown) => {
+        this.backpressure.forget(this.orgId, this.count);
+        throw error;
+      },
+    );
   }
 }

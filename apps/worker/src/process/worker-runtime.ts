@@ -123,7 +123,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     onAttempt: options.onAttempt,
   };
   // Registered before any envelope is fetched: the registry's id names this worker as the holder of the jobs it
-  // claims, and its heartbeat is what keeps them its own (docs/reference/lifecycle.md#storage-and-leases).
+  // claims, and its heartbeat is what keeps them its own (docs/reference/lifecycle.md#storage-and-leases). A heartbeat
+  // may come while the queue workers below are still starting: it then reports none of them busy.
+  let workers: EnvelopeWorker[] = [];
+  const active = (): number => workers.reduce((n, w) => n + w.running, 0);
   const registry = new WorkerRegistry({
     pool: options.db.pool,
     logger: options.logger,
@@ -133,7 +136,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     busy: (): { count: number; jobIds: string[] } => ({ count: active(), jobIds: workers.flatMap((w) => [...w.runningIds]) }),
   });
   await registry.start();
-  const workers: EnvelopeWorker[] = types.map((type) => {
+  workers = types.map((type) => {
     const plugin = options.plugins.find((p) => p.type === type);
     const run: RunHandler =
       internal.get(type) ??
@@ -156,7 +159,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   });
   await Promise.all(workers.map((w) => w.start()));
-  const active = (): number => workers.reduce((n, w) => n + w.running, 0);
 
   const queues = new JobQueues({ connection: options.producerRedis, prefix: options.prefix });
   const reconciler = new Reconciler({

@@ -17,7 +17,7 @@ export type PrivatePostgres = {
   /** Forgets what pg_stat_statements has counted. */
   resetStatements(): Promise<void>;
   /** Total execution time per statement (the first 300 characters of its text), largest first. */
-  statements(limit?: number): Promise<{ query: string; calls: number; rows: number; totalMs: number }[]>;
+  statements(limit?: number): Promise<{ query: string; calls: number; rows: number; totalMs: number; plans: number; planMs: number }[]>;
   /** Per table of database `database`: rows inserted, updated (of them HOT), deleted, and its index count. */
   tableWrites(database: string): Promise<{ table: string; ins: number; upd: number; hot: number; del: number; indexes: number }[]>;
   stop(): void;
@@ -106,12 +106,20 @@ export async function startPrivatePostgres(options: PrivatePostgresOptions = {})
     resetStatements: () => admin((c) => c.query("SELECT pg_stat_statements_reset()")).then(() => undefined),
     statements: (limit = 12) =>
       admin(async (c) => {
-        const { rows } = await c.query<{ query: string; calls: string; rows: string; total: number }>(
-          `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 300) AS query, calls, rows, total_exec_time AS total
-             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1`,
+        // plans and total_plan_time count only with pg_stat_statements.track_planning on (a setting).
+        const { rows } = await c.query<{ query: string; calls: string; rows: string; total: number; plans: string; plan: number }>(
+          `SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 300) AS query, calls, rows, total_exec_time AS total, plans, total_plan_time AS plan
+             FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`,
           [limit],
         );
-        return rows.map((r) => ({ query: r.query, calls: Number(r.calls), rows: Number(r.rows), totalMs: r.total }));
+        return rows.map((r) => ({
+          query: r.query,
+          calls: Number(r.calls),
+          rows: Number(r.rows),
+          totalMs: r.total,
+          plans: Number(r.plans),
+          planMs: r.plan,
+        }));
       }),
     tableWrites: async (database) => {
       const client = new pg.Client({ connectionString: url.replace(/\/postgres$/, `/${database}`) });

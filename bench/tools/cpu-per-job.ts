@@ -10,6 +10,7 @@
 //   partial indexes counted as if every row matched); CONVEYOR_ONLY=1 skips the peers. PG_PORT=n runs the private
 //   Postgres on that port; AUTOVACUUM=1 runs it with autovacuum on, as a production server does. EXPERIMENT_SQL runs
 //   one statement on Conveyor's fresh database before the run (what dropping a trigger or an index would save).
+//   PG_SETTINGS="a = 1;b = 2" adds postgresql.conf lines (e.g. auto_explain's, to see where a statement spends).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
@@ -58,6 +59,8 @@ async function main(): Promise<void> {
   const postgres = await startPrivatePostgres({
     port: process.env.PG_PORT ? Number(process.env.PG_PORT) : undefined,
     autovacuum: Boolean(process.env.AUTOVACUUM),
+    // With STATEMENTS, planning is counted too (each statement's plans and their time).
+    settings: [...(process.env.STATEMENTS ? ["pg_stat_statements.track_planning = on"] : []), ...(process.env.PG_SETTINGS?.split(";") ?? [])],
   });
   const redis = await startPrivateRedis();
   const results: Figures[] = [];
@@ -98,7 +101,7 @@ async function main(): Promise<void> {
       if (process.env.STATEMENTS) {
         for (const s of await postgres.statements(15)) {
           console.log(
-            `${(s.totalMs / 1000).toFixed(2).padStart(7)} s ${String(s.calls).padStart(7)} calls ${String(s.rows).padStart(7)} rows ${String(Math.round((s.totalMs * 1000) / jobs)).padStart(5)} µs/job  ${s.query.slice(0, 160)}`,
+            `${(s.totalMs / 1000).toFixed(2).padStart(7)} s ${String(s.calls).padStart(7)} calls ${String(s.rows).padStart(7)} rows ${String(Math.round((s.totalMs * 1000) / jobs)).padStart(5)} µs/job, planned ${String(s.plans).padStart(6)} times ${String(Math.round((s.planMs * 1000) / jobs)).padStart(4)} µs/job  ${s.query.slice(0, 120)}`,
           );
         }
         let entries = 0;

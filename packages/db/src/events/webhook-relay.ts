@@ -54,8 +54,11 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
   // moves to the horizon in one statement — written only when events lie between them (every transaction moves the
   // horizon, this one's too), so ticks without events write nothing; and only if no round wrote the row since this
   // statement's snapshot (see above).
-  const { rows: idle } = await pool.query<{ idle: boolean }>(
-    `WITH idle AS (
+  // Prepared once per connection: it runs at every tick, and planning it again each time cost more than running it
+  // (docs/decisions/2026-12-07-cheaper-job-writes.md).
+  const { rows: idle } = await pool.query<{ idle: boolean }>({
+    name: "conveyor-relay-idle",
+    text: `WITH idle AS (
        SELECT NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS idle,
               (SELECT xmin FROM event_cursors WHERE name = $1) AS version
      ), moved AS (
@@ -65,8 +68,8 @@ export async function relayEventsToWebhooks(pool: pg.Pool, options: RelayOptions
           AND EXISTS (SELECT 1 FROM events e WHERE e.id > c.last_event_id AND e.id <= h.horizon)
      )
      SELECT idle AND version IS NOT NULL AS idle FROM idle`,
-    [cursor],
-  );
+    values: [cursor],
+  });
   if (idle[0]!.idle) return { events: 0, deliveries: 0 };
   return inTransaction(pool, async (client) => {
     // The horizon is only worked out when the row is missing (the first round ever).

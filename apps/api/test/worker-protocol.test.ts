@@ -229,6 +229,63 @@ describe("leases", () => {
   });
 });
 
+describe("POST /worker/outcomes", () => {
+  it("records several outcomes in one call, each as its own endpoint would, and answers a lost lease per report", async () => {
+    const ids = [
+      await enqueue({ type: "flaky", payload: { n: 1 }, max_retries: 2 }),
+      await enqueue({ type: "flaky", payload: { n: 2 }, max_retries: 2 }),
+      await enqueue({ type: "flaky", payload: { n: 3 }, max_retries: 2 }),
+      await enqueue({ type: "flaky", payload: { n: 4 }, max_retries: 2 }),
+    ];
+    const leased = await lease({ types: ["flaky"], max: 10 });
+    expect(leased.map((j) => j.id).sort()).toEqual([...ids].sort());
+    const tokenOf = (id: string) => leased.find((j) => j.id === id)!.lease_token;
+    const res = await api.request
+      .post("/worker/outcomes")
+      .set(worker())
+      .send({
+        outcomes: [
+          { job_id: ids[0], lease_token: tokenOf(ids[0]!), outcome: "complete", result: { n: 1 } },
+          { job_id: ids[1], lease_token: tokenOf(ids[1]!), outcome: "fail", error: "upstream timed out" },
+          { job_id: ids[2], lease_token: tokenOf(ids[2]!), outcome: "fail", error: "bad input", retryable: false },
+          { job_id: ids[3], lease_token: "lt_forged", outcome: "complete" },
+        ],
+      });
+    expect(res.status).toBe(200);
+    expect(responseSchemas.OutcomeResults.validate(res.body).error).toBeUndefined();
+    expect(res.body.results).toEqual([
+      { job_id: ids[0], status: "done", lease_lost: false },
+      { job_id: ids[1], status: "pending", lease_lost: false },
+      { job_id: ids[2], status: "failed", lease_lost: false },
+      { job_id: ids[3], status: null, lease_lost: true },
+    ]);
+    expect(await job(ids[0]!)).toMatchObject({ status: "done", result: { n: 1 } });
+    expect(await job(ids[1]!)).toMatchObject({ status: "pending", retries: 1, error: "upstream timed out" });
+    expect(await job(ids[2]!)).toMatchObject({ status: "failed", retries: 0 });
+    expect(await job(ids[3]!)).toMatchObject({ status: "processing" });
+    // A report made twice is refused the second time, as /complete's 409.
+    const again = await api.request
+      .post("/worker/outcomes")
+      .set(worker())
+      .send({
+        outcomes: [
+          { job_id: ids[0], lease_token: tokenOf(ids[0]!), outcome: "complete" },
+          { job_id: ids[3], lease_token: tokenOf(ids[3]!), outcome: "release" },
+        ],
+      });
+    expect(again.body.results).toEqual([
+      { job_id: ids[0], status: null, lease_lost: true },
+      { job_id: ids[3], status: "pending", lease_lost: false },
+    ]);
+    // A member's credentials cannot report.
+    await api.request
+      .post("/worker/outcomes")
+      .set(as(alice))
+      .send({ outcomes: [{ job_id: ids[3], lease_token: "x", outcome: "complete" }] })
+      .expect(403);
+  });
+});
+
 describe("steps, sleeps and waitpoints", () => {
   it("checkpoints a step, sleeps without spending a retry, waits for a waitpoint, and replays them on the next attempts", async () => {
     const id = await enqueue({ type: "steps_demo", payload: {} });

@@ -20,7 +20,7 @@ const db = () => api.database.db.pool;
 
 beforeAll(async () => {
   ({ api, alice, bob, aliceKey, second, close } = await startTwoOrgs());
-  for (const name of ["resize", "keyed", "steps_demo", "flaky"]) {
+  for (const name of ["resize", "keyed", "steps_demo", "flaky", "served"]) {
     await api.request
       .post("/job-types")
       .set(as(alice))
@@ -226,6 +226,22 @@ describe("leases", () => {
       .send({ lease_token: again!.lease_token, error: "bad input", retryable: false });
     expect(permanent.body).toEqual({ status: "failed" });
     expect(await job(id)).toMatchObject({ status: "failed", retries: 1 });
+  });
+});
+
+describe("waiting_for of an organization's own type", () => {
+  it("says no_worker until a protocol worker of the organization serves the type, then capacity", async () => {
+    const first = await enqueue({ type: "served", payload: {} });
+    expect((await job(first)).waiting_for).toBe("no_worker");
+    const workerId = randomUUID();
+    const [leased] = await lease({ types: ["served"], worker_id: workerId });
+    expect(leased!.id).toBe(first);
+    // The built-in workers never serve the type: its worker is the one that just leased.
+    const second = await enqueue({ type: "served", payload: {} });
+    expect((await job(second)).waiting_for).toBe("capacity");
+    await api.request.post(`/worker/jobs/${first}/complete`).set(worker()).send({ lease_token: leased!.lease_token }).expect(200);
+    const [next] = await lease({ types: ["served"], worker_id: workerId, wait_seconds: 2 });
+    await api.request.post(`/worker/jobs/${second}/complete`).set(worker()).send({ lease_token: next!.lease_token }).expect(200);
   });
 });
 

@@ -23,7 +23,6 @@ import {
   leasableOrgTypes,
   liveLease,
   newId,
-  readLeaseSteps,
   readSteps,
   recordProgress,
   recordStep,
@@ -118,10 +117,6 @@ export async function leaseForWorker(options: { caller: Caller; input: LeaseInpu
 }
 
 async function describe(jobs: LeasedJob[], deps: WorkerDeps): Promise<LeasedJobJson[]> {
-  const steps = await readLeaseSteps(
-    deps.db.pool,
-    jobs.map((j) => j.id),
-  );
   return Promise.all(
     jobs.map(async (job) => ({
       id: job.id,
@@ -131,7 +126,7 @@ async function describe(jobs: LeasedJob[], deps: WorkerDeps): Promise<LeasedJobJ
       max_retries: job.maxRetries,
       lease_token: job.leaseToken,
       lease_expires_at: job.leaseExpiresAt.toISOString(),
-      steps: (steps.get(job.id) ?? []).map((s) => ({ name: s.name, kind: s.kind, status: s.status, result: s.result ?? null, waitpoint_id: s.waitpoint_id })),
+      steps: job.steps.map((s) => ({ name: s.name, kind: s.kind, status: s.status, result: s.result ?? null, waitpoint_id: s.waitpoint_id })),
       dependencies: job.dependencies > 0 ? await jobDependencies(deps.db.pool, job.id) : [],
     })),
   );

@@ -31,7 +31,10 @@ export type LeaseRequest = {
   leaseMs: number;
 };
 
-export type LeasedJob = ClaimedJob & { leaseToken: string; leaseExpiresAt: Date };
+/** A step an earlier attempt of a leased job recorded (the lease answer's replay), with a wait's waitpoint. */
+export type LeaseStep = { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null };
+
+export type LeasedJob = ClaimedJob & { leaseToken: string; leaseExpiresAt: Date; steps: LeaseStep[] };
 
 const newLeaseToken = () => `lt_${randomBytes(24).toString("base64url")}`;
 
@@ -157,7 +160,15 @@ async function writeLeases(db: pg.Pool | pg.PoolClient, request: LeaseRequest, j
  * in line, and a job not started (cancelled meanwhile, or waiting) loses its lease row.
  */
 async function start(pool: pg.Pool, request: LeaseRequest, handed: HandedToLease[]): Promise<LeasedJob[]> {
-  const answers = await claimJobs(pool, handed);
+  // The steps earlier attempts recorded are read beside the claim, not after it (a lone job's latency): nothing writes
+  // a handed-over job's steps meanwhile, and a lapsed lease's old holder was fenced out past the take-over grace.
+  const [answers, steps] = await Promise.all([
+    claimJobs(pool, handed),
+    readLeaseSteps(
+      pool,
+      handed.map((h) => h.id),
+    ),
+  ]);
   const waits = answers.filter((a): a is ClaimWait => "retryAt" in a);
   // A rate limit's window frees in a moment: back in line (the next lease call takes it), rather than hold the caller.
   if (waits.length)
@@ -175,7 +186,7 @@ async function start(pool: pg.Pool, request: LeaseRequest, handed: HandedToLease
       unstarted.map((h) => h.fence),
     );
   const byId = new Map(handed.map((h) => [h.id, h]));
-  return claimed.map((c) => ({ ...c, leaseToken: byId.get(c.id)!.fence, leaseExpiresAt: byId.get(c.id)!.expiresAt }));
+  return claimed.map((c) => ({ ...c, leaseToken: byId.get(c.id)!.fence, leaseExpiresAt: byId.get(c.id)!.expiresAt, steps: steps.get(c.id) ?? [] }));
 }
 
 /** A lease as a protocol call finds it: live (its token current, not lapsed, the job still running under it). */
@@ -299,11 +310,8 @@ export async function msUntilLeasable(db: pg.Pool | pg.PoolClient, orgId: string
 }
 
 /** The stored steps of several jobs (the lease answer's replay), with a wait's waitpoint status and data. */
-export async function readLeaseSteps(
-  db: pg.Pool | pg.PoolClient,
-  jobIds: readonly string[],
-): Promise<Map<string, { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }[]>> {
-  const byJob = new Map<string, { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }[]>();
+async function readLeaseSteps(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<Map<string, LeaseStep[]>> {
+  const byJob = new Map<string, LeaseStep[]>();
   if (jobIds.length === 0) return byJob;
   const { rows } = await db.query<{
     job_id: string;

@@ -233,7 +233,8 @@ class Worker:
         if install_signal_handlers and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self.stop())
-        # Twice the slots: a finished task's thread reports its outcome while the next task already runs.
+        # Twice the slots: a finished task's thread may still send its log lines (before its outcome is queued) while
+        # the next task already runs.
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 2, thread_name_prefix="conveyor-task")
         beats = threading.Thread(target=self._heartbeats, name="conveyor-heartbeat", daemon=True)
         beats.start()

@@ -20,7 +20,7 @@ const db = () => api.database.db.pool;
 
 beforeAll(async () => {
   ({ api, alice, bob, aliceKey, second, close } = await startTwoOrgs());
-  for (const name of ["resize", "keyed", "steps_demo", "flaky"]) {
+  for (const name of ["resize", "keyed", "steps_demo", "flaky", "served"]) {
     await api.request
       .post("/job-types")
       .set(as(alice))
@@ -226,6 +226,79 @@ describe("leases", () => {
       .send({ lease_token: again!.lease_token, error: "bad input", retryable: false });
     expect(permanent.body).toEqual({ status: "failed" });
     expect(await job(id)).toMatchObject({ status: "failed", retries: 1 });
+  });
+});
+
+describe("waiting_for of an organization's own type", () => {
+  it("says no_worker until a protocol worker of the organization serves the type, then capacity", async () => {
+    const first = await enqueue({ type: "served", payload: {} });
+    expect((await job(first)).waiting_for).toBe("no_worker");
+    const workerId = randomUUID();
+    const [leased] = await lease({ types: ["served"], worker_id: workerId });
+    expect(leased!.id).toBe(first);
+    // The built-in workers never serve the type: its worker is the one that just leased.
+    const second = await enqueue({ type: "served", payload: {} });
+    expect((await job(second)).waiting_for).toBe("capacity");
+    await api.request.post(`/worker/jobs/${first}/complete`).set(worker()).send({ lease_token: leased!.lease_token }).expect(200);
+    const [next] = await lease({ types: ["served"], worker_id: workerId, wait_seconds: 2 });
+    await api.request.post(`/worker/jobs/${second}/complete`).set(worker()).send({ lease_token: next!.lease_token }).expect(200);
+  });
+});
+
+describe("POST /worker/outcomes", () => {
+  it("records several outcomes in one call, each as its own endpoint would, and answers a lost lease per report", async () => {
+    const ids = [
+      await enqueue({ type: "flaky", payload: { n: 1 }, max_retries: 2 }),
+      await enqueue({ type: "flaky", payload: { n: 2 }, max_retries: 2 }),
+      await enqueue({ type: "flaky", payload: { n: 3 }, max_retries: 2 }),
+      await enqueue({ type: "flaky", payload: { n: 4 }, max_retries: 2 }),
+    ];
+    const leased = await lease({ types: ["flaky"], max: 10 });
+    expect(leased.map((j) => j.id).sort()).toEqual([...ids].sort());
+    const tokenOf = (id: string) => leased.find((j) => j.id === id)!.lease_token;
+    const res = await api.request
+      .post("/worker/outcomes")
+      .set(worker())
+      .send({
+        outcomes: [
+          { job_id: ids[0], lease_token: tokenOf(ids[0]!), outcome: "complete", result: { n: 1 } },
+          { job_id: ids[1], lease_token: tokenOf(ids[1]!), outcome: "fail", error: "upstream timed out" },
+          { job_id: ids[2], lease_token: tokenOf(ids[2]!), outcome: "fail", error: "bad input", retryable: false },
+          { job_id: ids[3], lease_token: "lt_forged", outcome: "complete" },
+        ],
+      });
+    expect(res.status).toBe(200);
+    expect(responseSchemas.OutcomeResults.validate(res.body).error).toBeUndefined();
+    expect(res.body.results).toEqual([
+      { job_id: ids[0], status: "done", lease_lost: false },
+      { job_id: ids[1], status: "pending", lease_lost: false },
+      { job_id: ids[2], status: "failed", lease_lost: false },
+      { job_id: ids[3], status: null, lease_lost: true },
+    ]);
+    expect(await job(ids[0]!)).toMatchObject({ status: "done", result: { n: 1 } });
+    expect(await job(ids[1]!)).toMatchObject({ status: "pending", retries: 1, error: "upstream timed out" });
+    expect(await job(ids[2]!)).toMatchObject({ status: "failed", retries: 0 });
+    expect(await job(ids[3]!)).toMatchObject({ status: "processing" });
+    // A report made twice is refused the second time, as /complete's 409.
+    const again = await api.request
+      .post("/worker/outcomes")
+      .set(worker())
+      .send({
+        outcomes: [
+          { job_id: ids[0], lease_token: tokenOf(ids[0]!), outcome: "complete" },
+          { job_id: ids[3], lease_token: tokenOf(ids[3]!), outcome: "release" },
+        ],
+      });
+    expect(again.body.results).toEqual([
+      { job_id: ids[0], status: null, lease_lost: true },
+      { job_id: ids[3], status: "pending", lease_lost: false },
+    ]);
+    // A member's credentials cannot report.
+    await api.request
+      .post("/worker/outcomes")
+      .set(as(alice))
+      .send({ outcomes: [{ job_id: ids[3], lease_token: "x", outcome: "complete" }] })
+      .expect(403);
   });
 });
 

@@ -78,6 +78,22 @@ describe("worker process start-up", () => {
     expect(worker.output()).not.toContain("cannot run on this machine");
   });
 
+  it("refuses a plugin whose type an organization registered as its own (its jobs are that organization's workers' only)", async () => {
+    const orgId = "019a8c52-0000-7000-8000-00000000a044";
+    await suite.database.db.pool.query("INSERT INTO organizations (id, name) VALUES ($1, 'Own types') ON CONFLICT DO NOTHING", [orgId]);
+    await suite.database.db.pool.query(
+      `INSERT INTO org_job_types (org_id, name, payload_schema) VALUES ($1, 'resize_own', '{"type": "object"}') ON CONFLICT DO NOTHING`,
+      [orgId],
+    );
+    const plugin = path.join(mkdtempSync(path.join(os.tmpdir(), "conveyor-plugin-")), "resize.js");
+    writeFileSync(plugin, 'module.exports = { type: "resize_own", async handle() {} };\n');
+    const worker = spawnService("worker", { ...suite.env(), WORKER_PLUGINS: plugin, WORKER_METRICS_PORT: "0" });
+    expect(await worker.exited).toBe(1);
+    expect(worker.output()).toContain('WORKER_PLUGINS declares "resize_own", registered by an organization as its own job type');
+    const { rows } = await suite.database.db.pool.query("SELECT 1 FROM job_types WHERE name = 'resize_own'");
+    expect(rows).toEqual([]);
+  });
+
   it("answers /healthz, then stops cleanly on SIGTERM with exit code 0", async () => {
     const port = await freePort();
     const worker = spawnService("worker", { ...suite.env(), WORKER_METRICS_PORT: String(port) });

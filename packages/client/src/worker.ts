@@ -1,12 +1,19 @@
 // createWorker: a worker of your organization's own job types over the worker protocol (docs/reference/lifecycle.md#your-own-workers), in TypeScript or
 // JavaScript, with nothing but HTTP — no Redis or Postgres access. It long-polls POST /worker/lease for as many jobs as
 // it has free slots, runs each handler with a context (steps, sleeps, waits, progress, output, log lines, a signal),
-// heartbeats the leases of running jobs, and reports each outcome under its lease token. stop() stops leasing, waits
-// for running handlers up to a timeout, and hands back what is still running.
+// heartbeats the leases of running jobs, and reports outcomes under their lease tokens — what finished since the last
+// report, in one POST /worker/outcomes, so a busy worker makes a few calls per lease rather than one per job. stop()
+// stops leasing, waits for running handlers up to a timeout, hands back what is still running, and sends what is left.
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 type ApiErrorBody = components["schemas"]["Error"];
+type OutcomeReport = paths["/worker/outcomes"]["post"]["requestBody"]["content"]["application/json"]["outcomes"][number];
+
+/** Most outcomes in one POST /worker/outcomes (the API takes up to 200). */
+const OUTCOMES_PER_CALL = 200;
+/** While handlers run, a lease call waits this long for more slots to free, so it brings a batch rather than one job. */
+const GATHER_MS = 10;
 
 /** A job as the lease hands it over. */
 export type LeasedJob = components["schemas"]["LeasedJob"];
@@ -118,6 +125,30 @@ export function createWorker(options: CreateWorkerOptions): ConveyorWorker {
   const stopping = new AbortController();
   let finished: Promise<void> | undefined;
   let slotFreed: () => void = () => {};
+  const outcomes: OutcomeReport[] = [];
+  let sending: Promise<void> | undefined;
+
+  /** Queues an outcome; one call at a time sends what is queued (what gathers meanwhile goes in the next). */
+  function queueOutcome(report: OutcomeReport): void {
+    outcomes.push(report);
+    sending ??= sendOutcomes();
+  }
+
+  async function sendOutcomes(): Promise<void> {
+    while (outcomes.length) {
+      const batch = outcomes.splice(0, OUTCOMES_PER_CALL);
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        // Sent, or refused as a whole (a 4xx will not change): a lease not reported lapses and its job runs again.
+        const sent = await client.POST("/worker/outcomes", { body: { outcomes: batch } }).then(
+          () => true,
+          () => false,
+        );
+        if (sent) break;
+        await sleep(500 * attempt);
+      }
+    }
+    sending = undefined;
+  }
 
   /** A protocol call about one running job, under its lease token; LeaseLostError on a 409. */
   async function report<T>(path: string, item: Running, body: Record<string, unknown>): Promise<T> {
@@ -198,6 +229,7 @@ export function createWorker(options: CreateWorkerOptions): ConveyorWorker {
 
   async function execute(item: Running): Promise<void> {
     const handler = handlers.get(item.job.type)!;
+    const ids = { job_id: item.job.id, lease_token: item.job.lease_token };
     try {
       let result: unknown;
       try {
@@ -206,14 +238,15 @@ export function createWorker(options: CreateWorkerOptions): ConveyorWorker {
         if (error instanceof Suspended || error instanceof LeaseLostError) return;
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         if (item.logs.length || item.progress) await beat(item);
-        await report("/worker/jobs/{id}/fail", item, { error: message, retryable: !(error instanceof PermanentJobError) });
+        queueOutcome({ ...ids, outcome: "fail", error: message, retryable: !(error instanceof PermanentJobError) });
         return;
       }
       if (item.logs.length || item.progress) await beat(item);
-      await report("/worker/jobs/{id}/complete", item, { result: result === undefined ? null : result });
+      queueOutcome({ ...ids, outcome: "complete", result: (result === undefined ? null : result) as OutcomeReport["result"] });
     } catch {
       // The lease was lost, or the API could not be reached: the lease lapses and the job runs again elsewhere.
     } finally {
+      // The slot is free once the handler has returned; its outcome is sent meanwhile.
       item.done = true;
       running.delete(item.job.id);
       slotFreed();
@@ -222,17 +255,22 @@ export function createWorker(options: CreateWorkerOptions): ConveyorWorker {
 
   async function leaseLoop(): Promise<void> {
     const types = [...handlers.keys()];
+    const batch = Math.max(1, Math.floor(concurrency / 4));
     while (!stopping.signal.aborted) {
       const free = concurrency - running.size;
       if (free <= 0) {
         await new Promise<void>((resolve) => (slotFreed = resolve));
         continue;
       }
+      // Slots free one by one while handlers run: wait a moment for a batch's worth (a quarter of them).
+      if (free < batch && running.size > 0) {
+        await sleep(GATHER_MS);
+      }
       const { data, error } = await client
         .POST("/worker/lease", {
           body: {
             types,
-            max: Math.min(100, free),
+            max: Math.min(100, concurrency - running.size),
             wait_seconds: options.pollSeconds ?? 20,
             lease_seconds: leaseSeconds,
             worker_id: id,
@@ -278,9 +316,10 @@ export function createWorker(options: CreateWorkerOptions): ConveyorWorker {
       slotFreed();
       const deadline = Date.now() + (options.shutdownMs ?? 30_000);
       while (running.size > 0 && Date.now() < deadline) await sleep(50);
-      await Promise.all([...running.values()].map((item) => report("/worker/jobs/{id}/release", item, {}).catch(() => {})));
+      for (const item of running.values()) queueOutcome({ job_id: item.job.id, lease_token: item.job.lease_token, outcome: "release" });
       running.clear();
       await finished;
+      while (sending) await sending;
     },
   };
   return worker;

@@ -5,12 +5,14 @@ import type pg from "pg";
 import {
   insertAlertRule,
   insertSchedule,
+  insertJobs,
   insertWebhookEndpoint,
   newId,
   NO_QUOTAS,
   observeCondition,
   putQuotaOverrides,
   recordObservation,
+  touchProtocolWorker,
   type RuleToEvaluate,
 } from "@conveyor/db";
 import type { AlertCondition } from "@conveyor/contracts";
@@ -106,6 +108,25 @@ it("quota holds at the share of a quota in force, and never without one", async 
     orgId,
   ]);
   expect(await observeCondition(pool, rule(condition), NO_QUOTAS)).toEqual({ holds: true, text: "jobs_per_day: 9 of 10 used (90 %)" });
+});
+
+it("no_worker of an organization's own type counts its protocol workers, not another organization's", async () => {
+  await insertJobs(pool, [{ id: newId(), orgId, type: "own_resize", payloadJson: "{}", maxRetries: 0, createdAt: new Date() }]);
+  const seen = (org: string) => ({
+    id: newId(),
+    orgId: org,
+    apiKeyId: newId(),
+    name: "python",
+    version: "conveyor-python/0.1.0",
+    types: ["own_resize"],
+    concurrency: 10,
+    heartbeatMs: 50_000,
+  });
+  expect(await observeCondition(pool, rule({ kind: "no_worker", type: "own_resize" }), NO_QUOTAS)).toMatchObject({ holds: true });
+  await touchProtocolWorker(pool, seen(otherOrgId));
+  expect(await observeCondition(pool, rule({ kind: "no_worker", type: "own_resize" }), NO_QUOTAS)).toMatchObject({ holds: true });
+  await touchProtocolWorker(pool, seen(orgId));
+  expect(await observeCondition(pool, rule({ kind: "no_worker", type: "own_resize" }), NO_QUOTAS)).toMatchObject({ holds: false });
 });
 
 it("recordObservation opens one alert after the window, closes it after a clear window, and records a silenced firing", async () => {

@@ -47,6 +47,21 @@ export const jobTypeSchemas = {
     result: Joi.any(),
   }),
   JobOutcome: Joi.object({ status: Joi.string().valid("pending", "done", "failed", "cancelled").required().description("The job's status after the report.") }),
+  OutcomeResults: Joi.object({
+    results: Joi.array()
+      .items(
+        Joi.object({
+          job_id: id().required(),
+          status: Joi.string()
+            .valid("pending", "done", "failed", "cancelled")
+            .allow(null)
+            .required()
+            .description("The job's status after the report (null: lease lost)."),
+          lease_lost: Joi.boolean().required().description("true: the lease was not live (lapsed, superseded, ended); nothing was recorded for this job."),
+        }),
+      )
+      .required(),
+  }),
   WaitOutcome: Joi.object({
     outcome: Joi.string()
       .valid("suspended", "ended")

@@ -11,12 +11,14 @@ import {
   heartbeat,
   releaseJob,
   leaseForWorker,
+  reportOutcomes,
   recordWorkerStep,
   sleepJob,
   waitForWaitpoint,
   type FailInput,
   type HeartbeatInput,
   type LeaseInput,
+  type OutcomeInput,
   type WaitForInput,
 } from "../services/worker-protocol";
 
@@ -87,6 +89,25 @@ const waitForBody = Joi.object<WaitForInput>({
   name: stepName.required(),
   waitpoint_id: Joi.string().description("A waitpoint of your organization; without it, one is made (complete it with POST /waitpoints/{id}/complete)."),
   timeout_seconds: Joi.number().integer().min(60).max(2_592_000).description("For a waitpoint made here: when it expires (default 86,400)."),
+});
+
+const outcomesBody = Joi.object<{ outcomes: OutcomeInput[] }>({
+  outcomes: Joi.array()
+    .items(
+      Joi.object<OutcomeInput>({
+        job_id: Joi.string().guid().required(),
+        lease_token: leaseToken,
+        outcome: Joi.string().valid("complete", "fail", "release").required().description("complete (with `result`), fail (with `error`) or release."),
+        result: Joi.any().description("complete: the job's result (JSON)."),
+        error: Joi.string().max(8_000).allow("").description("fail: what went wrong."),
+        retryable: Joi.boolean().description("fail: false fails the job now, without spending its retries."),
+        retry_after_ms: Joi.number().integer().min(0).max(3_600_000).description("fail: retry no sooner than this."),
+      }),
+    )
+    .min(1)
+    .max(200)
+    .required()
+    .description("The reports, each as its own endpoint (complete, fail, release) takes it."),
 });
 
 const jobId = { id: idParam("job") };
@@ -194,6 +215,41 @@ export const workerProtocolEndpoints = [
     errors: workerErrors,
     async handle({ caller, params, body }, deps) {
       return { json: await releaseJob({ caller, id: params.id, input: body }, deps) };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/worker/outcomes",
+    operationId: "reportOutcomes",
+    tag: "Worker protocol",
+    summary: "Report several leased jobs' outcomes at once",
+    description:
+      "Complete, fail or release up to 200 leased jobs in one call, each as its own endpoint would, written together. Each report answers on its own: " +
+      "`lease_lost: true` (and status null) where its lease is not live, as that endpoint's 409 would say; the others are recorded regardless.",
+    access: "worker",
+    body: {
+      schema: outcomesBody,
+      examples: {
+        batch: {
+          summary: "Two done, one failed",
+          value: {
+            outcomes: [
+              { job_id: JOB_ID, lease_token: TOKEN, outcome: "complete", result: { width: 400 } },
+              { job_id: "019a8c52-1b77-7e01-8a3c-5d2f6e9b1a45", lease_token: TOKEN, outcome: "fail", error: "upstream timed out" },
+            ],
+          },
+        },
+      },
+    },
+    responses: {
+      200: {
+        description: "Each report's answer, in order.",
+        json: { component: "OutcomeResults", example: { results: [{ job_id: JOB_ID, status: "done", lease_lost: false }] } },
+      },
+    },
+    errors: [...BODY_ERRORS, ...AUTHENTICATED_ERRORS, 403],
+    async handle({ caller, body }, deps) {
+      return { json: await reportOutcomes({ caller, input: body }, deps) };
     },
   }),
   endpoint({

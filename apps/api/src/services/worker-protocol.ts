@@ -23,7 +23,6 @@ import {
   leasableOrgTypes,
   liveLease,
   newId,
-  readLeaseSteps,
   readSteps,
   recordProgress,
   recordStep,
@@ -118,10 +117,6 @@ export async function leaseForWorker(options: { caller: Caller; input: LeaseInpu
 }
 
 async function describe(jobs: LeasedJob[], deps: WorkerDeps): Promise<LeasedJobJson[]> {
-  const steps = await readLeaseSteps(
-    deps.db.pool,
-    jobs.map((j) => j.id),
-  );
   return Promise.all(
     jobs.map(async (job) => ({
       id: job.id,
@@ -131,7 +126,7 @@ async function describe(jobs: LeasedJob[], deps: WorkerDeps): Promise<LeasedJobJ
       max_retries: job.maxRetries,
       lease_token: job.leaseToken,
       lease_expires_at: job.leaseExpiresAt.toISOString(),
-      steps: (steps.get(job.id) ?? []).map((s) => ({ name: s.name, kind: s.kind, status: s.status, result: s.result ?? null, waitpoint_id: s.waitpoint_id })),
+      steps: job.steps.map((s) => ({ name: s.name, kind: s.kind, status: s.status, result: s.result ?? null, waitpoint_id: s.waitpoint_id })),
       dependencies: job.dependencies > 0 ? await jobDependencies(deps.db.pool, job.id) : [],
     })),
   );
@@ -202,55 +197,55 @@ async function report(caller: Caller, id: string, token: string, build: Report["
   return { status };
 }
 
+/** The "done" outcome of a complete report. */
+const completeOutcome =
+  (id: string, input: { lease_token: string; result?: unknown }): Report["build"] =>
+  (lease) => ({
+    logs: [],
+    outcome: { id, fence: input.lease_token, status: "done", retries: lease.retries, result: JSON.stringify(input.result ?? null), error: null, runAt: null },
+  });
+
 /** POST /worker/jobs/{id}/complete: the attempt succeeded with `result`. */
 export async function completeJob(
   options: { caller: Caller; id: string; input: { lease_token: string; result?: unknown } },
   deps: WorkerDeps,
 ): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const result = JSON.stringify(input.result ?? null);
-  return report(
-    caller,
-    id,
-    input.lease_token,
-    (lease) => ({ logs: [], outcome: { id, fence: input.lease_token, status: "done", retries: lease.retries, result, error: null, runAt: null } }),
-    deps,
-  );
+  return report(caller, id, input.lease_token, completeOutcome(id, input), deps);
 }
 
 export type FailInput = { lease_token: string; error: string; retryable?: boolean; retry_after_ms?: number };
 
 /**
- * POST /worker/jobs/{id}/fail: the attempt failed. As the built-in workers classify a failure: a job someone asked to
- * cancel ends cancelled; `retryable: false` fails it at once without spending retries; otherwise it retries after the
- * backoff (or `retry_after_ms`, if longer, capped at an hour) while it has retries left.
+ * The outcome of a fail report. As the built-in workers classify a failure: a job someone asked to cancel ends
+ * cancelled; `retryable: false` fails it at once without spending retries; otherwise it retries after the backoff (or
+ * `retry_after_ms`, if longer, capped at an hour) while it has retries left.
  */
+const failOutcome =
+  (id: string, input: FailInput, deps: WorkerDeps): Report["build"] =>
+  (lease) => {
+    const message = redactText(input.error).slice(0, 8_000) || "The worker reported a failure without a message.";
+    const attempt = lease.retries + 1;
+    const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
+    if (lease.cancelRequested) {
+      return { outcome: { ...base, status: "cancelled" }, logs: [logRow(lease, "warn", `Attempt ${attempt} stopped for a cancellation: ${message}`)] };
+    }
+    if (input.retryable === false || attempt > lease.maxRetries) {
+      const why = input.retryable === false ? "failed permanently" : `failed; no retries left (max_retries ${lease.maxRetries})`;
+      return { outcome: { ...base, status: "failed" }, logs: [logRow(lease, "error", `Attempt ${attempt} ${why}: ${message}`)] };
+    }
+    const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.config.RETRY_BASE_MS), input.retry_after_ms ?? 0));
+    const runAt = new Date(Date.now() + delay);
+    return {
+      outcome: { ...base, status: "pending", retries: attempt, runAt },
+      logs: [logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`)],
+    };
+  };
+
+/** POST /worker/jobs/{id}/fail: the attempt failed (see failOutcome). */
 export async function failJob(options: { caller: Caller; id: string; input: FailInput }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  const message = redactText(input.error).slice(0, 8_000) || "The worker reported a failure without a message.";
-  return report(
-    caller,
-    id,
-    input.lease_token,
-    (lease) => {
-      const attempt = lease.retries + 1;
-      const base = { id, fence: input.lease_token, retries: lease.retries, result: null, error: message, runAt: null };
-      if (lease.cancelRequested) {
-        return { outcome: { ...base, status: "cancelled" }, logs: [logRow(lease, "warn", `Attempt ${attempt} stopped for a cancellation: ${message}`)] };
-      }
-      if (input.retryable === false || attempt > lease.maxRetries) {
-        const why = input.retryable === false ? "failed permanently" : `failed; no retries left (max_retries ${lease.maxRetries})`;
-        return { outcome: { ...base, status: "failed" }, logs: [logRow(lease, "error", `Attempt ${attempt} ${why}: ${message}`)] };
-      }
-      const delay = Math.min(RETRY_DELAY_CAP_MS, Math.max(retryDelayMs(attempt, deps.config.RETRY_BASE_MS), input.retry_after_ms ?? 0));
-      const runAt = new Date(Date.now() + delay);
-      return {
-        outcome: { ...base, status: "pending", retries: attempt, runAt },
-        logs: [logRow(lease, "warn", `Attempt ${attempt} failed: ${message}. Retry ${attempt} of ${lease.maxRetries} at ${runAt.toISOString()}.`)],
-      };
-    },
-    deps,
-  );
+  return report(caller, id, input.lease_token, failOutcome(id, input, deps), deps);
 }
 
 /**
@@ -259,16 +254,51 @@ export async function failJob(options: { caller: Caller; id: string; input: Fail
  */
 export async function releaseJob(options: { caller: Caller; id: string; input: { lease_token: string } }, deps: WorkerDeps): Promise<{ status: JobStatus }> {
   const { caller, id, input } = options;
-  return report(
-    caller,
-    id,
-    input.lease_token,
-    (lease) => ({
-      logs: [logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`)],
-      outcome: { id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null },
+  return report(caller, id, input.lease_token, releaseOutcome(id, input), deps);
+}
+
+const releaseOutcome =
+  (id: string, input: { lease_token: string }): Report["build"] =>
+  (lease) => ({
+    logs: [logRow(lease, "warn", `Attempt ${lease.retries + 1} was handed back by its worker (shutting down); the job goes back to the queue.`)],
+    outcome: { id, fence: input.lease_token, status: "pending", retries: lease.retries, result: null, error: null, runAt: null },
+  });
+
+export type OutcomeInput = {
+  job_id: string;
+  lease_token: string;
+  outcome: "complete" | "fail" | "release";
+  result?: unknown;
+  error?: string;
+  retryable?: boolean;
+  retry_after_ms?: number;
+};
+export type OutcomeResultJson = { job_id: string; status: JobStatus | null; lease_lost: boolean };
+
+/**
+ * POST /worker/outcomes: several reports in one call (a worker sends what finished since its last call), each as its
+ * own endpoint would make it, all joining the same group commit. Each answers on its own: a lapsed lease is that
+ * report's `lease_lost`, not the call's 409.
+ */
+export async function reportOutcomes(
+  options: { caller: Caller; input: { outcomes: OutcomeInput[] } },
+  deps: WorkerDeps,
+): Promise<{ results: OutcomeResultJson[] }> {
+  const { caller, input } = options;
+  const results = await Promise.all(
+    input.outcomes.map(async (item): Promise<OutcomeResultJson> => {
+      const id = item.job_id.toLowerCase();
+      const build =
+        item.outcome === "complete"
+          ? completeOutcome(id, item)
+          : item.outcome === "fail"
+            ? failOutcome(id, { lease_token: item.lease_token, error: item.error ?? "", retryable: item.retryable, retry_after_ms: item.retry_after_ms }, deps)
+            : releaseOutcome(id, item);
+      const status = await deps.leases.outcomes.write({ orgId: caller.orgId, jobId: id, token: item.lease_token, build });
+      return { job_id: id, status: status ?? null, lease_lost: status === undefined };
     }),
-    deps,
   );
+  return { results };
 }
 
 /** POST /worker/jobs/{id}/steps/{name}: a durable step's result, stored once; a repeat answers the stored one. */

@@ -11,7 +11,7 @@ import {
   type JobPlugin,
   type TypeRateLimit,
 } from "@conveyor/contracts";
-import { registerJobTypes, type Database } from "@conveyor/db";
+import { orgTypesNamed, registerJobTypes, type Database } from "@conveyor/db";
 import type { Logger } from "@conveyor/logger";
 import { JobQueues, type RedisClient } from "@conveyor/queue";
 import type { BuiltInHandlers } from "../handlers";
@@ -105,6 +105,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const unknown = types.filter((t) => !available.has(t));
   if (unknown.length) {
     throw new StartupError(`WORKER_TYPES names ${unknown.join(", ")}, which is neither built in nor provided by WORKER_PLUGINS`);
+  }
+  // A plugin under an organization's own type name (docs/reference/lifecycle.md#your-own-workers) would have the built-in workers run that
+  // organization's jobs: refused, as POST /job-types refuses a plugin type's name.
+  const taken = await orgTypesNamed(options.db.pool, pluginTypes);
+  if (taken.length) {
+    throw new StartupError(
+      `WORKER_PLUGINS declares ${taken.map((t) => `"${t}"`).join(", ")}, registered by an organization as its own job type (its jobs run on that organization's workers only); give the plugin another type name`,
+    );
   }
   await registerJobTypes(options.db.pool, pluginTypes);
 

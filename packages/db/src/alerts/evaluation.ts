@@ -63,7 +63,10 @@ export async function observeCondition(db: pg.Pool, rule: RuleToEvaluate, quotaD
       const { rows } = await db.query<{ due: number; workers: number }>(
         `SELECT (SELECT count(*)::int FROM job_queue WHERE org_id = $1 AND type = $2 AND dispatched_at IS NULL AND due_at <= now()) AS due,
                 (SELECT count(*)::int FROM workers w WHERE $2 = ANY(w.types)
-                    AND w.heartbeat_at >= now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000)) AS workers`,
+                    AND w.heartbeat_at >= now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000))
+                -- The organization's own workers (docs/reference/lifecycle.md#your-own-workers): an organization type has no others.
+              + (SELECT count(*)::int FROM protocol_workers p WHERE p.org_id = $1 AND $2 = ANY(p.types)
+                    AND p.heartbeat_at >= now() - make_interval(secs => p.heartbeat_ms * ${GONE_BEATS}::double precision / 1000)) AS workers`,
         [orgId, condition.type],
       );
       const { due, workers } = rows[0]!;

@@ -266,7 +266,9 @@ export async function recentHandOvers(db: pg.Pool | pg.PoolClient, withinMs: num
   const { rows } = await db.query<{ job_id: string; type: string; envelope_id: string }>({
     name: "conveyor-recent-hand-overs",
     text: `SELECT q.job_id, q.type, q.envelope_id FROM job_queue q JOIN jobs j ON j.id = q.job_id
-      WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND q.envelope_id IS NOT NULL AND j.status = 'pending'`,
+      WHERE q.dispatched_at > now() - $1 * interval '1 millisecond' AND q.envelope_id IS NOT NULL AND j.status = 'pending'
+        -- Handed over to a worker-protocol lease (docs/reference/lifecycle.md#your-own-workers), not to Redis: its claim follows.
+        AND NOT EXISTS (SELECT 1 FROM worker_leases l WHERE l.job_id = q.job_id)`,
     values: [withinMs],
   });
   return rows.map((r) => ({ jobId: r.job_id, type: r.type, envelopeId: r.envelope_id, status: "pending" }));

@@ -31,7 +31,6 @@ export {
   liveLease,
   liveLeases,
   msUntilLeasable,
-  readLeaseSteps,
   LEASE_TAKE_OVER_GRACE_MS,
   type LeaseAttempt,
   type LeasedJob,

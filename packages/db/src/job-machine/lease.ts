@@ -4,7 +4,8 @@
 //      priority, age order and limits as the built-in workers' hand-over, which marks them handed over (handOver);
 //   2. "started": claimJobs (./start.ts) with the lease token as the attempt's fence, which re-checks pauses, rate
 //      limits and cancellations exactly as a built-in worker's claim does;
-// plus a row in worker_leases saying until when the token holds. A lapsed lease (its worker died, or stopped
+// plus a row in worker_leases saying until when the token holds, written with the hand-over marks (so a job handed
+// over to a lease is never mistaken for one a dispatcher lost before Redis had it). A lapsed lease (its worker died, or stopped
 // heartbeating) is taken over by the next lease call of the organization for that type: claimJobs again, which counts
 // the lost attempt as an interruption, as for a killed built-in worker. Outcomes, steps, sleeps and waits are the job
 // machine's own transitions under the token (finish.ts, steps.ts, suspend.ts); this file only keeps the lease rows.
@@ -30,7 +31,10 @@ export type LeaseRequest = {
   leaseMs: number;
 };
 
-export type LeasedJob = ClaimedJob & { leaseToken: string; leaseExpiresAt: Date };
+/** A step an earlier attempt of a leased job recorded (the lease answer's replay), with a wait's waitpoint. */
+export type LeaseStep = { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null };
+
+export type LeasedJob = ClaimedJob & { leaseToken: string; leaseExpiresAt: Date; steps: LeaseStep[] };
 
 const newLeaseToken = () => `lt_${randomBytes(24).toString("base64url")}`;
 
@@ -43,15 +47,11 @@ export type LeaseAttempt = { jobs: LeasedJob[]; contended: boolean };
  * polls cost Postgres little; a type another caller is taking right now is skipped (`contended`), never waited for
  * while holding a connection.
  */
-export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<LeaseAttempt> {
+export async function leaseJobs(pool: pg.Pool, request: LeaseRequest, woken?: { types: readonly string[] }): Promise<LeaseAttempt> {
   if (request.max <= 0 || request.types.length === 0) return { jobs: [], contended: false };
-  const { rows: probe } = await pool.query<{ lapsed: boolean; due: string[] }>(
-    `SELECT EXISTS (SELECT 1 FROM worker_leases WHERE org_id = $1 AND type = ANY($2::text[])
-                      AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond') AS lapsed,
-            ARRAY(SELECT t FROM unnest($2::text[]) AS t
-                   WHERE EXISTS (SELECT 1 FROM job_queue q WHERE q.type = t AND q.org_id = $1 AND q.dispatched_at IS NULL AND q.due_at <= now())) AS due`,
-    [request.orgId, request.types],
-  );
+  // Woken by new jobs of some of its types (their insert's NOTIFY): those are due, and the probe's round trip is
+  // skipped — a lone job's latency. Lapsed leases are looked for by the next attempt that was not woken so.
+  const probe = woken?.types.length ? [{ lapsed: false, due: request.types.filter((t) => woken.types.includes(t)) }] : await probeLeasable(pool, request);
   const { lapsed: anyLapsed, due } = probe[0]!;
   const leased: LeasedJob[] = [];
   let contended = false;
@@ -59,7 +59,7 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
   // so the old holder's calls answer 409 from now on; then the start transition takes the attempt over.
   if (anyLapsed) {
     const tokens = Array.from({ length: request.max }, newLeaseToken);
-    const { rows: lapsed } = await pool.query<{ job_id: string; token: string }>(
+    const { rows: lapsed } = await pool.query<{ job_id: string; token: string; expires_at: Date }>(
       `WITH picked AS (
          SELECT job_id FROM worker_leases
           WHERE org_id = $1 AND type = ANY($2::text[]) AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond'
@@ -69,7 +69,7 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
        )
        UPDATE worker_leases l SET token = ($6::text[])[n.n], worker_id = $4, expires_at = now() + $5 * interval '1 millisecond'
          FROM numbered n WHERE l.job_id = n.job_id
-       RETURNING l.job_id, l.token`,
+       RETURNING l.job_id, l.token, l.expires_at`,
       [request.orgId, request.types, request.max, request.workerId, request.leaseMs, tokens],
     );
     if (lapsed.length)
@@ -77,7 +77,7 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
         ...(await start(
           pool,
           request,
-          lapsed.map((r) => ({ id: r.job_id, fence: r.token })),
+          lapsed.map((r) => ({ id: r.job_id, fence: r.token, expiresAt: r.expires_at })),
         )),
       );
   }
@@ -90,7 +90,7 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
     const handed = await inTransaction(pool, async (tx) => {
       const { rows: lock } = await tx.query<{ locked: boolean }>(
         // The hand-over marks need no durable commit (a mark lost in a crash is a job handed over again: the dispatcher's
-        // marks are written the same way); the claim that follows commits durably.
+        // marks are written the same way); the claim that follows commits durably, and with it what came before.
         "SELECT set_config('synchronous_commit', 'off', true), pg_try_advisory_xact_lock(hashtextextended('conveyor_lease ' || $1 || ' ' || $2, 0)) AS locked",
         [request.orgId, type],
       );
@@ -111,18 +111,64 @@ export async function leaseJobs(pool: pg.Pool, request: LeaseRequest): Promise<L
         after: null,
         envelopeSize: (taken) => taken,
       });
-      return envelopes.flatMap((e) => e.jobs.map((j) => j.jobId));
+      const ids = envelopes.flatMap((e) => e.jobs.map((j) => j.jobId));
+      // The lease rows go in with the hand-over marks, in the same transaction: a job handed over to a lease is never
+      // one "handed over but in no envelope Redis holds" (a new dispatcher leader's recovery and the reconciler leave
+      // jobs with a lease row alone), and the lease needs no statement of its own after the claim.
+      return writeLeases(
+        tx,
+        request,
+        ids.map((id) => ({ id, type, fence: newLeaseToken() })),
+      );
     });
     if (handed.length === 0) continue;
-    const requests = handed.map((id) => ({ id, fence: newLeaseToken() }));
-    leased.push(...(await start(pool, request, requests)));
+    leased.push(...(await start(pool, request, handed)));
   }
   return { jobs: leased, contended };
 }
 
-/** The start transition for jobs handed over to this lease, and their lease rows; a claim asked to wait goes back in line. */
-async function start(pool: pg.Pool, request: LeaseRequest, requests: { id: string; fence: string }[]): Promise<LeasedJob[]> {
-  const answers = await claimJobs(pool, requests);
+/** Whether a lease of the organization's `types` lapsed (past the grace), and which of them have due jobs: one indexed read. */
+async function probeLeasable(pool: pg.Pool, request: LeaseRequest): Promise<{ lapsed: boolean; due: string[] }[]> {
+  const { rows } = await pool.query<{ lapsed: boolean; due: string[] }>(
+    `SELECT EXISTS (SELECT 1 FROM worker_leases WHERE org_id = $1 AND type = ANY($2::text[])
+                      AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond') AS lapsed,
+            ARRAY(SELECT t FROM unnest($2::text[]) AS t
+                   WHERE EXISTS (SELECT 1 FROM job_queue q WHERE q.type = t AND q.org_id = $1 AND q.dispatched_at IS NULL AND q.due_at <= now())) AS due`,
+    [request.orgId, request.types],
+  );
+  return rows;
+}
+
+type HandedToLease = { id: string; fence: string; expiresAt: Date };
+
+/** Lease rows for jobs just handed over to `request`'s worker (or taken over from a lapsed lease: a new token). */
+async function writeLeases(db: pg.Pool | pg.PoolClient, request: LeaseRequest, jobs: { id: string; type: string; fence: string }[]): Promise<HandedToLease[]> {
+  if (jobs.length === 0) return [];
+  const { rows } = await db.query<{ job_id: string; token: string; expires_at: Date }>(
+    `INSERT INTO worker_leases (job_id, org_id, type, token, worker_id, expires_at)
+     SELECT t.job_id, $1, t.type, t.token, $2, now() + $3 * interval '1 millisecond'
+       FROM unnest($4::uuid[], $5::text[], $6::text[]) AS t(job_id, type, token)
+     ON CONFLICT (job_id) DO UPDATE SET token = EXCLUDED.token, worker_id = EXCLUDED.worker_id, expires_at = EXCLUDED.expires_at, type = EXCLUDED.type
+     RETURNING job_id, token, expires_at`,
+    [request.orgId, request.workerId, request.leaseMs, jobs.map((j) => j.id), jobs.map((j) => j.type), jobs.map((j) => j.fence)],
+  );
+  return rows.map((r) => ({ id: r.job_id, fence: r.token, expiresAt: r.expires_at }));
+}
+
+/**
+ * The start transition for jobs handed over to this lease (their lease rows written). A claim asked to wait goes back
+ * in line, and a job not started (cancelled meanwhile, or waiting) loses its lease row.
+ */
+async function start(pool: pg.Pool, request: LeaseRequest, handed: HandedToLease[]): Promise<LeasedJob[]> {
+  // The steps earlier attempts recorded are read beside the claim, not after it (a lone job's latency): nothing writes
+  // a handed-over job's steps meanwhile, and a lapsed lease's old holder was fenced out past the take-over grace.
+  const [answers, steps] = await Promise.all([
+    claimJobs(pool, handed),
+    readLeaseSteps(
+      pool,
+      handed.map((h) => h.id),
+    ),
+  ]);
   const waits = answers.filter((a): a is ClaimWait => "retryAt" in a);
   // A rate limit's window frees in a moment: back in line (the next lease call takes it), rather than hold the caller.
   if (waits.length)
@@ -131,25 +177,16 @@ async function start(pool: pg.Pool, request: LeaseRequest, requests: { id: strin
       waits.map((w) => w.id),
     );
   const claimed = answers.filter((a): a is ClaimedJob => !("retryAt" in a));
-  if (claimed.length === 0) {
+  const started = new Set(claimed.map((c) => c.id));
+  const unstarted = handed.filter((h) => !started.has(h.id));
+  if (unstarted.length)
     await dropLeases(
       pool,
-      requests.map((r) => r.id),
-      requests.map((r) => r.fence),
+      unstarted.map((h) => h.id),
+      unstarted.map((h) => h.fence),
     );
-    return [];
-  }
-  const fences = new Map(requests.map((r) => [r.id, r.fence]));
-  const { rows } = await pool.query<{ job_id: string; expires_at: Date }>(
-    `INSERT INTO worker_leases (job_id, org_id, type, token, worker_id, expires_at)
-     SELECT t.job_id, $1, t.type, t.token, $2, now() + $3 * interval '1 millisecond'
-       FROM unnest($4::uuid[], $5::text[], $6::text[]) AS t(job_id, type, token)
-     ON CONFLICT (job_id) DO UPDATE SET token = EXCLUDED.token, worker_id = EXCLUDED.worker_id, expires_at = EXCLUDED.expires_at, type = EXCLUDED.type
-     RETURNING job_id, expires_at`,
-    [request.orgId, request.workerId, request.leaseMs, claimed.map((c) => c.id), claimed.map((c) => c.type), claimed.map((c) => fences.get(c.id)!)],
-  );
-  const expires = new Map(rows.map((r) => [r.job_id, r.expires_at]));
-  return claimed.map((c) => ({ ...c, leaseToken: fences.get(c.id)!, leaseExpiresAt: expires.get(c.id)! }));
+  const byId = new Map(handed.map((h) => [h.id, h]));
+  return claimed.map((c) => ({ ...c, leaseToken: byId.get(c.id)!.fence, leaseExpiresAt: byId.get(c.id)!.expiresAt, steps: steps.get(c.id) ?? [] }));
 }
 
 /** A lease as a protocol call finds it: live (its token current, not lapsed, the job still running under it). */
@@ -273,11 +310,8 @@ export async function msUntilLeasable(db: pg.Pool | pg.PoolClient, orgId: string
 }
 
 /** The stored steps of several jobs (the lease answer's replay), with a wait's waitpoint status and data. */
-export async function readLeaseSteps(
-  db: pg.Pool | pg.PoolClient,
-  jobIds: readonly string[],
-): Promise<Map<string, { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }[]>> {
-  const byJob = new Map<string, { name: string; kind: string; status: string; result: unknown; waitpoint_id: string | null; wake_at: Date | null }[]>();
+async function readLeaseSteps(db: pg.Pool | pg.PoolClient, jobIds: readonly string[]): Promise<Map<string, LeaseStep[]>> {
+  const byJob = new Map<string, LeaseStep[]>();
   if (jobIds.length === 0) return byJob;
   const { rows } = await db.query<{
     job_id: string;

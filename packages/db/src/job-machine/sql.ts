@@ -82,13 +82,15 @@ export function countFailures(from: string): string {
  * Workers view shows as "running". A fence naming no registered worker (one written before holders were named, or a
  * holder reaped) has no live holder. A running job is taken over only when this is false, so a second delivery of
  * its id (overlapping leaders, a stalled check on a worker that is only busy, a reconciler's repair) never starts it
- * again while its holder may still be running it.
+ * again while its holder may still be running it. A worker-protocol lease (docs/reference/lifecycle.md#your-own-workers) names no worker: its token is
+ * the fence, and its holder lives while the lease row under that token has not expired.
  */
 export const holderLives = (job: string): string =>
-  `EXISTS (SELECT 1 FROM workers w
+  `(EXISTS (SELECT 1 FROM workers w
             WHERE w.id = (CASE WHEN ${job}.fence ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:'
                                THEN left(${job}.fence, 36) END)::uuid
-              AND w.heartbeat_at > now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000))`;
+              AND w.heartbeat_at > now() - make_interval(secs => w.heartbeat_ms * ${GONE_BEATS}::double precision / 1000))
+   OR EXISTS (SELECT 1 FROM worker_leases l WHERE l.job_id = ${job}.id AND l.token = ${job}.fence AND l.expires_at > now()))`;
 
 /**
  * Two CTEs, `usage_counted` and `pending_counted`, counting in the usage rows what the rows of `moved` did (docs/reference/tenants.md#usage-quotas-and-backpressure,

@@ -96,9 +96,9 @@ export async function liveJobsPage(pool: pg.Pool, options: { after: LiveJobCurso
             q.envelope_id
        FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id
       WHERE j.status IN ('pending', 'processing')
-        -- A job running under a worker-protocol lease (docs/reference/lifecycle.md#your-own-workers) is in no envelope: a lapsed lease is taken over by
-        -- the next lease call (job-machine/lease.ts), not by Redis.
-        AND NOT (j.status = 'processing' AND EXISTS (SELECT 1 FROM worker_leases l WHERE l.job_id = j.id))
+        -- A job handed over to (or running under) a worker-protocol lease (docs/reference/lifecycle.md#your-own-workers) is in no envelope: a lapsed
+        -- lease is taken over by the next lease call (job-machine/lease.ts), not by Redis.
+        AND NOT EXISTS (SELECT 1 FROM worker_leases l WHERE l.job_id = j.id)
         AND ($1::timestamptz IS NULL OR (j.updated_at, j.id) > ($1::timestamptz, $2::uuid))
         AND ($3::timestamptz IS NULL OR j.updated_at < $3::timestamptz)
       ORDER BY j.updated_at, j.id

@@ -66,6 +66,16 @@ export async function leasableOrgTypes(db: Queryable, orgId: string, names: read
   return rows.map((r) => r.name);
 }
 
+/**
+ * Of `names`, those some organization registered as its own type (deleted ones too: their jobs may still wait). A
+ * plugin may not serve such a name: the built-in workers would run that organization's jobs.
+ */
+export async function orgTypesNamed(db: Queryable, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const { rows } = await db.query<{ name: string }>("SELECT DISTINCT name FROM org_job_types WHERE name = ANY($1::text[]) ORDER BY name", [names]);
+  return rows.map((r) => r.name);
+}
+
 export type OrgJobTypeChange = Partial<{
   description: string | null;
   payloadSchema: Record<string, unknown>;

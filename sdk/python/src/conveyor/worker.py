@@ -11,7 +11,8 @@
     worker.run()  # until SIGTERM or SIGINT
 
 One thread leases jobs (a long-poll for as many as there are free slots), a pool of ``concurrency`` threads runs the
-tasks, and one thread heartbeats every running job's lease (carrying its progress and log lines). On SIGTERM the worker
+tasks, one thread reports their outcomes (what finished since its last call, in one POST /worker/outcomes), and one
+thread heartbeats every running job's lease (carrying its progress and log lines). On SIGTERM the worker
 stops leasing, hands back what it has not started, and gives running tasks ``shutdown_timeout`` seconds to finish;
 those still running then are handed back too (another worker leases them again).
 """
@@ -25,6 +26,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +42,8 @@ Task = Callable[[Any, "Context"], Any]
 
 #: Progress reports sent per second per job at most (the API's job.progress events are coalesced the same way).
 PROGRESS_PER_SECOND = 4
+#: Most outcomes in one POST /worker/outcomes (the API takes up to 200).
+OUTCOMES_PER_CALL = 200
 
 
 class _Suspended(BaseException):
@@ -205,6 +209,10 @@ class Worker:
         self._free = threading.Semaphore(concurrency)
         self._stopping = threading.Event()
         self._pool: ThreadPoolExecutor | None = None
+        # Outcomes waiting to be reported: (job id, token, body), sent by the reporter thread in batches.
+        self._outcomes: deque[tuple[str, str, dict[str, Any]]] = deque()
+        self._outcomes_ready = threading.Condition()
+        self._reporter_stop = False
 
     def task(self, type: str) -> Callable[[Task], Task]:
         """Registers the decorated function ``fn(payload, ctx)`` for jobs of ``type``; its return value (JSON) is
@@ -225,10 +233,14 @@ class Worker:
         if install_signal_handlers and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, lambda *_: self.stop())
-        # Twice the slots: a finished task's thread reports its outcome while the next task already runs.
+        # Twice the slots: a finished task's thread may still send its log lines (before its outcome is queued) while
+        # the next task already runs.
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency * 2, thread_name_prefix="conveyor-task")
         beats = threading.Thread(target=self._heartbeats, name="conveyor-heartbeat", daemon=True)
         beats.start()
+        self._reporter_stop = False
+        reporter = threading.Thread(target=self._report_loop, name="conveyor-outcomes", daemon=True)
+        reporter.start()
         logger.info("worker %s runs %s with concurrency %d", self.name, ", ".join(self._tasks), self.concurrency)
         # Two lease calls in flight (from concurrency 8 on): while one waits for its answer, the other brings the next
         # batch, so the slots are not idle for a lease's round trip.
@@ -240,7 +252,7 @@ class Worker:
                 for thread in leasers:
                     thread.join(timeout=0.2)
         finally:
-            self._shutdown()
+            self._shutdown(reporter)
 
     def start(self) -> threading.Thread:
         """Runs the worker in a background thread (no signal handlers); stop() ends it."""
@@ -355,11 +367,39 @@ class Worker:
         self._report(running, "fail", body)
 
     def _report(self, running: _Running, action: str, body: dict[str, Any]) -> None:
+        """Queues the outcome for the reporter thread (its log lines and progress go first, in a heartbeat)."""
         self._flush(running)
-        try:
-            self._transport.request("POST", f"/worker/jobs/{running.job['id']}/{action}", json={"lease_token": running.token, **body})
-        except LeaseLost:
-            logger.warning("job %s: the lease was lost before its outcome was reported", running.job["id"])
+        with self._outcomes_ready:
+            self._outcomes.append((running.job["id"], running.token, {"outcome": action, **body}))
+            self._outcomes_ready.notify()
+
+    def _report_loop(self) -> None:
+        """Sends the queued outcomes: everything finished since the last call, in one request. While one call is on
+        the way the next batch gathers, so a worker at concurrency 50 makes a few calls per lease, not one per job."""
+        while True:
+            with self._outcomes_ready:
+                while not self._outcomes and not self._reporter_stop:
+                    self._outcomes_ready.wait()
+                if not self._outcomes:
+                    return
+                batch = [self._outcomes.popleft() for _ in range(min(OUTCOMES_PER_CALL, len(self._outcomes)))]
+            self._send_outcomes(batch)
+
+    def _send_outcomes(self, batch: list[tuple[str, str, dict[str, Any]]]) -> None:
+        body = {"outcomes": [{"job_id": job_id, "lease_token": token, **report} for job_id, token, report in batch]}
+        for attempt in range(3):
+            try:
+                answer = self._transport.request("POST", "/worker/outcomes", json=body)
+            except ConveyorError as error:
+                # Transport already retried connection errors, 429 and 503; a lease that lapses meanwhile is run again.
+                logger.warning("could not report %d outcome(s) (attempt %d): %s", len(batch), attempt + 1, error)
+                time.sleep(0.5 * (attempt + 1))
+                continue
+            for result in answer.get("results", []):
+                if result.get("lease_lost"):
+                    logger.warning("job %s: the lease was lost before its outcome was reported", result.get("job_id"))
+            return
+        logger.error("gave up reporting %d outcome(s); their leases lapse and the jobs run again", len(batch))
 
     def _hand_back(self, job_id: str, token: str) -> None:
         try:
@@ -404,7 +444,7 @@ class Worker:
                 if not item.finished:
                     self._beat(item)
 
-    def _shutdown(self) -> None:
+    def _shutdown(self, reporter: threading.Thread) -> None:
         assert self._pool is not None
         deadline = time.monotonic() + self.shutdown_timeout
         while time.monotonic() < deadline:
@@ -417,5 +457,10 @@ class Worker:
         for item in left:
             self._hand_back(item.job["id"], item.token)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        # The outcomes still queued are sent before the connection closes.
+        with self._outcomes_ready:
+            self._reporter_stop = True
+            self._outcomes_ready.notify_all()
+        reporter.join(timeout=max(1.0, deadline - time.monotonic() + 5))
         self._transport.close()
         logger.info("worker %s stopped (%d job(s) handed back)", self.name, len(left))

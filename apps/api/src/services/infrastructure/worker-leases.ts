@@ -12,7 +12,8 @@ import { OutcomeWriter } from "./worker-outcomes";
 import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
 
-type Waiter = { wake(): void };
+/** `types`: the types a NOTIFY named (their new jobs are due); none when woken otherwise. */
+type Waiter = { wake(types?: readonly string[]): void };
 type Group = { types: ReadonlySet<string>; waiters: Set<Waiter> };
 
 /** Without LISTEN (Postgres away for a moment), waiters look again this often. */
@@ -80,7 +81,7 @@ export class LeaseHub {
   private notify(payload: string): void {
     const types = payload ? payload.split(" ") : null;
     for (const group of this.groups.values()) {
-      if (types === null || types.some((t) => group.types.has(t))) wakeSome(group);
+      if (types === null || types.some((t) => group.types.has(t))) wakeSome(group, undefined, types ?? undefined);
     }
   }
 
@@ -105,15 +106,18 @@ export class LeaseHub {
     if (waitMs > 0 && !this.stopped) await this.listen();
     const deadline = Date.now() + waitMs;
     const key = `${request.orgId} ${[...request.types].sort().join(" ")}`;
+    // The types the NOTIFY that woke this caller named: the next attempt need not look whether they have due jobs.
+    let notified: readonly string[] | undefined;
     for (;;) {
       // The group of this organization's polls for these types (made again if it emptied meanwhile).
       let group = this.groups.get(key);
       if (!group) this.groups.set(key, (group = { types: new Set(request.types), waiters: new Set() }));
       // Registered before looking, so a NOTIFY that arrives while the lease statement runs is not missed.
       let woken = false;
-      let wake: () => void = () => {};
+      let wake: (types?: readonly string[]) => void = () => {};
       const wakened = new Promise<void>((resolve) => {
-        wake = () => {
+        wake = (types) => {
+          if (!woken) notified = types;
           woken = true;
           resolve();
         };
@@ -121,7 +125,9 @@ export class LeaseHub {
       const waiter: Waiter = { wake };
       group.waiters.add(waiter);
       try {
-        const { jobs, contended } = await this.gated(() => leaseJobs(this.options.pool, request));
+        const hint = notified?.length ? { types: notified } : undefined;
+        notified = undefined;
+        const { jobs, contended } = await this.gated(() => leaseJobs(this.options.pool, request, hint));
         // A full batch: more may be due; the next few waiters of the group look too.
         if (jobs.length > 0 && jobs.length === request.max) wakeSome(group, waiter);
         if (jobs.length || Date.now() >= deadline || signal.aborted || this.stopped) return jobs;
@@ -151,13 +157,13 @@ export class LeaseHub {
 }
 
 /** Wakes up to WAKE_PER_GROUP waiters of `group` (never `except`); a woken waiter leaves the group until it waits again. */
-function wakeSome(group: Group, except?: Waiter): void {
+function wakeSome(group: Group, except?: Waiter, types?: readonly string[]): void {
   let woken = 0;
   for (const waiter of group.waiters) {
     if (woken >= WAKE_PER_GROUP) break;
     if (waiter === except) continue;
     group.waiters.delete(waiter);
-    waiter.wake();
+    waiter.wake(types);
     woken++;
   }
 }

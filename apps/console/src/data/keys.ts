@@ -27,6 +27,8 @@ export const keys = {
     graphs: () => ({ queryKey: ["job"] as const, predicate: (query: { queryKey: readonly unknown[] }) => query.queryKey[2] === "graph" }),
     artifact: (id: string) => ["job", id, "artifact"] as const,
     output: (id: string) => ["job", id, "output"] as const,
+    /** The session's other organizations that have this job id (its organization has none). */
+    elsewhere: (id: string) => ["job", id, "elsewhere"] as const,
   },
   retries: { all: ["retries"] as const },
   savedViews: { all: ["saved-views"] as const },

@@ -10,8 +10,9 @@ import type { ResponseBody } from "@conveyor/client";
 import { api, ApiError, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
+import { jobElsewhereQuery, useLookIn } from "../data/job";
 import { useScheduleName } from "../data/schedules";
-import { startSession, useSession } from "../session";
+import { useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { FINAL_STATUSES, formatDuration, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
 import { CopyValue } from "../ui/secret";
@@ -257,21 +258,14 @@ function ScheduleField({ id }: { id: string }) {
 
 /**
  * A job id this organization has no job of (issue 23 #9): said plainly, with no "try again" (asking again finds
- * nothing more), and — for a person in several organizations — a way to look for it in each of the others.
+ * nothing more), and — for a person in several organizations — a way to look in the one that has it.
  */
 function JobNotFound({ id }: { id: string }) {
   const session = useSession();
-  const queryClient = useQueryClient();
-  // Only a job id can be another organization's job: "not-a-job-id" is not worth a switch (issue 38 #6).
-  const isJobId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
-  const others = isJobId ? session.orgs.filter((org) => org.id !== session.org.id) : [];
-  const lookIn = useAction({
-    run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
-    failed: "Could not switch organization",
-    onSuccess: (session) => startSession(queryClient, session),
-    // The new session refreshes everything it shows itself.
-    refresh: () => [],
-  });
+  // Offered only where the job is (issue 48 #10): asked of the API, which looks in the person's other organizations.
+  const elsewhere = useQuery({ ...jobElsewhereQuery(id), enabled: session.orgs.length > 1 });
+  const others = elsewhere.data ?? [];
+  const lookIn = useLookIn();
   return (
     <Stack>
       <RouterAnchor to="/jobs" size="sm">
@@ -289,7 +283,7 @@ function JobNotFound({ id }: { id: string }) {
           </Text>
           {others.length > 0 && (
             <>
-              <Text size="sm">It may belong to another of your organizations:</Text>
+              <Text size="sm">It belongs to another of your organizations:</Text>
               <Group gap="xs">
                 {others.map((org) => (
                   <Button

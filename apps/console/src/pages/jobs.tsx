@@ -335,6 +335,7 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
   useEffect(() => {
     if (datesOpen) firstDate.current?.focus();
   }, [datesOpen]);
+  const hasFilter = Object.keys(filterOf(search)).length > 0;
   const showDates = datesOpen || Boolean(search.created_after || search.created_before || draft.created_after || draft.created_before);
   return (
     <form onSubmit={submit} role="search" aria-label="Filter jobs">
@@ -427,7 +428,8 @@ function Filters({ search, failureExample, onChange }: { search: JobSearch; fail
           <Button type="submit" size="xs">
             Apply filters
           </Button>
-          <Button size="xs" variant="subtle" onClick={() => apply({})} disabled={!Object.keys(filterOf(search)).length}>
+          {/* Nothing to clear: on a phone the button is left out, so the buttons are one line (issue 48 #10). */}
+          <Button size="xs" variant="subtle" onClick={() => apply({})} disabled={!hasFilter} visibleFrom={hasFilter ? undefined : "sm"}>
             Clear filters
           </Button>
         </Group>

@@ -57,7 +57,8 @@ export function SavedViews({ filter, onApply }: { filter: JobFilter; onApply(fil
             Your views could not be loaded: {views.error.message}
           </Text>
         ) : views.data.length === 0 ? (
-          <Text size="sm" c="dimmed">
+          // On a phone the box is one line (issue 48 #10: the first job card was below the first screen); the button says it.
+          <Text size="sm" c="dimmed" visibleFrom="sm">
             None yet: set filters below, then save them to open the same list in one click.
           </Text>
         ) : (

@@ -12,7 +12,7 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { createMemoryHistory, defaultParseSearch, RouterProvider } from "@tanstack/react-router";
 import { renderToStaticMarkup } from "react-dom/server";
 import type { FirstPage } from "./first-page";
-import { jobsListQuery } from "./pages/jobs";
+import { jobsListQuery } from "./data/jobs";
 import { jobsListParams, parseJobSearch, type JobSearch } from "./pages/job-search";
 import { createConsoleRouter } from "./routes";
 import { sessionQuery, type Session } from "./session";

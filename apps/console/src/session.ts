@@ -58,13 +58,13 @@ export function orgChangedElsewhere(): boolean {
 /** Stores a session the API just answered (login, organization switch) and drops every cached answer of the last one. */
 export function startSession(queryClient: QueryClient, session: Session): void {
   remember(session);
-  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  queryClient.removeQueries(keys.allButSession());
   queryClient.setQueryData(sessionQuery.queryKey, session);
 }
 
 export function endSession(queryClient: QueryClient): void {
   remember(null);
-  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  queryClient.removeQueries(keys.allButSession());
   queryClient.setQueryData(sessionQuery.queryKey, null);
 }
 

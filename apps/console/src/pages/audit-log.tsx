@@ -14,7 +14,7 @@ import { auditSentence, type AuditEntry } from "./audit-sentence";
 import type { JobFilter } from "./job-search";
 import { RouterAnchor } from "../ui/link";
 import { OwnersAndAdminsOnly } from "../ui/page";
-import { fromLocalInput, toLocalInput } from "./jobs";
+import { fromLocalInput, toLocalInput } from "../ui/local-time";
 import { keys as queryKeys } from "../data/keys";
 
 const PAGE_SIZE = 50;

@@ -5,17 +5,15 @@
 import "@mantine/charts/styles.css";
 import { BarChart, CompositeChart, type CompositeChartSeries } from "@mantine/charts";
 import { Anchor, Button, Paper, ScrollArea, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useId, useRef, useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { Empty } from "../ui/states";
 import { RouterAnchor } from "../ui/link";
 import { QueryList } from "../ui/list";
 import { Heading } from "../ui/page";
 import type { JobFilter } from "./job-search";
-import { keys } from "../data/keys";
+import { useJobStats } from "../data/jobs";
 
 import { QuotaNotice } from "./usage";
 
@@ -41,11 +39,7 @@ const clock = (iso: string, window: Window) =>
 
 export function OverviewPage() {
   const [window, setWindow] = useState<Window>("hour");
-  const stats = useQuery({
-    queryKey: keys.jobs.stats(window),
-    queryFn: () => call(api.GET("/jobs/stats", { params: { query: { window } } })),
-    refetchInterval: 10_000,
-  });
+  const stats = useJobStats(window);
 
   return (
     <Stack>

@@ -8,7 +8,7 @@ import { api, call } from "../api";
 import { useAction } from "../data/actions";
 import { keys } from "../data/keys";
 import { Confirm } from "../ui/confirm";
-import { fromLocalInput, toLocalInput } from "./jobs";
+import { fromLocalInput, toLocalInput } from "../ui/local-time";
 
 /** The deliveries list's filters, as the API's document types them (GET /webhook-endpoints/{id}/deliveries). */
 export type DeliveryFilter = Omit<NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>, "limit">;

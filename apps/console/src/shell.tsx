@@ -10,7 +10,7 @@ import { useLiveJobEvents } from "./live";
 import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
 import { useAction } from "./data/actions";
 import { useNarrow } from "./ui/narrow";
-import type { ConsolePath } from "./paths";
+import type { ConsolePage } from "@conveyor/contracts/console-pages";
 import "./shell.css";
 
 const NavAnchor = forwardRef<HTMLAnchorElement, NavLinkProps & AnchorHTMLAttributes<HTMLAnchorElement>>((props, ref) => (
@@ -89,7 +89,7 @@ export function Shell() {
 }
 
 /** Where an organization switch lands from `pathname`: the same section when the new session may see it. */
-export function landingAfterSwitch(pathname: string, next: Session): ConsolePath {
+export function landingAfterSwitch(pathname: string, next: Session): ConsolePage {
   if (pathname.startsWith("/jobs/")) return "/jobs";
   const section = SECTIONS.find((s) => s.to === pathname);
   if (pathname === "/account") return "/account";

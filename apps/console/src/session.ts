@@ -82,6 +82,15 @@ export async function logOut(queryClient: QueryClient): Promise<void> {
   }
 }
 
+/** A new organization and its owner (logging in is the caller's next step). */
+export const signUp = (body: { email: string; password: string; org_name: string }) => call(api.POST("/auth/signup", { body }), { quiet401: true });
+
+/** The person's new password; a wrong current one is a 401 that must not end this session (it belongs at its field). */
+export const changePassword = (body: { current_password: string; new_password: string }) => call(api.POST("/auth/password", { body }), { quiet401: true });
+
+/** The session continues in another organization of its user (the caller starts it: startSession). */
+export const switchOrg = (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } }));
+
 export const canManageTeam = (role: Role | undefined) => role === "owner" || role === "admin";
 
 /** A path inside the console to return to after logging in; anything else (another origin, `//host`) is refused. */

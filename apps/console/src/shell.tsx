@@ -5,9 +5,8 @@ import { useDisclosure } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { createLink, Outlet, useNavigate, useRouterState } from "@tanstack/react-router";
 import { forwardRef, useEffect, type AnchorHTMLAttributes } from "react";
-import { api, call } from "./api";
 import { useLiveJobEvents } from "./live";
-import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
+import { canManageTeam, logOut, startSession, switchOrg, useSession, type Session } from "./session";
 import { useAction } from "./data/actions";
 import { useNarrow } from "./ui/narrow";
 import type { ConsolePage } from "@conveyor/contracts/console-pages";
@@ -104,7 +103,7 @@ function AccountMenu({ session }: { session: Session }) {
   const navigate = useNavigate();
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const switching = useAction({
-    run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
+    run: switchOrg,
     failed: "Could not switch organization",
     // The new session refreshes everything it shows itself.
     refresh: () => [],

@@ -5,7 +5,7 @@ import { queryOptions, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
-import { startSession } from "../session";
+import { startSession, switchOrg } from "../session";
 import { FINAL_STATUSES, shortId } from "../ui/format";
 import { useAction } from "./actions";
 import { keys } from "./keys";
@@ -22,6 +22,11 @@ function unfinishedInterval(status: string | undefined): number | false {
 
 export const jobQuery = (id: string) =>
   queryOptions({ queryKey: keys.job.detail(id), queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id } } })) });
+
+/** The job (null: none), read once (the replay dialog's payload). */
+export function useJobDetail(id: string | null) {
+  return useQuery({ ...jobQuery(id ?? ""), enabled: id !== null });
+}
 
 /**
  * A job with its log lines and attempts. Its events come through the tab's one stream (live.ts), which refreshes
@@ -150,7 +155,7 @@ export function useJobElsewhere(id: string, { enabled }: { enabled: boolean }) {
 export function useLookIn() {
   const queryClient = useQueryClient();
   return useAction({
-    run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
+    run: switchOrg,
     failed: "Could not switch organization",
     onSuccess: (session) => startSession(queryClient, session),
     refresh: () => [],

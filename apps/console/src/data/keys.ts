@@ -48,7 +48,9 @@ export const keys = {
   apiKeys: { all: ["api-keys"] as const },
   webhookEndpoints: {
     all: ["webhook-endpoints"] as const,
+    /** Every list of an endpoint's deliveries, whatever its filters. */
     deliveries: (endpointId: string | undefined) => ["webhook-endpoints", endpointId, "deliveries"] as const,
+    filteredDeliveries: (endpointId: string | undefined, filter: object) => ["webhook-endpoints", endpointId, "deliveries", filter] as const,
   },
   auditLog: { all: ["audit-log"] as const, list: (search: object) => ["audit-log", search] as const },
   sso: { all: ["sso"] as const },

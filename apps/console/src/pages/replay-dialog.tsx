@@ -2,11 +2,10 @@
 // `payload`, which the API checks as POST /jobs checks a payload; its refusals are shown by path beside the box.
 // Opens on the new job once it is created.
 import { Alert, Button, Group, List, Modal, Stack, Text, Textarea } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { ApiError, type FieldError } from "../api";
-import { jobQuery, replayRefresh, replayWithPayload } from "../data/job";
+import { replayRefresh, replayWithPayload, useJobDetail } from "../data/job";
 import { useAction } from "../data/actions";
 
 const TYPE_WORDS: Record<string, string> = {
@@ -59,7 +58,7 @@ function editedChanges(original: unknown, text: string): PayloadChange[] | null 
 export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   const { jobId } = props;
   const navigate = useNavigate();
-  const job = useQuery({ ...jobQuery(jobId ?? ""), enabled: jobId !== null });
+  const job = useJobDetail(jobId);
   const [text, setText] = useState("");
   const [problems, setProblems] = useState<FieldError[]>([]);
   const replaying = useAction({

@@ -347,6 +347,33 @@ describe("POST /auth/session/org", () => {
   });
 });
 
+describe("GET /auth/session/job-orgs/:id", () => {
+  it("names the other organization of the user that has the job, and none for an id no such organization has", async () => {
+    const owner = await createOrg(api.database.db, api.deps.config, "Here");
+    const away = await createOrg(api.database.db, api.deps.config, "There");
+    const member = await addMember(api.database.db, api.deps.config, away.orgId, "member", owner.userId);
+    const theirs = await api.request
+      .post("/jobs")
+      .set("Authorization", `Bearer ${member.token}`)
+      .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
+    expect(theirs.status).toBe(202);
+    const mine = await api.request
+      .post("/jobs")
+      .set("Authorization", `Bearer ${owner.token}`)
+      .send({ type: "chat_notify", payload: { channel: "#x", text: "y" } });
+    const s = await login(owner);
+    const where = (id: string) => as(api.request.get(`/auth/session/job-orgs/${id}`), s, null);
+    const found = await where(theirs.body.id);
+    expect(found.status).toBe(200);
+    expect(found.body).toEqual({ orgs: [{ id: away.orgId, name: "There", role: "member" }] });
+    expect(responseSchemas.JobElsewhere.validate(found.body).error).toBeUndefined();
+    expect(found.headers["cache-control"]).toBe("no-store");
+    // Nowhere, malformed, the session's own organization's job, and a job of an organization the user is not in.
+    for (const id of [newId(), "not-a-job-id", mine.body.id, second.jobId]) expect((await where(id)).body).toEqual({ orgs: [] });
+    expectError(await api.request.get(`/auth/session/job-orgs/${theirs.body.id}`).set("Authorization", `Bearer ${owner.token}`), 401, "unauthorized");
+  });
+});
+
 describe("what ends a session", () => {
   it("a password change ends the user's other sessions and tokens at once, but not the session that asked", async () => {
     const owner = await createOrg(api.database.db, api.deps.config);

@@ -19,6 +19,7 @@ const INPUTS = [
   "apps/console/vite.config.mts",
   "apps/console/package.json",
   "packages/client/src",
+  "packages/contracts/src/console-pages.ts",
   "package-lock.json",
 ];
 

@@ -14,7 +14,6 @@ import { listsPaused } from "./live-pause";
 import { orgChangedElsewhere } from "./session";
 
 export type JobPage<Row> = { items: Row[]; next: string | null };
-type ListKey = ReturnType<typeof keys.jobs.list>;
 
 const LIST_FIELDS = [
   "status",
@@ -70,14 +69,13 @@ export function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refre
   // Lists paused by the person (live-pause.ts) stay as they are; the job's own page and graphs still follow.
   const lists = listsPaused() ? [] : queryClient.getQueriesData<JobPage<Record<string, unknown>>>({ queryKey: keys.jobs.lists() });
   for (const [key, page] of lists) {
-    const listKey = key as ListKey;
-    const search = listKey[2];
+    const search = keys.jobs.searchOf(key);
     const row = page?.items.find((item) => item.id === event.job_id);
     const verdict = jobMatchesFilter(eventJob(event, row), filterOfSearch(search));
     if (!row) {
       // A job the list does not show: a first page may gain it — a new job, or one whose new status came to match.
       const byState = Boolean(search.status || search.due || search.failure_group);
-      if (verdict !== "no" && !search.cursor && (event.type === "job.created" || byState)) refresh(listKey);
+      if (verdict !== "no" && !search.cursor && (event.type === "job.created" || byState)) refresh(key);
       continue;
     }
     if (verdict === "no") {
@@ -90,7 +88,7 @@ export function applyEvent(queryClient: QueryClient, event: ConveyorEvent, refre
       items: page!.items.map((item) => (item.id === event.job_id ? { ...item, ...patch } : item)),
     });
     // Still shown, but whether it belongs depends on what the event does not say (a search, due now or later).
-    if (verdict === "unknown") refresh(listKey);
+    if (verdict === "unknown") refresh(key);
   }
   // A dependency graph on a job's page shows the same fields of each of its jobs.
   for (const [key, graph] of queryClient.getQueriesData<{ nodes: Record<string, unknown>[] }>(keys.job.graphs())) {

@@ -1,17 +1,18 @@
-// The console's routes (TanStack Router, declared in code). Their paths are CONSOLE_PATHS (paths.ts), which the
-// compiler holds this tree to and a test holds the API's CONSOLE_ROUTES to, so a browser navigation to each of
-// them gets the console's page. Every page but login and signup needs a session; without one the person logs
+// The console's routes (TanStack Router, declared in code). Their paths are the console's pages, CONSOLE_PAGES
+// (@conveyor/contracts/console-pages, the one list), which the compiler holds this tree to and the API serves the
+// console's page at, so a browser navigation to each of them gets it. Every page but login and signup needs a session; without one the person logs
 // in and comes back to the same address.
+import type { ConsolePage } from "@conveyor/contracts/console-pages";
 import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect, type RouterHistory } from "@tanstack/react-router";
 import { takeFirstPage } from "./first-page";
 import { Shell } from "./shell";
 import { LoginPage, SignupPage } from "./pages/auth";
 import { parseAuditSearch } from "./pages/audit-search";
-import { JobsPage, jobsListQuery, parseJobSearch } from "./pages/jobs";
+import { jobsListQuery } from "./data/jobs";
+import { JobsPage, parseJobSearch } from "./pages/jobs";
 import { NotFound } from "./pages/not-found";
 import { PageTitle } from "./page-title";
-import type { ConsolePath } from "./paths";
 import { safeRedirect, sessionQuery } from "./session";
 
 type Context = { queryClient: QueryClient };
@@ -152,8 +153,8 @@ const tree = root.addChildren([
 type PathsOf<R> = R extends { fullPath: infer P; types: { children: infer C } } ? P | (C extends readonly (infer Child)[] ? PathsOf<Child> : never) : never;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
-/** Fails to compile unless the tree's paths are exactly CONSOLE_PATHS. */
-export type RoutesAreConsolePaths = Assert<Same<PathsOf<typeof tree>, ConsolePath>>;
+/** Fails to compile unless the tree's paths are exactly CONSOLE_PAGES. */
+export type RoutesAreConsolePages = Assert<Same<PathsOf<typeof tree>, ConsolePage>>;
 
 /**
  * The console's router. The API's drawing of /jobs (first-page-server.tsx) passes a memory `history` at the address

@@ -58,13 +58,13 @@ export function orgChangedElsewhere(): boolean {
 /** Stores a session the API just answered (login, organization switch) and drops every cached answer of the last one. */
 export function startSession(queryClient: QueryClient, session: Session): void {
   remember(session);
-  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  queryClient.removeQueries(keys.allButSession());
   queryClient.setQueryData(sessionQuery.queryKey, session);
 }
 
 export function endSession(queryClient: QueryClient): void {
   remember(null);
-  queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  queryClient.removeQueries(keys.allButSession());
   queryClient.setQueryData(sessionQuery.queryKey, null);
 }
 
@@ -81,6 +81,15 @@ export async function logOut(queryClient: QueryClient): Promise<void> {
     endSession(queryClient);
   }
 }
+
+/** A new organization and its owner (logging in is the caller's next step). */
+export const signUp = (body: { email: string; password: string; org_name: string }) => call(api.POST("/auth/signup", { body }), { quiet401: true });
+
+/** The person's new password; a wrong current one is a 401 that must not end this session (it belongs at its field). */
+export const changePassword = (body: { current_password: string; new_password: string }) => call(api.POST("/auth/password", { body }), { quiet401: true });
+
+/** The session continues in another organization of its user (the caller starts it: startSession). */
+export const switchOrg = (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } }));
 
 export const canManageTeam = (role: Role | undefined) => role === "owner" || role === "admin";
 

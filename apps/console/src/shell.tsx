@@ -5,12 +5,11 @@ import { useDisclosure } from "@mantine/hooks";
 import { useQueryClient } from "@tanstack/react-query";
 import { createLink, Outlet, useNavigate, useRouterState } from "@tanstack/react-router";
 import { forwardRef, useEffect, type AnchorHTMLAttributes } from "react";
-import { api, call } from "./api";
 import { useLiveJobEvents } from "./live";
-import { canManageTeam, logOut, startSession, useSession, type Session } from "./session";
+import { canManageTeam, logOut, startSession, switchOrg, useSession, type Session } from "./session";
 import { useAction } from "./data/actions";
 import { useNarrow } from "./ui/narrow";
-import type { ConsolePath } from "./paths";
+import type { ConsolePage } from "@conveyor/contracts/console-pages";
 import "./shell.css";
 
 const NavAnchor = forwardRef<HTMLAnchorElement, NavLinkProps & AnchorHTMLAttributes<HTMLAnchorElement>>((props, ref) => (
@@ -89,7 +88,7 @@ export function Shell() {
 }
 
 /** Where an organization switch lands from `pathname`: the same section when the new session may see it. */
-export function landingAfterSwitch(pathname: string, next: Session): ConsolePath {
+export function landingAfterSwitch(pathname: string, next: Session): ConsolePage {
   if (pathname.startsWith("/jobs/")) return "/jobs";
   const section = SECTIONS.find((s) => s.to === pathname);
   if (pathname === "/account") return "/account";
@@ -104,7 +103,7 @@ function AccountMenu({ session }: { session: Session }) {
   const navigate = useNavigate();
   const pathname = useRouterState({ select: (state) => state.location.pathname });
   const switching = useAction({
-    run: (orgId: string) => call(api.POST("/auth/session/org", { body: { org_id: orgId } })),
+    run: switchOrg,
     failed: "Could not switch organization",
     // The new session refreshes everything it shows itself.
     refresh: () => [],

@@ -1,11 +1,11 @@
 // axe on every page of the console (issue 38: "every page passes axe with no serious finding at 1440 and 375 px"):
-// each path of the router (CONSOLE_PATHS, which routes.tsx must declare exactly), visited by an owner whose
+// each page of the console (CONSOLE_PAGES, which routes.tsx must declare exactly), visited by an owner whose
 // organization has something on every page — jobs in each state, a job waiting to retry, a schedule, a waitpoint,
 // an invite, an API key, a webhook endpoint with deliveries, a rate limit, saved views, audit entries — and the
 // pages for people logged out. A finding fails the test naming the page, the width, the rule and where it is.
 import { newId, recordDeliveryAttempts } from "@conveyor/db";
 import type { Page } from "playwright-core";
-import { CONSOLE_PATHS } from "../src/paths";
+import { CONSOLE_PAGES } from "@conveyor/contracts/console-pages";
 import { collectAxeFindings, screenshot, startRig, type AxeFinding, type Rig } from "./support/console";
 
 const local = { WEBHOOK_ALLOW_HTTP: "true", ALLOW_PRIVATE_NETWORK: "true" };
@@ -96,7 +96,7 @@ async function settled(page: Page): Promise<void> {
 
 describe("axe on every console page", () => {
   it("finds no serious or critical violation on any page of the router, at 1440 and 375 px", async () => {
-    expect(CONSOLE_PATHS.length).toBeGreaterThan(10);
+    expect(CONSOLE_PAGES.length).toBeGreaterThan(10);
     // The check itself sees a violation: a button without a name (axe's critical button-name) added to a page.
     const probe = await (await rig.context()).newPage();
     await probe.goto(`${rig.base}/login`);
@@ -109,7 +109,7 @@ describe("axe on every console page", () => {
     for (const viewport of WIDTHS) {
       const signedIn = await rig.loggedIn(rig.stack.owner.email, { viewport });
       const signedOut = await (await rig.context(viewport)).newPage();
-      for (const path of CONSOLE_PATHS) {
+      for (const path of CONSOLE_PAGES) {
         const page = PUBLIC.has(path) ? signedOut : signedIn;
         await page.goto(`${rig.base}${address(path)}`);
         await settled(page);
@@ -119,7 +119,7 @@ describe("axe on every console page", () => {
         visited.push(`${path}@${viewport.width}`);
       }
     }
-    expect(visited).toHaveLength(CONSOLE_PATHS.length * WIDTHS.length);
+    expect(visited).toHaveLength(CONSOLE_PAGES.length * WIDTHS.length);
     // Named page by page: "/queues at 375 px: color-contrast (serious) … at .selector".
     expect(findings.map((f) => `${f.page}: ${f.rule} (${f.impact}) ${f.help} at ${f.nodes.join(", ")}`)).toEqual([]);
   }, 600_000);

@@ -253,9 +253,7 @@ describe("a few more defects (#6, #10, #12)", () => {
     await page.goto(`${rig.base}/jobs/not-a-job-id`);
     await page.getByRole("heading", { name: "Job not found", level: 1 }).waitFor();
     expect(await page.getByRole("button", { name: /^Look in / }).count()).toBe(0);
-    // A real id of no job still is offered: it may be another organization's.
-    await page.goto(`${rig.base}/jobs/01a2200f-0000-7000-8000-000000000000`);
-    await page.getByRole("button", { name: "Look in Elsewhere Ltd" }).waitFor();
+    // Nor is it for a well-formed id that no organization has (issue 48 #10): third-pass.test.ts.
   });
 
   it("says why the first 8 characters of an id find nothing (#10)", async () => {

@@ -14,3 +14,4 @@ export * from "./live";
 
 export * from "./waitpoints";
 export * from "./alerts";
+export * from "./console-pages";

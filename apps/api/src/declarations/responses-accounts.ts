@@ -77,6 +77,12 @@ export const accountsSchemas = {
       .required()
       .description("Send it as X-CSRF-Token with every POST, PATCH, PUT and DELETE made with the session cookie. It is not the session token."),
   }),
+  JobElsewhere: Joi.object({
+    orgs: Joi.array()
+      .items(org.keys({ role: role().required() }))
+      .required()
+      .description("The session's other organizations that have a job with this id (at most one), and that it can switch to."),
+  }),
   PendingInvite: Joi.object({
     id: id().required(),
     email: email().required(),

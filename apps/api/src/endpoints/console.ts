@@ -2,13 +2,14 @@
 // browser navigation to another console route (/jobs, /team, …) gets the same page (pages/console/console-pages.ts).
 import { endpoint } from "../declarations/endpoint";
 import { notFound } from "../services/infrastructure/errors";
-import { CONSOLE_PAGE_POLICY, CONSOLE_PAGES, consoleBuild } from "../pages/console";
+import { CONSOLE_PAGES } from "@conveyor/contracts";
+import { CONSOLE_PAGE_POLICY, consoleBuild } from "../pages/console";
 import { sendConsolePage } from "../pages/console/send-console-page";
 
 const YEAR_SECONDS = 365 * 24 * 60 * 60;
 /** The console's pages besides `/`, as the document writes paths: /login, …, /jobs/{id}, … */
 const OTHER_PAGES = CONSOLE_PAGES.filter((page) => page !== "/")
-  .map((page) => page.replace(/:(\w+)/g, "{$1}"))
+  .map((page) => page.replace(/\$(\w+)/g, "{$1}"))
   .join(", ");
 
 const text = (description: string, type: string) => ({ description, media: { types: [type], schema: { type: "string" } } });

@@ -1,11 +1,11 @@
 // Console sessions (docs/reference/tenants.md#the-console): log in to a session cookie, read it, switch its organization, log out. The cookie is
 // HttpOnly and SameSite=Strict; the body's csrf_token goes in X-CSRF-Token on every state-changing request.
 import Joi from "joi";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, type JsonSchema, type ResponseSpec } from "../declarations/endpoint";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, endpoint, idParam, type JsonSchema, type ResponseSpec } from "../declarations/endpoint";
 import { clearedSessionCookie, sessionCookie, sessionTokenOf, SESSION_COOKIE } from "../http/session-cookie";
 import { jsonSchema, withProperty } from "../declarations/json-schema";
 import { requestOrigin } from "../http/request-origin";
-import { describeSession, endSession, startSession, switchSessionOrg } from "../services/sessions";
+import { describeSession, endSession, findJobElsewhere, startSession, switchSessionOrg } from "../services/sessions";
 import { emailField, passwordField } from "../declarations/fields";
 
 const USER_ID = "0193a5c4-1111-7c1d-9f3a-2b8e4d6f1a01";
@@ -108,6 +108,26 @@ export const sessionEndpoints = [
       const session = await switchSessionOrg({ caller, orgId: body.org_id }, deps);
       req.log.info("console session switched organization", { userId: caller.userId, orgId: session.org.id });
       return { json: session, headers: noStore };
+    },
+  }),
+  endpoint({
+    method: "get",
+    path: "/auth/session/job-orgs/:id",
+    operationId: "findJobElsewhere",
+    tag: "Accounts",
+    summary: "Which other organization of the session has a job",
+    description:
+      "For a job id the session's organization has no job of: the user's other organizations that have it and that " +
+      "POST /auth/session/org can switch to (none for a session begun with single sign-on). Empty for an id no such " +
+      "organization has, or a malformed one.",
+    access: "session",
+    params: { id: idParam("job") },
+    responses: {
+      200: { description: "Where the job is.", json: { component: "JobElsewhere", example: { orgs: [{ id: OTHER_ORG_ID, name: "Globex", role: "member" }] } } },
+    },
+    errors: [...AUTHENTICATED_ERRORS],
+    async handle({ caller, params }, deps) {
+      return { json: { orgs: await findJobElsewhere({ caller, id: params.id }, deps) }, headers: noStore };
     },
   }),
   endpoint({

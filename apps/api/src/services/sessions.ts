@@ -5,10 +5,13 @@
 import {
   deleteSession,
   deleteSessionByTokenHash,
+  findJobOrgs,
   findMembershipDetails,
   inTransaction,
   insertSession,
   isSsoEnforced,
+  isUuid,
+  listSsoEnforcedOrgs,
   listUserOrgs,
   moveSession,
   newId,
@@ -127,6 +130,32 @@ export async function switchSessionOrg(input: { caller: Caller; orgId: string },
   if (!session.viaSso && membership.role !== "owner" && (await isSsoEnforced(deps.db.pool, orgId))) throw ssoRequired();
   if (!(await moveSession(deps.db.pool, { sessionId: session.id, userId: caller.userId, orgId }))) throw notFound("Organization");
   return sessionJson(caller.userId, orgId, session.csrfToken, session.viaSso, deps);
+}
+
+/**
+ * GET /auth/session/job-orgs/{id}: the session's other organizations that hold a job with this id — those it could
+ * switch to (none for a session begun with single sign-on; not one that requires single sign-on of a password
+ * session, unless its user owns it) — so that the console offers "Look in …" only where the job is (issue 48 #10).
+ */
+export async function findJobElsewhere(input: { caller: Caller; id: string }, deps: Pick<ServiceDeps, "db">): Promise<OrgChoice[]> {
+  const { caller } = input;
+  if (sessionOf(caller).viaSso || !isUuid(input.id)) return [];
+  const others = (await listUserOrgs(deps.db.pool, caller.userId)).filter((o) => o.orgId !== caller.orgId);
+  const holding = new Set(
+    await findJobOrgs(
+      deps.db.pool,
+      others.map((o) => o.orgId),
+      input.id.toLowerCase(),
+    ),
+  );
+  const found = others.filter((o) => holding.has(o.orgId));
+  const enforced = new Set(
+    await listSsoEnforcedOrgs(
+      deps.db.pool,
+      found.filter((o) => o.role !== "owner").map((o) => o.orgId),
+    ),
+  );
+  return found.filter((o) => !enforced.has(o.orgId)).map((o) => ({ id: o.orgId, name: o.orgName, role: o.role }));
 }
 
 /** DELETE /auth/session: logout. */

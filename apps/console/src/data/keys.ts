@@ -1,16 +1,21 @@
 // The console's query keys, one factory per resource (TanStack Query's key factory): every page reads and every
 // action and live event refreshes through these, so a key's shape is written once. Each resource's keys start with
 // its `all`, which refreshes all of them; the jobs lists are ["jobs", "list", search], and live.ts finds them by
-// `keys.jobs.lists()`, never by reading the shape of a key.
+// `keys.jobs.lists()` and reads a list's search by `keys.jobs.searchOf`: only this module reads the shape of a key.
+import type { QueryKey } from "@tanstack/react-query";
 import type { JobFilter, JobSearch } from "../pages/job-search";
 
 export const keys = {
   session: ["session"] as const,
+  /** Every query but the session's: what another session (a login, a switch, a logout) drops. */
+  allButSession: () => ({ predicate: (query: { queryKey: QueryKey }) => query.queryKey[0] !== keys.session[0] }),
   jobs: {
     all: ["jobs"] as const,
     /** Every page of the list, whatever its filters. */
     lists: () => ["jobs", "list"] as const,
     list: (search: JobSearch) => ["jobs", "list", search] as const,
+    /** The search of a list's key (one of `lists()`). */
+    searchOf: (key: QueryKey) => (key as ReturnType<typeof keys.jobs.list>)[2],
     /** Failures grouped by error under the list's filters. */
     failures: (filter: object) => ["jobs", "failures", filter] as const,
     /** How many jobs a bulk action's filter holds. */
@@ -27,6 +32,8 @@ export const keys = {
     graphs: () => ({ queryKey: ["job"] as const, predicate: (query: { queryKey: readonly unknown[] }) => query.queryKey[2] === "graph" }),
     artifact: (id: string) => ["job", id, "artifact"] as const,
     output: (id: string) => ["job", id, "output"] as const,
+    /** The session's other organizations that have this job id (its organization has none). */
+    elsewhere: (id: string) => ["job", id, "elsewhere"] as const,
   },
   retries: { all: ["retries"] as const },
   savedViews: { all: ["saved-views"] as const },
@@ -41,7 +48,9 @@ export const keys = {
   apiKeys: { all: ["api-keys"] as const },
   webhookEndpoints: {
     all: ["webhook-endpoints"] as const,
+    /** Every list of an endpoint's deliveries, whatever its filters. */
     deliveries: (endpointId: string | undefined) => ["webhook-endpoints", endpointId, "deliveries"] as const,
+    filteredDeliveries: (endpointId: string | undefined, filter: object) => ["webhook-endpoints", endpointId, "deliveries", filter] as const,
   },
   auditLog: { all: ["audit-log"] as const, list: (search: object) => ["audit-log", search] as const },
   sso: { all: ["sso"] as const },

@@ -1,5 +1,6 @@
 // The Retries view's data (issue 38, issue 48 #6): the jobs waiting to retry, and the actions on them — one job now or
 // given up, or all the listed ones at once (Sidekiq's and Oban Web's "Retry all" / "Kill all").
+import { useQuery } from "@tanstack/react-query";
 import type { ResponseBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { useAction } from "./actions";
@@ -16,6 +17,10 @@ export const retriesQuery = () => ({
   queryFn: () => call(api.GET("/jobs/retries", { params: { query: { limit: RETRIES_SHOWN } } })),
   refetchInterval: 5_000,
 });
+
+export function useRetries() {
+  return useQuery(retriesQuery());
+}
 
 /** Soonest first, and the same order for the same answer: jobs due at the same moment by id. */
 export function retryOrder(a: Retrying, b: Retrying): number {

@@ -1,6 +1,8 @@
 // The organization's schedules as one query (the Schedules page, a job's schedule by name, the jobs list's schedule
-// filter): read once, shared by the same key, refreshed by every schedule action through keys.schedules.all.
+// filter): read once, shared by the same key, refreshed by every schedule action through keys.schedules.all; and the
+// requests that create, change, pause and delete one.
 import { queryOptions, useQuery } from "@tanstack/react-query";
+import type { RequestBody } from "@conveyor/client";
 import { api, call } from "../api";
 import { keys } from "./keys";
 
@@ -18,3 +20,14 @@ export function useScheduleName(id: string | null | undefined): { name: string; 
   const found = schedules.data?.find((schedule) => schedule.id.toLowerCase() === id.toLowerCase());
   return found ? { name: found.name, known: true } : { name: `…${id.slice(-8)}`, known: false };
 }
+
+type ScheduleBody = RequestBody<"/schedules", "post">;
+
+/** A new schedule (`id` absent), or a change of one. */
+export const saveSchedule = ({ id, body }: { id?: string; body: ScheduleBody }) =>
+  id ? call(api.PATCH("/schedules/{id}", { params: { path: { id } }, body })) : call(api.POST("/schedules", { body }));
+export const pauseSchedule = ({ id, paused }: { id: string; paused: boolean }) =>
+  call(api.PATCH("/schedules/{id}", { params: { path: { id } }, body: { paused } }));
+export const deleteSchedule = (id: string) => call(api.DELETE("/schedules/{id}", { params: { path: { id } } }));
+export const schedulesKey = keys.schedules.all;
+export const schedulesRefresh = () => [keys.schedules.all];

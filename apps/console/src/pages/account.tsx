@@ -2,17 +2,16 @@
 // theirs stops working; this one goes on).
 import { Button, Paper, PasswordInput, Stack, Text, Title } from "@mantine/core";
 import type { FormEvent } from "react";
-import { api, call } from "../api";
 import { formErrors, passwordProblem, problems, useFormFields } from "../ui/form";
 import { FormAlert } from "../ui/form-parts";
-import { useSession } from "../session";
+import { changePassword, useSession } from "../session";
 import { useAction } from "../data/actions";
 
 export function AccountPage() {
   const session = useSession();
   const { values, setValues, errors, setErrors, field } = useFormFields({ current_password: "", new_password: "", confirm: "" });
   const changing = useAction({
-    run: (body: { current_password: string; new_password: string }) => call(api.POST("/auth/password", { body }), { quiet401: true }),
+    run: changePassword,
     done: () => ({ title: "Password changed", message: "Your other sessions and tokens were signed out." }),
     failed: "Could not change the password",
     // A wrong current password is a 401 that must not end this session: it belongs at its field.

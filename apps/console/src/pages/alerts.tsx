@@ -2,23 +2,20 @@
 // owners and admins, the rules with their state and what their last evaluation saw, each with a silence switch
 // (an hour, or lifted). Rules are made through the API (README "Alerts"); read again every few seconds.
 import { Badge, Button, Stack, Table, Text, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { alertsRefresh, silenceRule, useAlertRules, useAlerts } from "../data/alerts";
 import { canManageTeam, useSession } from "../session";
 import { Time } from "../ui/format";
 import { ActionsHeader, ListTable, QueryList } from "../ui/list";
 
 type Rule = ResponseBody<"/alert-rules", "get">[number];
 
-const REFRESH_MS = 5_000;
 const SILENCE_SECONDS = 3_600;
 
 export function AlertsPage() {
   const session = useSession();
-  const alerts = useQuery({ queryKey: keys.alerts.list(), queryFn: () => call(api.GET("/alerts")), refetchInterval: REFRESH_MS });
+  const alerts = useAlerts();
   return (
     <Stack>
       <Title order={1} size="h2">
@@ -79,7 +76,7 @@ export function AlertsPage() {
 }
 
 function Rules() {
-  const rules = useQuery({ queryKey: keys.alerts.rules(), queryFn: () => call(api.GET("/alert-rules")), refetchInterval: REFRESH_MS });
+  const rules = useAlertRules();
   return (
     <Stack gap="xs">
       <Title order={2} size="h3">
@@ -115,10 +112,10 @@ function Rules() {
 function RuleRow({ rule }: { rule: Rule }) {
   const silenced = rule.silenced_until !== null && new Date(rule.silenced_until) > new Date();
   const silence = useAction({
-    run: (seconds: number) => call(api.PATCH("/alert-rules/{id}", { params: { path: { id: rule.id } }, body: { silence_seconds: seconds } })),
+    run: (seconds: number) => silenceRule({ id: rule.id, seconds }),
     done: (_, seconds) => (seconds ? `“${rule.name}” silenced for an hour.` : `“${rule.name}” is no longer silenced.`),
     failed: "Could not change the silence",
-    refresh: () => [keys.alerts.all],
+    refresh: alertsRefresh,
   });
   return (
     <Table.Tr data-rule-id={rule.id}>

@@ -1,10 +1,8 @@
 // API keys (docs/reference/tenants.md#authentication): create one (shown once, with a copy button), see every key with who created it and its last
 // use, revoke.
 import { Button, Stack, Table, Text, TextInput } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Email, Time } from "../ui/format";
@@ -13,20 +11,20 @@ import { ActionsHeader, DangerButton, ListTable, QueryList } from "../ui/list";
 import { Heading } from "../ui/page";
 import { useSession } from "../session";
 import { useAction } from "../data/actions";
-import { keys as queryKeys } from "../data/keys";
+import { apiKeysKey, apiKeysRefresh, createApiKey, revokeApiKey, useApiKeys } from "../data/api-keys";
 
 type ApiKey = ResponseBody<"/api-keys", "get">[number];
 
 export function ApiKeysPage() {
   const session = useSession();
   const createdBy = (key: ApiKey, you: string) => (key.created_by === session.user.id ? you : <Email address={key.created_by_email} />);
-  const keys = useQuery({ queryKey: queryKeys.apiKeys.all, queryFn: () => call(api.GET("/api-keys")) });
+  const keys = useApiKeys();
   const [creating, setCreating] = useState(false);
   const revoking = useConfirmedAction<ApiKey>({
-    queryKey: queryKeys.apiKeys.all,
+    queryKey: apiKeysKey,
     failed: "Could not revoke the key",
     run: async (key) => {
-      await call(api.DELETE("/api-keys/{id}", { params: { path: { id: key.id } } }));
+      await revokeApiKey(key.id);
       return `Key “${key.name}” revoked.`;
     },
   });
@@ -93,10 +91,10 @@ function CreateKey({ opened, onClose }: { opened: boolean; onClose(): void }) {
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const [created, setCreated] = useState<string | null>(null);
   const creating = useAction({
-    run: (name: string) => call(api.POST("/api-keys", { body: { name } })),
+    run: createApiKey,
     failed: "Could not create the key",
     shownAt: (error) => setErrors(formErrors(error, ["name"])),
-    refresh: () => [queryKeys.apiKeys.all],
+    refresh: apiKeysRefresh,
     onSuccess: (key) => setCreated(key.key),
   });
   const close = () => {

@@ -2,10 +2,8 @@
 // and from where. The filters (who, what, about which id, from and until) live in the URL, like the jobs list's;
 // pages load on demand. Owners and admins only; members are told so.
 import { Button, Group, NativeSelect, Paper, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
-import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useEffect, useState, type FormEvent } from "react";
-import { api, call, callPage } from "../api";
 import { canManageTeam, useSession } from "../session";
 import { Time } from "../ui/format";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -14,10 +12,9 @@ import { auditSentence, type AuditEntry } from "./audit-sentence";
 import type { JobFilter } from "./job-search";
 import { RouterAnchor } from "../ui/link";
 import { OwnersAndAdminsOnly } from "../ui/page";
-import { fromLocalInput, toLocalInput } from "./jobs";
-import { keys as queryKeys } from "../data/keys";
-
-const PAGE_SIZE = 50;
+import { fromLocalInput, toLocalInput } from "../ui/local-time";
+import { useApiKeys } from "../data/api-keys";
+import { useAllMembers, useAuditLog } from "../data/audit-log";
 
 /** The kinds of action, as the `action` filter takes them: a prefix names every action it starts. */
 export const ACTION_CHOICES = [
@@ -51,12 +48,7 @@ function AuditLog() {
   const session = useSession();
   const search = useSearch({ from: "/app/audit-log" });
   const navigate = useNavigate({ from: "/audit-log" });
-  const entries = useInfiniteQuery({
-    queryKey: queryKeys.auditLog.list(search),
-    queryFn: ({ pageParam }) => callPage(api.GET("/audit-log", { params: { query: { ...search, limit: PAGE_SIZE, cursor: pageParam } } })),
-    initialPageParam: undefined as string | undefined,
-    getNextPageParam: (page) => page.next ?? undefined,
-  });
+  const entries = useAuditLog(search);
   const rows = entries.data?.pages.flatMap((page) => page.items) ?? [];
   const filtered = FILTER_KEYS.some((key) => search[key]);
 
@@ -202,8 +194,8 @@ function Filters({ search, onChange }: { search: AuditSearch; onChange(next: Aud
   const [draft, setDraft] = useState(search);
   useEffect(() => setDraft(search), [search]);
   // Who can be an actor: the members, and the API keys the caller can see.
-  const members = useQuery({ queryKey: queryKeys.members.every(), queryFn: () => call(api.GET("/org/members")) });
-  const keys = useQuery({ queryKey: queryKeys.apiKeys.all, queryFn: () => call(api.GET("/api-keys")) });
+  const members = useAllMembers();
+  const keys = useApiKeys();
   const actors = [
     { value: "", label: "Anyone" },
     ...(members.data ?? []).map((m) => ({ value: m.id, label: m.email })),

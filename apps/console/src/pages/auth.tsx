@@ -5,10 +5,9 @@ import { Alert, Button, Center, Code, Divider, Paper, PasswordInput, Stack, Text
 import { useQueryClient } from "@tanstack/react-query";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useState, type FormEvent, type ReactNode } from "react";
-import { api, call } from "../api";
 import { emailProblem, formErrors, passwordProblem, problems, useFormFields } from "../ui/form";
 import { FormAlert } from "../ui/form-parts";
-import { logIn, safeRedirect } from "../session";
+import { logIn, safeRedirect, signUp } from "../session";
 import { useAction } from "../data/actions";
 import { RouterAnchor } from "../ui/link";
 
@@ -143,7 +142,7 @@ export function SignupPage() {
   const { values, errors, setErrors, field } = useFormFields({ email: "", password: "", org_name: "" });
   const signup = useAction({
     run: async (body: { email: string; password: string; org_name: string }) => {
-      await call(api.POST("/auth/signup", { body }), { quiet401: true });
+      await signUp(body);
       await logIn(queryClient, { email: body.email, password: body.password });
       await navigate({ to: "/overview" });
     },

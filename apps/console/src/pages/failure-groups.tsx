@@ -3,11 +3,8 @@
 // its jobs (the list filtered by failure_group), replay its failed jobs, cancel those still waiting to retry after
 // that error — the last two POST /jobs/bulk with the group as the filter, repeated while the API says has_more.
 import { Alert, Button, Group, Paper, ScrollArea, Stack, Table, Text } from "@mantine/core";
-import { queryOptions, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
-import { keys } from "../data/keys";
+import { bulkJobs, bulkRefresh, useFailureGroups, type FailureGroup, type GroupFilter } from "../data/jobs";
 import { Confirm } from "../ui/confirm";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
@@ -16,50 +13,32 @@ import { useAction } from "../data/actions";
 import { Empty, ErrorState, Loading } from "../ui/states";
 import type { JobFilter } from "./job-search";
 
-type FailureGroup = ResponseBody<"/jobs/failures", "get">["groups"][number];
 type Action = { kind: "replay" | "cancel"; group: FailureGroup };
-
-/** Calls of one bulk action before the console stops (each handles up to 10,000 jobs). */
-const MAX_ROUNDS = 100;
 
 /** The list's filters that grouped failures do not take, as the page names them when they are set. */
 const LIST_ONLY = { q: "the search", status: "the status filter", due: "the due filter" } as const;
 
 /** The filters GET /jobs/failures takes (a status or a search does not apply to grouped failures: see LIST_ONLY). */
-const groupFilter = (filter: JobFilter) => ({
+const groupFilter = (filter: JobFilter): GroupFilter => ({
   type: filter.type,
   created_after: filter.created_after,
   created_before: filter.created_before,
   schedule_id: filter.schedule_id,
 });
 
-export const failureGroupsQuery = (filter: JobFilter) =>
-  queryOptions({
-    queryKey: keys.jobs.failures(groupFilter(filter)),
-    queryFn: () => call(api.GET("/jobs/failures", { params: { query: { ...groupFilter(filter), limit: 100 } } })),
-  });
-
 export function FailureGroups(props: { filter: JobFilter; onShowJobs(group: string): void }) {
-  const groups = useQuery(failureGroupsQuery(props.filter));
+  const groups = useFailureGroups(groupFilter(props.filter));
   const [action, setAction] = useState<Action | null>(null);
   const narrow = useNarrow();
   const bulk = useAction({
-    run: async (action: Action) => {
-      let affected = 0;
-      const filter = { ...groupFilter(props.filter), failure_group: action.group.failure_group };
-      for (let round = 0; round < MAX_ROUNDS; round++) {
-        const result = await call(api.POST("/jobs/bulk", { body: { action: action.kind, filter } }));
-        affected += result.affected;
-        if (!result.has_more) break;
-      }
-      return affected;
-    },
+    run: async (action: Action) =>
+      (await bulkJobs({ action: action.kind, filter: { ...groupFilter(props.filter), failure_group: action.group.failure_group } })).affected,
     done: (affected, action) => ({
       title: `${action.kind === "replay" ? "Replayed" : "Cancelled"} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
       message: action.group.sample_error || action.group.message,
     }),
     failed: (action) => `Could not ${action.kind} the group`,
-    refresh: () => [keys.jobs.all],
+    refresh: bulkRefresh,
     onSuccess: () => setAction(null),
   });
   const busy = bulk.isPending;

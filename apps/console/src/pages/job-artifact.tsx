@@ -1,28 +1,12 @@
 // A job's artifact (a PDF or a JPEG), fetched through the client with the session cookie and shown from a blob:
 // URL: an image inline, a PDF in a frame (the page's policy allows blob: frames only), both downloadable.
 import { Anchor, Group, Image, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useMemo } from "react";
-import { api, call } from "../api";
 import { ErrorState, Loading } from "../ui/states";
-import { keys } from "../data/keys";
+import { useJobArtifact } from "../data/job";
 
 export function Artifact({ jobId, type }: { jobId: string; type: string }) {
-  const artifact = useQuery({
-    queryKey: keys.job.artifact(jobId),
-    queryFn: async () => {
-      let disposition: string | null = null;
-      const blob = await call(
-        api.GET("/jobs/{id}/artifact", { params: { path: { id: jobId } }, parseAs: "blob" }).then((answer) => {
-          disposition = answer.response.headers.get("content-disposition");
-          return answer;
-        }),
-      );
-      const name = disposition ? /filename="([^"]+)"/.exec(disposition)?.[1] : undefined;
-      return { blob: blob as Blob, name: name ?? `${jobId}.${type === "generate_pdf" ? "pdf" : "jpg"}` };
-    },
-    staleTime: Infinity,
-  });
+  const artifact = useJobArtifact(jobId, `${jobId}.${type === "generate_pdf" ? "pdf" : "jpg"}`);
   const url = useMemo(() => (artifact.data ? URL.createObjectURL(artifact.data.blob) : null), [artifact.data]);
   useEffect(() => () => void (url && URL.revokeObjectURL(url)), [url]);
 

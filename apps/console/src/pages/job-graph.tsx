@@ -8,16 +8,14 @@ import "@xyflow/react/dist/style.css";
 import "./job-graph.css";
 import dagre from "@dagrejs/dagre";
 import { Alert, Badge, Box, Group, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { Controls, Handle, MarkerType, Position, ReactFlow, ReactFlowProvider, useReactFlow, type Edge, type Node, type NodeProps } from "@xyflow/react";
 import { useElementSize } from "@mantine/hooks";
 import { useCallback, useEffect, useMemo, type FocusEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { shortId, StatusBadge } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Loading } from "../ui/states";
-import { keys } from "../data/keys";
+import { useJobGraph } from "../data/job";
 
 export type JobGraph = ResponseBody<"/jobs/{id}/graph", "get">;
 type GraphJob = JobGraph["nodes"][number];
@@ -30,9 +28,6 @@ type JobNode = Node<JobNodeData, "job">;
 
 const NODE_WIDTH = 190;
 const NODE_HEIGHT = 78;
-
-/** The query of a job's graph; live.ts patches the statuses of its nodes from the event stream. */
-export const graphQueryKey = keys.job.graph;
 
 /** Below this width of the canvas the graph is laid out top to bottom. */
 const NARROW = 600;
@@ -179,7 +174,7 @@ function Flow({ graph, currentId, width, height }: { graph: JobGraph; currentId:
 /** The graph section's body: the canvas, and a note when the API left the farthest jobs out. */
 export function JobGraphView({ id }: { id: string }) {
   const size = useElementSize();
-  const graph = useQuery({ queryKey: graphQueryKey(id), queryFn: () => call(api.GET("/jobs/{id}/graph", { params: { path: { id } } })) });
+  const graph = useJobGraph(id);
   if (graph.isPending) return <Loading label="Loading the graph…" />;
   if (graph.isError) return <ErrorState error={graph.error} retry={() => void graph.refetch()} title="Could not load the graph" />;
   const { nodes, edges, truncated } = graph.data;

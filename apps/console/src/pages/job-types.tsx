@@ -2,12 +2,10 @@
 // description, the JSON Schema its payloads are checked against, its defaults; owners and admins register and delete
 // them. Members see the list.
 import { Button, Code, Modal, NumberInput, Stack, Table, Text, Textarea, TextInput } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { deleteJobType, jobTypesKey, jobTypesRefresh, registerJobType, useJobTypes } from "../data/job-types";
 import { canManageTeam, useSession } from "../session";
 import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
@@ -18,18 +16,16 @@ import { Heading } from "../ui/page";
 
 type JobType = ResponseBody<"/job-types", "get">[number];
 
-export const jobTypesQuery = () => ({ queryKey: keys.jobTypes.all, queryFn: () => call(api.GET("/job-types")) });
-
 export function JobTypesPage() {
   const session = useSession();
   const manages = canManageTeam(session.role);
-  const types = useQuery(jobTypesQuery());
+  const types = useJobTypes();
   const [registering, setRegistering] = useState(false);
   const deleting = useConfirmedAction<JobType>({
-    queryKey: keys.jobTypes.all,
+    queryKey: jobTypesKey,
     failed: "Could not delete the type",
     run: async (type) => {
-      await call(api.DELETE("/job-types/{name}", { params: { path: { name: type.name } } }));
+      await deleteJobType(type.name);
       return `Job type “${type.name}” deleted.`;
     },
   });
@@ -134,12 +130,11 @@ function RegisterType({ opened, onClose }: { opened: boolean; onClose(): void })
     onClose();
   };
   const registering = useAction({
-    run: (body: { name: string; description?: string; payload_schema: Record<string, unknown>; default_max_retries?: number }) =>
-      call(api.POST("/job-types", { body })),
+    run: registerJobType,
     done: (type) => `Job type “${type.name}” registered.`,
     failed: "Could not register the type",
     shownAt: (error) => setErrors(formErrors(error, ["name", "payload_schema", "description", "default_max_retries"], { job_type_taken: "name" })),
-    refresh: () => [keys.jobTypes.all],
+    refresh: jobTypesRefresh,
     onSuccess: close,
   });
   const submit = (event: FormEvent) => {

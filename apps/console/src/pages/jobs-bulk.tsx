@@ -2,38 +2,19 @@
 // The confirmation says how many; a filter is counted first (up to the 10,000 one call handles), and the action
 // is repeated while the API says `has_more`.
 import { Alert, Button, Group, Paper, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { api, call, callPage } from "../api";
+import { bulkJobs, bulkRefresh, useMatchingCount, type BulkAction } from "../data/jobs";
 import { Confirm } from "../ui/confirm";
 import type { JobFilter } from "./job-search";
 import { useAction } from "../data/actions";
 import { ReplayDialog } from "./replay-dialog";
-import { keys } from "../data/keys";
 
 /** Rows picked on a page, or all jobs matching the filters (`filterKey`: which filters, so another page keeps it). */
 export type Selection = { ids: Set<string>; allMatching: boolean; filterKey?: string };
-type Action = "cancel" | "replay";
+type Action = BulkAction;
 
-const COUNT_LIMIT = 10_000;
 /** The bar's height with its buttons on one line: the same with nothing selected. */
 const BAR_HEIGHT = 54;
-const COUNT_PAGE = 1000;
-/** Calls of one bulk action before the console stops and says so (each handles up to 10,000 jobs). */
-const MAX_ROUNDS = 100;
-
-/** How many jobs match `filter`, counted a page at a time up to COUNT_LIMIT. */
-async function countMatching(filter: JobFilter): Promise<{ count: number; more: boolean }> {
-  let count = 0;
-  let cursor: string | undefined;
-  while (count < COUNT_LIMIT) {
-    const page = await callPage(api.GET("/jobs", { params: { query: { ...filter, limit: COUNT_PAGE, cursor } } }));
-    count += page.items.length;
-    if (!page.next) return { count, more: false };
-    cursor = page.next;
-  }
-  return { count, more: true };
-}
 
 const describe = (filter: JobFilter) =>
   Object.entries(filter)
@@ -56,23 +37,7 @@ export function BulkActions(props: {
   const { filter, selection, onSelection } = props;
   const [action, setAction] = useState<Action | null>(null);
   const bulk = useAction({
-    run: async ({ action, ids, filter }: { action: Action; ids: string[] | null; filter: JobFilter }) => {
-      let matched = 0;
-      let affected = 0;
-      if (!ids) {
-        for (let round = 0; round < MAX_ROUNDS; round++) {
-          const result = await call(api.POST("/jobs/bulk", { body: { action, filter } }));
-          matched += result.matched;
-          affected += result.affected;
-          if (!result.has_more) break;
-        }
-      } else {
-        const result = await call(api.POST("/jobs/bulk", { body: { action, ids } }));
-        matched += result.matched;
-        affected += result.affected;
-      }
-      return { matched, affected };
-    },
+    run: ({ action, ids, filter }: { action: Action; ids: string[] | null; filter: JobFilter }) => bulkJobs(ids ? { action, ids } : { action, filter }),
     done: ({ matched, affected }, { action }) => ({
       title: `${action === "cancel" ? "Cancelled" : "Replayed"} ${affected.toLocaleString()} job${affected === 1 ? "" : "s"}`,
       message:
@@ -81,7 +46,7 @@ export function BulkActions(props: {
           : `${matched.toLocaleString()} matched.`,
     }),
     failed: ({ action }) => `Bulk ${action} failed`,
-    refresh: () => [keys.jobs.all],
+    refresh: bulkRefresh,
     onSuccess: () => {
       onSelection({ ids: new Set(), allMatching: false });
       setAction(null);
@@ -89,13 +54,8 @@ export function BulkActions(props: {
   });
   const busy = bulk.isPending;
   const [editing, setEditing] = useState<string | null>(null);
-  const count = useQuery({
-    queryKey: keys.jobs.count(filter),
-    queryFn: () => countMatching(filter),
-    // Counted as soon as all matching jobs are selected: the bar says how many (issue 38 #12).
-    enabled: selection.allMatching,
-    staleTime: 0,
-  });
+  // Counted as soon as all matching jobs are selected: the bar says how many (issue 38 #12).
+  const count = useMatchingCount(filter, { enabled: selection.allMatching });
   const selected = selection.ids.size;
   // The bar keeps its place while nothing is selected, so selecting a row never moves the rows below it.
   if (!selected && !selection.allMatching)

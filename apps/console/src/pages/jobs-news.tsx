@@ -3,9 +3,8 @@
 // spoken summary naming the jobs that arrive, since a full page's count does not change when a new row takes the top
 // ("50 jobs shown" stayed "50 jobs shown").
 import { Switch } from "@mantine/core";
-import { useQueryClient } from "@tanstack/react-query";
 import { useRef } from "react";
-import { keys } from "../data/keys";
+import { useRefreshLists } from "../data/jobs";
 import { setListsPaused, useListsPaused } from "../live-pause";
 import { shortId } from "../ui/format";
 
@@ -52,12 +51,12 @@ export function useListNews(rows: readonly { id: string; type: string }[] | unde
 /** The switch that pauses live updates of the lists (live-pause.ts); resuming reads them again. */
 export function LiveSwitch() {
   const paused = useListsPaused();
-  const queryClient = useQueryClient();
+  const refreshLists = useRefreshLists();
   return (
     <Switch
       label="Live updates"
       checked={!paused}
-      onChange={(event) => setListsPaused(!event.currentTarget.checked, () => void queryClient.invalidateQueries({ queryKey: keys.jobs.lists() }))}
+      onChange={(event) => setListsPaused(!event.currentTarget.checked, refreshLists)}
       description={paused ? "Paused: the list stays as it is until you turn them on" : undefined}
       data-testid="live-switch"
     />

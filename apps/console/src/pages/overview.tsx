@@ -4,24 +4,18 @@
 // time), and the axes count whole jobs.
 import "@mantine/charts/styles.css";
 import { BarChart, CompositeChart, type CompositeChartSeries } from "@mantine/charts";
-import { Anchor, Button, Paper, ScrollArea, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
+import { Anchor, Paper, SegmentedControl, SimpleGrid, Stack, Text, Title } from "@mantine/core";
 import { useNavigate } from "@tanstack/react-router";
-import { useId, useRef, useState } from "react";
-import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
+import { useRef, useState } from "react";
 import { Empty } from "../ui/states";
 import { RouterAnchor } from "../ui/link";
 import { QueryList } from "../ui/list";
 import { Heading } from "../ui/page";
 import type { JobFilter } from "./job-search";
-import { keys } from "../data/keys";
+import { useJobStats } from "../data/jobs";
 
 import { QuotaNotice } from "./usage";
-
-type Stats = ResponseBody<"/jobs/stats", "get">;
-type Bucket = Stats["buckets"][number];
-type Window = "hour" | "day";
+import { bucketSearch, clock, FiguresTable, type Bucket, type Stats, type Window } from "./overview-figures";
 
 // Created jobs as a line over the finished ones stacked as bars: a job counts once as created and once as finished,
 // so stacking all four would add up to nothing meaningful, and four bars side by side per minute are hairlines.
@@ -33,19 +27,9 @@ const STATUS_SERIES: CompositeChartSeries[] = [
 ];
 const TYPE_COLORS = ["indigo.6", "teal.6", "grape.6", "cyan.6", "yellow.6", "pink.6", "lime.6", "blue.6", "violet.6", "orange.6"];
 
-const clock = (iso: string, window: Window) =>
-  new Date(iso).toLocaleTimeString(
-    undefined,
-    window === "hour" ? { hour: "2-digit", minute: "2-digit" } : { hour: "2-digit", minute: "2-digit", weekday: "short" },
-  );
-
 export function OverviewPage() {
   const [window, setWindow] = useState<Window>("hour");
-  const stats = useQuery({
-    queryKey: keys.jobs.stats(window),
-    queryFn: () => call(api.GET("/jobs/stats", { params: { query: { window } } })),
-    refetchInterval: 10_000,
-  });
+  const stats = useJobStats(window);
 
   return (
     <Stack>
@@ -100,16 +84,6 @@ function Figure({ label, value, hint, search }: { label: string; value: string; 
       </Paper>
     </RouterAnchor>
   );
-}
-
-/**
- * The jobs list's filter for a bucket of the chart, by the time the bucket counts its jobs at: created in it (the
- * line, the type chart), or finished in it (a bar of done, failed or cancelled jobs: a job finished at 04:57 may
- * have been created an hour before) — and of the status or type the segment shows.
- */
-function bucketSearch(start: string, seconds: number, extra: JobFilter, by: "created" | "finished" = "created"): JobFilter {
-  const end = new Date(Date.parse(start) + seconds * 1000).toISOString();
-  return by === "finished" ? { ...extra, finished_after: start, finished_before: end } : { ...extra, created_after: start, created_before: end };
 }
 
 /** A bar of one or two jobs beside a spike still shows: a count above zero is at least this many pixels high. */
@@ -264,73 +238,6 @@ function Charts({ stats, window }: { stats: Stats; window: Window }) {
           </>
         )}
       </Paper>
-    </Stack>
-  );
-}
-
-/**
- * A chart's figures as a table, behind a button: what a keyboard or a screen reader uses to open a bar's jobs (the
- * bars themselves take mouse clicks only). Each count links to the jobs it counts; periods with none are left out.
- */
-function FiguresTable(props: {
-  caption: string;
-  stats: Stats;
-  window: Window;
-  columns: { label: string; count(bucket: Bucket): number; search: JobFilter; by?: "created" | "finished" }[];
-}) {
-  const [open, setOpen] = useState(false);
-  const id = useId();
-  const { stats, columns } = props;
-  const rows = stats.buckets.filter((bucket) => columns.some((column) => column.count(bucket) > 0));
-  return (
-    <Stack gap="xs" mt="xs" align="flex-start">
-      <Button variant="subtle" size="compact-sm" aria-expanded={open} aria-controls={id} onClick={() => setOpen(!open)}>
-        {open ? "Hide the figures" : "Show the figures as a table"}
-      </Button>
-      {open && (
-        <ScrollArea type="auto" w="100%" id={id}>
-          <Table striped withTableBorder stickyHeader>
-            <Table.Caption>{props.caption}, periods with jobs only</Table.Caption>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th scope="col">Period from</Table.Th>
-                {columns.map((column) => (
-                  <Table.Th scope="col" key={column.label}>
-                    {column.label}
-                  </Table.Th>
-                ))}
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {rows.map((bucket) => (
-                <Table.Tr key={bucket.start}>
-                  <Table.Th scope="row" fw={400}>
-                    {clock(bucket.start, props.window)}
-                  </Table.Th>
-                  {columns.map((column) => {
-                    const count = column.count(bucket);
-                    return (
-                      <Table.Td key={column.label}>
-                        {count > 0 ? (
-                          <RouterAnchor
-                            to="/jobs"
-                            search={bucketSearch(bucket.start, stats.bucket_seconds, column.search, column.by)}
-                            aria-label={`${count} ${column.label.toLowerCase()} from ${clock(bucket.start, props.window)}`}
-                          >
-                            {count.toLocaleString()}
-                          </RouterAnchor>
-                        ) : (
-                          0
-                        )}
-                      </Table.Td>
-                    );
-                  })}
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </ScrollArea>
-      )}
     </Stack>
   );
 }

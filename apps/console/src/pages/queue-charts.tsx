@@ -5,23 +5,14 @@
 import "@mantine/charts/styles.css";
 import { CompositeChart, type CompositeChartSeries } from "@mantine/charts";
 import { Stack, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
-import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
-import { keys } from "../data/keys";
+import type { QueueActivity } from "../data/queues";
 
-type Activity = ResponseBody<"/queues/activity", "get">;
-export type QueueSeries = Activity["queues"][number];
+export type QueueSeries = QueueActivity["queues"][number];
 
 const SERIES: CompositeChartSeries[] = [
   { name: "starts", label: "Starts", color: "indigo.6", type: "bar" },
   { name: "wait", label: "p95 wait (s)", color: "orange.9", type: "line", yAxisId: "right" },
 ];
-
-/** The charts' data, read again every 30 seconds (a minute's bar fills in as it goes). */
-export function useQueueActivity() {
-  return useQuery({ queryKey: keys.queueActivity.all, queryFn: () => call(api.GET("/queues/activity")), refetchInterval: 30_000 });
-}
 
 const clock = (iso: string) => new Date(iso).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
 

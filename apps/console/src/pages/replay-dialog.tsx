@@ -2,11 +2,10 @@
 // `payload`, which the API checks as POST /jobs checks a payload; its refusals are shown by path beside the box.
 // Opens on the new job once it is created.
 import { Alert, Button, Group, List, Modal, Stack, Text, Textarea } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
-import { ApiError, api, call, type FieldError } from "../api";
-import { keys } from "../data/keys";
+import { ApiError, type FieldError } from "../api";
+import { replayRefresh, replayWithPayload, useJobDetail } from "../data/job";
 import { useAction } from "../data/actions";
 
 const TYPE_WORDS: Record<string, string> = {
@@ -59,16 +58,11 @@ function editedChanges(original: unknown, text: string): PayloadChange[] | null 
 export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
   const { jobId } = props;
   const navigate = useNavigate();
-  const job = useQuery({
-    queryKey: keys.job.detail(jobId ?? ""),
-    queryFn: () => call(api.GET("/jobs/{id}", { params: { path: { id: jobId! } } })),
-    enabled: jobId !== null,
-  });
+  const job = useJobDetail(jobId);
   const [text, setText] = useState("");
   const [problems, setProblems] = useState<FieldError[]>([]);
   const replaying = useAction({
-    run: ({ id, payload }: { id: string; payload: Record<string, unknown> }) =>
-      call(api.POST("/jobs/{id}/replay", { params: { path: { id } }, body: { payload } })),
+    run: replayWithPayload,
     done: (replay) => ({ title: "Replayed with the edited payload", message: `The new job is ${replay.status}.` }),
     failed: "Could not replay",
     // The refusal is read at the payload box, in its words.
@@ -77,7 +71,7 @@ export function ReplayDialog(props: { jobId: string | null; onClose(): void }) {
       else setProblems([{ path: "", message: `was not replayed: ${error.message}` }]);
     },
     // The original now lists its replay (replayed_as), and the lists have a new job.
-    refresh: ({ id }) => [keys.job.detail(id), keys.jobs.all],
+    refresh: ({ id }) => replayRefresh(id),
     onSuccess: (replay) => {
       props.onClose();
       void navigate({ to: "/jobs/$id", params: { id: replay.id } });

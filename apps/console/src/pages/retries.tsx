@@ -2,9 +2,8 @@
 // again, soonest first, each with its last error and when the next attempt is due (from now) — "Retry now" and "Give
 // up" on one, or on all the listed ones of a type at once. The list holds still under the pointer (issue 48 #6).
 import { Button, Group, Paper, Select, Stack, Text, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useMemo, useState } from "react";
-import { retriesQuery, retryOrder, RETRIES_SHOWN, useRetryActions, type Retrying } from "../data/retries";
+import { retryOrder, useRetries, RETRIES_SHOWN, useRetryActions, type Retrying } from "../data/retries";
 import { Confirm } from "../ui/confirm";
 import { shortId } from "../ui/format";
 import { useHeldList } from "../ui/held";
@@ -15,7 +14,7 @@ import { Empty, ErrorState, Loading } from "../ui/states";
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function RetriesPage() {
-  const retries = useQuery(retriesQuery());
+  const retries = useRetries();
   const [type, setType] = useState<string | null>(null);
   const [givingUp, setGivingUp] = useState<Retrying | null>(null);
   const [bulk, setBulk] = useState<"retry" | "give-up" | null>(null);

@@ -2,12 +2,10 @@
 // the list's filters — a view applies its filters in one click, the current filters can be saved under a name, and a
 // view is deleted after a confirmation. Views are the person's alone; nobody else in the organization sees them.
 import { Alert, Button, CloseButton, Group, Modal, Paper, Stack, Text, TextInput } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { deleteView, saveView, savedViewsKey, savedViewsRefresh, useSavedViews } from "../data/saved-views";
 import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { FormButtons } from "../ui/form-parts";
 import { formErrors, type FormErrors } from "../ui/form";
@@ -18,8 +16,6 @@ type SavedView = ResponseBody<"/saved-views", "get">[number];
 /** The API's limit on a view's name. */
 const NAME_MAX = 80;
 
-const savedViewsQuery = { queryKey: keys.savedViews.all, queryFn: () => call(api.GET("/saved-views")) } as const;
-
 /** The filters in a fixed order, so two filters with the same values compare equal whatever order they were written in. */
 const filterText = (filter: Record<string, string | undefined>) =>
   JSON.stringify(
@@ -29,13 +25,13 @@ const filterText = (filter: Record<string, string | undefined>) =>
   );
 
 export function SavedViews({ filter, onApply }: { filter: JobFilter; onApply(filter: JobFilter): void }) {
-  const views = useQuery(savedViewsQuery);
+  const views = useSavedViews();
   const [saving, setSaving] = useState(false);
   const deleting = useConfirmedAction<SavedView>({
-    queryKey: keys.savedViews.all,
+    queryKey: savedViewsKey,
     failed: "Could not delete the view",
     run: async (view) => {
-      await call(api.DELETE("/saved-views/{id}", { params: { path: { id: view.id } } }));
+      await deleteView(view.id);
       return `View “${view.name}” deleted.`;
     },
   });
@@ -57,7 +53,8 @@ export function SavedViews({ filter, onApply }: { filter: JobFilter; onApply(fil
             Your views could not be loaded: {views.error.message}
           </Text>
         ) : views.data.length === 0 ? (
-          <Text size="sm" c="dimmed">
+          // On a phone the box is one line (issue 48 #10: the first job card was below the first screen); the button says it.
+          <Text size="sm" c="dimmed" visibleFrom="sm">
             None yet: set filters below, then save them to open the same list in one click.
           </Text>
         ) : (
@@ -107,11 +104,11 @@ function SaveView({ opened, filter, onClose }: { opened: boolean; filter: JobFil
   const [name, setName] = useState("");
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const saving = useAction({
-    run: (name: string) => call(api.POST("/saved-views", { body: { name, filter } })),
+    run: (name: string) => saveView({ name, filter }),
     done: (view) => `Saved the view “${view.name}”.`,
     failed: "Could not save the view",
     shownAt: (error) => setErrors(formErrors(error, ["name", "filter"], { saved_view_name_taken: "name" })),
-    refresh: () => [keys.savedViews.all],
+    refresh: savedViewsRefresh,
     onSuccess: () => close(),
   });
   function close() {

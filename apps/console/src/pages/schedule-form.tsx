@@ -2,16 +2,15 @@
 // schedule's IANA zone) and lists the next five runs while you type; every one of the API's refusals lands at its
 // field, in words (schedule-errors.ts). A built-in type's payload starts from its template (the typed client's).
 import { Autocomplete, Button, Group, JsonInput, List, Modal, NumberInput, Select, SimpleGrid, Stack, Switch, Text, TextInput } from "@mantine/core";
-import { Cron } from "croner";
 import { useEffect, useMemo, useState, type FormEvent } from "react";
 import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type RequestBody, type ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { cronInWords } from "../ui/cron-words";
 import { FormAlert, FormButtons } from "../ui/form-parts";
 import { problems, type FormErrors } from "../ui/form";
 import { scheduleErrors } from "./schedule-errors";
+import { formatIn, upcomingRuns, zones } from "./schedule-runs";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { saveSchedule, schedulesRefresh } from "../data/schedules";
 
 export type Schedule = ResponseBody<"/schedules", "get">[number];
 type ScheduleBody = RequestBody<"/schedules", "post">;
@@ -63,32 +62,6 @@ const EMPTY: Draft = {
 /** Monospace for what the person types (cron, JSON), not for the field's label and description. */
 const MONOSPACE_INPUT = { input: { fontFamily: "var(--mantine-font-family-monospace)" }, error: { whiteSpace: "pre-line" } };
 
-const zones = (() => {
-  const supported = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : [];
-  return ["UTC", ...supported.filter((zone) => zone !== "UTC")];
-})();
-
-/** The next `count` runs of `cron` in `timezone`, or why there are none. */
-export function upcomingRuns(cron: string, timezone: string, count = 5): { runs: Date[] } | { problem: string } {
-  const fields = cron.trim().split(/\s+/).filter(Boolean);
-  if (fields.length !== 5)
-    return { problem: `it has ${fields.length} field${fields.length === 1 ? "" : "s"}; a schedule takes five (minute hour day-of-month month day-of-week)` };
-  try {
-    const runs = new Cron(fields.join(" "), { mode: "5-part", timezone, fixedTimeRule: "no-wildcard", paused: true }).nextRuns(count);
-    return runs.length ? { runs } : { problem: "it never matches a date" };
-  } catch (error) {
-    return { problem: (error as Error).message.replace(/^CronPattern:\s*/, "") };
-  }
-}
-
-function formatIn(date: Date, timeZone: string): string {
-  try {
-    return new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short", timeZone }).format(date);
-  } catch {
-    return date.toISOString();
-  }
-}
-
 function draftOf(schedule: Schedule | null): Draft {
   if (!schedule) return EMPTY;
   return {
@@ -129,13 +102,12 @@ export function ScheduleForm({ schedule, onClose }: { schedule: Schedule | "new"
   };
 
   const saving = useAction({
-    run: (body: ScheduleBody) =>
-      existing ? call(api.PATCH("/schedules/{id}", { params: { path: { id: existing.id } }, body })) : call(api.POST("/schedules", { body })),
+    run: (body: ScheduleBody) => saveSchedule({ id: existing?.id, body }),
     done: (_, body) => (existing ? `“${body.name}” saved.` : `“${body.name}” created.`),
     failed: "Could not save the schedule",
     // The API's refusal lands at the fields it names (the cron's own message at the cron field).
     shownAt: (error) => setErrors(scheduleErrors(error, FIELDS)),
-    refresh: () => [keys.schedules.all],
+    refresh: schedulesRefresh,
     onSuccess: () => onClose(),
   });
 

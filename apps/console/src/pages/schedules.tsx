@@ -2,7 +2,6 @@
 // the schedule's time zone (croner, read as the API reads it: five fields), pause and resume, delete.
 import { Box, Button, Switch, Table, Text, Stack } from "@mantine/core";
 import { Fragment, useState } from "react";
-import { api, call } from "../api";
 import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { cronInWords } from "../ui/cron-words";
 import { ZonedTime } from "../ui/format";
@@ -11,8 +10,7 @@ import { ActionsHeader, EditDeleteButtons, ListTable, QueryList } from "../ui/li
 import { Heading } from "../ui/page";
 import { ScheduleForm, type Schedule } from "./schedule-form";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
-import { useSchedules } from "../data/schedules";
+import { deleteSchedule, pauseSchedule, schedulesKey, schedulesRefresh, useSchedules } from "../data/schedules";
 
 /** A cron expression that wraps only between its five fields, never inside one ("*\/1" and "5" on two lines). */
 function CronText({ cron, zone }: { cron: string; zone?: string }) {
@@ -44,20 +42,19 @@ export function SchedulesPage() {
   const schedules = useSchedules();
   const [editing, setEditing] = useState<Schedule | "new" | null>(null);
   const deleting = useConfirmedAction<Schedule>({
-    queryKey: keys.schedules.all,
+    queryKey: schedulesKey,
     failed: "Could not delete the schedule",
     run: async (schedule) => {
-      await call(api.DELETE("/schedules/{id}", { params: { path: { id: schedule.id } } }));
+      await deleteSchedule(schedule.id);
       return `“${schedule.name}” deleted.`;
     },
   });
 
   const pausing = useAction({
-    run: ({ schedule, paused }: { schedule: Schedule; paused: boolean }) =>
-      call(api.PATCH("/schedules/{id}", { params: { path: { id: schedule.id } }, body: { paused } })),
+    run: ({ schedule, paused }: { schedule: Schedule; paused: boolean }) => pauseSchedule({ id: schedule.id, paused }),
     done: (_, { schedule, paused }) => `“${schedule.name}” ${paused ? "paused" : "resumed"}.`,
     failed: "Could not change the schedule",
-    refresh: () => [keys.schedules.all],
+    refresh: schedulesRefresh,
   });
 
   return (

@@ -2,10 +2,7 @@
 // signs in, the role of a member it makes, and whether password logins stop for everyone but the owner. The API
 // checks the provider when it is saved; the client secret is write-only (left empty, the stored one is kept).
 import { Button, Code, Group, NativeSelect, Paper, PasswordInput, Stack, Switch, Text, TextInput, Title } from "@mantine/core";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState, type FormEvent } from "react";
-import type { RequestBody, ResponseBody } from "@conveyor/client";
-import { api, ApiError, call } from "../api";
 import { useSession } from "../session";
 import { Confirm } from "../ui/confirm";
 import { formErrors, useFormFields } from "../ui/form";
@@ -15,22 +12,9 @@ import { useAction } from "../data/actions";
 import { CopyValue } from "../ui/secret";
 import { QueryList } from "../ui/list";
 import { OnlyFor } from "../ui/page";
-import { keys } from "../data/keys";
+import { removeSso, saveSso, useSetSsoSettings, useSsoSettings, type SsoSettings } from "../data/sso";
 
-type Settings = ResponseBody<"/org/sso", "get">;
-
-const ssoQuery = {
-  queryKey: keys.sso.all,
-  /** The settings, or null when none are set (404). */
-  queryFn: async (): Promise<Settings | null> => {
-    try {
-      return await call(api.GET("/org/sso"));
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return null;
-      throw error;
-    }
-  },
-};
+type Settings = SsoSettings;
 
 export function SsoPage() {
   const session = useSession();
@@ -45,7 +29,7 @@ export function SsoPage() {
 }
 
 function SsoSettings() {
-  const settings = useQuery(ssoQuery);
+  const settings = useSsoSettings();
   return (
     <Stack>
       <Title order={1} size="h2">
@@ -74,25 +58,25 @@ const draftOf = (current: Settings | null): Draft => ({
 });
 
 function SsoForm({ current }: { current: Settings | null }) {
-  const queryClient = useQueryClient();
+  const setSettings = useSetSsoSettings();
   const session = useSession();
   const { values: draft, setValues: setDraft, errors, setErrors, field } = useFormFields<Draft>(() => draftOf(current));
   const [removing, setRemoving] = useState(false);
   const saving = useAction({
-    run: (body: RequestBody<"/org/sso", "put">) => call(api.PUT("/org/sso", { body })),
+    run: saveSso,
     done: () => "Single sign-on saved: the provider answered as it should.",
     failed: "Could not save single sign-on",
     shownAt: (error) => setErrors(formErrors(error, ["issuer", "client_id", "client_secret", "email_domains", "default_role", "enforce"])),
     refresh: () => [],
-    onSuccess: (saved) => queryClient.setQueryData(ssoQuery.queryKey, saved),
+    onSuccess: (saved) => setSettings(saved),
   });
   const removal = useAction({
-    run: () => call(api.DELETE("/org/sso")),
+    run: removeSso,
     done: () => "Single sign-on removed: members log in with their passwords.",
     failed: "Could not remove single sign-on",
     refresh: () => [],
     onSuccess: () => {
-      queryClient.setQueryData(ssoQuery.queryKey, null);
+      setSettings(null);
       setRemoving(false);
     },
   });

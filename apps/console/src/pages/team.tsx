@@ -2,10 +2,8 @@
 // invites (revocable), and a new invite whose link is shown with a copy button — the API keeps only a hash of
 // the token, so the link exists only in that answer. Owners and admins only; members are told so.
 import { Button, Group, NativeSelect, Select, Stack, Table, TextInput, Title } from "@mantine/core";
-import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call, callPage } from "../api";
 import { ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { emailProblem, formErrors, problems, type FormErrors } from "../ui/form";
 import { Email, Time } from "../ui/format";
@@ -14,12 +12,21 @@ import { ActionsHeader, DangerButton, ListTable, QueryList } from "../ui/list";
 import { Heading, OwnersAndAdminsOnly } from "../ui/page";
 import { canManageTeam, useSession } from "../session";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import {
+  createInvite,
+  invitesKey,
+  invitesRefresh,
+  membersKey,
+  membersRefresh,
+  removeMember,
+  revokeInvite,
+  setMemberRole,
+  useInvites,
+  useMembers,
+} from "../data/team";
 
 type Member = ResponseBody<"/org/members", "get">[number];
 type PendingInvite = ResponseBody<"/org/invites", "get">[number];
-
-const MEMBERS_PAGE = 50;
 
 export function TeamPage() {
   const session = useSession();
@@ -39,27 +46,21 @@ export function TeamPage() {
 function Members() {
   const session = useSession();
   const owner = session.role === "owner";
-  const members = useInfiniteQuery({
-    queryKey: keys.members.all,
-    queryFn: ({ pageParam }) => callPage(api.GET("/org/members", { params: { query: { limit: MEMBERS_PAGE, cursor: pageParam } } })),
-    initialPageParam: undefined as string | undefined,
-    getNextPageParam: (page) => page.next ?? undefined,
-  });
+  const members = useMembers();
   const removing = useConfirmedAction<Member>({
-    queryKey: keys.members.all,
+    queryKey: membersKey,
     failed: "Could not remove the member",
     run: async (member) => {
-      await call(api.DELETE("/org/members/{user_id}", { params: { path: { user_id: member.id } } }));
+      await removeMember(member.id);
       return `${member.email} was removed.`;
     },
   });
 
   const roleChange = useAction({
-    run: ({ member, role }: { member: Member; role: "admin" | "member" }) =>
-      call(api.PATCH("/org/members/{user_id}", { params: { path: { user_id: member.id } }, body: { role } })),
+    run: ({ member, role }: { member: Member; role: "admin" | "member" }) => setMemberRole({ userId: member.id, role }),
     done: (_, { member, role }) => `${member.email} is now ${role === "admin" ? "an admin" : "a member"}.`,
     failed: "Could not change the role",
-    refresh: () => [keys.members.all],
+    refresh: membersRefresh,
   });
 
   return (
@@ -144,13 +145,13 @@ function Members() {
 
 function Invites() {
   const session = useSession();
-  const invites = useQuery({ queryKey: keys.invites.all, queryFn: () => call(api.GET("/org/invites")) });
+  const invites = useInvites();
   const [inviting, setInviting] = useState(false);
   const revoking = useConfirmedAction<PendingInvite>({
-    queryKey: keys.invites.all,
+    queryKey: invitesKey,
     failed: "Could not revoke the invite",
     run: async (invite) => {
-      await call(api.DELETE("/org/invites/{id}", { params: { path: { id: invite.id } } }));
+      await revokeInvite(invite.id);
       return `The invite for ${invite.email} was revoked; its link no longer works.`;
     },
   });
@@ -211,10 +212,10 @@ function InviteForm({ opened, owner, onClose }: { opened: boolean; owner: boolea
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const [link, setLink] = useState<string | null>(null);
   const inviting = useAction({
-    run: (body: { email: string; role: "member" | "admin" }) => call(api.POST("/org/invite", { body })),
+    run: createInvite,
     failed: "Could not create the invite",
     shownAt: (error) => setErrors(formErrors(error, ["email", "role"], { already_member: "email" })),
-    refresh: () => [keys.invites.all],
+    refresh: invitesRefresh,
     onSuccess: (invite) => setLink(invite.invite_url),
   });
   const close = () => {

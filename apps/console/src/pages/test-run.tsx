@@ -7,9 +7,9 @@ import { Alert, Autocomplete, Button, Group, List, Modal, Stack, Text, Textarea 
 import { useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { BUILT_IN_JOB_TYPES, BUILT_IN_PAYLOAD_TEMPLATES, type BuiltInJobType } from "@conveyor/client";
-import { api, ApiError, call } from "../api";
+import { ApiError } from "../api";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { enqueueJob, enqueueRefresh } from "../data/jobs";
 import { shortId } from "../ui/format";
 import { pathInWords } from "./schedule-errors";
 
@@ -34,7 +34,7 @@ export function TestRun({ types = [] }: { types?: readonly string[] }) {
   const navigate = useNavigate();
   const parsed = parsePayload(text);
   const run = useAction({
-    run: (input: { type: string; payload: Record<string, unknown> }) => call(api.POST("/jobs", { body: input as never })),
+    run: enqueueJob,
     done: (job) => `Test run started: job ${shortId(job.id)}.`,
     failed: "The test run was not started",
     shownAt: (error) =>
@@ -43,7 +43,7 @@ export function TestRun({ types = [] }: { types?: readonly string[] }) {
           ? error.details.map((d) => `${pathInWords(d.path.replace(/^(body\.)?payload\.?/, "") || "payload")} ${d.message}`)
           : [error.message],
       ),
-    refresh: () => [keys.jobs.all],
+    refresh: enqueueRefresh,
     onSuccess: (job) => {
       setOpened(false);
       void navigate({ to: "/jobs/$id", params: { id: job.id } });

@@ -4,11 +4,9 @@
 import "@mantine/charts/styles.css";
 import { BarChart } from "@mantine/charts";
 import { Alert, Anchor, Group, Paper, Progress, SegmentedControl, SimpleGrid, Stack, Table, Text, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
-import { keys } from "../data/keys";
+import { useQuotas, useUsage } from "../data/usage";
 import { canManageTeam, useSession } from "../session";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Empty, Loading } from "../ui/states";
@@ -50,14 +48,7 @@ export function UsagePage() {
 function Usage() {
   const [range, setRange] = useState<Range>("30");
   const { from, to } = rangeOf(Number(range));
-  const byDay = useQuery({
-    queryKey: keys.usage.byDay(from, to),
-    queryFn: () => call(api.GET("/usage", { params: { query: { from, to, group_by: "day" } } })),
-  });
-  const byType = useQuery({
-    queryKey: keys.usage.byType(from, to),
-    queryFn: () => call(api.GET("/usage", { params: { query: { from, to, group_by: "type" } } })),
-  });
+  const { byDay, byType } = useUsage(from, to);
   const csv = `/usage?from=${from}&to=${to}&group_by=`;
 
   return (
@@ -177,11 +168,8 @@ function TypeTable({ rows }: { rows: UsageRow[] }) {
   );
 }
 
-/** The quotas, read again every 30 s (the Usage page and the overview's notice share them). */
-const quotasQuery = { queryKey: keys.quotas.all, queryFn: () => call(api.GET("/quotas")), refetchInterval: 30_000 };
-
 function Quotas() {
-  const quotas = useQuery(quotasQuery);
+  const quotas = useQuotas();
   if (quotas.isPending) return <Loading />;
   if (quotas.isError) return <ErrorState error={quotas.error} retry={() => void quotas.refetch()} />;
   const inForce = quotas.data.quotas.filter((q) => q.limit !== null);
@@ -231,7 +219,7 @@ function Quotas() {
  */
 export function QuotaNotice() {
   const session = useSession();
-  const quotas = useQuery({ ...quotasQuery, enabled: canManageTeam(session.role) });
+  const quotas = useQuotas({ enabled: canManageTeam(session.role) });
   const full = quotas.data?.quotas.filter((q) => q.limit !== null && q.used >= q.limit) ?? [];
   if (full.length === 0) return null;
   return (

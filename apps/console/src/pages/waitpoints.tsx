@@ -1,13 +1,11 @@
 // Open waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps): what the organization's jobs wait on, and a Complete action for every member — the
 // data is JSON, checked here (valid, at most 64 KiB) before it is sent; the API checks it again.
 import { Button, Modal, Stack, Table, Text, Textarea, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { Time } from "../ui/format";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { completeWaitpoint, useOpenWaitpoints, waitpointsRefresh } from "../data/waitpoints";
 import { FormButtons } from "../ui/form-parts";
 import { ActionsHeader, ListTable, QueryList } from "../ui/list";
 
@@ -27,7 +25,7 @@ export function parseData(text: string): { ok: true; data: unknown } | { ok: fal
 }
 
 export function WaitpointsPage() {
-  const open = useQuery({ queryKey: keys.waitpoints.waiting(), queryFn: () => call(api.GET("/waitpoints", { params: { query: { status: "waiting" } } })) });
+  const open = useOpenWaitpoints();
   const [completing, setCompleting] = useState<Waitpoint | null>(null);
 
   return (
@@ -85,11 +83,11 @@ function CompleteDialog({ waitpoint, onClose, onDone }: { waitpoint: Waitpoint; 
   const [text, setText] = useState("{}");
   const [problem, setProblem] = useState<string | null>(null);
   const complete = useAction({
-    run: (data: unknown) => call(api.POST("/waitpoints/{id}/complete", { params: { path: { id: waitpoint.id } }, body: { data } as never })),
+    run: (data: unknown) => completeWaitpoint({ id: waitpoint.id, data }),
     done: () => `Waitpoint “${waitpoint.description ?? waitpoint.id}” completed.`,
     failed: "Could not complete the waitpoint",
     shownAt: (error) => setProblem(error.message),
-    refresh: () => [keys.waitpoints.all],
+    refresh: waitpointsRefresh,
     onSuccess: () => onDone(),
   });
   const submit = (event: FormEvent) => {

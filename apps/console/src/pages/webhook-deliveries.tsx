@@ -2,16 +2,14 @@
 // sent it, the receiver's status and the start of its answer, and a button to send the event again; a test event
 // can be sent from here. The receiver's answer is shown as text, in a box that scrolls by keyboard too.
 import { Badge, Button, Checkbox, Code, Drawer, Group, ScrollArea, Stack, Table, Text, VisuallyHidden } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { Time, shortId } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { useAction } from "../data/actions";
 import { ErrorState, Empty, Loading } from "../ui/states";
 import { useEscapeWhenTopmost } from "../ui/confirm";
-import { keys } from "../data/keys";
+import { deliveriesRefresh, sendToEndpoint, useDeliveries } from "../data/webhooks";
 import { BulkRedeliver, DeliveryFilters, type DeliveryFilter } from "./webhook-delivery-filters";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
@@ -71,24 +69,15 @@ export function Deliveries({ endpoint, eventTypes, onClose }: { endpoint: Endpoi
     setFilter({});
     setPicked(new Set());
   }, [endpoint?.id]);
-  const queryKey = keys.webhookEndpoints.deliveries(endpoint?.id);
-  const deliveries = useQuery({
-    queryKey: [...queryKey, filter],
-    queryFn: () => call(api.GET("/webhook-endpoints/{id}/deliveries", { params: { path: { id: endpoint!.id }, query: filter } })),
-    enabled: endpoint !== null,
-    refetchInterval: 3000,
-  });
+  const deliveries = useDeliveries(endpoint?.id, filter);
   const sendAction = useAction({
-    run: async ({ id, what }: { id: string; what: "test" | number }) => {
-      if (what === "test") await call(api.POST("/webhook-endpoints/{id}/test", { params: { path: { id } } }));
-      else await call(api.POST("/webhook-endpoints/{id}/redeliver", { params: { path: { id } }, body: { event_id: what } }));
-    },
+    run: sendToEndpoint,
     done: (_, { what }) => ({
       title: what === "test" ? "Test event queued" : `Event ${what} queued again`,
       message: "Its delivery appears in this list in a few seconds.",
     }),
     failed: ({ what }) => (what === "test" ? "Could not send a test event" : "Could not send the event again"),
-    refresh: () => [queryKey],
+    refresh: () => deliveriesRefresh(endpoint?.id),
   });
   const sending = sendAction.isPending ? String(sendAction.variables?.what) : null;
   const send = (what: "test" | number) => endpoint && sendAction.mutate({ id: endpoint.id, what });

@@ -3,15 +3,13 @@
 // confirmation that names how many events go out (counted by the API with dry_run, the same query that sends them).
 import { Alert, Button, Group, Select, SimpleGrid, Stack, Text, TextInput } from "@mantine/core";
 import { useState } from "react";
-import type { operations } from "@conveyor/client";
-import { api, call } from "../api";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { deliveriesRefresh, redeliverFailed, type DeliveryFilter } from "../data/webhooks";
 import { Confirm } from "../ui/confirm";
-import { fromLocalInput, toLocalInput } from "./jobs";
+import { fromLocalInput, toLocalInput } from "../ui/local-time";
 
 /** The deliveries list's filters, as the API's document types them (GET /webhook-endpoints/{id}/deliveries). */
-export type DeliveryFilter = Omit<NonNullable<operations["listWebhookDeliveries"]["parameters"]["query"]>, "limit">;
+export type { DeliveryFilter };
 
 const OUTCOMES = [
   { value: "failed", label: "Failed" },
@@ -63,16 +61,16 @@ type Bulk = { ids: number[] } | { filter: Omit<DeliveryFilter, "outcome"> };
 export function BulkRedeliver(props: { endpointId: string; disabled: boolean; filter: DeliveryFilter; selected: number[]; onDone(): void }) {
   const { endpointId, filter, selected } = props;
   const [asking, setAsking] = useState<{ bulk: Bulk; events: number; hasMore: boolean } | null>(null);
-  const refresh = () => [keys.webhookEndpoints.deliveries(endpointId)];
+  const refresh = () => deliveriesRefresh(endpointId);
   const body = (bulk: Bulk, dryRun: boolean) => ("ids" in bulk ? { delivery_ids: bulk.ids, dry_run: dryRun } : { filter: bulk.filter, dry_run: dryRun });
   const counting = useAction({
-    run: (bulk: Bulk) => call(api.POST("/webhook-endpoints/{id}/redeliver-failed", { params: { path: { id: endpointId } }, body: body(bulk, true) })),
+    run: (bulk: Bulk) => redeliverFailed(endpointId, body(bulk, true)),
     failed: "Could not count the deliveries to send again",
     refresh: () => [],
     onSuccess: (counted, bulk) => setAsking({ bulk, events: counted.events, hasMore: counted.has_more }),
   });
   const sending = useAction({
-    run: (bulk: Bulk) => call(api.POST("/webhook-endpoints/{id}/redeliver-failed", { params: { path: { id: endpointId } }, body: body(bulk, false) })),
+    run: (bulk: Bulk) => redeliverFailed(endpointId, body(bulk, false)),
     done: (sent) => ({
       title: `${sent.events} event${sent.events === 1 ? "" : "s"} queued again`,
       message: sent.has_more ? "More remain: press again to send the next ones." : "Their deliveries appear in this list in a few seconds.",

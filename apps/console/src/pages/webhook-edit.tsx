@@ -4,11 +4,10 @@
 import { Modal, MultiSelect, Stack, Switch, Text, TextInput } from "@mantine/core";
 import { useEffect, useState, type FormEvent } from "react";
 import type { RequestBody, ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
 import { formErrors, problems, type FormErrors } from "../ui/form";
 import { FormButtons } from "../ui/form-parts";
 import { useAction } from "../data/actions";
-import { keys } from "../data/keys";
+import { endpointsRefresh, updateEndpoint } from "../data/webhooks";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 export type EventType = RequestBody<"/webhook-endpoints", "post">["events"][number];
@@ -72,11 +71,11 @@ export function EditEndpoint({ endpoint, eventTypes, onClose }: { endpoint: Endp
   const [values, setValues] = useState<Values | null>(null);
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const saving = useAction({
-    run: ({ id, patch }: { id: string; patch: Patch }) => call(api.PATCH("/webhook-endpoints/{id}", { params: { path: { id } }, body: patch })),
+    run: updateEndpoint,
     done: () => ({ title: "Endpoint saved", message: "Deliveries use the new settings from now on." }),
     failed: "Could not save the endpoint",
     shownAt: (error) => setErrors(formErrors(error, ["url", "events", "description", "enabled"], { webhook_url_taken: "url" })),
-    refresh: () => [keys.webhookEndpoints.all],
+    refresh: endpointsRefresh,
     onSuccess: () => onClose(),
   });
   useEffect(() => {

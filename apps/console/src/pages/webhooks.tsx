@@ -2,10 +2,8 @@
 // secret, delete, and read each endpoint's recent deliveries (webhook-deliveries.tsx), where an event can be sent
 // again and a test event sent. URLs are shown as text, never as links.
 import { Badge, Button, Group, Modal, Stack, Table, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import type { RequestBody, ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
+import type { ResponseBody } from "@conveyor/client";
 import { Confirm, ConfirmAction, useConfirmedAction } from "../ui/confirm";
 import { formErrors, type FormErrors } from "../ui/form";
 import { Time } from "../ui/format";
@@ -16,7 +14,7 @@ import { canManageTeam, useSession } from "../session";
 import { useAction } from "../data/actions";
 import { Deliveries } from "./webhook-deliveries";
 import { EditEndpoint, EndpointFields, endpointProblems, type EventType } from "./webhook-edit";
-import { keys } from "../data/keys";
+import { createEndpoint, deleteEndpoint, endpointsKey, endpointsRefresh, rotateSecret, useWebhookEndpoints } from "../data/webhooks";
 
 type Endpoint = ResponseBody<"/webhook-endpoints", "get">[number];
 
@@ -64,13 +62,13 @@ function EndpointHealth({ endpoint }: { endpoint: Endpoint }) {
 export function WebhooksPage() {
   const session = useSession();
   const allowed = canManageTeam(session.role);
-  const endpoints = useQuery({ queryKey: keys.webhookEndpoints.all, queryFn: () => call(api.GET("/webhook-endpoints")), enabled: allowed });
+  const endpoints = useWebhookEndpoints({ enabled: allowed });
   const [creating, setCreating] = useState(false);
   const deleting = useConfirmedAction<Endpoint>({
-    queryKey: keys.webhookEndpoints.all,
+    queryKey: endpointsKey,
     failed: "Could not delete the endpoint",
     run: async (endpoint) => {
-      await call(api.DELETE("/webhook-endpoints/{id}", { params: { path: { id: endpoint.id } } }));
+      await deleteEndpoint(endpoint.id);
       return "Endpoint deleted.";
     },
   });
@@ -79,9 +77,9 @@ export function WebhooksPage() {
   const [deliveries, setDeliveries] = useState<Endpoint | null>(null);
   const [editing, setEditing] = useState<Endpoint | null>(null);
   const rotation = useAction({
-    run: (endpoint: Endpoint) => call(api.POST("/webhook-endpoints/{id}/rotate-secret", { params: { path: { id: endpoint.id } } })),
+    run: (endpoint: Endpoint) => rotateSecret(endpoint.id),
     failed: "Could not rotate the secret",
-    refresh: () => [keys.webhookEndpoints.all],
+    refresh: endpointsRefresh,
     onSuccess: (rotated) => {
       setSecret(rotated.secret);
       setRotating(null);
@@ -194,10 +192,10 @@ function CreateEndpoint({ opened, onClose }: { opened: boolean; onClose(): void 
   const [errors, setErrors] = useState<FormErrors>({ fields: {} });
   const [secret, setSecret] = useState<string | null>(null);
   const creating = useAction({
-    run: (body: RequestBody<"/webhook-endpoints", "post">) => call(api.POST("/webhook-endpoints", { body })),
+    run: createEndpoint,
     failed: "Could not add the endpoint",
     shownAt: (error) => setErrors(formErrors(error, ["url", "events", "description"], { webhook_url_taken: "url" })),
-    refresh: () => [keys.webhookEndpoints.all],
+    refresh: endpointsRefresh,
     onSuccess: (created) => setSecret(created.secret),
   });
   const close = () => {

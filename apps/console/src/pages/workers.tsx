@@ -5,10 +5,8 @@
 // deployment (docs/reference/time.md#alerts) the API answers the deployment's workers only as capacity per job type this organization
 // uses, and the page shows that instead: processes and slots per type, and this organization's jobs running there.
 import { Badge, Group, Paper, Progress, SimpleGrid, Stack, Text, Title } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import type { ResponseBody } from "@conveyor/client";
-import { api, call } from "../api";
-import { keys } from "../data/keys";
+import { useWorkers } from "../data/workers";
 import { shortId, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { Empty, ErrorState, Loading } from "../ui/states";
@@ -17,15 +15,10 @@ import { CapacityByType, type WorkerRow } from "./workers-by-type";
 type WorkerItem = ResponseBody<"/workers", "get">[number];
 type CapacityRow = Extract<WorkerItem, { kind: "capacity" }>;
 
-/** How often the registry is read again while the page is open (workers heartbeat every 5 s by default). */
-const REFRESH_MS = 3_000;
-
-export const workersQuery = () => ({ queryKey: keys.workers.all, queryFn: () => call(api.GET("/workers")), refetchInterval: REFRESH_MS });
-
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 export function WorkersPage() {
-  const query = useQuery(workersQuery());
+  const query = useWorkers();
   const capacity = query.data?.filter((w): w is CapacityRow => w.kind === "capacity") ?? [];
   const workers = { ...query, data: query.data?.filter((w): w is WorkerRow => w.kind !== "capacity") };
   const running = workers.data?.filter((w) => w.state === "running") ?? [];

@@ -2,11 +2,9 @@
 // the output on the job page, read again whenever the job's events say it changed (the page's event stream
 // invalidates every ["job", id] query, this one among them).
 import { Code, Group, Progress, ScrollArea, Stack, Text } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef } from "react";
 import type { Schema } from "@conveyor/client";
-import { api, call } from "../api";
-import { keys } from "../data/keys";
+import { useJobOutput } from "../data/job";
 import { ErrorState, Loading } from "./states";
 
 type JobProgress = NonNullable<Schema<"JobListItem">["progress"]>;
@@ -36,10 +34,7 @@ export function JobProgressBar({ progress, status, compact = false }: { progress
 
 /** The job's output, whole, following its end while new text arrives. */
 export function JobOutput({ jobId }: { jobId: string }) {
-  const output = useQuery({
-    queryKey: keys.job.output(jobId),
-    queryFn: () => call(api.GET("/jobs/{id}/output", { params: { path: { id: jobId } } })),
-  });
+  const output = useJobOutput(jobId);
   const viewport = useRef<HTMLDivElement>(null);
   const text = output.data?.output ?? "";
   useEffect(() => {

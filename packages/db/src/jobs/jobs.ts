@@ -124,6 +124,19 @@ export async function findJob(db: pg.Pool | pg.PoolClient, orgId: string, id: st
   return rows[0] ? orderJobFields(rows[0].job) : null;
 }
 
+/**
+ * Which of `orgIds` has a job with this id (none, or one: ids are unique across organizations): the console's "Look in
+ * …" for a job id its organization does not have, offered only where the job is.
+ */
+export async function findJobOrgs(db: pg.Pool | pg.PoolClient, orgIds: readonly string[], id: string): Promise<string[]> {
+  if (orgIds.length === 0) return [];
+  const { rows } = await db.query<{ org_id: string }>(`SELECT j.org_id FROM jobs j WHERE j.id = $1 AND j.org_id = ANY($2::uuid[]) AND ${TENANT_JOB("j")}`, [
+    id,
+    orgIds,
+  ]);
+  return rows.map((row) => row.org_id);
+}
+
 const DETAIL_ORDER = [
   "id",
   "type",

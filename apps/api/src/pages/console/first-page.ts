@@ -4,48 +4,35 @@
 // page drawn around it by the console's own components — its frame for the session (as GET /auth/session knows it)
 // and its rows where the page will draw them — so they are on screen at the page's first paint rather than after
 // its script has loaded, run and asked, and nothing moves when it has. What to ask and how to draw it come from the console's build
-// (dist/server/first-page.cjs, built from apps/console/src/first-page-server.tsx with the page): they cannot drift.
+// (dist/server/first-page.cjs, built from apps/console/src/first-page-server.tsx with the page): they cannot drift. The
+// bundle is loaded at runtime and typed by the console's own contract (ConsoleServerBundle), imported as a type only.
 // Without a live session, for another page than the list, or when anything fails, the page is served as before.
 import { existsSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { parseCookie } from "cookie";
 import type { Request, Response } from "express";
+import type { ConsoleServerBundle } from "@conveyor/console/server-contract";
 import { listQuery } from "../../declarations/job-fields";
 import { AppError } from "../../services/infrastructure/errors";
 import { validate } from "../../services/infrastructure/validate";
 import type { RouterDeps } from "../../middleware/deps";
 import { listJobs } from "../../services/job-reads";
-import { describeSession, type SessionJson } from "../../services/sessions";
+import { describeSession } from "../../services/sessions";
 import { CONSOLE_DIST } from "./index";
 
-/** What dist/server/first-page.cjs exports (apps/console/src/first-page-server.tsx). */
-type FirstPageModule = {
-  CLOCK_COOKIE: string;
-  FIRST_PAGE_DATA_ID: string;
-  FIRST_ROWS_ID: string;
-  firstListRequest(queryString: string): { search: object; query: Record<string, string | number> } | null;
-  renderFirstPage(
-    input: { address: string; first: { search: object; page: { items: unknown[]; next: string | null } }; session: FrameSession },
-    clock: { locale?: string; timeZone?: string },
-  ): Promise<string | null>;
-};
-
-/** What the drawn frame shows of the session: GET /auth/session's answer without its CSRF token. */
-type FrameSession = Omit<SessionJson, "csrf_token">;
-
 const loadModule = createRequire(__filename);
-let loaded: { file: string; version: number; module: FirstPageModule } | undefined;
+let loaded: { file: string; version: number; module: ConsoleServerBundle } | undefined;
 
 /** The console's first-page module, read again when a rebuild replaced it; null when the console was built without it. */
-function firstPageModule(dir: string): FirstPageModule | null {
+function firstPageModule(dir: string): ConsoleServerBundle | null {
   const file = path.join(dir, "server", "first-page.cjs");
   if (!existsSync(file)) return null;
   const version = statSync(file).mtimeMs;
   if (loaded?.file === file && loaded.version === version) return loaded.module;
   // A rebuilt file replaces the one Node's cache holds.
   delete loadModule.cache[file];
-  loaded = { file, version, module: loadModule(file) as FirstPageModule };
+  loaded = { file, version, module: loadModule(file) as ConsoleServerBundle };
   return loaded.module;
 }
 

@@ -4,40 +4,15 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { CONSOLE_PAGES } from "@conveyor/contracts";
 import { DOCS_PAGE_POLICY } from "../docs";
 
 /** Where Vite writes the console, relative to this file in src/pages/console/ or dist/pages/console/. */
 export const CONSOLE_DIST = path.resolve(__dirname, "../../../../console/dist");
 
 /**
- * The console's pages, `:name` for a path parameter. The console's router declares the same list (CONSOLE_PATHS in
- * apps/console/src/paths.ts, `$name` there); the console's test/routes.test.ts fails when the two differ.
- */
-export const CONSOLE_PAGES = [
-  "/",
-  "/login",
-  "/signup",
-  "/account",
-  "/overview",
-  "/jobs",
-  "/jobs/:id",
-  "/queues",
-  "/retries",
-  "/workers",
-  "/alerts",
-  "/job-types",
-  "/schedules",
-  "/waitpoints",
-  "/team",
-  "/api-keys",
-  "/webhooks",
-  "/audit-log",
-  "/usage",
-  "/sso",
-] as const;
-
-/**
- * CONSOLE_PAGES as patterns of request paths (a trailing slash allowed). A browser navigation to one of them (a GET
+ * The console's pages (CONSOLE_PAGES, the one list, which the console's router declares exactly; `$name` is a path
+ * parameter) as patterns of request paths (a trailing slash allowed). A browser navigation to one of them (a GET
  * whose Accept prefers text/html) gets the console's page; everything else, including API clients asking the same
  * paths (`Accept: application/json` or `*` + `/*`), gets the API.
  */
@@ -46,7 +21,7 @@ export const CONSOLE_ROUTES: readonly RegExp[] = CONSOLE_PAGES.map((page) => {
   const segments = page
     .slice(1)
     .split("/")
-    .map((segment) => (segment.startsWith(":") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
+    .map((segment) => (segment.startsWith("$") ? "[^/]+" : segment.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")));
   return new RegExp(`^/${segments.join("/")}/?$`);
 });
 

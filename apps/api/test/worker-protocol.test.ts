@@ -20,7 +20,7 @@ const db = () => api.database.db.pool;
 
 beforeAll(async () => {
   ({ api, alice, bob, aliceKey, second, close } = await startTwoOrgs());
-  for (const name of ["resize", "keyed", "steps_demo", "flaky", "served"]) {
+  for (const name of ["resize", "keyed", "steps_demo", "flaky", "served", "stoppable"]) {
     await api.request
       .post("/job-types")
       .set(as(alice))
@@ -367,5 +367,26 @@ describe("GET /workers", () => {
     const theirs = (await api.request.get("/workers").set(as(bob))).body as { id: string }[];
     expect(theirs.find((w) => w.id === workerId)).toBeUndefined();
     expect(second).toBeDefined();
+  });
+
+  it("forgets a worker that says it stopped: it leaves the list, and its type's jobs wait for no_worker again", async () => {
+    const workerId = randomUUID();
+    await lease({ types: ["stoppable"], worker_id: workerId, wait_seconds: 0 });
+    const waiting = await enqueue({ type: "stoppable", payload: {}, run_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const listed = async () => ((await api.request.get("/workers").set(as(alice))).body as { id: string }[]).some((w) => w.id === workerId);
+    expect(await listed()).toBe(true);
+    // Another organization's worker key cannot stop it (nothing of theirs is called that), and stopping is idempotent.
+    const bobsKey = (await api.request.post("/api-keys").set(as(bob)).send({ name: "bob workers", role: "worker" })).body.key as string;
+    await api.request.post("/worker/stop").set({ "X-API-Key": bobsKey }).send({ worker_id: workerId }).expect(204);
+    expect(await listed()).toBe(true);
+    await api.request.post("/worker/stop").set(worker()).send({ worker_id: workerId }).expect(204);
+    await api.request.post("/worker/stop").set(worker()).send({ worker_id: workerId }).expect(204);
+    expect(await listed()).toBe(false);
+    await api.request.post(`/jobs/${waiting}/run-now`).set(as(alice)).expect(200);
+    expect((await job(waiting)).waiting_for).toBe("no_worker");
+    // A user token is not a worker key; a malformed id is a validation error.
+    expect((await api.request.post("/worker/stop").set(as(alice)).send({ worker_id: workerId })).status).toBe(403);
+    expect((await api.request.post("/worker/stop").set(worker()).send({ worker_id: "nope" })).body.error.code).toBe("validation_failed");
+    await api.request.post(`/jobs/${waiting}/cancel`).set(as(alice)).expect(200);
   });
 });

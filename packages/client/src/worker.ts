@@ -320,6 +320,8 @@ export function createWorker(options: CreateWorkerOptions): ConveyorWorker {
       running.clear();
       await finished;
       while (sending) await sending;
+      // Leaves GET /workers, and its types' count of workers, now rather than after three missed lease calls.
+      await client.POST("/worker/stop", { body: { worker_id: id } }).catch(() => undefined);
     },
   };
   return worker;

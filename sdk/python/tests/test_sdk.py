@@ -221,3 +221,7 @@ def test_the_readme_examples_run_as_written(stack: Stack, client: Client) -> Non
     finally:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(30) == 0
+    # Stopped cleanly, it said so: the organization's workers no longer list it (nor any other stopped worker).
+    with stack.admin() as admin:
+        listed = admin.get("/workers").json()
+    assert [w["name"] for w in listed if w.get("kind") == "protocol" and w["state"] == "running"] == []

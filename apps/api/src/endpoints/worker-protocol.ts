@@ -10,6 +10,7 @@ import {
   failJob,
   heartbeat,
   releaseJob,
+  stopWorker,
   leaseForWorker,
   reportOutcomes,
   recordWorkerStep,
@@ -41,6 +42,8 @@ const leaseToken = Joi.string().max(200).required().description("The token the l
 const stepName = Joi.string().min(1).max(STEP_NAME_MAX_LENGTH);
 const leaseSeconds = Joi.number().integer().min(1).max(3_600).description("How long the lease holds from now (default 30 s); heartbeat well within it.");
 
+const workerIdField = Joi.string().guid().description("The worker process' id (a UUID it makes at start): GET /workers lists it.");
+
 const leaseBody = Joi.object<LeaseInput>({
   types: Joi.array()
     .items(Joi.string().pattern(TYPE_NAME_PATTERN, "job type name"))
@@ -51,7 +54,7 @@ const leaseBody = Joi.object<LeaseInput>({
   max: Joi.number().integer().min(1).max(100).default(1).description("Most jobs to lease in this call (the worker's free slots)."),
   wait_seconds: Joi.number().integer().min(0).max(30).default(0).description("How long to wait for a job when none can be leased now (a long-poll)."),
   lease_seconds: leaseSeconds,
-  worker_id: Joi.string().guid().description("The worker process' id (a UUID it makes at start): GET /workers lists it."),
+  worker_id: workerIdField,
   worker_name: Joi.string().max(200).description("A name for people (host, service)."),
   worker_version: Joi.string().max(100).description("The SDK and its language, e.g. conveyor-python/0.1.0."),
   concurrency: Joi.number().integer().min(1).max(10_000).description("Jobs it runs at once (shown in GET /workers)."),
@@ -215,6 +218,26 @@ export const workerProtocolEndpoints = [
     errors: workerErrors,
     async handle({ caller, params, body }, deps) {
       return { json: await releaseJob({ caller, id: params.id, input: body }, deps) };
+    },
+  }),
+  endpoint({
+    method: "post",
+    path: "/worker/stop",
+    operationId: "stopWorker",
+    tag: "Worker protocol",
+    summary: "Say this worker stopped",
+    description:
+      "A worker stopping cleanly, once it has handed back what it ran, says so: GET /workers no longer lists it and its types no longer count it as serving them (a job of a type nobody serves waits for `no_worker`). A worker that stops without it is counted until it misses three lease calls.",
+    access: "worker",
+    body: {
+      schema: Joi.object<{ worker_id?: string }>({ worker_id: workerIdField }),
+      examples: { stop: { summary: "Stopped", value: { worker_id: "4f0c7d8e-2a51-4c3e-9b7a-1d2e3f405162" } } },
+    },
+    responses: { 204: { description: "Forgotten (also when it was not listed)." } },
+    errors: [...BODY_ERRORS, ...AUTHENTICATED_ERRORS, 403],
+    async handle({ caller, body }, deps) {
+      await stopWorker({ caller, workerId: body.worker_id }, deps);
+      return { status: 204 };
     },
   }),
   endpoint({

@@ -30,6 +30,7 @@ import {
   suspendForSleep,
   suspendForWait,
   touchProtocolWorker,
+  forgetProtocolWorker,
   writeOutcomes,
   type LeasedJob,
   type LiveLease,
@@ -114,6 +115,17 @@ export async function leaseForWorker(options: { caller: Caller; input: LeaseInpu
   }
   const jobs = await deps.leases.lease({ orgId: caller.orgId, types, max: input.max, workerId, leaseMs }, input.wait_seconds * 1000, options.signal);
   return describe(jobs, deps);
+}
+
+/**
+ * POST /worker/stop: a worker stopping cleanly (after handing back what it ran) says so, and leaves GET /workers and
+ * the types it served at once instead of after three missed lease calls. Unknown ids are not an error: a worker
+ * that never leased, or was reaped, has nothing to remove.
+ */
+export async function stopWorker(options: { caller: Caller; workerId: string | undefined }, deps: Pick<WorkerDeps, "db">): Promise<void> {
+  const workerId = options.workerId?.toLowerCase() ?? options.caller.apiKeyId!;
+  lastTouched.delete(workerId);
+  await forgetProtocolWorker(deps.db.pool, options.caller.orgId, workerId);
 }
 
 async function describe(jobs: LeasedJob[], deps: WorkerDeps): Promise<LeasedJobJson[]> {

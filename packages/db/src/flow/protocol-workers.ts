@@ -28,6 +28,12 @@ export async function touchProtocolWorker(db: pg.Pool, worker: ProtocolWorkerSee
   );
 }
 
+/** A protocol worker stopped cleanly (POST /worker/stop): its row goes at once, so it is no longer counted as serving its types. */
+export async function forgetProtocolWorker(db: pg.Pool, orgId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query("DELETE FROM protocol_workers WHERE id = $1 AND org_id = $2", [id, orgId]);
+  return (rowCount ?? 0) > 0;
+}
+
 /** Deletes protocol workers silent for longer than `olderThanMs` (and GONE_BEATS of their interval). */
 export async function reapProtocolWorkers(db: pg.Pool, olderThanMs: number): Promise<number> {
   const { rowCount } = await db.query(

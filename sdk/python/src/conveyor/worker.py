@@ -462,5 +462,10 @@ class Worker:
             self._reporter_stop = True
             self._outcomes_ready.notify_all()
         reporter.join(timeout=max(1.0, deadline - time.monotonic() + 5))
+        # It leaves GET /workers, and its types' count of workers, now rather than after three missed lease calls.
+        try:
+            self._transport.request("POST", "/worker/stop", json={"worker_id": self.id})
+        except ConveyorError as error:
+            logger.warning("could not say this worker stopped (it is forgotten once its lease calls stop): %s", error)
         self._transport.close()
         logger.info("worker %s stopped (%d job(s) handed back)", self.name, len(left))

@@ -102,7 +102,7 @@ it("runs jobs with results, a step replayed across a waitpoint, progress, logs, 
   expect((await api.request.get(`/jobs/${theirs.body.id}`).set(asOwner(other))).body.status).toBe("pending");
   await worker.stop();
   // Stopped, it said so: the organization's workers no longer list it.
-  expect((await client.GET("/workers", {})).data!.some((w) => w.id === worker.id)).toBe(false);
+  expect((await client.GET("/workers", {})).data!.some((w) => w.kind === "protocol" && w.id === worker.id)).toBe(false);
 });
 
 it("stop() hands back a job still running after the shutdown timeout, without spending a retry", async () => {

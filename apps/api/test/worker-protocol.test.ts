@@ -363,6 +363,9 @@ describe("GET /workers", () => {
       .expect(200);
     const mine = (await api.request.get("/workers").set(as(alice))).body as { id: string; kind?: string; concurrency: number; state: string }[];
     expect(mine.find((w) => w.id === workerId)).toMatchObject({ kind: "protocol", concurrency: 50, state: "running" });
+    // Its own types are served by its own workers only: the deployment's capacity rows (types the organization used) leave them out.
+    const capacityTypes = (mine as unknown as { kind: string; type?: string }[]).filter((w) => w.kind === "capacity").map((w) => w.type);
+    expect(capacityTypes).not.toContain("resize");
     for (const w of mine) expect(responseSchemas.WorkerListItem.validate(w).error).toBeUndefined();
     const theirs = (await api.request.get("/workers").set(as(bob))).body as { id: string }[];
     expect(theirs.find((w) => w.id === workerId)).toBeUndefined();

@@ -42,3 +42,34 @@ it("shows a member capacity per job type with their running job, a type no worke
   await theirs.getByText("No worker is running").waitFor({ timeout: 15_000 });
   expect(await theirs.locator("main").innerText()).not.toContain(os.hostname());
 });
+
+it("shows the organization's own workers beside the shared capacity, and leaves its own types out of that capacity", async () => {
+  // A type of the organization's own, served by its own (protocol) worker, beside a built-in type it used above.
+  const owner = rig.stack.owner;
+  const as = { Authorization: `Bearer ${owner.token}` };
+  expect(
+    (
+      await rig.stack.api.request
+        .post("/job-types")
+        .set(as)
+        .send({ name: "resize", payload_schema: { type: "object" } })
+    ).status,
+  ).toBe(201);
+  const key = (await rig.stack.api.request.post("/api-keys").set(as).send({ name: "own workers", role: "worker" })).body.key as string;
+  expect((await rig.stack.post("/jobs", { type: "resize", payload: {} })).status).toBe(202);
+  const workerId = "2d7a3c1e-5b4f-4e8a-9c6d-0f1e2d3c4b5a";
+  const leased = await rig.stack.api.request
+    .post("/worker/lease")
+    .set({ "X-API-Key": key })
+    .send({ types: ["resize"], worker_id: workerId, worker_name: "py-resizer", worker_version: "conveyor-python/0.1.0", concurrency: 5, wait_seconds: 5 });
+  expect(leased.status).toBe(200);
+
+  const page = await rig.loggedIn(owner.email, { viewport: { width: 1440, height: 900 } });
+  await page.goto(`${rig.base}/workers`);
+  await page.getByRole("heading", { name: "Workers", level: 1 }).waitFor();
+  await page.locator('li[data-capacity-type="scripted"]').waitFor({ timeout: 15_000 });
+  const own = page.getByRole("list", { name: "Your own workers" });
+  await own.getByText("py-resizer").waitFor({ timeout: 15_000 });
+  expect(await page.locator('li[data-capacity-type="resize"]').count()).toBe(0);
+  await checkPage(page, "workers-own-beside-capacity");
+});

@@ -41,7 +41,22 @@ export function WorkersPage() {
       ) : query.isError ? (
         <ErrorState error={query.error} retry={() => void query.refetch()} />
       ) : capacity.length > 0 ? (
-        <CapacityList rows={capacity} />
+        <>
+          <CapacityList rows={capacity} />
+          {/* The organization's own workers (docs/reference/lifecycle.md#your-own-workers) serve its own types: shown in full beside the shared capacity. */}
+          {workers.data && workers.data.length > 0 && (
+            <Title order={2} size="h4" mt="sm">
+              Your own workers
+            </Title>
+          )}
+          {workers.data && workers.data.length > 0 && (
+            <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label="Your own workers" style={{ listStyle: "none" }}>
+              {workers.data.map((worker) => (
+                <WorkerCard key={worker.id} worker={worker} />
+              ))}
+            </SimpleGrid>
+          )}
+        </>
       ) : !workers.data || workers.data.length === 0 ? (
         <Empty title="No worker is running">Jobs stay pending until a worker process starts; each one shows here as soon as it does.</Empty>
       ) : (

@@ -22,7 +22,8 @@ export type WorkerCapacityView = {
 /**
  * One row per job type `orgId` created jobs of in the last USED_TYPE_DAYS days (by its usage counts) or has a
  * schedule for: the live deployment workers serving it, their slots, and the organization's jobs of it they run.
- * A type no worker serves has a row with 0 workers. Sorted by type.
+ * A type no worker serves has a row with 0 workers. Sorted by type. The organization's own job types are not here: only
+ * its own protocol workers serve them, and those it sees in full (protocol-workers.ts).
  */
 export async function listWorkerCapacity(db: pg.Pool | pg.PoolClient, orgId: string): Promise<WorkerCapacityView[]> {
   const { rows } = await db.query<WorkerCapacityView>(
@@ -44,7 +45,7 @@ export async function listWorkerCapacity(db: pg.Pool | pg.PoolClient, orgId: str
                  AND j.org_id = $1 AND j.type = u.type AND j.status = 'processing' AND ${TENANT_JOB("j")}
             ), '[]'::json) AS jobs
        FROM used u
-      WHERE u.type IS NOT NULL
+      WHERE u.type IS NOT NULL AND NOT EXISTS (SELECT 1 FROM org_job_types o WHERE o.org_id = $1 AND o.name = u.type)
       ORDER BY u.type`,
     [orgId],
   );

@@ -45,16 +45,12 @@ export function WorkersPage() {
           <CapacityList rows={capacity} />
           {/* The organization's own workers (docs/reference/lifecycle.md#your-own-workers) serve its own types: shown in full beside the shared capacity. */}
           {workers.data && workers.data.length > 0 && (
-            <Title order={2} size="h4" mt="sm">
-              Your own workers
-            </Title>
-          )}
-          {workers.data && workers.data.length > 0 && (
-            <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label="Your own workers" style={{ listStyle: "none" }}>
-              {workers.data.map((worker) => (
-                <WorkerCard key={worker.id} worker={worker} />
-              ))}
-            </SimpleGrid>
+            <>
+              <Title order={2} size="h4" mt="sm">
+                Your own workers
+              </Title>
+              <WorkerCards workers={workers.data} label="Your own workers" />
+            </>
           )}
         </>
       ) : !workers.data || workers.data.length === 0 ? (
@@ -66,14 +62,21 @@ export function WorkersPage() {
             {workers.data.length > running.length && ` · ${workers.data.length - running.length} gone`}
           </Text>
           <CapacityByType workers={running} />
-          <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label="Worker processes" style={{ listStyle: "none" }}>
-            {workers.data.map((worker) => (
-              <WorkerCard key={worker.id} worker={worker} />
-            ))}
-          </SimpleGrid>
+          <WorkerCards workers={workers.data} label="Worker processes" />
         </>
       )}
     </Stack>
+  );
+}
+
+/** Worker processes as cards, two columns wide on a large screen. */
+function WorkerCards({ workers, label }: { workers: WorkerRow[]; label: string }) {
+  return (
+    <SimpleGrid component="ul" cols={{ base: 1, md: 2 }} spacing="sm" p={0} m={0} aria-label={label} style={{ listStyle: "none" }}>
+      {workers.map((worker) => (
+        <WorkerCard key={worker.id} worker={worker} />
+      ))}
+    </SimpleGrid>
   );
 }
 

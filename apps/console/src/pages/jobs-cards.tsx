@@ -4,16 +4,9 @@ import { Checkbox, Group, Paper, Stack, Text } from "@mantine/core";
 import { jobDuration, shortId, StatusBadge, Time } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { WaitingNote } from "../ui/waiting";
-import { durationText, MatchedPath, When, type JobRow } from "./jobs-rows";
+import { durationText, MatchedPath, When, type JobSelection } from "./jobs-rows";
 
-export function JobCards(props: {
-  rows: JobRow[];
-  isChecked(id: string): boolean;
-  pageChecked: boolean;
-  pageIndeterminate: boolean;
-  onTogglePage(): void;
-  onToggle(id: string): void;
-}) {
+export function JobCards(props: JobSelection) {
   return (
     <Stack gap="xs">
       <Checkbox label="Select every job on this page" checked={props.pageChecked} indeterminate={props.pageIndeterminate} onChange={props.onTogglePage} />

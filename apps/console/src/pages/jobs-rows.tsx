@@ -15,6 +15,17 @@ import { WaitingNote } from "../ui/waiting";
 /** A job as the list answers it. */
 export type JobRow = ResponseBody<"/jobs", "get">[number];
 
+/** A page of jobs with its selection, as the table and the phone's cards both show it. */
+export type JobSelection = {
+  rows: JobRow[];
+  isChecked(id: string): boolean;
+  /** The page's checkbox: every job of the page selected, or some. */
+  pageChecked: boolean;
+  pageIndeterminate: boolean;
+  onTogglePage(): void;
+  onToggle(id: string): void;
+};
+
 /** What Mantine's <Text size="sm"> sets on its element. */
 const TEXT_SM = { "--text-fz": "var(--mantine-font-size-sm)", "--text-lh": "var(--mantine-line-height-sm)" } as CSSProperties;
 const ID_LINK_STYLE = { ...TEXT_SM, fontFamily: "var(--mantine-font-family-monospace)" } as CSSProperties;

@@ -1,16 +1,9 @@
 // The jobs list's table: its header and its rows. One definition for the page (jobs.tsx) and for the first rows the
 // API writes into the page's HTML before the console's script has run (first-page-server.tsx).
 import { Checkbox, Paper, ScrollArea, Table, UnstyledButton } from "@mantine/core";
-import { JobTableRow, type JobRow, type OpenJob } from "./jobs-rows";
+import { JobTableRow, type JobSelection, type OpenJob } from "./jobs-rows";
 
-type Props = {
-  rows: JobRow[];
-  isChecked(id: string): boolean;
-  /** The header's checkbox: every job of the page selected, or some. */
-  pageChecked: boolean;
-  pageIndeterminate: boolean;
-  onTogglePage(): void;
-  onToggle(id: string): void;
+type Props = JobSelection & {
   order: "oldest" | undefined;
   onOrder(): void;
   opener: OpenJob;

@@ -13,7 +13,7 @@ import { JobCards } from "./jobs-cards";
 import { BulkActions, type Selection } from "./jobs-bulk";
 import { Filters } from "./jobs-filters";
 import { LiveSwitch, SkipToList, useListNews } from "./jobs-news";
-import type { OpenJob } from "./jobs-rows";
+import type { JobSelection, OpenJob } from "./jobs-rows";
 import { JobsTable } from "./jobs-table";
 import { filterOf, parseJobSearch, type JobSearch } from "./job-search";
 import { SavedViews } from "./saved-views";
@@ -76,6 +76,15 @@ export function JobsPage() {
   );
   const news = useListNews(list.isPlaceholderData ? undefined : list.data?.items, JSON.stringify(search));
   const togglePage = () => setSelection({ ids: allOnPage ? new Set() : new Set(rows.map((row) => row.id)), allMatching: false });
+  // What the cards (phone) and the table both take: the rows and the page's selection.
+  const selectable: JobSelection = {
+    rows,
+    isChecked: (id) => selection.allMatching || selection.ids.has(id),
+    pageChecked: selection.allMatching || allOnPage,
+    pageIndeterminate: !selection.allMatching && !allOnPage && selection.ids.size > 0,
+    onTogglePage: togglePage,
+    onToggle: toggle,
+  };
 
   return (
     <Stack>
@@ -148,22 +157,10 @@ export function JobsPage() {
                 : "Enqueue one with POST /jobs and an API key; it shows up here as soon as it is created."}
           </Empty>
         ) : narrow ? (
-          <JobCards
-            rows={rows}
-            isChecked={(id) => selection.allMatching || selection.ids.has(id)}
-            pageChecked={selection.allMatching || allOnPage}
-            pageIndeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
-            onTogglePage={togglePage}
-            onToggle={toggle}
-          />
+          <JobCards {...selectable} />
         ) : (
           <JobsTable
-            rows={rows}
-            isChecked={(id) => selection.allMatching || selection.ids.has(id)}
-            pageChecked={selection.allMatching || allOnPage}
-            pageIndeterminate={!selection.allMatching && !allOnPage && selection.ids.size > 0}
-            onTogglePage={togglePage}
-            onToggle={toggle}
+            {...selectable}
             order={search.order}
             onOrder={() => setSearch({ ...search, order: search.order === "oldest" ? undefined : "oldest", cursor: undefined })}
             opener={opener}

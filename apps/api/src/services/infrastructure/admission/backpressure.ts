@@ -126,15 +126,20 @@ export class Backpressure {
     this.count(this.pending, orgId, count);
   }
 
+  /** Whether admitted jobs are counted at all (BACKPRESSURE_DUE_MAX is set): only then must a write say how it ended. */
+  get counts(): boolean {
+    return this.deps.config.BACKPRESSURE_DUE_MAX !== undefined;
+  }
+
   /** Admitted jobs were written: they stay counted until a read whose snapshot holds them. */
   wrote(orgId: string, count: number): void {
-    if (this.deps.config.BACKPRESSURE_DUE_MAX === undefined) return;
+    if (!this.counts) return;
     this.count(this.written, orgId, this.unpend(orgId, count));
   }
 
   /** Admitted jobs that were not added after all (a quota refused them, the request failed): they leave the count. */
   forget(orgId: string, count: number): void {
-    if (this.deps.config.BACKPRESSURE_DUE_MAX === undefined) return;
+    if (!this.counts) return;
     this.unpend(orgId, count);
   }
 

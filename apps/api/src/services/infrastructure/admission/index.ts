@@ -33,7 +33,8 @@ export class Admission {
   async admit(orgId: string, at: Date, count = 1): Promise<JobInserter> {
     this.backpressure.refuseIfShed(orgId, count);
     try {
-      return new CountedWriter(await this.quotas.writerFor(orgId, this.writer, at), this.backpressure, orgId, count);
+      const writer = await this.quotas.writerFor(orgId, this.writer, at);
+      return this.backpressure.counts ? new CountedWriter(writer, this.backpressure, orgId, count) : writer;
     } catch (error) {
       this.backpressure.forget(orgId, count);
       throw error;

@@ -72,4 +72,5 @@ it("shows the organization's own workers beside the shared capacity, and leaves 
   await own.getByText("py-resizer").waitFor({ timeout: 15_000 });
   expect(await page.locator('li[data-capacity-type="resize"]').count()).toBe(0);
   await checkPage(page, "workers-own-beside-capacity");
+  await checkNarrow(page, "workers-own-beside-capacity");
 });

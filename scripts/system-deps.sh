@@ -49,7 +49,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 say "installing ${missing[*]} with apt"
 export DEBIAN_FRONTEND=noninteractive
-if ! { apt-get update -qq && $command -qq >/dev/null; }; then
+# Another apt run (an unattended upgrade, a second checkout's install) holds the dpkg lock for a while: wait for it
+# rather than fail.
+lock_wait="-o DPkg::Lock::Timeout=300"
+if ! { apt-get $lock_wait update -qq && $command $lock_wait -qq >/dev/null; }; then
   say "could not install ${missing[*]} (\`$command\` failed above); install them, or set CONVEYOR_SYSTEM_DEPS=skip."
   exit 1
 fi

@@ -9,21 +9,19 @@ import { CONSOLE_MISSING_HTML, CONSOLE_PAGE_POLICY, consoleBuild } from "./index
 const ROOT_ELEMENT = '<div id="root"></div>';
 
 /**
- * The built page's head for a page whose first rows the API drew: its first paint waits for its stylesheet only
- * (render-blocking), while the console's script is not needed until after it (the drawn page is shown until then).
- * So the stylesheet is asked for first, ahead of the script, and the script's modules are not preloaded beside it:
- * preloaded, they took the connections and the main thread (each module is fetched, then compiled there) before the
- * stylesheet had come and the drawn rows been painted — at a cold start most of all (issue 48 #11; measured in
- * docs/performance.md). The script still loads them as it starts, from the same cache.
+ * The built page's head for a page whose first rows the API drew (issue 48 #11): its first paint waits for its
+ * stylesheet (render-blocking) and for nothing else, since the drawn page is what is shown until the console's script
+ * has run. So the stylesheet is asked for first, ahead of the script, and the script's modules are not preloaded: in
+ * Chromium's traces their 28 fetches, and their compiles on the page's main thread, came before the stylesheet and
+ * delayed the drawn rows' first frame, cold and warm (docs/decisions/2026-12-07-first-rows-stylesheet-first-no-module-preload.md).
+ * The script loads its modules itself when it starts.
  */
-export function headForDrawnPage(index: string): string {
+function headForDrawnPage(index: string): string {
   const stylesheets: string[] = [];
-  const rest = index
-    .replace(/\n?[ \t]*<link rel="modulepreload"[^>]*>/g, "")
-    .replace(/\n?[ \t]*(<link rel="stylesheet"[^>]*>)/g, (_, link: string) => {
-      stylesheets.push(link);
-      return "";
-    });
+  const rest = index.replace(/\n?[ \t]*<link rel="modulepreload"[^>]*>/g, "").replace(/\n?[ \t]*(<link rel="stylesheet"[^>]*>)/g, (_, link: string) => {
+    stylesheets.push(link);
+    return "";
+  });
   const script = rest.search(/[ \t]*<script type="module"/);
   if (script < 0) return index;
   return `${rest.slice(0, script)}${stylesheets.map((link) => `    ${link}\n`).join("")}${rest.slice(script)}`;

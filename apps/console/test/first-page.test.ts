@@ -182,4 +182,31 @@ describe("the first page of /jobs in its HTML", () => {
       expect(await row.isVisible()).toBe(shown);
     }
   });
+
+  it("asks for its stylesheet before anything else and preloads no module: its first paint waits on nothing but the stylesheet", async () => {
+    const id = await rig.enqueue({ type: "scripted", payload: {}, run_at: inAnHour() });
+    const page = await rig.loggedIn(rig.stack.owner.email);
+    const html = await (await page.context().request.get(`${rig.base}/jobs`, { headers: HTML })).text();
+    expect(html).toContain(`data-job-id="${id}"`);
+    // The drawn page's head: its stylesheet ahead of its script, and none of the script's modules preloaded beside it.
+    const head = html.slice(0, html.indexOf("</head>"));
+    expect(head).not.toContain('rel="modulepreload"');
+    expect(head.indexOf('rel="stylesheet"')).toBeGreaterThan(0);
+    expect(head.indexOf('rel="stylesheet"')).toBeLessThan(head.indexOf('<script type="module"'));
+    // A page the API did not draw keeps the built head: its script is what draws it, its modules are preloaded.
+    const built = await (await fetch(`${rig.base}/jobs`, { headers: HTML })).text();
+    expect(built).toContain('rel="modulepreload"');
+
+    // In Chromium: the stylesheet is the first thing the page asks for; the script still takes the page over.
+    const asked: string[] = [];
+    page.on("request", (request) => {
+      if (request.resourceType() !== "document") asked.push(request.resourceType());
+    });
+    await page.goto(`${rig.base}/jobs`);
+    await page.locator("#first-rows").waitFor({ state: "detached" });
+    await page.locator(`#root tr[data-job-id="${id}"]`).waitFor();
+    expect(asked[0]).toBe("stylesheet");
+    expect(asked).toContain("script");
+    expect(pageProblems(page)).toEqual([]);
+  });
 });

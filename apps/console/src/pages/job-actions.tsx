@@ -3,7 +3,7 @@
 import { Button, Group, Text } from "@mantine/core";
 import { useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
-import { useJobActions, type Job } from "../data/job";
+import { useJobActions, type Job } from "../data/job-detail";
 import { Confirm } from "../ui/confirm";
 import { FINAL_STATUSES } from "../ui/format";
 import { ReplayDialog } from "./replay-dialog";

@@ -3,7 +3,7 @@
 import { Anchor, Group, Image, Text } from "@mantine/core";
 import { useEffect, useMemo } from "react";
 import { ErrorState, Loading } from "../ui/states";
-import { useJobArtifact } from "../data/job";
+import { useJobArtifact } from "../data/job-detail";
 
 export function Artifact({ jobId, type }: { jobId: string; type: string }) {
   const artifact = useJobArtifact(jobId, `${jobId}.${type === "generate_pdf" ? "pdf" : "jpg"}`);

@@ -1,7 +1,7 @@
 // A job's attempts (GET /jobs/{id}/attempts) on one time axis and as a timeline, each with the log lines written
 // while it ran; lines of no attempt (a job cancelled before it started) are notes.
 import { Badge, Box, Group, Stack, Text, Timeline } from "@mantine/core";
-import type { Attempt, LogLine } from "../data/job";
+import type { Attempt, LogLine } from "../data/job-detail";
 import { formatDuration, Time } from "../ui/format";
 
 const LEVEL_COLORS: Record<string, string> = { info: "gray", warn: "orange", error: "red" };

@@ -15,7 +15,7 @@ import type { ResponseBody } from "@conveyor/client";
 import { shortId, StatusBadge } from "../ui/format";
 import { RouterAnchor } from "../ui/link";
 import { ErrorState, Loading } from "../ui/states";
-import { useJobGraph } from "../data/job";
+import { useJobGraph } from "../data/job-detail";
 
 export type JobGraph = ResponseBody<"/jobs/{id}/graph", "get">;
 type GraphJob = JobGraph["nodes"][number];

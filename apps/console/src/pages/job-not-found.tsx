@@ -1,6 +1,6 @@
 // A job id this organization has no job of: said plainly, and where the person has it elsewhere, a way there.
 import { Alert, Button, Group, Stack, Text, Title } from "@mantine/core";
-import { useJobElsewhere, useLookIn } from "../data/job";
+import { useJobElsewhere, useLookIn } from "../data/job-detail";
 import { useSession } from "../session";
 import { RouterAnchor } from "../ui/link";
 

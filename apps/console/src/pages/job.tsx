@@ -6,7 +6,7 @@ import { Alert, Group, Paper, SimpleGrid, Stack, Text, Title } from "@mantine/co
 import { useParams } from "@tanstack/react-router";
 import { lazy, Suspense } from "react";
 import { ApiError } from "../api";
-import { useJob } from "../data/job";
+import { useJob } from "../data/job-detail";
 import { FINAL_STATUSES, JsonBlock, shortId, StatusBadge, Time } from "../ui/format";
 import { JobOutput, JobProgressBar } from "../ui/job-live";
 import { RouterAnchor } from "../ui/link";
@@ -25,7 +25,7 @@ const JobGraphView = lazy(() => import("./job-graph").then((module) => ({ defaul
 
 export function JobPage() {
   const { id } = useParams({ strict: false }) as { id: string };
-  // Read again while unfinished, and the job and its attempts kept in step (data/job.ts).
+  // Read again while unfinished, and the job and its attempts kept in step (data/job-detail.ts).
   const { job, logs, attempts } = useJob(id);
 
   if (job.isPending) return <Loading label="Loading the job…" />;

@@ -5,7 +5,7 @@ import { Alert, Button, Group, List, Modal, Stack, Text, Textarea } from "@manti
 import { useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
 import { ApiError, type FieldError } from "../api";
-import { replayRefresh, replayWithPayload, useJobDetail } from "../data/job";
+import { replayRefresh, replayWithPayload, useJobDetail } from "../data/job-detail";
 import { useAction } from "../data/actions";
 
 const TYPE_WORDS: Record<string, string> = {

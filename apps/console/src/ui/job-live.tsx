@@ -4,7 +4,7 @@
 import { Code, Group, Progress, ScrollArea, Stack, Text } from "@mantine/core";
 import { useEffect, useRef } from "react";
 import type { Schema } from "@conveyor/client";
-import { useJobOutput } from "../data/job";
+import { useJobOutput } from "../data/job-detail";
 import { ErrorState, Loading } from "./states";
 
 type JobProgress = NonNullable<Schema<"JobListItem">["progress"]>;

@@ -1,7 +1,7 @@
 // Issue 44 (docs/reference/lifecycle.md#your-own-workers): an organization's own workers over the worker protocol, each figure beside a baseline from the
 // same run on the same stack —
-//   1. a Python no-op worker (the SDK, one process, concurrency 50) against the built-in worker (no-op plugin,
-//      concurrency 50): jobs/s queued → done (target ≥ 0.5×);
+//   1. a Python no-op worker (the SDK, one process, concurrency 50), and the TypeScript client's createWorker the same
+//      way, each against the built-in worker (no-op plugin, concurrency 50): jobs/s queued → done (target ≥ 0.5×);
 //   2. a lone job on an idle system from POST /jobs to the waiting Python worker's function start (target p50 ≤ 20 ms),
 //      beside the built-in worker's POST → handler start;
 //   3. POST /jobs throughput with 1,000 idle long-polls open beside it, against none (target ≥ 0.9×; docs/reference/robustness.md#r59).
@@ -153,6 +153,25 @@ export async function ownWorkers(
     await py.stop();
     py = undefined;
     await clearJobs(env.db);
+    // The TypeScript client's createWorker, the same way.
+    const ts = run("bench/baselines/ts-worker.ts", { CONVEYOR_URL: base, CONVEYOR_WORKER_KEY: key, CONCURRENCY: "50", TYPE });
+    await ts.result;
+    await sleep(500); // its first long-poll open, as for the Python worker
+    await drainOwnJobs(env, Math.min(1000, options.jobs)); // warm-up
+    await clearJobs(env.db);
+    const tsRate = await drainOwnJobs(env, options.jobs);
+    await ts.stop();
+    await clearJobs(env.db);
+    rows.push({
+      scenario: "Own workers (docs/reference/lifecycle.md#your-own-workers)",
+      metric: "TypeScript createWorker no-op, concurrency 50, queued → done",
+      conveyor: tsRate,
+      baseline: builtInRate,
+      baselineName: "built-in worker, no-op plugin, concurrency 50, same stack",
+      unit: "jobs/s",
+      target: "≥ 0.5× built-in",
+      met: tsRate >= 0.5 * builtInRate,
+    });
     rows.push({
       scenario: "Own workers (docs/reference/lifecycle.md#your-own-workers)",
       metric: "Python no-op worker, concurrency 50, queued → done",

@@ -66,50 +66,52 @@ it("refuses parallel batches past BACKPRESSURE_DUE_MAX before the next backgroun
   expect((await api.request.post("/jobs").set(as(flood)).send(jobs(1)[0]!)).status).toBe(429);
 });
 
-it("counts a job once when it is admitted and committed while the backlog read waits for a connection", async () => {
-  // A process whose backlog read queues for its pool's one connection (the pool is busy, as under load) while the
-  // organization's batch is admitted and committed: the read then holds the batch, and so does the count of what was
-  // admitted since. The mark between the two is taken once the read holds a connection, so the batch counts once.
+/**
+ * A Backpressure whose background read queues for its pool's one connection (the pool is busy, as under load), with
+ * 30 jobs of a new organization admitted meanwhile and a limit 50 over what is due now; `test` runs before and after
+ * the connection is let go (`release`).
+ */
+async function whileTheReadWaits(test: (rig: { org: TestMember; backpressure: Backpressure; release(): Promise<void> }) => Promise<void>): Promise<void> {
   const pool = new pg.Pool({ connectionString: api.database.url, max: 1 });
   const busy = await pool.connect();
   try {
     const baseline = (
       await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()")
     ).rows[0]!.n;
-    const max = baseline + 50;
     const org = await createOrg(api.database.db, api.deps.config);
-    const backpressure = new Backpressure({ ...api.deps, config: { ...api.deps.config, BACKPRESSURE_DUE_MAX: max }, db: { ...api.deps.db, pool } });
+    const config = { ...api.deps.config, BACKPRESSURE_DUE_MAX: baseline + 50 };
+    const backpressure = new Backpressure({ ...api.deps, config, db: { ...api.deps.db, pool } });
     backpressure.refuseIfShed(org.orgId, 0); // starts the background read, which waits for the busy connection
     backpressure.refuseIfShed(org.orgId, 30);
-    const flight = backpressure.writing(org.orgId, await postBatch(org, 30), 30);
-    backpressure.wrote(flight); // as this process's writer reports the write it made
-    busy.release();
-    await backpressure.settle();
-    // baseline + 30 are due, 20 under the limit: counted twice it would be 10 over, and the organization shed.
-    expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
+    const release = async () => {
+      busy.release();
+      await backpressure.settle();
+    };
+    await test({ org, backpressure, release });
   } finally {
     await pool.end();
   }
+}
+
+it("counts a job once when it is admitted and committed while the backlog read waits for a connection", async () => {
+  // The organization's batch is admitted and committed while the read waits: the read then holds the batch, and so
+  // does the count of what was admitted since. The mark between the two is taken once the read holds a connection.
+  await whileTheReadWaits(async ({ org, backpressure, release }) => {
+    const flight = backpressure.writing(org.orgId, await postBatch(org, 30), 30);
+    backpressure.wrote(flight); // as this process's writer reports the write it made
+    await release();
+    // baseline + 30 are due, 20 under the limit: counted twice it would be 10 over, and the organization shed.
+    expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
+  });
 });
 
 it("counts a job once when its write commits before the read's snapshot and reports after the read began", async () => {
   // The write's commit and its report are two moments: under load the report can come after the read has taken its
   // snapshot, which already holds the jobs. The read looks up the writes under way, so the batch counts once.
-  const pool = new pg.Pool({ connectionString: api.database.url, max: 1 });
-  const busy = await pool.connect();
-  try {
-    const baseline = (
-      await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()")
-    ).rows[0]!.n;
-    const max = baseline + 50;
-    const org = await createOrg(api.database.db, api.deps.config);
-    const backpressure = new Backpressure({ ...api.deps, config: { ...api.deps.config, BACKPRESSURE_DUE_MAX: max }, db: { ...api.deps.db, pool } });
-    backpressure.refuseIfShed(org.orgId, 0); // starts the background read, which waits for the busy connection
-    backpressure.refuseIfShed(org.orgId, 30);
+  await whileTheReadWaits(async ({ org, backpressure, release }) => {
     // Committed (the API's own writer wrote the batch), but this process's write has not reported yet.
     const flight = backpressure.writing(org.orgId, await postBatch(org, 30), 30);
-    busy.release();
-    await backpressure.settle();
+    await release();
     // baseline + 30 are due, 20 under the limit: counted twice (the read's 30 and the 30 under way) it would be 10 over.
     expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
     backpressure.forget(org.orgId, 1);
@@ -119,7 +121,5 @@ it("counts a job once when its write commits before the read's snapshot and repo
     // The rest of the limit is still enforced: 21 more admitted in this process put it over, and the organization is shed.
     backpressure.refuseIfShed(org.orgId, 21);
     expect(() => backpressure.refuseIfShed(org.orgId, 1)).toThrow(/backlog limit/);
-  } finally {
-    await pool.end();
-  }
+  });
 });

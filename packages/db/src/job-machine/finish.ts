@@ -6,7 +6,7 @@ import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, countUsage, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
+import { announce, countFailures, countUsage, eventData, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
 
@@ -180,11 +180,11 @@ async function applySuccesses(db: pg.Pool | pg.PoolClient, sorted: readonly Outc
                             ELSE ($4::text[])[array_position($1::uuid[], j.id)]::jsonb END,
               error = NULL, finished_at = now(), fence = NULL, updated_at = now()
         WHERE j.id = ANY($1::uuid[]) AND j.fence = ($2::text[])[array_position($1::uuid[], j.id)] AND ${statusIs("j", "processing")} AND j.dependents = 0
-       RETURNING j.id, j.org_id, j.type, j.status, j.started_at, j AS job
+       RETURNING j.id, j.org_id, j.type, j.status, j.started_at, ${eventData("j")} AS data
      ), finished AS (
        DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id
      ), announced AS (
-       ${announce({ from: "applied", event: eventOfStatus("x.status") })}
+       ${announce({ from: "applied", event: eventOfStatus("x.status"), data: "x.data" })}
      ), ${countUsage("(SELECT a.org_id, a.type, 'processing'::text AS old_status, a.started_at AS old_started_at, a.status::text AS new_status, a.started_at AS new_started_at FROM applied a)")}, notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM applied LIMIT 1) AS any_applied
      )

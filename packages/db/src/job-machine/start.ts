@@ -7,7 +7,7 @@ import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, countUsage, eventOfStatus, holderLives, statusIs } from "./sql";
+import { announce, countFailures, countUsage, eventData, eventOfStatus, holderLives, statusIs } from "./sql";
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
@@ -172,9 +172,10 @@ async function claimPlain(db: pg.Pool | pg.PoolClient, requests: readonly ClaimR
         WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0 AND j.rate_limit IS NULL
           AND NOT EXISTS (SELECT 1 FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type AND (qs.paused OR qs.rate_limit IS NOT NULL))
           AND NOT EXISTS (SELECT 1 FROM type_state ts WHERE ts.type = j.type AND (ts.paused_until > now() OR ts.rate_limit IS NOT NULL))
-       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, j AS job
-     ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, (s.job).started_at AS new_started_at FROM started s)`)}, announced AS (
-       ${announce({ from: "started", event: eventOfStatus("x.status") })}
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, j.started_at,
+                 ${eventData("j")} AS data
+     ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, s.started_at AS new_started_at FROM started s)`)}, announced AS (
+       ${announce({ from: "started", event: eventOfStatus("x.status"), data: "x.data" })}
      ), notified AS (
        SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM started LIMIT 1) AS any_change
      )

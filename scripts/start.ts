@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { ensureConsoleBuilt } from "@conveyor/console/build";
 import { envSchema, loadDotEnv, parseEnv, runMain, sharedEnv, StartupError } from "@conveyor/config";
-import { databaseUnreachableMessage, migrate, resolveDatabaseUrl } from "@conveyor/db";
+import { databaseUnreachableMessage, migrateDatabase, migrationReport, resolveDatabaseUrl } from "@conveyor/db";
 import { connectRedis } from "@conveyor/queue";
 
 const root = path.resolve(__dirname, "..");
@@ -29,11 +29,11 @@ async function main(): Promise<void> {
   // target_session_attrs picks (new URL() refuses libpq's "h1:5432,h2:5433" form).
   const DATABASE_URL = env.DATABASE_DIRECT_URL ?? env.DATABASE_URL;
   const applied = await resolveDatabaseUrl(DATABASE_URL, "postgres")
-    .then(migrate)
+    .then((url) => migrateDatabase(url))
     .catch((error) => {
       throw new StartupError(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`);
     });
-  process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
+  process.stdout.write(`${migrationReport(applied)}\n`);
   (await connectRedis(REDIS_URL, "producer")).disconnect();
   try {
     ensureConsoleBuilt((line) => process.stdout.write(`${line}\n`));

@@ -28,6 +28,15 @@ afterAll(() => api.close());
 
 const as = (m: TestMember) => ({ Authorization: `Bearer ${m.token}` });
 const jobs = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "webhook", payload: { url: `https://hooks.example.com/${i}`, payload: { i } } }));
+/** Posts a batch of `n` jobs for `org` (202) and answers their ids. */
+const postBatch = async (org: TestMember, n: number): Promise<string[]> => {
+  const res = await api.request
+    .post("/jobs/batch")
+    .set(as(org))
+    .send({ jobs: jobs(n) });
+  expect(res.status).toBe(202);
+  return (res.body as { id: string }[]).map((j) => j.id);
+};
 const dueOf = async (orgId: string) =>
   (await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM jobs WHERE org_id = $1", [orgId])).rows[0]!.n;
 
@@ -72,19 +81,44 @@ it("counts a job once when it is admitted and committed while the backlog read w
     const backpressure = new Backpressure({ ...api.deps, config: { ...api.deps.config, BACKPRESSURE_DUE_MAX: max }, db: { ...api.deps.db, pool } });
     backpressure.refuseIfShed(org.orgId, 0); // starts the background read, which waits for the busy connection
     backpressure.refuseIfShed(org.orgId, 30);
-    expect(
-      (
-        await api.request
-          .post("/jobs/batch")
-          .set(as(org))
-          .send({ jobs: jobs(30) })
-      ).status,
-    ).toBe(202);
-    backpressure.wrote(org.orgId, 30); // as this process's writer reports the write it made
+    const flight = backpressure.writing(org.orgId, await postBatch(org, 30), 30);
+    backpressure.wrote(flight); // as this process's writer reports the write it made
     busy.release();
     await backpressure.settle();
     // baseline + 30 are due, 20 under the limit: counted twice it would be 10 over, and the organization shed.
     expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
+  } finally {
+    await pool.end();
+  }
+});
+
+it("counts a job once when its write commits before the read's snapshot and reports after the read began", async () => {
+  // The write's commit and its report are two moments: under load the report can come after the read has taken its
+  // snapshot, which already holds the jobs. The read looks up the writes under way, so the batch counts once.
+  const pool = new pg.Pool({ connectionString: api.database.url, max: 1 });
+  const busy = await pool.connect();
+  try {
+    const baseline = (
+      await api.database.db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()")
+    ).rows[0]!.n;
+    const max = baseline + 50;
+    const org = await createOrg(api.database.db, api.deps.config);
+    const backpressure = new Backpressure({ ...api.deps, config: { ...api.deps.config, BACKPRESSURE_DUE_MAX: max }, db: { ...api.deps.db, pool } });
+    backpressure.refuseIfShed(org.orgId, 0); // starts the background read, which waits for the busy connection
+    backpressure.refuseIfShed(org.orgId, 30);
+    // Committed (the API's own writer wrote the batch), but this process's write has not reported yet.
+    const flight = backpressure.writing(org.orgId, await postBatch(org, 30), 30);
+    busy.release();
+    await backpressure.settle();
+    // baseline + 30 are due, 20 under the limit: counted twice (the read's 30 and the 30 under way) it would be 10 over.
+    expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
+    backpressure.forget(org.orgId, 1);
+    backpressure.wrote(flight); // the report arrives: the jobs are in the read already, and stay counted once
+    expect(() => backpressure.refuseIfShed(org.orgId, 1)).not.toThrow();
+    backpressure.forget(org.orgId, 1);
+    // The rest of the limit is still enforced: 21 more admitted in this process put it over, and the organization is shed.
+    backpressure.refuseIfShed(org.orgId, 21);
+    expect(() => backpressure.refuseIfShed(org.orgId, 1)).toThrow(/backlog limit/);
   } finally {
     await pool.end();
   }

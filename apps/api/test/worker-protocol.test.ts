@@ -4,6 +4,7 @@
 // waitpoints — and another organization, whose types a worker key cannot lease and which does not see the worker.
 import { randomUUID } from "node:crypto";
 import { type SecondOrg, type TestApi, type TestMember, addMember, startTwoOrgs } from "@conveyor/api/testing";
+import { waitFor } from "@conveyor/testkit";
 import { responseSchemas } from "../src/declarations/responses";
 
 let api: TestApi;
@@ -53,6 +54,8 @@ async function lease(body: object): Promise<{ id: string; lease_token: string; a
 }
 
 const job = async (id: string) => (await api.request.get(`/jobs/${id}`).set(as(alice))).body;
+/** Lease calls waiting on the API (its gauge). */
+const longPolls = async () => Number(/^conveyor_worker_long_polls (\d+)/m.exec((await api.request.get("/metrics")).text)?.[1] ?? 0);
 
 describe("worker keys", () => {
   it("are made by owners and admins only, and do nothing but the worker protocol", async () => {
@@ -392,4 +395,29 @@ describe("GET /workers", () => {
     expect((await api.request.post("/worker/stop").set(worker()).send({ worker_id: "nope" })).body.error.code).toBe("validation_failed");
     await api.request.post(`/jobs/${waiting}/cancel`).set(as(alice)).expect(200);
   });
+
+  it("ends a stopping worker's long-poll at once, and its later lease calls lease nothing", async () => {
+    const workerId = randomUUID();
+    const polling = api.request
+      .post("/worker/lease")
+      .set(worker())
+      .send({ types: ["stoppable"], worker_id: workerId, max: 5, wait_seconds: 30 });
+    const answered = polling.then((res) => ({ status: res.status, body: res.body as unknown[] }));
+    await waitFor(async () => (await longPolls()) >= 1 || undefined, "the long-poll to wait");
+    // Another organization's key naming the same id ends nothing.
+    const bobsKey = (await api.request.post("/api-keys").set(as(bob)).send({ name: "bob stops", role: "worker" })).body.key as string;
+    await api.request.post("/worker/stop").set({ "X-API-Key": bobsKey }).send({ worker_id: workerId }).expect(204);
+    expect(await longPolls()).toBeGreaterThanOrEqual(1);
+    await api.request.post("/worker/stop").set(worker()).send({ worker_id: workerId }).expect(204);
+    // The poll answers now (it would otherwise wait its 30 s, past this test's timeout), with nothing leased.
+    expect(await answered).toEqual({ status: 200, body: [] });
+    // A call that was on its way leases nothing, though a job is due, and does not list the worker again.
+    const due = await enqueue({ type: "stoppable", payload: {} });
+    expect(await lease({ types: ["stoppable"], worker_id: workerId, wait_seconds: 0 })).toEqual([]);
+    const listed = ((await api.request.get("/workers").set(as(alice))).body as { id: string }[]).some((w) => w.id === workerId);
+    expect(listed).toBe(false);
+    // Another worker leases it.
+    expect((await lease({ types: ["stoppable"], worker_id: randomUUID(), wait_seconds: 0 })).map((j) => j.id)).toEqual([due]);
+    await api.request.post(`/jobs/${due}/cancel`).set(as(alice)).expect(200);
+  }, 20_000);
 });

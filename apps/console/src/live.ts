@@ -7,6 +7,7 @@
 import { useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { jobMatchesFilter, type ConveyorEvent } from "@conveyor/client";
+import { JOB_EVENT_FIELDS, JOB_ITEM_FIELDS } from "@conveyor/contracts/job-shape";
 import { api, reportUnauthorized } from "./api";
 import { keys } from "./data/keys";
 import type { JobSearch } from "./pages/job-search";
@@ -15,18 +16,8 @@ import { orgChangedElsewhere } from "./session";
 
 export type JobPage<Row> = { items: Row[]; next: string | null };
 
-const LIST_FIELDS = [
-  "status",
-  "retries",
-  "max_retries",
-  "updated_at",
-  "run_at",
-  "priority",
-  "cancel_requested_at",
-  "started_at",
-  "finished_at",
-  "progress",
-] as const;
+/** The fields of a list's row (or a graph's node) that an event's data carries: what an event may change in it. */
+const LIST_FIELDS = JOB_ITEM_FIELDS.filter((field) => (JOB_EVENT_FIELDS as readonly string[]).includes(field));
 
 /**
  * What an event changes in a row of a list or a graph: the fields its data (the job as it was) carries, and no

@@ -4,42 +4,22 @@
 import { PassThrough } from "node:stream";
 import { createLogger } from "@conveyor/logger";
 import { insertJobs, leaseJobs, newId, recentHandOvers } from "@conveyor/db";
-import { JobQueues, createRedis, waitForRedis, type RedisClient } from "@conveyor/queue";
-import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
 import { restoreMissing } from "../src/dispatch/redis-repair";
+import { postgresAndRedis } from "./support/postgres-and-redis";
 import { Reconciler } from "../src/maintenance/reconciler";
 
-let database: TestDatabase;
-let server: PrivateRedis;
-let redis: RedisClient;
-let queues: JobQueues;
 const prefix = "lease-recovery-test";
-let orgId: string;
+const rig = postgresAndRedis({ prefix, orgName: "Own workers" });
+const { orgId } = rig;
 const TYPE = "own_type";
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  server = await startPrivateRedis();
-  redis = createRedis(server.url, "producer");
-  await waitForRedis(redis, 5_000);
-  queues = new JobQueues({ connection: redis, prefix });
-  orgId = newId();
-  await database.db.prisma.organization.create({ data: { id: orgId, name: "Own workers" } });
-  await database.db.pool.query(`INSERT INTO org_job_types (org_id, name, payload_schema) VALUES ($1, $2, '{"type": "object"}')`, [orgId, TYPE]);
-});
-afterAll(async () => {
-  await queues.close();
-  redis.disconnect();
-  await server.stop();
-  await database.drop();
-});
+beforeAll(() => rig.pool.query(`INSERT INTO org_job_types (org_id, name, payload_schema) VALUES ($1, $2, '{"type": "object"}')`, [orgId, TYPE]));
 
 async function until(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((r) => setTimeout(r, 10));
 }
 
 it("a new leader's recovery and the reconciler leave alone a job handed over to a lease and not yet claimed", async () => {
-  const pool = database.db.pool;
+  const pool = rig.pool;
   const id = newId();
   await insertJobs(pool, [{ id, orgId, type: TYPE, payloadJson: "{}", maxRetries: 0, createdAt: new Date() }]);
   // Hold the job's row so the lease's claim (an UPDATE of jobs) waits after its hand-over has committed: the window.
@@ -53,16 +33,13 @@ it("a new leader's recovery and the reconciler leave alone a job handed over to 
     // A dispatcher that just became leader looks for hand-overs Redis does not hold, as Dispatcher.start does.
     const recent = await recentHandOvers(pool, 120_000);
     const restored = await restoreMissing(
-      { pool, redis, queues, prefix },
+      rig.deps,
       recent.map((job) => ({ id: job.jobId, type: job.type, status: job.status, envelopeId: job.envelopeId })),
     );
     expect(restored).toBe(0);
     // Nor does the reconciler's full sweep (after a Redis wipe: every live job, however recent) put it back.
     const reconciler = new Reconciler({
-      pool,
-      redis,
-      queues,
-      prefix,
+      ...rig.deps,
       logger: createLogger({ service: "test", stream: new PassThrough() }),
       intervalMs: 60_000,
       graceMs: 0,

@@ -3,42 +3,22 @@
 import { Queue } from "bullmq";
 import { createLogger } from "@conveyor/logger";
 import { newId, registerWorker } from "@conveyor/db";
-import { JobQueues, createRedis, waitForRedis, type RedisClient } from "@conveyor/queue";
-import { createTestDatabase, startPrivateRedis, type PrivateRedis, type TestDatabase } from "@conveyor/testkit";
 import { PassThrough } from "node:stream";
 import { Reconciler } from "../src/maintenance/reconciler";
 import { restoreMissing } from "../src/dispatch/redis-repair";
+import { postgresAndRedis } from "./support/postgres-and-redis";
 
-let database: TestDatabase;
-let server: PrivateRedis;
-let redis: RedisClient;
-let queues: JobQueues;
 const prefix = "reconciler-test";
 const logger = createLogger({ service: "test", stream: new PassThrough() });
-let orgId: string;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  server = await startPrivateRedis();
-  redis = createRedis(server.url, "producer");
-  await waitForRedis(redis, 5_000);
-  queues = new JobQueues({ connection: redis, prefix });
-  orgId = newId();
-  await database.db.prisma.organization.create({ data: { id: orgId, name: "Reconciled" } });
-});
-afterAll(async () => {
-  await queues.close();
-  redis.disconnect();
-  await server.stop();
-  await database.drop();
-});
+const rig = postgresAndRedis({ prefix, orgName: "Reconciled" });
+const { orgId } = rig;
 beforeEach(async () => {
-  await redis.flushall();
-  await database.db.pool.query("TRUNCATE jobs, job_queue, events, job_search CASCADE");
+  await rig.redis.flushall();
+  await rig.pool.query("TRUNCATE jobs, job_queue, events, job_search CASCADE");
 });
 
 function reconciler(overrides: Partial<ConstructorParameters<typeof Reconciler>[0]> = {}) {
-  return new Reconciler({ pool: database.db.pool, redis, queues, prefix, logger, intervalMs: 60_000, graceMs: 0, ...overrides });
+  return new Reconciler({ ...rig.deps, logger, intervalMs: 60_000, graceMs: 0, ...overrides });
 }
 
 /** The envelope each handed-over job was put in (one each here). */
@@ -58,7 +38,7 @@ async function insertJob(fields: {
   dispatched?: boolean;
 }) {
   const id = newId();
-  await database.db.pool.query(
+  await rig.pool.query(
     `INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, run_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4::job_status, '{}', $5, $6, $7, now(), now() - $8 * interval '1 millisecond')`,
     [id, orgId, fields.type ?? "webhook", fields.status, fields.retries ?? 0, fields.maxRetries ?? 0, fields.runAt ?? null, fields.ageMs ?? 60_000],
@@ -67,7 +47,7 @@ async function insertJob(fields: {
     const dispatched = fields.status === "processing" || (fields.dispatched ?? true);
     const envelope = dispatched ? newId() : null;
     if (envelope) envelopeOf.set(id, envelope);
-    await database.db.pool.query(
+    await rig.pool.query(
       `INSERT INTO job_queue (job_id, type, org_id, priority, due_at, dispatched_at, envelope_id)
        VALUES ($1, $2, $3, 5, COALESCE($4, now()), CASE WHEN $5 THEN now() END, $6)`,
       [id, fields.type ?? "webhook", orgId, fields.runAt ?? null, dispatched, envelope],
@@ -77,13 +57,13 @@ async function insertJob(fields: {
 }
 
 async function dispatchedAt(id: string): Promise<Date | null | undefined> {
-  const { rows } = await database.db.pool.query<{ dispatched_at: Date | null }>("SELECT dispatched_at FROM job_queue WHERE job_id = $1", [id]);
+  const { rows } = await rig.pool.query<{ dispatched_at: Date | null }>("SELECT dispatched_at FROM job_queue WHERE job_id = $1", [id]);
   return rows[0]?.dispatched_at;
 }
 
 /** The BullMQ state of the envelope carrying job `id`, if Redis holds one (and it names the job). */
 async function state(type: string, id: string) {
-  const queue = new Queue(type, { connection: redis, prefix });
+  const queue = new Queue(type, { connection: rig.redis, prefix });
   try {
     const envelope = envelopeOf.has(id) ? await queue.getJob(envelopeOf.get(id)!) : undefined;
     if (!envelope) return null;
@@ -120,24 +100,24 @@ describe("Reconciler", () => {
 
   it("leaves alone jobs that Redis already holds", async () => {
     const id = await insertJob({ status: "pending" });
-    await queues.enqueue([{ id: envelopeOf.get(id)!, type: "webhook", jobIds: [id] }]);
-    await redis.set(`${prefix}:reconciler:sentinel`, "x");
+    await rig.queues.enqueue([{ id: envelopeOf.get(id)!, type: "webhook", jobIds: [id] }]);
+    await rig.redis.set(`${prefix}:reconciler:sentinel`, "x");
     const report = await reconciler().runOnce();
     expect(report).toMatchObject({ ran: true, fullSweep: false, checked: 1, reenqueued: 0 });
   });
 
   it("in a routine cycle leaves recent jobs alone (they may be mid-enqueue), but not after a wipe", async () => {
     const fresh = await insertJob({ status: "pending", ageMs: 0 });
-    await redis.set(`${prefix}:reconciler:sentinel`, "x");
+    await rig.redis.set(`${prefix}:reconciler:sentinel`, "x");
     expect(await reconciler({ graceMs: 30_000 }).runOnce()).toMatchObject({ fullSweep: false, reenqueued: 0 });
-    await redis.flushall();
+    await rig.redis.flushall();
     expect(await reconciler({ graceMs: 30_000 }).runOnce()).toMatchObject({ fullSweep: true, reenqueued: 1 });
     expect(await dispatchedAt(fresh)).toBeNull();
   });
 
   it("checks a bounded slice per routine cycle and continues where it stopped", async () => {
     const ids = await Promise.all(Array.from({ length: 7 }, () => insertJob({ status: "processing" })));
-    await redis.set(`${prefix}:reconciler:sentinel`, "x");
+    await rig.redis.set(`${prefix}:reconciler:sentinel`, "x");
     const r = reconciler({ sliceSize: 3 });
     const reports = [await r.runOnce(), await r.runOnce(), await r.runOnce()];
     expect(reports.map((x) => x.checked)).toEqual([3, 3, 1]);
@@ -147,9 +127,9 @@ describe("Reconciler", () => {
 
   it("gives a running job that has no envelope (it started before envelopes) one, and records it", async () => {
     const id = await insertJob({ status: "processing" });
-    await database.db.pool.query("UPDATE job_queue SET envelope_id = NULL WHERE job_id = $1", [id]);
+    await rig.pool.query("UPDATE job_queue SET envelope_id = NULL WHERE job_id = $1", [id]);
     expect(await reconciler().runOnce()).toMatchObject({ fullSweep: true, reenqueued: 1 });
-    const { rows } = await database.db.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [id]);
+    const { rows } = await rig.pool.query<{ envelope_id: string }>("SELECT envelope_id FROM job_queue WHERE job_id = $1", [id]);
     envelopeOf.set(id, rows[0]!.envelope_id);
     expect(await state("webhook", id)).toMatchObject({ state: "waiting" });
   });
@@ -159,13 +139,13 @@ describe("Reconciler", () => {
     const retried = await insertJob({ status: "processing" });
     const seenIn = envelopeOf.get(retried)!;
     // ... and by the time Redis answered, back in line for its retry and handed over again in another envelope.
-    await database.db.pool.query("UPDATE jobs SET status = 'pending' WHERE id = $1", [retried]);
-    await database.db.pool.query("UPDATE job_queue SET envelope_id = $2 WHERE job_id = $1", [retried, newId()]);
+    await rig.pool.query("UPDATE jobs SET status = 'pending' WHERE id = $1", [retried]);
+    await rig.pool.query("UPDATE job_queue SET envelope_id = $2 WHERE job_id = $1", [retried, newId()]);
     const done = await insertJob({ status: "processing" });
     const doneIn = envelopeOf.get(done)!;
-    await database.db.pool.query("UPDATE jobs SET status = 'done' WHERE id = $1", [done]);
-    await database.db.pool.query("DELETE FROM job_queue WHERE job_id = $1", [done]);
-    const restored = await restoreMissing({ pool: database.db.pool, redis, queues, prefix }, [
+    await rig.pool.query("UPDATE jobs SET status = 'done' WHERE id = $1", [done]);
+    await rig.pool.query("DELETE FROM job_queue WHERE job_id = $1", [done]);
+    const restored = await restoreMissing(rig.deps, [
       { id: retried, type: "webhook", status: "processing", envelopeId: seenIn },
       { id: done, type: "webhook", status: "processing", envelopeId: doneIn },
     ]);
@@ -179,7 +159,7 @@ describe("Reconciler", () => {
     // docs/reference/lifecycle.md#storage-and-leases: a running job whose worker still heartbeats is that worker's; an envelope of it missing from Redis is a
     // refused second delivery, and putting one back would be refused again every cycle.
     const workerId = newId();
-    await registerWorker(database.db.pool, {
+    await registerWorker(rig.pool, {
       id: workerId,
       host: "h",
       pid: 1,
@@ -190,19 +170,19 @@ describe("Reconciler", () => {
       heartbeatMs: 1_000,
     });
     const held = await insertJob({ status: "processing" });
-    await database.db.pool.query("UPDATE jobs SET fence = $2 WHERE id = $1", [held, `${workerId}:${newId()}`]);
+    await rig.pool.query("UPDATE jobs SET fence = $2 WHERE id = $1", [held, `${workerId}:${newId()}`]);
     const orphan = await insertJob({ status: "processing" });
-    await database.db.pool.query("UPDATE jobs SET fence = $2 WHERE id = $1", [orphan, `${newId()}:${newId()}`]);
+    await rig.pool.query("UPDATE jobs SET fence = $2 WHERE id = $1", [orphan, `${newId()}:${newId()}`]);
 
     expect(await reconciler().runOnce()).toMatchObject({ fullSweep: true, checked: 2, reenqueued: 1 });
     expect(await state("webhook", held)).toBeNull();
     expect(await state("webhook", orphan)).toMatchObject({ state: "waiting" });
 
     // The holder's heartbeat lapses (three intervals): its job is lost with it and goes back on its queue.
-    await database.db.pool.query("UPDATE workers SET heartbeat_at = now() - interval '4 seconds' WHERE id = $1", [workerId]);
+    await rig.pool.query("UPDATE workers SET heartbeat_at = now() - interval '4 seconds' WHERE id = $1", [workerId]);
     expect(await reconciler().runOnce()).toMatchObject({ fullSweep: false, reenqueued: 1 });
     expect(await state("webhook", held)).toMatchObject({ state: "waiting" });
-    await database.db.pool.query("DELETE FROM workers WHERE id = $1", [workerId]);
+    await rig.pool.query("DELETE FROM workers WHERE id = $1", [workerId]);
   });
 
   it("A7: two reconcilers running at once enqueue nothing twice", async () => {
@@ -216,7 +196,7 @@ describe("Reconciler", () => {
 
     // BullMQ's events stream records one "added" per job actually added ("duplicated" for a no-op add).
     const added: string[] = [];
-    const events = await redis.xrange(`${prefix}:webhook:events`, "-", "+");
+    const events = await rig.redis.xrange(`${prefix}:webhook:events`, "-", "+");
     for (const [, fields] of events) {
       const event = Object.fromEntries(Array.from({ length: fields.length / 2 }, (_, i) => [fields[2 * i], fields[2 * i + 1]]));
       if (event.event === "added") added.push(event.jobId!);
@@ -226,7 +206,7 @@ describe("Reconciler", () => {
 
   it("holds a lock, so a cycle started while another runs is skipped", async () => {
     await insertJob({ status: "pending" });
-    await redis.set(`${prefix}:reconciler:lock`, "someone-else", "PX", 10_000);
+    await rig.redis.set(`${prefix}:reconciler:lock`, "someone-else", "PX", 10_000);
     expect(await reconciler().runOnce()).toEqual({ ran: false, fullSweep: false, checked: 0, reenqueued: 0 });
   });
 });

@@ -15,3 +15,4 @@ export * from "./live";
 export * from "./waitpoints";
 export * from "./alerts";
 export * from "./console-pages";
+export * from "./job-shape";

@@ -1,6 +1,6 @@
 // The migration that builds an event's job JSON from a row type (docs/reference/lifecycle.md#storage-and-leases, issue
-// 43: conveyor_job_data through to_jsonb of conveyor_job_data_fields instead of jsonb_build_object) changes nothing a
-// client reads: run on a database of the shape before it, holding jobs in every state with their events, every read
+// 43: the type conveyor_job_data_fields, and conveyor_job_data's source file using it — to_jsonb instead of
+// jsonb_build_object — applied after it as the migration runner does) changes nothing a client reads: run on a database of the shape before it, holding jobs in every state with their events, every read
 // answers as before, and the function gives the very jsonb the old one gave for jobs with every field null or set —
 // strings that need escaping, numbers, nested JSON — and for the transitions' events written after it.
 import { readFile } from "node:fs/promises";
@@ -10,6 +10,7 @@ import { claimJobs, findJob, findJobAttempts, findJobLogs, insertJobs, newId, re
 
 const MIGRATIONS = path.resolve(__dirname, "../../../prisma/migrations");
 const MIGRATION = path.join(MIGRATIONS, "20261207033400_event_data_by_row_type/migration.sql");
+const SOURCE = path.resolve(__dirname, "../sql/functions/conveyor_job_json.sql");
 /** The migration that last defined conveyor_job_data before it. */
 const PREVIOUS = path.join(MIGRATIONS, "20261128061603_job_progress_output_public_tokens/migration.sql");
 
@@ -107,6 +108,7 @@ it("keeps every read as it was, and builds the same jsonb as the old function fo
   expect(before.events.length).toBe(15);
 
   await sql(await readFile(MIGRATION, "utf8"));
+  await sql(await readFile(SOURCE, "utf8"));
   expect(await usesRowType()).toBe(true);
   expect(await reads()).toEqual(before);
 

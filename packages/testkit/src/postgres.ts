@@ -4,7 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { createDatabase, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
+import { createDatabase, functionsDir, migrate, newId, withDatabaseName, type Database } from "@conveyor/db";
 import { withPrisma, type DatabaseWithPrisma } from "@conveyor/db/prisma";
 
 /** Server the tests use; override with TEST_DATABASE_URL (any database name: only the server is used). */
@@ -23,13 +23,14 @@ export function databaseUrl(name: string): string {
   return withDatabaseName(TEST_SERVER_URL, name);
 }
 
-/** The template's name changes whenever a migration does, so a stale template is never cloned. */
+/** The template's name changes whenever a migration or a stored function's source does, so a stale template is never cloned. */
 export function templateName(): string {
   const hash = createHash("sha256");
   for (const dir of readdirSync(migrationsDir).sort()) {
     if (dir.endsWith(".toml")) continue;
     hash.update(dir).update(readFileSync(path.join(migrationsDir, dir, "migration.sql")));
   }
+  for (const file of readdirSync(functionsDir).sort()) hash.update(file).update(readFileSync(path.join(functionsDir, file)));
   return `conveyor_test_tpl_${hash.digest("hex").slice(0, 12)}`;
 }
 

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -167,7 +168,7 @@ def test_a_worker_killed_mid_job_leaves_the_job_to_be_retried_once_its_lease_lap
         victim.kill()
 
 
-def test_graceful_shutdown_hands_back_what_is_still_running(stack: Stack, client: Client) -> None:
+def test_graceful_shutdown_hands_back_what_is_still_running(stack: Stack, client: Client, caplog: pytest.LogCaptureFixture) -> None:
     started = threading.Event()
 
     def slow(payload: dict[str, Any], ctx: Context) -> None:
@@ -177,10 +178,27 @@ def test_graceful_shutdown_hands_back_what_is_still_running(stack: Stack, client
     worker = running_worker(stack, {"echo": slow}, shutdown_timeout=0.3)
     job_id = client.enqueue("echo", {"slow": True})["id"]
     assert started.wait(20)
-    worker.stop()
-    job = eventually(lambda: (j := client.get(job_id))["status"] == "pending" and j, what="the job handed back")
+    with caplog.at_level(logging.INFO, logger="conveyor.worker"):
+        worker.stop()
+        job = eventually(lambda: (j := client.get(job_id))["status"] == "pending" and j, what="the job handed back")
+        eventually(lambda: "1 job(s) handed back" in caplog.text, what="the worker's last log line")
     assert job["retries"] == 0
     client.cancel(job_id)
+
+
+def test_stop_ends_the_waiting_long_poll_at_once(stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    # Idle, the worker waits in a 30 s long-poll; stop() tells the API, which answers that poll now.
+    worker = Worker(stack.url, api_key=stack.worker_key, poll_seconds=30)
+    worker.task("echo")(lambda payload, ctx: payload)
+    thread = worker.start()
+    with stack.admin() as admin:
+        eventually(lambda: any(w["id"] == worker.id for w in admin.get("/workers").json()), what="the worker's first lease call")
+    time.sleep(0.5)  # its poll is waiting now (or about to be: a call that arrives after the stop leases nothing either)
+    with caplog.at_level(logging.INFO, logger="conveyor.worker"):
+        worker.stop()
+        thread.join(timeout=15)
+        assert not thread.is_alive(), "the worker still waited for its long-poll"
+    assert "0 job(s) handed back" in caplog.text
 
 
 def test_a_worker_key_runs_jobs_and_does_nothing_else(stack: Stack) -> None:

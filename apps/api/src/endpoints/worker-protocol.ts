@@ -227,7 +227,8 @@ export const workerProtocolEndpoints = [
     tag: "Worker protocol",
     summary: "Say this worker stopped",
     description:
-      "A worker stopping cleanly, once it has handed back what it ran, says so: GET /workers no longer lists it and its types no longer count it as serving them (a job of a type nobody serves waits for `no_worker`). A worker that stops without it is counted until it misses three lease calls.",
+      "A worker stopping says so when it stops leasing (its long-poll waiting on this API process answers [] at once, and its lease calls for a minute lease nothing) " +
+      "and again once it has handed back what it ran: GET /workers no longer lists it and its types no longer count it as serving them (a job of a type nobody serves waits for `no_worker`). A worker that stops without it is counted until it misses three lease calls.",
     access: "worker",
     body: {
       schema: Joi.object<{ worker_id?: string }>({ worker_id: workerIdField }),

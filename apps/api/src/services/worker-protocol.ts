@@ -97,6 +97,8 @@ export async function leaseForWorker(options: { caller: Caller; input: LeaseInpu
   }
   const leaseMs = (input.lease_seconds ?? LEASE_MS_DEFAULT / 1000) * 1000;
   const workerId = input.worker_id?.toLowerCase() ?? caller.apiKeyId!;
+  // A call on its way while the worker stopped: it leases nothing, and does not list the worker again.
+  if (deps.leases.hasStopped(caller.orgId, workerId)) return [];
   const touched = lastTouched.get(workerId);
   if (touched === undefined || Date.now() - touched > TOUCH_EVERY_MS) {
     lastTouched.set(workerId, Date.now());
@@ -118,12 +120,14 @@ export async function leaseForWorker(options: { caller: Caller; input: LeaseInpu
 }
 
 /**
- * POST /worker/stop: a worker stopping cleanly (after handing back what it ran) says so, and leaves GET /workers and
- * the types it served at once instead of after three missed lease calls. Unknown ids are not an error: a worker
- * that never leased, or was reaped, has nothing to remove.
+ * POST /worker/stop: a worker stopping says so — when it stops leasing, and again once it has handed back what it
+ * ran. Its waiting long-poll on this process answers [] at once, its lease calls for a minute lease nothing, and it
+ * leaves GET /workers and the types it served at once instead of after three missed lease calls. Unknown ids are not
+ * an error: a worker that never leased, or was reaped, has nothing to remove.
  */
-export async function stopWorker(options: { caller: Caller; workerId: string | undefined }, deps: Pick<WorkerDeps, "db">): Promise<void> {
+export async function stopWorker(options: { caller: Caller; workerId: string | undefined }, deps: WorkerDeps): Promise<void> {
   const workerId = options.workerId?.toLowerCase() ?? options.caller.apiKeyId!;
+  deps.leases.workerStopped(options.caller.orgId, workerId);
   lastTouched.delete(workerId);
   await forgetProtocolWorker(deps.db.pool, options.caller.orgId, workerId);
 }

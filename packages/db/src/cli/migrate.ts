@@ -1,6 +1,10 @@
-// `npm run db:migrate`: creates the database if it is missing and applies pending migrations.
+// `npm run db:migrate`: creates the database if it is missing, applies pending migrations, then the stored functions'
+// source files that changed (packages/db/sql/functions). `--functions-only`: only the sources, after `prisma migrate
+// deploy` (the Docker image's migrate stage); `--all-functions`: every source, changed or not (a function changed by
+// hand, which `npm run db:check` reports, is restored).
 import { envSchema, parseEnv, sharedEnv } from "@conveyor/config";
-import { migrate } from "../maintenance/migrate";
+import { applyFunctionSources, functionsDir } from "../maintenance/functions";
+import { migrateDatabase, migrationReport } from "../maintenance/migrate";
 import { databaseUnreachableMessage } from "../core/errors";
 import { resolveDatabaseUrl } from "../core/hosts";
 
@@ -10,8 +14,12 @@ async function main(): Promise<void> {
   // the host that target_session_attrs picks (the primary).
   const DATABASE_URL = env.DATABASE_DIRECT_URL ?? env.DATABASE_URL;
   try {
-    const applied = await migrate(await resolveDatabaseUrl(DATABASE_URL, "postgres"));
-    process.stdout.write(applied.length ? `Applied migrations: ${applied.join(", ")}\n` : "Database is up to date.\n");
+    const url = await resolveDatabaseUrl(DATABASE_URL, "postgres");
+    const all = process.argv.includes("--all-functions");
+    const applied = process.argv.includes("--functions-only")
+      ? { migrations: [], functions: await applyFunctionSources(url, functionsDir, { all }) }
+      : await migrateDatabase(url, { allFunctions: all });
+    process.stdout.write(`${migrationReport(applied)}\n`);
   } catch (error) {
     throw new Error(databaseUnreachableMessage(error, DATABASE_URL) ?? `Migration failed: ${(error as Error).message}`, { cause: error });
   }

@@ -9,6 +9,8 @@ export type DueBacklog = {
   due: number;
   /** When over `max`: each organization's due jobs, largest first; empty otherwise. */
   byOrg: { orgId: string; due: number }[];
+  /** Of the ids `atSnapshot` named (jobs the caller is writing), those already in the read's snapshot. */
+  seen: Set<string>;
 };
 
 /**
@@ -19,14 +21,18 @@ export async function readDueBacklog(
   pool: pg.Pool,
   max: number,
   timeoutMs = 1_000,
-  /** Called once a connection is held, right before the statement whose snapshot the read is: what a caller wrote before then is in it. */
-  onSnapshot: () => void = () => undefined,
+  /**
+   * Called once a connection is held, right before the statement whose snapshot the read is: what a caller wrote
+   * before then is in it. It answers the ids of jobs whose writes are under way then: the read says which of them
+   * committed before its snapshot (`seen`), so a caller counting them until a read holds them counts them once.
+   */
+  atSnapshot: () => readonly string[] = () => [],
 ): Promise<DueBacklog> {
   return inTransaction(
     pool,
     async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
-      onSnapshot();
+      const writing = atSnapshot();
       const { rows } = await client.query<{ due: number }>(
         `SELECT count(*)::int AS due FROM (SELECT 1 FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now() LIMIT $1::bigint + 1) d`,
         [max],
@@ -40,9 +46,15 @@ export async function readDueBacklog(
         );
         byOrg = shares.rows;
       }
-      return { due, byOrg };
+      const seen = new Set<string>();
+      if (writing.length) {
+        const found = await client.query<{ id: string }>(`SELECT id FROM jobs WHERE id = ANY($1::uuid[])`, [writing]);
+        for (const { id } of found.rows) seen.add(id);
+      }
+      return { due, byOrg, seen };
     },
-    // One snapshot for both statements, taken by the first: the shares are of the count they explain.
+    // One snapshot for every statement, taken by the first: the shares are of the count they explain, and `seen` is
+    // what that count holds of the caller's writes.
     { mode: "ISOLATION LEVEL REPEATABLE READ READ ONLY" },
   );
 }

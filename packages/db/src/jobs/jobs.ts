@@ -3,7 +3,7 @@
 // rows costs the API a string concatenation per row, not a Date and an object.
 import type pg from "pg";
 import QueryStream from "pg-query-stream";
-import { type JobFilter, type JobStatus, type JobStepJson } from "@conveyor/contracts";
+import { JOB_DETAIL_FIELDS, type JobFilter, type JobStatus, type JobStepJson } from "@conveyor/contracts";
 import { jobListSql, withSearchHits } from "./job-filter";
 import { iso, TENANT_JOB } from "../core/job-sql";
 
@@ -137,42 +137,9 @@ export async function findJobOrgs(db: pg.Pool | pg.PoolClient, orgIds: readonly 
   return rows.map((row) => row.org_id);
 }
 
-const DETAIL_ORDER = [
-  "id",
-  "type",
-  "status",
-  "payload",
-  "retries",
-  "max_retries",
-  "created_at",
-  "updated_at",
-  "run_at",
-  "priority",
-  "replay_of",
-  "schedule_id",
-  "cancel_requested_at",
-  "concurrency_key",
-  "concurrency_limit",
-  "rate_limit",
-  "timeout_ms",
-  "dedupe_key",
-  "debounce_key",
-  "waiting_for",
-  "started_at",
-  "finished_at",
-  "progress",
-  "depends_on",
-  "dependents",
-  "on_dependency_failure",
-  "replayed_as",
-  "steps",
-  "result",
-  "error",
-];
-
-/** jsonb does not keep key order; the seed's fields come first, as documented. */
+/** jsonb does not keep key order: the detail's fields in JOB_DETAIL_FIELDS' order (@conveyor/contracts/job-shape). */
 function orderJobFields(job: JobDetail): JobDetail {
-  return Object.fromEntries(DETAIL_ORDER.map((key) => [key, job[key as keyof JobDetail] ?? null])) as JobDetail;
+  return Object.fromEntries(JOB_DETAIL_FIELDS.map((key) => [key, job[key as keyof JobDetail] ?? null])) as JobDetail;
 }
 
 export type JobArtifactFile = { contentType: string; filename: string; data: Buffer };

@@ -3,6 +3,7 @@
 // build the two databases ourselves and compare what Postgres' catalogs say about them.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { findFunctionDrift } from "./functions";
 import { diffSchemas, migrate, readSchema, withDatabaseName } from "./migrate";
 
 type Catalog = Record<string, unknown[]>;
@@ -14,12 +15,12 @@ const catalogQueries: Record<string, string> = {
   columns: `SELECT table_name, column_name, udt_name, is_nullable, column_default, character_maximum_length,
                    numeric_precision, datetime_precision, is_identity
               FROM information_schema.columns
-             WHERE table_schema = 'public' AND table_name <> '_prisma_migrations' ORDER BY 1, 2`,
+             WHERE table_schema = 'public' AND table_name NOT IN ('_prisma_migrations', '_conveyor_functions') ORDER BY 1, 2`,
   indexes: `SELECT tablename, indexname, indexdef FROM pg_indexes
-             WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' ORDER BY 1, 2`,
+             WHERE schemaname = 'public' AND tablename NOT IN ('_prisma_migrations', '_conveyor_functions') ORDER BY 1, 2`,
   constraints: `SELECT conrelid::regclass::text AS table_name, conname, pg_get_constraintdef(oid) AS definition
                   FROM pg_constraint
-                 WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> '_prisma_migrations' ORDER BY 1, 2`,
+                 WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT IN ('_prisma_migrations', '_conveyor_functions') ORDER BY 1, 2`,
 };
 
 /**
@@ -55,8 +56,9 @@ async function dropDatabase(baseUrl: string, name: string): Promise<void> {
 /**
  * Builds one scratch database from the migrations and one from schema.prisma (or `schema`, the text of
  * another version of it), and lists every catalog row
- * that differs. Storage parameters such as fillfactor are not compared: Prisma cannot express them.
- * Returns an empty list when the two agree.
+ * that differs. Storage parameters such as fillfactor are not compared: Prisma cannot express them. The stored
+ * functions are not in schema.prisma: the migrated database's must be those of their source files, each function
+ * with one (functions.ts). Returns an empty list when all agree.
  */
 export async function findSchemaDrift(serverUrl: string, schema?: string): Promise<string[]> {
   const suffix = randomBytes(4).toString("hex");
@@ -67,7 +69,7 @@ export async function findSchemaDrift(serverUrl: string, schema?: string): Promi
     const sql = await diffSchemas(null, schema ?? (await readSchema()), withDatabaseName(serverUrl, fromMigrations));
     await migrateFromSql(withDatabaseName(serverUrl, fromSchema), sql);
     const [a, b] = await Promise.all([describe(withDatabaseName(serverUrl, fromMigrations)), describe(withDatabaseName(serverUrl, fromSchema))]);
-    const differences: string[] = [];
+    const differences = (await findFunctionDrift(withDatabaseName(serverUrl, fromMigrations))).differs.map((line) => `functions: ${line}`);
     for (const [name, definition] of Object.entries(MIGRATION_ONLY_INDEXES)) {
       const made = (a.indexes ?? []).find((row) => (row as { indexname: string }).indexname === name) as { indexdef: string } | undefined;
       if (made?.indexdef !== definition)

@@ -6,6 +6,7 @@ import path from "node:path";
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { bindMigrationAwareSqlAdapterFactory } from "@prisma/driver-adapter-utils";
+import { applyFunctionSources, functionsDir } from "./functions";
 
 type SchemaEngine = import("@prisma/schema-engine-wasm/schema_engine_bg").SchemaEngine;
 
@@ -148,14 +149,35 @@ async function migrationsList() {
   };
 }
 
-/** Creates the database if missing and applies pending migrations. Returns the names it applied. */
-export async function migrate(databaseUrl: string): Promise<string[]> {
+/**
+ * Creates the database if missing, applies pending migrations, then the stored functions' source files that need it
+ * (functions.ts). Returns the migrations and the source files it applied.
+ */
+export async function migrateDatabase(
+  databaseUrl: string,
+  options: { functionsDir?: string; allFunctions?: boolean } = {},
+): Promise<{ migrations: string[]; functions: string[] }> {
   await ensureDatabase(databaseUrl);
   const migrationsToApply = await migrationsList();
-  return withEngine(databaseUrl, async (engine) => {
+  const migrations = await withEngine(databaseUrl, async (engine) => {
     const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: migrationsToApply, filters: noFilter });
     return appliedMigrationNames;
   });
+  return { migrations, functions: await applyFunctionSources(databaseUrl, options.functionsDir ?? functionsDir, { all: options.allFunctions }) };
+}
+
+/** `migrateDatabase`, answering the names of the migrations it applied. */
+export async function migrate(databaseUrl: string): Promise<string[]> {
+  return (await migrateDatabase(databaseUrl)).migrations;
+}
+
+/** What `migrateDatabase` did, in a line for a terminal. */
+export function migrationReport({ migrations, functions }: { migrations: string[]; functions: string[] }): string {
+  if (!migrations.length && !functions.length) return "Database is up to date.";
+  const lines = [];
+  if (migrations.length) lines.push(`Applied migrations: ${migrations.join(", ")}`);
+  if (functions.length) lines.push(`Applied stored functions from packages/db/sql/functions: ${functions.join(", ")}`);
+  return lines.join("\n");
 }
 
 /**

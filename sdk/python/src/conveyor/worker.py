@@ -13,8 +13,9 @@
 One thread leases jobs (a long-poll for as many as there are free slots), a pool of ``concurrency`` threads runs the
 tasks, one thread reports their outcomes (what finished since its last call, in one POST /worker/outcomes), and one
 thread heartbeats every running job's lease (carrying its progress and log lines). On SIGTERM the worker
-stops leasing, hands back what it has not started, and gives running tasks ``shutdown_timeout`` seconds to finish;
-those still running then are handed back too (another worker leases them again).
+stops leasing (it tells the API, which ends its waiting long-poll at once), hands back what it has not started, and
+gives running tasks ``shutdown_timeout`` seconds to finish; those still running then are handed back too (another
+worker leases them again).
 """
 
 from __future__ import annotations
@@ -213,6 +214,7 @@ class Worker:
         self._outcomes: deque[tuple[str, str, dict[str, Any]]] = deque()
         self._outcomes_ready = threading.Condition()
         self._reporter_stop = False
+        self._handed_back = 0
 
     def task(self, type: str) -> Callable[[Task], Task]:
         """Registers the decorated function ``fn(payload, ctx)`` for jobs of ``type``; its return value (JSON) is
@@ -262,7 +264,18 @@ class Worker:
 
     def stop(self) -> None:
         """Stops leasing; running tasks get ``shutdown_timeout`` seconds to finish."""
+        if self._stopping.is_set():
+            return
         self._stopping.set()
+        # The API answers this worker's waiting long-poll now instead of after up to poll_seconds (a signal handler
+        # must not block on HTTP: a thread says it).
+        threading.Thread(target=self._say_stopped, name="conveyor-stop", daemon=True).start()
+
+    def _say_stopped(self) -> None:
+        try:
+            self._transport.request("POST", "/worker/stop", json={"worker_id": self.id})
+        except ConveyorError as error:
+            logger.warning("could not say this worker stops (its long-poll ends within %d s instead): %s", self.poll_seconds, error)
 
     def _lease_loop(self) -> None:
         types = sorted(self._tasks)
@@ -404,6 +417,8 @@ class Worker:
     def _hand_back(self, job_id: str, token: str) -> None:
         try:
             self._transport.request("POST", f"/worker/jobs/{job_id}/release", json={"lease_token": token})
+            with self._lock:
+                self._handed_back += 1
         except ConveyorError as error:
             logger.warning("could not hand job %s back (its lease will lapse instead): %s", job_id, error)
 
@@ -468,4 +483,4 @@ class Worker:
         except ConveyorError as error:
             logger.warning("could not say this worker stopped (it is forgotten once its lease calls stop): %s", error)
         self._transport.close()
-        logger.info("worker %s stopped (%d job(s) handed back)", self.name, len(left))
+        logger.info("worker %s stopped (%d job(s) handed back)", self.name, self._handed_back)

@@ -12,8 +12,8 @@ import { OutcomeWriter } from "./worker-outcomes";
 import type pg from "pg";
 import { Gauge, type Registry } from "prom-client";
 
-/** `types`: the types a NOTIFY named (their new jobs are due); none when woken otherwise. */
-type Waiter = { wake(types?: readonly string[]): void };
+/** `types`: the types a NOTIFY named (their new jobs are due); none when woken otherwise. `worker`: whose poll it is. */
+type Waiter = { worker: string; wake(types?: readonly string[]): void };
 type Group = { types: ReadonlySet<string>; waiters: Set<Waiter> };
 
 /** Without LISTEN (Postgres away for a moment), waiters look again this often. */
@@ -24,6 +24,8 @@ const LEASE_ATTEMPTS_AT_ONCE = 4;
 const WAKE_PER_GROUP = 4;
 /** How soon an attempt that found its types being taken by another caller tries again. */
 const CONTENDED_RETRY_MS = 5;
+/** How long a worker that said it stops gets empty answers from this process (a late lease call leases nothing). */
+const STOPPED_FOR_MS = 60_000;
 
 export class LeaseHub {
   private readonly groups = new Map<string, Group>();
@@ -33,6 +35,8 @@ export class LeaseHub {
   private lastWarning = 0;
   private attempts = 0;
   private readonly queued: (() => void)[] = [];
+  /** Workers ("org worker") that said they stop, until when their lease calls answer [] at once. */
+  private readonly stoppedWorkers = new Map<string, number>();
   /** The group commit of this process' outcome reports. */
   readonly outcomes: OutcomeWriter;
 
@@ -99,16 +103,35 @@ export class LeaseHub {
   }
 
   /**
+   * A worker says it stops (POST /worker/stop): its long-polls waiting on this process answer [] now, and its lease
+   * calls for a minute lease nothing, so a worker shutting down is not held by its own poll for up to wait_seconds.
+   */
+  workerStopped(orgId: string, workerId: string): void {
+    const worker = `${orgId} ${workerId}`;
+    const now = Date.now();
+    for (const [key, until] of this.stoppedWorkers) if (until <= now) this.stoppedWorkers.delete(key);
+    this.stoppedWorkers.set(worker, now + STOPPED_FOR_MS);
+    for (const group of this.groups.values()) for (const waiter of group.waiters) if (waiter.worker === worker) waiter.wake();
+  }
+
+  /** Whether the worker said it stops (within the last minute): its lease calls lease nothing. */
+  hasStopped(orgId: string, workerId: string): boolean {
+    return (this.stoppedWorkers.get(`${orgId} ${workerId}`) ?? 0) > Date.now();
+  }
+
+  /**
    * Leases jobs for `request`, waiting up to `waitMs` for some when none can be leased now. Resolves early with []
-   * when `signal` aborts (the caller went away) or the hub stops.
+   * when `signal` aborts (the caller went away), the worker says it stops, or the hub stops.
    */
   async lease(request: LeaseRequest, waitMs: number, signal: AbortSignal): Promise<LeasedJob[]> {
     if (waitMs > 0 && !this.stopped) await this.listen();
     const deadline = Date.now() + waitMs;
     const key = `${request.orgId} ${[...request.types].sort().join(" ")}`;
+    const worker = `${request.orgId} ${request.workerId}`;
     // The types the NOTIFY that woke this caller named: the next attempt need not look whether they have due jobs.
     let notified: readonly string[] | undefined;
     for (;;) {
+      if (this.hasStopped(request.orgId, request.workerId)) return [];
       // The group of this organization's polls for these types (made again if it emptied meanwhile).
       let group = this.groups.get(key);
       if (!group) this.groups.set(key, (group = { types: new Set(request.types), waiters: new Set() }));
@@ -122,7 +145,7 @@ export class LeaseHub {
           resolve();
         };
       });
-      const waiter: Waiter = { wake };
+      const waiter: Waiter = { worker, wake };
       group.waiters.add(waiter);
       try {
         const hint = notified?.length ? { types: notified } : undefined;

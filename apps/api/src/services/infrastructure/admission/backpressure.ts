@@ -5,9 +5,10 @@
 // shed for another's flood. The figure is read at most once per BACKPRESSURE_REFRESH_MS per process, in the
 // background of the requests that need it (a request never waits for it); /readyz does not look at it. Between two
 // reads, each admission adds the jobs it lets in to the figure (per process and organization), so parallel batches
-// inside one read's second cannot overshoot the limit. A read takes off only the jobs written before its snapshot
-// (marked once it holds a connection): what was admitted but not yet written stays counted, and what was written
-// while the read waited for a connection is not counted twice (which would shed an organization under the limit).
+// inside one read's second cannot overshoot the limit. A read takes off exactly the jobs its snapshot holds: those
+// whose write had ended when it took its connection, and of the writes under way then, those it finds committed (a
+// write can commit before the snapshot and report after it); what is admitted and not yet in a snapshot stays counted.
+// Counted twice, an organization would be shed under the limit.
 // With BACKPRESSURE_COMMIT_P99_MS, commit latency sheds too, with the same rule and the same 429: while the p99 of
 // the API's inserts (commit-latency.ts) is past it, the organizations asking for most of the creations are shed — the
 // fewest of the largest askers whose share covers the part of the demand that would bring the p99 back to the
@@ -69,6 +70,12 @@ export class Demand {
   }
 }
 
+/** An admitted creation's write under way: its jobs' ids, and how many of them a read has already found committed. */
+export type Flight = { orgId: string; ids: readonly string[]; count: number; seen: number };
+
+/** Most ids of writes under way a read looks up (past them, a write that commits before the snapshot counts twice until the next read). */
+const FLIGHT_IDS_CHECKED = 10_000;
+
 /** A 429 `overloaded`, with what it is for (`reason`: the label of /metrics' refusals). */
 export class OverloadedError extends AppError {
   constructor(
@@ -87,6 +94,8 @@ export class Backpressure {
   private pendingBefore = new Map<string, number>();
   /** Jobs this process wrote that no read has seen yet, per organization. */
   private written = new Map<string, number>();
+  /** Admitted creations whose write is under way (still counted in `pending` until a read finds them or they end). */
+  private readonly flights = new Set<Flight>();
   /** Every count above together. */
   private addedTotal = 0;
   /** The organizations shed by the read plus the additions; null once either changed (computed on the next ask). */
@@ -131,16 +140,25 @@ export class Backpressure {
     return this.deps.config.BACKPRESSURE_DUE_MAX !== undefined;
   }
 
-  /** Admitted jobs were written: they stay counted until a read whose snapshot holds them. */
-  wrote(orgId: string, count: number): void {
-    if (!this.counts) return;
-    this.count(this.written, orgId, this.unpend(orgId, count));
+  /** An admitted creation's write of the jobs `ids` (`count` admitted) begins; wrote() or forget() says how it ended. */
+  writing(orgId: string, ids: readonly string[], count: number): Flight {
+    const flight = { orgId, ids, count, seen: 0 };
+    if (this.counts) this.flights.add(flight);
+    return flight;
   }
 
-  /** Admitted jobs that were not added after all (a quota refused them, the request failed): they leave the count. */
-  forget(orgId: string, count: number): void {
+  /** The write ended with its jobs committed: those no read has found yet stay counted until a read whose snapshot holds them. */
+  wrote(flight: Flight): void {
     if (!this.counts) return;
-    this.unpend(orgId, count);
+    this.flights.delete(flight);
+    this.count(this.written, flight.orgId, this.unpend(flight.orgId, flight.count - flight.seen));
+  }
+
+  /** Admitted jobs that were not added after all (a quota refused them, the write failed): they leave the count. */
+  forget(orgId: string, count: number, flight?: Flight): void {
+    if (!this.counts) return;
+    if (flight) this.flights.delete(flight);
+    this.unpend(orgId, count - (flight?.seen ?? 0));
   }
 
   /** Takes up to `count` of the organization's pending jobs off (the older read's first); answers how many. */
@@ -195,11 +213,17 @@ export class Backpressure {
   /** Reads the figure now (tests, and the first request after a quiet spell use the one read in the background). */
   async refresh(max = this.deps.config.BACKPRESSURE_DUE_MAX): Promise<void> {
     if (max === undefined) return;
-    // What was written before the read's snapshot is in what it reads; what is written after, or still being written,
-    // stays counted. The mark is taken once the read holds a connection, right before its statement.
+    // What was written before the read's snapshot is in what it reads; what is written after stays counted. The mark
+    // is taken once the read holds a connection, right before its statement; of the writes under way then, the read
+    // looks up which committed before its snapshot.
     let before = new Map<string, number>();
+    let underWay: Flight[] = [];
     try {
-      const backlog = await readDueBacklog(this.deps.db.pool, max, undefined, () => (before = new Map(this.written)));
+      const backlog = await readDueBacklog(this.deps.db.pool, max, undefined, () => {
+        before = new Map(this.written);
+        underWay = [...this.flights];
+        return underWay.flatMap((f) => f.ids).slice(0, FLIGHT_IDS_CHECKED);
+      });
       this.read = {
         due:
           backlog.due > max
@@ -211,6 +235,14 @@ export class Backpressure {
         byOrg: backlog.byOrg,
       };
       for (const [orgId, n] of before) this.count(this.written, orgId, -Math.min(n, this.written.get(orgId) ?? 0));
+      for (const flight of underWay) {
+        const seen = Math.min(flight.count, flight.ids.filter((id) => backlog.seen.has(id)).length);
+        if (seen <= flight.seen) continue;
+        // In this read now: off the count of what is under way, or, for a write that ended meanwhile, of what it wrote.
+        if (this.flights.has(flight)) this.unpend(flight.orgId, seen - flight.seen);
+        else this.count(this.written, flight.orgId, -Math.min(seen - flight.seen, this.written.get(flight.orgId) ?? 0));
+        flight.seen = seen;
+      }
       // An admission whose write never said how it ended (a request that failed between the two) is not counted
       // forever: pending through a whole read, it is let go.
       for (const [orgId, n] of this.pendingBefore) this.count(this.pendingBefore, orgId, -n);

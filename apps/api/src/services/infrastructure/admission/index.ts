@@ -53,7 +53,7 @@ export class Admission {
   }
 }
 
-/** An admitted creation's writer: its write, once ended, moves the admitted jobs on in backpressure's count. */
+/** An admitted creation's writer: its write, under way and once ended, moves the admitted jobs on in backpressure's count. */
 class CountedWriter implements JobInserter {
   constructor(
     private readonly inner: JobInserter,
@@ -63,29 +63,34 @@ class CountedWriter implements JobInserter {
   ) {}
 
   insert(jobs: NewJob[]): Promise<Refused> {
-    return this.ended(this.inner.insert(jobs));
+    return this.ended(jobs, () => this.inner.insert(jobs));
   }
 
   insertIdempotently(job: NewJob, idempotency: { key: string; requestHash: Buffer; ttlMs: number }): Promise<IdempotentInsert> {
-    return this.ended(this.inner.insertIdempotently(job, idempotency));
+    return this.ended([job], () => this.inner.insertIdempotently(job, idempotency));
   }
 
   insertGraph(jobs: NewJob[], before?: GraphPrelude): Promise<JobStatus[]> {
-    return this.ended(this.inner.insertGraph(jobs, before));
+    return this.ended(jobs, () => this.inner.insertGraph(jobs, before));
   }
 
   debounce(job: NewJob & { debounceKey: string }, debounceMs: number): Promise<Debounced> {
-    return this.ended(this.inner.debounce(job, debounceMs));
+    return this.ended([job], () => this.inner.debounce(job, debounceMs));
   }
 
-  private ended<T>(write: Promise<T>): Promise<T> {
-    return write.then(
+  private ended<T>(jobs: readonly NewJob[], write: () => Promise<T>): Promise<T> {
+    const flight = this.backpressure.writing(
+      this.orgId,
+      jobs.map((j) => j.id),
+      this.count,
+    );
+    return new Promise<T>((resolve) => resolve(write())).then(
       (result) => {
-        this.backpressure.wrote(this.orgId, this.count);
+        this.backpressure.wrote(flight);
         return result;
       },
       (error: unknown) => {
-        this.backpressure.forget(this.orgId, this.count);
+        this.backpressure.forget(this.orgId, this.count, flight);
         throw error;
       },
     );

@@ -6,7 +6,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
-import { claimJobs, findJob, findJobAttempts, findJobLogs, insertJobs, newId, readEventTexts, writeOutcomes } from "../src";
+import { claimJobs, newId, readEventTexts, writeOutcomes, type NewJob } from "../src";
+import { jobThrough, readsOf, type Move } from "./support/job-through";
 
 const MIGRATIONS = path.resolve(__dirname, "../../../prisma/migrations");
 const MIGRATION = path.join(MIGRATIONS, "20261207033400_event_data_by_row_type/migration.sql");
@@ -29,37 +30,13 @@ async function previousDefinition(name: string): Promise<string> {
 const usesRowType = async () =>
   (await sql("SELECT 1 FROM pg_proc WHERE proname = 'conveyor_job_data' AND prosrc LIKE '%conveyor_job_data_fields%'")).rowCount === 1;
 
-/** A job written by the transitions as they are: created with `extra`, then claimed and ended as `moves` says. */
-async function job(moves: ("start" | "done" | "retry" | "fail")[], extra: Record<string, unknown> = {}): Promise<string> {
-  const id = newId();
-  await insertJobs(database.db.pool, [{ id, orgId, type: "email", payloadJson: '{"to":"a@b.c"}', maxRetries: 2, createdAt: new Date(), ...extra }]);
-  let attempt = 0;
-  for (const move of moves) {
-    if (move === "start") {
-      attempt += 1;
-      await claimJobs(database.db.pool, [{ id, fence: `fence-${attempt}` }]);
-      continue;
-    }
-    const status = move === "done" ? "done" : move === "fail" ? "failed" : "pending";
-    const applied = await writeOutcomes(
-      database.db.pool,
-      [{ jobId: id, attempt, level: "info", message: `attempt ${attempt}`, timestamp: new Date() }],
-      [
-        {
-          id,
-          fence: `fence-${attempt}`,
-          status,
-          retries: move === "retry" ? attempt : attempt - 1,
-          result: move === "done" ? '{"sent":true,"nested":{"list":[1,2.5,"x"],"none":null}}' : null,
-          error: move === "done" ? null : 'it broke: "quoted" \\ back\\slash, tab\t, newline\n, ünïcødé ✓',
-          runAt: move === "retry" ? new Date() : null,
-        },
-      ],
-    );
-    expect(applied.get(id)).toBe(status);
-  }
-  return id;
-}
+/** A job written by the transitions as they are, created with `extra`; its failures' error needs escaping, its result nests. */
+const job = (moves: Move[], extra: Partial<NewJob> = {}) =>
+  jobThrough(database.db.pool, orgId, moves, {
+    job: extra,
+    result: '{"sent":true,"nested":{"list":[1,2.5,"x"],"none":null}}',
+    error: 'it broke: "quoted" \\ back\\slash, tab\t, newline\n, ünïcødé ✓',
+  });
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -96,12 +73,7 @@ it("keeps every read as it was, and builds the same jsonb as the old function fo
     [jobs.processing, newId(), newId()],
   );
 
-  const reads = async () => ({
-    jobs: await Promise.all(Object.values(jobs).map((id) => findJob(database.db.pool, orgId, id))),
-    logs: await Promise.all(Object.values(jobs).map((id) => findJobLogs(database.db.pool, orgId, id))),
-    attempts: await Promise.all(Object.values(jobs).map((id) => findJobAttempts(database.db.pool, orgId, id))),
-    events: (await readEventTexts(database.db.pool, { orgId, after: 0n, limit: 1000 })).events,
-  });
+  const reads = () => readsOf(database.db.pool, orgId, Object.values(jobs));
   const before = await reads();
   expect(before.jobs.map((j) => j?.status)).toEqual(["pending", "pending", "processing", "pending", "done", "failed"]);
   // created 6, started 5, retrying 2, succeeded 1, failed 1.

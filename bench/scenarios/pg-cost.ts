@@ -16,7 +16,8 @@ export const CPU_PER_JOB_BEFORE_US = Number(process.env.BENCH_PG_BEFORE_US ?? 0)
 const FAMILIES: [string, RegExp][] = [
   ["create", /unnest\(\$1::uuid\[\], \$2::uuid\[\], \$3::text\[\]/],
   ["hand over", /UPDATE job_queue q SET dispatched_at = now\(\)/],
-  ["start", /unnest\(\$1::uuid\[\], \$2::text\[\]\) AS t\(id, fence\)/],
+  // The whole claim, and its usual case's statement of its own (job-machine/start.ts, claimPlain).
+  ["start", /unnest\(\$1::uuid\[\], \$2::text\[\]\) AS t\(id, fence\)|started AS \(\s+UPDATE jobs j SET status/],
   ["outcome", /applied AS \(/],
   ["foreign-key checks", /FOR KEY SHARE/],
 ];

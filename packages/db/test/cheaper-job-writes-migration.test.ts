@@ -6,7 +6,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
-import { claimJobs, findJob, findJobAttempts, findJobLogs, inTransaction, insertJobs, newId, readEventTexts, writeOutcomes } from "../src";
+import { claimJobs, inTransaction, newId, writeOutcomes } from "../src";
+import { jobThrough, readsOf, type Move } from "./support/job-through";
 
 const MIGRATIONS = path.resolve(__dirname, "../../../prisma/migrations");
 const MIGRATION = path.join(MIGRATIONS, "20261207003622_cheaper_job_writes/migration.sql");
@@ -28,37 +29,7 @@ const functionLanguage = async () =>
   (await sql("SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = 'conveyor_next_event_id'")).rows[0]?.lanname;
 const foreignKey = async () => (await sql("SELECT 1 FROM pg_constraint WHERE conname = 'jobs_org_id_fkey'")).rowCount;
 
-/** A job written by the transitions as they are: created, then claimed and ended as `moves` says. */
-async function job(moves: ("start" | "done" | "retry" | "fail")[]): Promise<string> {
-  const id = newId();
-  await insertJobs(database.db.pool, [{ id, orgId, type: "email", payloadJson: '{"to":"a@b.c"}', maxRetries: 2, createdAt: new Date() }]);
-  let attempt = 0;
-  for (const move of moves) {
-    if (move === "start") {
-      attempt += 1;
-      await claimJobs(database.db.pool, [{ id, fence: `fence-${attempt}` }]);
-      continue;
-    }
-    const status = move === "done" ? "done" : move === "fail" ? "failed" : "pending";
-    const applied = await writeOutcomes(
-      database.db.pool,
-      [{ jobId: id, attempt, level: "info", message: `attempt ${attempt}`, timestamp: new Date() }],
-      [
-        {
-          id,
-          fence: `fence-${attempt}`,
-          status,
-          retries: move === "retry" ? attempt : attempt - 1,
-          result: move === "done" ? '{"sent":true}' : null,
-          error: move === "done" ? null : "it broke",
-          runAt: move === "retry" ? new Date() : null,
-        },
-      ],
-    );
-    expect(applied.get(id)).toBe(status);
-  }
-  return id;
-}
+const job = (moves: Move[]) => jobThrough(database.db.pool, orgId, moves);
 
 /** The ids of the events each of `statements` (run in one transaction) wrote, and the transaction's id. */
 async function eventIdsInOneTransaction(statements: number): Promise<{ xid: bigint; ids: bigint[][] }> {
@@ -99,12 +70,7 @@ it("keeps every read as it was, and numbers events afterwards as the SQL functio
   };
   const old = await eventIdsInOneTransaction(3);
 
-  const reads = async () => ({
-    jobs: await Promise.all(Object.values(jobs).map((id) => findJob(database.db.pool, orgId, id))),
-    logs: await Promise.all(Object.values(jobs).map((id) => findJobLogs(database.db.pool, orgId, id))),
-    attempts: await Promise.all(Object.values(jobs).map((id) => findJobAttempts(database.db.pool, orgId, id))),
-    events: (await readEventTexts(database.db.pool, { orgId, after: 0n, limit: 1000 })).events,
-  });
+  const reads = () => readsOf(database.db.pool, orgId, Object.values(jobs));
   const before = await reads();
   expect(before.jobs.map((j) => j?.status)).toEqual(["pending", "processing", "pending", "done", "failed"]);
   // created 5, started 5, retrying 2, succeeded 1, failed 1; and the 6 written in one transaction above.

@@ -6,7 +6,7 @@ import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, countUsage, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
+import { announce, countFailures, countUsage, eventData, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
 
@@ -95,6 +95,7 @@ async function applyOutcomes(
     for (const [id, status] of await applyOutcomes(db, [], again, settling)) first.set(id, status);
     return first;
   }
+  if (!settling && logs.length === 0 && sorted.every((o) => o.status === "done")) return applySuccesses(db, sorted);
   const { rows } = await db.query<{ id: string; status: JobStatus }>({
     name: "conveyor-write-outcomes",
     text: `WITH ${EVENT_BASE}, applied AS (
@@ -155,6 +156,40 @@ async function applyOutcomes(
       sorted.map((o) => o.runAt),
       settling,
     ],
+  });
+  return new Map(rows.map((r) => [r.id, r.status]));
+}
+
+/**
+ * applyOutcomes' usual case in a statement of its own: every outcome a success (done), no log line, no settling. It
+ * writes what the whole statement writes for a success — the job done under its fence (its result merged as there,
+ * its error cleared), its queue row deleted, the job.succeeded event, the attempt's milliseconds in the usage rows —
+ * and leaves out the parts a success never uses (back in line, failure counts, log lines), which Postgres would
+ * otherwise build and tear down at every run (docs/decisions/2026-12-07-lean-transitions.md). A job with
+ * dependents is left out, as there: the caller settles them.
+ */
+async function applySuccesses(db: pg.Pool | pg.PoolClient, sorted: readonly Outcome[]): Promise<Map<string, JobStatus>> {
+  const { rows } = await db.query<{ id: string; status: JobStatus }>({
+    name: "conveyor-write-successes",
+    text: `WITH ${EVENT_BASE}, applied AS (
+       UPDATE jobs j
+          SET status = 'done', retries = ($3::int[])[array_position($1::uuid[], j.id)],
+              -- Merged, not replaced, as in applyOutcomes.
+              result = CASE WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(($4::text[])[array_position($1::uuid[], j.id)]::jsonb) = 'object'
+                            THEN j.result || ($4::text[])[array_position($1::uuid[], j.id)]::jsonb
+                            ELSE ($4::text[])[array_position($1::uuid[], j.id)]::jsonb END,
+              error = NULL, finished_at = now(), fence = NULL, updated_at = now()
+        WHERE j.id = ANY($1::uuid[]) AND j.fence = ($2::text[])[array_position($1::uuid[], j.id)] AND ${statusIs("j", "processing")} AND j.dependents = 0
+       RETURNING j.id, j.org_id, j.type, j.status, j.started_at, ${eventData("j")} AS data
+     ), finished AS (
+       DELETE FROM job_queue q USING applied a WHERE q.job_id = a.id
+     ), announced AS (
+       ${announce({ from: "applied", event: eventOfStatus("x.status"), data: "x.data" })}
+     ), ${countUsage("(SELECT a.org_id, a.type, 'processing'::text AS old_status, a.started_at AS old_started_at, a.status::text AS new_status, a.started_at AS new_started_at FROM applied a)")}, notified AS (
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM applied LIMIT 1) AS any_applied
+     )
+     SELECT id, status, (SELECT count(*) FROM notified) AS notified FROM applied`,
+    values: [sorted.map((o) => o.id), sorted.map((o) => o.fence), sorted.map((o) => o.retries), sorted.map((o) => o.result)],
   });
   return new Map(rows.map((r) => [r.id, r.status]));
 }

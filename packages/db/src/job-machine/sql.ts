@@ -33,14 +33,19 @@ export const unlessCancelRequested = (job: string, status: string): string =>
 /**
  * An INSERT of one event per row of `from` (which has columns `id`, `org_id`, `type` and `job`, a jobs row as it is after
  * the change), for use as a CTE body after `EVENT_BASE`. Ids are the transaction's base + the row's place, ordered by
- * job id; internal jobs announce nothing.
+ * job id; internal jobs announce nothing. With `data` (an expression of `x`), the job's JSON is that instead of
+ * `conveyor_job_data(x.job)`: a statement whose UPDATE returns `eventData("j")` builds it from the row's own columns,
+ * where a returned `j` is a copy of the whole row that the JSON then takes apart field by field.
  */
-export function announce(options: { from: string; event: string; time?: string; where?: string }): string {
+export function announce(options: { from: string; event: string; time?: string; where?: string; data?: string }): string {
   return `INSERT INTO events (id, org_id, job_id, type, time, data)
-       SELECT e.base + row_number() OVER (ORDER BY x.id), x.org_id, x.id, ${options.event}, ${options.time ?? "now()"}, conveyor_job_data(x.job)
+       SELECT e.base + row_number() OVER (ORDER BY x.id), x.org_id, x.id, ${options.event}, ${options.time ?? "now()"}, ${options.data ?? "conveyor_job_data(x.job)"}
          FROM ${options.from} x CROSS JOIN event_base e
         WHERE ${TENANT_JOB("x")}${options.where ? ` AND (${options.where})` : ""}`;
 }
+
+/** The event JSON of the jobs row `job` (an UPDATE's target, in its RETURNING), null for an internal job, which announces nothing. */
+export const eventData = (job: string): string => `CASE WHEN ${TENANT_JOB(job)} THEN conveyor_job_data(${job}) END`;
 
 /**
  * Two CTEs, `counted` and `counted_by_day`, counting the failures among the rows of `from` (columns `id`, `org_id`,

@@ -7,7 +7,7 @@ import { MAX_INTERRUPTIONS } from "@conveyor/contracts";
 import { EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, countUsage, eventOfStatus, holderLives, statusIs } from "./sql";
+import { announce, countFailures, countUsage, eventData, eventOfStatus, holderLives, statusIs } from "./sql";
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
@@ -86,7 +86,11 @@ export type ClaimedJob = {
  */
 export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]): Promise<(ClaimedJob | ClaimWait)[]> {
   if (requests.length === 0) return [];
-  const claimed = await claim(pool, requests, false);
+  // The usual case first (a pending job nothing could hold back), then the whole claim for the jobs it left.
+  const plain = await claimPlain(pool, requests);
+  const started = new Set(plain.map((c) => c.id));
+  const rest = requests.filter((r) => !started.has(r.id));
+  const claimed = rest.length ? [...plain, ...(await claim(pool, rest, false))] : plain;
   if (claimed.length === requests.length) return claimed;
   // A take-over that ends a job with dependents (docs/reference/lifecycle.md#dependencies) is left out of the one-statement claim: it is made again
   // here with the settling of those dependents, in one transaction.
@@ -121,6 +125,68 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
   return claimed;
 }
 
+/** The columns of a claimed job the claim statements answer with; `previous_status` and `retry_at` as named below. */
+type ClaimRow = {
+  id: string;
+  org_id: string;
+  type: string;
+  payload: string;
+  retries: number;
+  max_retries: number;
+  interruptions: number;
+  timeout_ms: number | null;
+  trace_parent: string | null;
+  dependencies: number;
+  previous_status: "pending" | "processing";
+  retry_at: Date | null;
+};
+
+const claimedJob = (r: ClaimRow): ClaimedJob => ({
+  id: r.id,
+  orgId: r.org_id,
+  type: r.type,
+  payload: r.payload,
+  retries: r.retries,
+  maxRetries: r.max_retries,
+  interruptions: r.interruptions,
+  timeoutMs: r.timeout_ms,
+  traceParent: r.trace_parent,
+  dependencies: r.dependencies,
+  previousStatus: r.previous_status,
+});
+
+/**
+ * The claim's usual case in a statement of its own: the pending jobs that nothing could hold back — no pause and no
+ * rate limit on the job, its queue or its type, no dependency still open — started as the whole claim starts them
+ * (status, fence, started_at, the job.started event, the usage counts). A job it leaves (held back or possibly so,
+ * processing, taken over, already final) is for the whole claim. The whole claim's statement carries every case —
+ * rate-limit grants, holds, take-overs, cancellations, failures, logs — and Postgres builds and tears down each of its
+ * twelve writing parts at every run, whatever the batch holds: this one has four (docs/decisions/2026-12-07-lean-transitions.md).
+ */
+async function claimPlain(db: pg.Pool | pg.PoolClient, requests: readonly ClaimRequest[]): Promise<ClaimedJob[]> {
+  const sorted = [...requests].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const { rows } = await db.query<ClaimRow>({
+    name: "conveyor-claim-plain-jobs",
+    text: `WITH ${EVENT_BASE}, started AS (
+       UPDATE jobs j SET status = 'processing', fence = ($2::text[])[array_position($1::uuid[], j.id)], updated_at = now(), started_at = now()
+        WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0 AND j.rate_limit IS NULL
+          AND NOT EXISTS (SELECT 1 FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type AND (qs.paused OR qs.rate_limit IS NOT NULL))
+          AND NOT EXISTS (SELECT 1 FROM type_state ts WHERE ts.type = j.type AND (ts.paused_until > now() OR ts.rate_limit IS NOT NULL))
+       RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, j.started_at,
+                 ${eventData("j")} AS data
+     ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, s.started_at AS new_started_at FROM started s)`)}, announced AS (
+       ${announce({ from: "started", event: eventOfStatus("x.status"), data: "x.data" })}
+     ), notified AS (
+       SELECT pg_notify('${EVENTS_CHANNEL}', '') FROM (SELECT 1 FROM started LIMIT 1) AS any_change
+     )
+     SELECT s.id, s.org_id, s.type, s.payload::text AS payload, s.retries, s.max_retries, s.interruptions, s.timeout_ms, s.trace_parent, s.dependencies,
+            'pending' AS previous_status, NULL::timestamptz AS retry_at, (SELECT count(*) FROM notified) AS notified
+       FROM started s`,
+    values: [sorted.map((r) => r.id), sorted.map((r) => r.fence)],
+  });
+  return rows.map(claimedJob);
+}
+
 /**
  * The one statement of claimJobs. Unless `settling`, a take-over that would end a job with dependents (cancelled
  * or failed) is left out: the caller makes it with the settling of those dependents.
@@ -128,20 +194,7 @@ export async function claimJobs(pool: pg.Pool, requests: readonly ClaimRequest[]
 async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimRequest[], settling: boolean): Promise<(ClaimedJob | ClaimWait)[]> {
   // Rows are locked in id order, as every other multi-row writer of jobs does, so claims never deadlock with them.
   const sorted = [...requests].sort((a, b) => (a.id < b.id ? -1 : 1));
-  const { rows } = await db.query<{
-    id: string;
-    org_id: string;
-    type: string;
-    payload: string;
-    retries: number;
-    max_retries: number;
-    interruptions: number;
-    timeout_ms: number | null;
-    trace_parent: string | null;
-    dependencies: number;
-    previous_status: "pending" | "processing";
-    retry_at: Date | null;
-  }>({
+  const { rows } = await db.query<ClaimRow>({
     // Prepared once per connection: the planner is not run again for every batch.
     name: "conveyor-claim-jobs",
     text: `WITH input AS (
@@ -254,21 +307,5 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
       WHERE NOT p.paused AND r.frees_at <= now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'`,
     values: [sorted.map((r) => r.id), sorted.map((r) => r.fence), settling],
   });
-  return rows.map((r) =>
-    r.retry_at
-      ? { id: r.id, retryAt: r.retry_at }
-      : {
-          id: r.id,
-          orgId: r.org_id,
-          type: r.type,
-          payload: r.payload,
-          retries: r.retries,
-          maxRetries: r.max_retries,
-          interruptions: r.interruptions,
-          timeoutMs: r.timeout_ms,
-          traceParent: r.trace_parent,
-          dependencies: r.dependencies,
-          previousStatus: r.previous_status,
-        },
-  );
+  return rows.map((r) => (r.retry_at ? { id: r.id, retryAt: r.retry_at } : claimedJob(r)));
 }

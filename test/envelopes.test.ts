@@ -36,8 +36,18 @@ describe("a worker SIGKILLed holding an envelope of 64 jobs, half started", () =
   const log = new ScriptedLog("envelope-kill");
   let stack: Stack;
   beforeAll(async () => {
+    // One-second registry heartbeats: the killed worker is known gone (three missed beats) in about three seconds, so
+    // the envelope's next delivery takes its started jobs over instead of leaving them to the reconciler's grace
+    // (30 s) — which put this test at its 60 s limit.
     stack = await startStack({
-      workerEnv: { WORKER_TYPES: "scripted", WORKER_CONCURRENCY: "64", ENVELOPE_MAX: "64", SCRIPTED_MARKER_FILE: log.file, WORKER_LOCK_MS: "3000" },
+      workerEnv: {
+        WORKER_TYPES: "scripted",
+        WORKER_CONCURRENCY: "64",
+        ENVELOPE_MAX: "64",
+        SCRIPTED_MARKER_FILE: log.file,
+        WORKER_LOCK_MS: "3000",
+        WORKER_HEARTBEAT_MS: "1000",
+      },
     });
   });
   afterEach(() => stack.expectOtherOrgUntouched());

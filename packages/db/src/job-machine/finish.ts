@@ -6,7 +6,7 @@ import type { JobStatus, LogLevel } from "@conveyor/contracts";
 import { DISPATCH_CHANNEL, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 import { settleDependents } from "./dependencies";
-import { announce, countFailures, countUsage, eventData, eventOfStatus, statusIs, unlessCancelRequested } from "./sql";
+import { announce, countFailures, countUsage, eventData, eventOfStatus, mergedResult, statusIs, unlessCancelRequested } from "./sql";
 
 export type LogRow = { jobId: string; attempt: number; level: LogLevel; message: string; timestamp: Date };
 
@@ -107,10 +107,7 @@ async function applyOutcomes(
           SET (status, retries, result, error, run_at, finished_at, fence, updated_at) = (
                 SELECT CASE WHEN o.status = 'pending' THEN ${unlessCancelRequested("j", "'pending'")} ELSE o.status::job_status END,
                        o.retries,
-                       -- Merged, not replaced: a provider callback (M-Pesa) may have recorded result.callback meanwhile.
-                       CASE WHEN o.status <> 'done' THEN j.result
-                            WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(o.result::jsonb) = 'object' THEN j.result || o.result::jsonb
-                            ELSE o.result::jsonb END,
+                       CASE WHEN o.status <> 'done' THEN j.result ELSE ${mergedResult("j", "o.result::jsonb")} END,
                        CASE WHEN o.status = 'done' THEN NULL ELSE COALESCE(o.error, j.error) END,
                        CASE WHEN o.status = 'pending' THEN o.run_at ELSE j.run_at END,
                        CASE WHEN o.status = 'pending' AND j.cancel_requested_at IS NULL THEN NULL ELSE now() END,
@@ -174,10 +171,7 @@ async function applySuccesses(db: pg.Pool | pg.PoolClient, sorted: readonly Outc
     text: `WITH ${EVENT_BASE}, applied AS (
        UPDATE jobs j
           SET status = 'done', retries = ($3::int[])[array_position($1::uuid[], j.id)],
-              -- Merged, not replaced, as in applyOutcomes.
-              result = CASE WHEN jsonb_typeof(j.result) = 'object' AND jsonb_typeof(($4::text[])[array_position($1::uuid[], j.id)]::jsonb) = 'object'
-                            THEN j.result || ($4::text[])[array_position($1::uuid[], j.id)]::jsonb
-                            ELSE ($4::text[])[array_position($1::uuid[], j.id)]::jsonb END,
+              result = ${mergedResult("j", "($4::text[])[array_position($1::uuid[], j.id)]::jsonb")},
               error = NULL, finished_at = now(), fence = NULL, updated_at = now()
         WHERE j.id = ANY($1::uuid[]) AND j.fence = ($2::text[])[array_position($1::uuid[], j.id)] AND ${statusIs("j", "processing")} AND j.dependents = 0
        RETURNING j.id, j.org_id, j.type, j.status, j.started_at, ${eventData("j")} AS data

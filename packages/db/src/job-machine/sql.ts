@@ -44,6 +44,13 @@ export function announce(options: { from: string; event: string; time?: string; 
         WHERE ${TENANT_JOB("x")}${options.where ? ` AND (${options.where})` : ""}`;
 }
 
+/**
+ * A success's result as it is stored (`result`, a jsonb expression, over the jobs row `job`): merged into the stored
+ * object when both are objects, not replaced — a provider callback (M-Pesa) may have recorded result.callback meanwhile.
+ */
+export const mergedResult = (job: string, result: string): string =>
+  `CASE WHEN jsonb_typeof(${job}.result) = 'object' AND jsonb_typeof(${result}) = 'object' THEN ${job}.result || ${result} ELSE ${result} END`;
+
 /** The event JSON of the jobs row `job` (an UPDATE's target, in its RETURNING), null for an internal job, which announces nothing. */
 export const eventData = (job: string): string => `CASE WHEN ${TENANT_JOB(job)} THEN conveyor_job_data(${job}) END`;
 

@@ -113,7 +113,9 @@ async function definitions(client: pg.ClientBase): Promise<Definitions> {
  */
 export async function findFunctionDrift(databaseUrl: string, dir = functionsDir): Promise<{ differs: string[]; pending: string[] }> {
   const sources = await readFunctionSources(dir);
-  const sourced = new Set(sources.flatMap((source) => source.functions));
+  /** Each function's source file, by name. */
+  const fileOf = new Map(sources.flatMap((source) => source.functions.map((name) => [name, source.file] as const)));
+  const nameOf = (signature: string) => signature.slice(0, signature.indexOf("("));
   return withPool(databaseUrl, (pool) =>
     rollingBack(
       inTransaction(pool, async (tx) => {
@@ -126,16 +128,13 @@ export async function findFunctionDrift(databaseUrl: string, dir = functionsDir)
         const fromSource = await definitions(tx);
         const differs: string[] = [];
         for (const [signature, definition] of live) {
-          const name = signature.slice(0, signature.indexOf("("));
-          if (!sourced.has(name)) differs.push(`${signature} has no source file in packages/db/sql/functions`);
-          else if (fromSource.get(signature) !== definition) {
-            const file = sources.find((source) => source.functions.includes(name))!.file;
-            if (!pending.includes(file)) differs.push(`${signature} is not what packages/db/sql/functions/${file} defines`);
-          }
+          const file = fileOf.get(nameOf(signature));
+          if (file === undefined) differs.push(`${signature} has no source file in packages/db/sql/functions`);
+          else if (fromSource.get(signature) !== definition && !pending.includes(file))
+            differs.push(`${signature} is not what packages/db/sql/functions/${file} defines`);
         }
         for (const signature of fromSource.keys()) {
-          const file = sources.find((source) => source.functions.includes(signature.slice(0, signature.indexOf("("))))?.file;
-          if (!live.has(signature) && !pending.includes(file!)) differs.push(`${signature} is missing from the database`);
+          if (!live.has(signature) && !pending.includes(fileOf.get(nameOf(signature))!)) differs.push(`${signature} is missing from the database`);
         }
         throw new Rollback({ differs, pending });
       }),

@@ -269,13 +269,15 @@ class Worker:
         self._stopping.set()
         # The API answers this worker's waiting long-poll now instead of after up to poll_seconds (a signal handler
         # must not block on HTTP: a thread says it).
-        threading.Thread(target=self._say_stopped, name="conveyor-stop", daemon=True).start()
+        otherwise = f"its long-poll ends within {self.poll_seconds} s instead"
+        threading.Thread(target=self._say_stopped, args=(otherwise,), name="conveyor-stop", daemon=True).start()
 
-    def _say_stopped(self) -> None:
+    def _say_stopped(self, otherwise: str) -> None:
+        """POST /worker/stop; `otherwise` says what happens if it cannot be said."""
         try:
             self._transport.request("POST", "/worker/stop", json={"worker_id": self.id})
         except ConveyorError as error:
-            logger.warning("could not say this worker stops (its long-poll ends within %d s instead): %s", self.poll_seconds, error)
+            logger.warning("could not say this worker stops (%s): %s", otherwise, error)
 
     def _lease_loop(self) -> None:
         types = sorted(self._tasks)
@@ -478,9 +480,6 @@ class Worker:
             self._outcomes_ready.notify_all()
         reporter.join(timeout=max(1.0, deadline - time.monotonic() + 5))
         # It leaves GET /workers, and its types' count of workers, now rather than after three missed lease calls.
-        try:
-            self._transport.request("POST", "/worker/stop", json={"worker_id": self.id})
-        except ConveyorError as error:
-            logger.warning("could not say this worker stopped (it is forgotten once its lease calls stop): %s", error)
+        self._say_stopped("it is forgotten once its lease calls stop")
         self._transport.close()
         logger.info("worker %s stopped (%d job(s) handed back)", self.name, self._handed_back)

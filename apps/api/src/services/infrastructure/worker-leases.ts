@@ -27,6 +27,9 @@ const CONTENDED_RETRY_MS = 5;
 /** How long a worker that said it stops gets empty answers from this process (a late lease call leases nothing). */
 const STOPPED_FOR_MS = 60_000;
 
+/** A worker as the hub keys it: its organization and its id (another organization's worker may name the same id). */
+const workerKey = (orgId: string, workerId: string) => `${orgId} ${workerId}`;
+
 export class LeaseHub {
   private readonly groups = new Map<string, Group>();
   private listener: NotificationListener | undefined;
@@ -107,7 +110,7 @@ export class LeaseHub {
    * calls for a minute lease nothing, so a worker shutting down is not held by its own poll for up to wait_seconds.
    */
   workerStopped(orgId: string, workerId: string): void {
-    const worker = `${orgId} ${workerId}`;
+    const worker = workerKey(orgId, workerId);
     const now = Date.now();
     for (const [key, until] of this.stoppedWorkers) if (until <= now) this.stoppedWorkers.delete(key);
     this.stoppedWorkers.set(worker, now + STOPPED_FOR_MS);
@@ -116,7 +119,7 @@ export class LeaseHub {
 
   /** Whether the worker said it stops (within the last minute): its lease calls lease nothing. */
   hasStopped(orgId: string, workerId: string): boolean {
-    return (this.stoppedWorkers.get(`${orgId} ${workerId}`) ?? 0) > Date.now();
+    return (this.stoppedWorkers.get(workerKey(orgId, workerId)) ?? 0) > Date.now();
   }
 
   /**
@@ -127,7 +130,7 @@ export class LeaseHub {
     if (waitMs > 0 && !this.stopped) await this.listen();
     const deadline = Date.now() + waitMs;
     const key = `${request.orgId} ${[...request.types].sort().join(" ")}`;
-    const worker = `${request.orgId} ${request.workerId}`;
+    const worker = workerKey(request.orgId, request.workerId);
     // The types the NOTIFY that woke this caller named: the next attempt need not look whether they have due jobs.
     let notified: readonly string[] | undefined;
     for (;;) {

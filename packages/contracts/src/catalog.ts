@@ -211,9 +211,10 @@ export function validatePayload<K extends BuiltInType>(type: K, payload: unknown
   let schemas = schemaCache.get(options);
   if (!schemas) schemaCache.set(options, (schemas = new Map<BuiltInType, Joi.ObjectSchema<unknown>>()));
   let schema = schemas.get(type);
-  if (!schema) schemas.set(type, (schema = catalog[type].payload(options)));
+  // The validation settings are set on the cached schema once: given with each call, joi merges them anew every time.
+  if (!schema) schemas.set(type, (schema = catalog[type].payload(options).prefs({ abortEarly: false, convert: false, errors: { label: false } })));
   // Not destructured: joi types `value` as `any` when there is an error; narrowing the whole result keeps `unknown`.
-  const outcome = schema.validate(payload, { abortEarly: false, convert: false, errors: { label: false } });
+  const outcome = schema.validate(payload);
   if (!outcome.error) return { ok: true, value: outcome.value as Payloads[K] };
   return { ok: false, details: firstPerPath(outcome.error.details.map((d) => ({ path: d.path.join("."), message: d.message }))) };
 }

@@ -48,14 +48,16 @@ async function delivery(at: Date): Promise<string> {
   );
   return row!.id;
 }
-const deliveryPlace = async (id: string) => (await sql<{ place: string }>("SELECT tableoid::regclass::text AS place FROM webhook_deliveries WHERE id = $1", [id]))[0]?.place;
+const deliveryPlace = async (id: string) =>
+  (await sql<{ place: string }>("SELECT tableoid::regclass::text AS place FROM webhook_deliveries WHERE id = $1", [id]))[0]?.place;
 
 async function auditEntry(time: Date): Promise<string> {
   const id = newId();
   await sql("INSERT INTO audit_log (id, org_id, time, actor_type, action) VALUES ($1, $2, $3, 'user', 'member.role_change')", [id, orgId, time]);
   return id;
 }
-const auditPlace = async (id: string) => (await sql<{ place: string }>("SELECT tableoid::regclass::text AS place FROM audit_log WHERE id = $1", [id]))[0]?.place;
+const auditPlace = async (id: string) =>
+  (await sql<{ place: string }>("SELECT tableoid::regclass::text AS place FROM audit_log WHERE id = $1", [id]))[0]?.place;
 
 describe("the partition maker", () => {
   it("makes the current span's partition and those ahead, once", async () => {
@@ -75,7 +77,11 @@ describe("the partition maker", () => {
   it("stores a row for a span with no partition in DEFAULT, and moves it into its partition when that is made", async () => {
     const ahead = new Date(Date.now() + 40 * DAY);
     const usage = async () =>
-      Number((await sql<{ n: string }>("SELECT coalesce(sum(webhook_deliveries), 0) AS n FROM usage_counts WHERE org_id = $1 AND day = $2::date", [orgId, ahead]))[0]!.n);
+      Number(
+        (
+          await sql<{ n: string }>("SELECT coalesce(sum(webhook_deliveries), 0) AS n FROM usage_counts WHERE org_id = $1 AND day = $2::date", [orgId, ahead])
+        )[0]!.n,
+      );
     const id = await delivery(ahead);
     expect(await deliveryPlace(id)).toBe("webhook_deliveries_default");
     expect(await usage()).toBe(1);

@@ -40,7 +40,7 @@ describe("a fresh database", () => {
     const database = await createTestDatabase();
     try {
       const audit = await partitioning(database.db.pool, "audit_log");
-      expect(audit).toMatchObject({ strategy: "r", key: "RANGE (\"time\")" });
+      expect(audit).toMatchObject({ strategy: "r", key: 'RANGE ("time")' });
       const month = new Date().toISOString().slice(0, 7).replace("-", "");
       expect(audit!.partitions).toEqual(expect.arrayContaining(["audit_log_default", `audit_log_p${month}`]));
       const deliveries = await partitioning(database.db.pool, "webhook_deliveries");
@@ -67,7 +67,10 @@ describe("a database at the migration before", () => {
     await admin.query(`CREATE DATABASE "${name}"`);
     await admin.end();
     db = createDatabase({ url: databaseUrl(name), poolSize: 3, applicationName: "conveyor-test" });
-    for (const dir of (await readdir(MIGRATIONS, { withFileTypes: true })).filter((e) => e.isDirectory() && e.name < MIGRATION).map((e) => e.name).sort())
+    for (const dir of (await readdir(MIGRATIONS, { withFileTypes: true }))
+      .filter((e) => e.isDirectory() && e.name < MIGRATION)
+      .map((e) => e.name)
+      .sort())
       await db.pool.query(await readFile(path.join(MIGRATIONS, dir, "migration.sql"), "utf8"));
   }, 120_000);
   afterAll(async () => {
@@ -112,7 +115,12 @@ describe("a database at the migration before", () => {
       audit: await listAuditEntries(db.pool, { orgId, limit: 50 }),
       byActor: await listAuditEntries(db.pool, { orgId, actorId: userId, limit: 50 }),
       byAction: await listAuditEntries(db.pool, { orgId, actions: ["api_key.create"], limit: 3 }),
-      page: await listAuditEntries(db.pool, { orgId, limit: 4, after: new Date(now - 60 * DAY), cursor: { time: new Date(now - 3 * DAY), id: "ffffffff-ffff-7fff-bfff-ffffffffffff" } }),
+      page: await listAuditEntries(db.pool, {
+        orgId,
+        limit: 4,
+        after: new Date(now - 60 * DAY),
+        cursor: { time: new Date(now - 3 * DAY), id: "ffffffff-ffff-7fff-bfff-ffffffffffff" },
+      }),
       deliveries: await listWebhookDeliveries(db.pool, { orgId, endpointId, limit: 50 }),
       failed: await listWebhookDeliveries(db.pool, { orgId, endpointId, limit: 50, filter: { outcome: "failed" } }),
       redeliverable: await findRedeliverableEvents(db.pool, { orgId, endpointId, selection: { filter: {} }, limit: 50 }),
@@ -122,7 +130,8 @@ describe("a database at the migration before", () => {
     expect(before.audit.items).toHaveLength(12);
     expect(before.deliveries).toHaveLength(8);
     expect(before.redeliverable!.eventIds).toHaveLength(4);
-    const usage = async () => (await sql<{ n: string }>("SELECT coalesce(sum(webhook_deliveries), 0)::text AS n FROM usage_counts WHERE org_id = $1", [orgId])).rows[0]!.n;
+    const usage = async () =>
+      (await sql<{ n: string }>("SELECT coalesce(sum(webhook_deliveries), 0)::text AS n FROM usage_counts WHERE org_id = $1", [orgId])).rows[0]!.n;
     const usageBefore = await usage();
     expect(usageBefore).toBe("8");
 
@@ -133,7 +142,7 @@ describe("a database at the migration before", () => {
 
     expect(await reads()).toEqual(before);
     expect(await usage()).toBe(usageBefore);
-    expect(await partitioning(db.pool, "audit_log")).toMatchObject({ key: "RANGE (\"time\")" });
+    expect(await partitioning(db.pool, "audit_log")).toMatchObject({ key: 'RANGE ("time")' });
     expect(await partitioning(db.pool, "webhook_deliveries")).toMatchObject({ key: "RANGE (at)" });
     // Every row sits in the partition named after its own UTC month or day; DEFAULT is empty.
     const misplaced = await sql(

@@ -95,7 +95,8 @@ export class Retention implements LeaderTask {
     if (!this.partitioned) return;
     const { dropped, blocked } = await dropPartitionsBefore(this.options.pool, this.partitioned, before);
     if (dropped.length) this.options.logger.info(`${this.name}: dropped partition(s) ${dropped.join(", ")} (all before ${before.toISOString()})`);
-    if (blocked) this.options.logger.info(`${this.name}: a reader held ${this.partitioned.table} past the lock timeout; dropping its next partition at the next sweep`);
+    if (blocked)
+      this.options.logger.info(`${this.name}: a reader held ${this.partitioned.table} past the lock timeout; dropping its next partition at the next sweep`);
   }
 
   /** The partitioned table whose whole partitions this task drops; none when it deletes in batches only. */

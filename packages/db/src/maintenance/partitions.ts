@@ -41,7 +41,10 @@ export function spanAfter(spec: PartitionedTable, start: Date, n = 1): Date {
 
 /** The partition of the span starting at `start`: `<table>_pYYYYMMDD` (a day) or `<table>_pYYYYMM` (a month). */
 export function partitionName(spec: PartitionedTable, start: Date): string {
-  const digits = start.toISOString().slice(0, spec.span === "day" ? 10 : 7).replace(/-/g, "");
+  const digits = start
+    .toISOString()
+    .slice(0, spec.span === "day" ? 10 : 7)
+    .replace(/-/g, "");
   return `${spec.table}_p${digits}`;
 }
 

@@ -7,12 +7,24 @@
 //                 six indexes); the pass is the batched DELETE (deleteAuditEntriesBefore, 5,000 a batch, no pauses),
 //                 and then the VACUUM that makes its space reusable.
 // Reported per pass: wall time, the server's CPU time, entries removed, the table's bytes before and after.
-// Rounds interleave the two, so both meet the same machine load.
-//   tsx bench/tools/audit-partitions.ts --rows=1000000 --rounds=2 --postgres-port=55431   → <out>/audit-partitions.json
-import { mkdirSync, writeFileSync } from "node:fs";
+// Rounds interleave the two, so both meet the same machine load. Then, once: the migration that partitioned the table,
+// run on a database at the migration before holding the same entries (how long writers of the audit log wait for it).
+//   tsx bench/tools/audit-partitions.ts --rows=1000000 --rounds=2 [--migration | --migration=only] --postgres-port=55431
+//   → <out>/audit-partitions.json
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import type pg from "pg";
-import { AUDIT_LOG_PARTITIONS, deleteAuditEntriesBefore, dropPartitionsBefore, makePartition, spanAfter, spanStart } from "@conveyor/db";
+import pg from "pg";
+import {
+  AUDIT_LOG_PARTITIONS,
+  createDatabase,
+  deleteAuditEntriesBefore,
+  dropPartitionsBefore,
+  makePartition,
+  spanAfter,
+  spanStart,
+  withDatabaseName,
+} from "@conveyor/db";
 import { startPrivatePostgres, type PrivatePostgres } from "../lib/private-postgres";
 import { repoRoot } from "../lib/procs";
 import { prepare } from "../lib/setup";
@@ -112,6 +124,35 @@ async function pass(server: PrivatePostgres, variant: "partitioned" | "batched")
   }
 }
 
+const MIGRATION = "20261207064000_partitioned_audit_log_and_deliveries";
+const migrationsDir = path.join(repoRoot, "prisma/migrations");
+
+/** The partitioning migration on `rows` entries in the table as it was before: its wall and CPU time. */
+async function migrationPass(server: PrivatePostgres): Promise<{ variant: string; wallMs: number; cpuMs: number }> {
+  const name = `year_audit_migration_${randomBytes(3).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const db = createDatabase({ url: withDatabaseName(server.url, name), poolSize: 2 });
+  try {
+    for (const dir of readdirSync(migrationsDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && e.name < MIGRATION)
+      .map((e) => e.name)
+      .sort())
+      await db.pool.query(readFileSync(path.join(migrationsDir, dir, "migration.sql"), "utf8"));
+    await seed(db.pool, new Date());
+    await db.pool.query("CHECKPOINT");
+    const run = await measured(server, () => db.pool.query(readFileSync(path.join(migrationsDir, MIGRATION, "migration.sql"), "utf8")));
+    const result = { variant: "migration", wallMs: Math.round(run.wallMs), cpuMs: Math.round(run.cpuMs) };
+    log(JSON.stringify(result));
+    return result;
+  } finally {
+    await db.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(out, { recursive: true });
   const server = await startPrivatePostgres({
@@ -123,11 +164,13 @@ async function main(): Promise<void> {
       server.stop();
       process.exit(130);
     });
-  const results: Pass[] = [];
+  const results: (Pass | { variant: string; wallMs: number; cpuMs: number })[] = [];
   try {
-    for (let round = 0; round < rounds; round++)
-      for (const variant of round % 2 ? (["batched", "partitioned"] as const) : (["partitioned", "batched"] as const))
-        results.push(await pass(server, variant));
+    if (args.migration !== "only")
+      for (let round = 0; round < rounds; round++)
+        for (const variant of round % 2 ? (["batched", "partitioned"] as const) : (["partitioned", "batched"] as const))
+          results.push(await pass(server, variant));
+    if ("migration" in args) results.push(await migrationPass(server));
   } finally {
     server.stop();
   }

@@ -95,16 +95,13 @@ const DELIVERIES_DEFAULT = pg.escapeIdentifier(defaultPartition(WEBHOOK_DELIVERY
 /**
  * Deletes at most `limit` webhook delivery records made before `before` from the DEFAULT partition, and answers how
  * many: the days that have a partition go whole (dropPartitionsBefore); DEFAULT holds only what was written while its
- * day had none (docs/reference/time.md#partitions-and-retention). Records are taken in id order, which is the order
- * they were written (their `at` is Postgres' time at the write), from the oldest: the statement reads at most `limit`
- * rows of the primary key and needs no index on `at`. A younger record among the oldest `limit` (a write whose
- * transaction began earlier than it took its id) ends the batch short; the next sweep goes on from there.
+ * day had none (docs/reference/time.md#partitions-and-retention), so it is small, and its records before the cut-off
+ * are found by reading it in id order (the order they were written), oldest first, on the primary key.
  */
 export async function deleteWebhookDeliveriesBefore(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
   const { rowCount } = await db.query(
     `DELETE FROM ${DELIVERIES_DEFAULT}
-      WHERE id IN (SELECT id FROM ${DELIVERIES_DEFAULT} ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-        AND at < $1`,
+      WHERE id IN (SELECT id FROM ${DELIVERIES_DEFAULT} WHERE at < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [options.before, options.limit],
   );
   return rowCount ?? 0;

@@ -41,12 +41,13 @@ describe("a fresh database", () => {
     try {
       const audit = await partitioning(database.db.pool, "audit_log");
       expect(audit).toMatchObject({ strategy: "r", key: 'RANGE ("time")' });
-      const month = new Date().toISOString().slice(0, 7).replace("-", "");
-      expect(audit!.partitions).toEqual(expect.arrayContaining(["audit_log_default", `audit_log_p${month}`]));
+      // The migration made the months (days) of when the test template was built; the leader makes the current ones.
+      expect(audit!.partitions).toContain("audit_log_default");
+      expect(audit!.partitions.filter((name) => /^audit_log_p\d{6}$/.test(name)).length).toBeGreaterThanOrEqual(2);
       const deliveries = await partitioning(database.db.pool, "webhook_deliveries");
       expect(deliveries).toMatchObject({ strategy: "r", key: "RANGE (at)" });
-      const day = new Date().toISOString().slice(0, 10).replace(/-/g, "");
-      expect(deliveries!.partitions).toEqual(expect.arrayContaining(["webhook_deliveries_default", `webhook_deliveries_p${day}`]));
+      expect(deliveries!.partitions).toContain("webhook_deliveries_default");
+      expect(deliveries!.partitions.filter((name) => /^webhook_deliveries_p\d{8}$/.test(name)).length).toBeGreaterThanOrEqual(2);
     } finally {
       await database.drop();
     }

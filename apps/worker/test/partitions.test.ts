@@ -6,7 +6,17 @@
 // retention.
 import { PassThrough } from "node:stream";
 import pg from "pg";
-import { AUDIT_LOG_PARTITIONS, makePartition, newId, partitionName, spanAfter, spanStart, WEBHOOK_DELIVERY_PARTITIONS } from "@conveyor/db";
+import {
+  AUDIT_LOG_PARTITIONS,
+  dropPartitionsBefore,
+  makePartition,
+  makePartitions,
+  newId,
+  partitionName,
+  spanAfter,
+  spanStart,
+  WEBHOOK_DELIVERY_PARTITIONS,
+} from "@conveyor/db";
 import { createLogger } from "@conveyor/logger";
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import { AuditRetention } from "../src/maintenance/audit-retention";
@@ -157,5 +167,34 @@ describe("retention by partition", () => {
     expect(await partitions("audit_log")).not.toContain(partitionName(AUDIT_LOG_PARTITIONS, old));
     expect(await auditPlace(oldEntry)).toBeUndefined();
     expect(await auditPlace(recent)).toBe(partitionName(AUDIT_LOG_PARTITIONS, spanStart(AUDIT_LOG_PARTITIONS, new Date())));
+  });
+});
+
+describe("a table partitioned by UUID v7 id (as the jobs tables will be)", () => {
+  const spec = { table: "scratch_things", key: "id", keyKind: "uuid7", span: "day", ahead: 1 } as const;
+  /** A UUID v7 of the moment `ms`. */
+  const idAt = (ms: number) => {
+    const hex = ms.toString(16).padStart(12, "0") + "7abc8" + "0123456789abcde";
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  };
+  const place = async (id: string) =>
+    (await sql<{ place: string }>("SELECT tableoid::regclass::text AS place FROM scratch_things WHERE id = $1", [id]))[0]?.place;
+
+  it("makes its days, moves a day's ids out of DEFAULT, and drops a day wholly before the cut-off", async () => {
+    await sql("CREATE TABLE scratch_things (id uuid PRIMARY KEY, note text) PARTITION BY RANGE (id)");
+    await sql("CREATE TABLE scratch_things_default PARTITION OF scratch_things DEFAULT");
+    const old = Date.now() - 40 * DAY;
+    const [oldId, nowId] = [idAt(old), idAt(Date.now())];
+    await sql("INSERT INTO scratch_things (id, note) VALUES ($1, 'old'), ($2, 'now')", [oldId, nowId]);
+    expect([await place(oldId), await place(nowId)]).toEqual(["scratch_things_default", "scratch_things_default"]);
+
+    await makePartitions(database.db.pool, spec);
+    await makePartition(database.db.pool, spec, spanStart(spec, new Date(old)));
+    expect(await place(nowId)).toBe(partitionName(spec, spanStart(spec, new Date())));
+    expect(await place(oldId)).toBe(partitionName(spec, spanStart(spec, new Date(old))));
+
+    const { dropped } = await dropPartitionsBefore(database.db.pool, spec, new Date(Date.now() - 30 * DAY));
+    expect(dropped).toEqual([partitionName(spec, spanStart(spec, new Date(old)))]);
+    expect([await place(oldId), await place(nowId)]).toEqual([undefined, partitionName(spec, spanStart(spec, new Date()))]);
   });
 });

@@ -13,6 +13,7 @@ import { createWorkerMetrics } from "./process/metrics";
 import { loadPlugins } from "./process/plugins";
 import { AuditRetention } from "./maintenance/audit-retention";
 import { unavailableMessage, unavailableTypes } from "./process/availability";
+import { PartitionMaker } from "./maintenance/partition-maker";
 import { Retention } from "./maintenance/retention";
 import { UsageFold } from "./maintenance/usage-fold";
 import { Scheduler } from "./maintenance/scheduler";
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
     typeTimeouts: config.TYPE_TIMEOUTS,
     heartbeatMs: config.WORKER_HEARTBEAT_MS,
     leaderTasks: [
+      new PartitionMaker({ pool: db.pool, logger }),
       new Retention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),
       new AuditRetention({ pool: db.pool, logger, days: config.AUDIT_RETENTION_DAYS }),
       new WebhookDeliveryRetention({ pool: db.pool, logger, days: config.JOB_RETENTION_DAYS }),

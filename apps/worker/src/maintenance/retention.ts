@@ -2,9 +2,10 @@
 // events and artifacts, a small batch per statement. Each batch is sized to take about `batchMs` and followed by a
 // pause three times as long, so the deletes use at most a quarter of one connection, come in short bursts that the queue's
 // own statements slip between, and never hold a lock or the event readers' horizon for long; a backlog of millions
-// still goes at thousands of jobs a second.
+// still goes at thousands of jobs a second. A partitioned table's task first drops the partitions wholly past the
+// cut-off (dropWhole), and its batches delete only from the DEFAULT partition.
 import type pg from "pg";
-import { deleteFinishedJobs } from "@conveyor/db";
+import { deleteFinishedJobs, dropPartitionsBefore, type PartitionedTable } from "@conveyor/db";
 import { WakeLoop } from "@conveyor/queue";
 import type { Logger } from "@conveyor/logger";
 import type { LeaderTask } from "../leadership/leadership";
@@ -65,6 +66,7 @@ export class Retention implements LeaderTask {
   async sweep(): Promise<number> {
     if (this.options.days <= 0) return 0;
     const before = new Date((this.options.now?.() ?? new Date()).getTime() - this.options.days * DAY_MS);
+    await this.dropWhole(before);
     let total = 0;
     for (;;) {
       const started = performance.now();
@@ -84,6 +86,21 @@ export class Retention implements LeaderTask {
   protected deleteBatch(before: Date, limit: number): Promise<number> {
     return deleteFinishedJobs(this.options.pool, { before, limit });
   }
+
+  /**
+   * For a partitioned table (docs/reference/time.md#partitions-and-retention): drops the partitions whose whole range
+   * is before `before`, before the batches delete what is left in its DEFAULT partition. None for jobs (yet).
+   */
+  protected async dropWhole(before: Date): Promise<void> {
+    if (!this.partitioned) return;
+    const { dropped, blocked } = await dropPartitionsBefore(this.options.pool, this.partitioned, before);
+    if (dropped.length) this.options.logger.info(`${this.name}: dropped partition(s) ${dropped.join(", ")} (all before ${before.toISOString()})`);
+    if (blocked)
+      this.options.logger.info(`${this.name}: a reader held ${this.partitioned.table} past the lock timeout; dropping its next partition at the next sweep`);
+  }
+
+  /** The partitioned table whose whole partitions this task drops; none when it deletes in batches only. */
+  protected readonly partitioned: PartitionedTable | null = null;
 
   /** What the log line says was deleted. */
   protected readonly noun: string = "job(s) finished";

@@ -1,9 +1,10 @@
 // The audit log (docs/reference/tenants.md#audit-log): who did what, written by the transaction that made the change, so an entry exists
 // exactly when the change does. Append-only: the table's trigger refuses UPDATE, TRUNCATE and every DELETE but
 // retention's (deleteAuditEntriesBefore), which names its cut-off in the transaction.
-import type pg from "pg";
+import pg from "pg";
 import type { AuditAction, AuditActorType } from "@conveyor/contracts";
 import { newId } from "../core/ids";
+import { AUDIT_LOG_PARTITIONS, defaultPartition } from "../maintenance/partitions";
 import { inTransaction, type Queryable } from "../core/transaction";
 
 /** A field's value before and after the change (null: it did not exist, or was not set). */
@@ -146,16 +147,20 @@ export async function listAuditEntries(pool: pg.Pool, query: AuditQuery): Promis
   return { items, more: rows.length > query.limit };
 }
 
+const AUDIT_DEFAULT = pg.escapeIdentifier(defaultPartition(AUDIT_LOG_PARTITIONS));
+
 /**
- * Retention: deletes at most `limit` entries (of any organization) older than `before`, oldest first, and answers
- * how many. The only DELETE the table's trigger lets through: it names `before` in its own transaction, and the
- * trigger refuses a cut-off less than a day old.
+ * Retention: deletes at most `limit` entries (of any organization) older than `before` from the DEFAULT partition,
+ * oldest first, and answers how many. The months that have a partition go whole (dropPartitionsBefore,
+ * docs/reference/time.md#partitions-and-retention); DEFAULT holds only what was written while its month had none. The
+ * only DELETE the table's trigger lets through: it names `before` in its own transaction, and the trigger refuses a
+ * cut-off less than a day old.
  */
 export async function deleteAuditEntriesBefore(pool: pg.Pool, options: { before: Date; limit: number }): Promise<number> {
   return inTransaction(pool, async (client) => {
     await client.query("SELECT set_config('conveyor.audit_delete_before', $1, true)", [options.before.toISOString()]);
     const { rowCount } = await client.query(
-      "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE time < $1 ORDER BY time LIMIT $2 FOR UPDATE SKIP LOCKED)",
+      `DELETE FROM ${AUDIT_DEFAULT} WHERE id IN (SELECT id FROM ${AUDIT_DEFAULT} WHERE time < $1 ORDER BY time LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [options.before, options.limit],
     );
     return rowCount ?? 0;

@@ -8,6 +8,13 @@ import { diffSchemas, migrate, readSchema, withDatabaseName } from "./migrate";
 
 type Catalog = Record<string, unknown[]>;
 
+/**
+ * The partitions of partitioned tables (docs/reference/time.md#partitions-and-retention): made by the migrations and
+ * the leader, never described by schema.prisma, which describes their parent. Their columns, indexes and constraints
+ * are the parent's.
+ */
+const PARTITIONS = "SELECT relname::text FROM pg_class WHERE relispartition AND relnamespace = 'public'::regnamespace";
+
 const catalogQueries: Record<string, string> = {
   enums: `SELECT t.typname AS name, array_agg(e.enumlabel ORDER BY e.enumsortorder) AS labels
             FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid
@@ -15,12 +22,16 @@ const catalogQueries: Record<string, string> = {
   columns: `SELECT table_name, column_name, udt_name, is_nullable, column_default, character_maximum_length,
                    numeric_precision, datetime_precision, is_identity
               FROM information_schema.columns
-             WHERE table_schema = 'public' AND table_name NOT IN ('_prisma_migrations', '_conveyor_functions') ORDER BY 1, 2`,
-  indexes: `SELECT tablename, indexname, indexdef FROM pg_indexes
-             WHERE schemaname = 'public' AND tablename NOT IN ('_prisma_migrations', '_conveyor_functions') ORDER BY 1, 2`,
+             WHERE table_schema = 'public' AND table_name NOT IN ('_prisma_migrations', '_conveyor_functions')
+               AND table_name NOT IN (${PARTITIONS}) ORDER BY 1, 2`,
+  // A partitioned table's index is defined ON ONLY the parent (its partitions' indexes are attached to it).
+  indexes: `SELECT tablename, indexname, replace(indexdef, ' ON ONLY ', ' ON ') AS indexdef FROM pg_indexes
+             WHERE schemaname = 'public' AND tablename NOT IN ('_prisma_migrations', '_conveyor_functions')
+               AND tablename NOT IN (${PARTITIONS}) ORDER BY 1, 2`,
   constraints: `SELECT conrelid::regclass::text AS table_name, conname, pg_get_constraintdef(oid) AS definition
                   FROM pg_constraint
-                 WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT IN ('_prisma_migrations', '_conveyor_functions') ORDER BY 1, 2`,
+                 WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT IN ('_prisma_migrations', '_conveyor_functions')
+                   AND conrelid::regclass::text NOT IN (${PARTITIONS}) ORDER BY 1, 2`,
 };
 
 /**

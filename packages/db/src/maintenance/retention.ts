@@ -3,9 +3,20 @@
 // hot path writes those without a foreign key). A job a live job depends on stays until that one is final. Ended
 // waitpoints (docs/reference/lifecycle.md#waitpoints-and-durable-steps) go the same way once no job left depends on them. In small statements: every writing
 // transaction holds back the event readers' horizon (events/events.ts) and its locks, so a batch must stay short.
-import type pg from "pg";
+// Partitioned tables (the audit log, the webhook deliveries: docs/reference/time.md#partitions-and-retention) lose
+// whole partitions instead (dropPartitionsBefore); only their DEFAULT partition is deleted from in batches.
+import pg from "pg";
 import { utcDay } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
+import {
+  defaultPartition,
+  listPartitions,
+  LOCK_NOT_AVAILABLE,
+  LOCK_TIMEOUT,
+  PARTITION_LOCK_TIMEOUT_MS,
+  WEBHOOK_DELIVERY_PARTITIONS,
+  type PartitionedTable,
+} from "./partitions";
 
 /**
  * Deletes at most `limit` jobs that finished before `before`, oldest first, and answers how many. Rows another
@@ -79,18 +90,18 @@ async function trimFailureDays(db: pg.Pool | pg.PoolClient, days: { org_id: stri
   );
 }
 
+const DELIVERIES_DEFAULT = pg.escapeIdentifier(defaultPartition(WEBHOOK_DELIVERY_PARTITIONS));
+
 /**
- * Deletes at most `limit` webhook delivery records made before `before`, and answers how many. Records are taken in
- * id order, which is the order they were written (their `at` is Postgres' time at the write), from the oldest: the
- * statement reads at most `limit` rows of the primary key and needs no index on `at`. A younger record among the
- * oldest `limit` (a write whose transaction began earlier than it took its id) ends the batch short; the next sweep
- * goes on from there.
+ * Deletes at most `limit` webhook delivery records made before `before` from the DEFAULT partition, and answers how
+ * many: the days that have a partition go whole (dropPartitionsBefore); DEFAULT holds only what was written while its
+ * day had none (docs/reference/time.md#partitions-and-retention), so it is small, and its records before the cut-off
+ * are found by reading it in id order (the order they were written), oldest first, on the primary key.
  */
 export async function deleteWebhookDeliveriesBefore(db: pg.Pool | pg.PoolClient, options: { before: Date; limit: number }): Promise<number> {
   const { rowCount } = await db.query(
-    `DELETE FROM webhook_deliveries
-      WHERE id IN (SELECT id FROM webhook_deliveries ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)
-        AND at < $1`,
+    `DELETE FROM ${DELIVERIES_DEFAULT}
+      WHERE id IN (SELECT id FROM ${DELIVERIES_DEFAULT} WHERE at < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [options.before, options.limit],
   );
   return rowCount ?? 0;
@@ -132,4 +143,36 @@ export async function deleteEndedWaitpoints(pool: pg.Pool, options: { before: Da
     );
     return rows[0]!.n;
   });
+}
+
+/**
+ * Retention by partition: detaches and drops every partition of `spec.table` whose whole range ends at or before
+ * `before` (never one holding a row younger than it), oldest first, each in its own transaction with a lock timeout:
+ * detaching takes the parent's ACCESS EXCLUSIVE lock (no DETACH CONCURRENTLY beside a DEFAULT partition), and a reader
+ * holding the parent must not be waited on for long, nor queue every other reader behind the pass. A partition whose
+ * lock is not had in time stays; the pass stops there and answers `blocked`, and the next round tries again.
+ * Answers the partitions dropped.
+ */
+export async function dropPartitionsBefore(
+  pool: pg.Pool,
+  spec: PartitionedTable,
+  before: Date,
+  options: { lockTimeoutMs?: number } = {},
+): Promise<{ dropped: string[]; blocked: boolean }> {
+  const dropped: string[] = [];
+  for (const partition of await listPartitions(pool, spec)) {
+    if (partition.end.getTime() > before.getTime()) break;
+    try {
+      await inTransaction(pool, async (tx) => {
+        await tx.query(LOCK_TIMEOUT, [`${options.lockTimeoutMs ?? PARTITION_LOCK_TIMEOUT_MS}ms`]);
+        await tx.query(`ALTER TABLE ${pg.escapeIdentifier(spec.table)} DETACH PARTITION ${pg.escapeIdentifier(partition.name)}`);
+        await tx.query(`DROP TABLE ${pg.escapeIdentifier(partition.name)}`);
+      });
+    } catch (error) {
+      if ((error as { code?: string }).code === LOCK_NOT_AVAILABLE) return { dropped, blocked: true };
+      throw error;
+    }
+    dropped.push(partition.name);
+  }
+  return { dropped, blocked: false };
 }

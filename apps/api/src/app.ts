@@ -19,7 +19,6 @@ import { jsonBody } from "./middleware/json-body";
 import { publicTokenCors } from "./middleware/public-cors";
 import { createRateLimits } from "./middleware/rate-limit";
 import { requestContext } from "./middleware/request-context";
-import { constantHeaders } from "./middleware/security-headers";
 import { createApiMetrics } from "./observability/metrics";
 import { buildOpenApiDocument } from "./openapi/document";
 import { EventHub } from "./services/infrastructure/event-hub";
@@ -46,17 +45,15 @@ export function createApp(deps: AppDeps): ConveyorApp {
   // JSON only: nothing here may load or frame anything. Pages served by the API set their own policy.
   // Only the headers that matter for an API's responses: each header costs every request.
   app.use(
-    constantHeaders(
-      helmet({
-        contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-        crossOriginOpenerPolicy: false,
-        originAgentCluster: false,
-        xDnsPrefetchControl: false,
-        xDownloadOptions: false,
-        xPermittedCrossDomainPolicies: false,
-        xXssProtection: false,
-      }),
-    ),
+    helmet({
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+      crossOriginOpenerPolicy: false,
+      originAgentCluster: false,
+      xDnsPrefetchControl: false,
+      xDownloadOptions: false,
+      xPermittedCrossDomainPolicies: false,
+      xXssProtection: false,
+    }),
   );
   const shared = routerDeps(deps, metrics);
   // Browser navigations to the console's routes get its page; everything else is the API.

@@ -1,5 +1,4 @@
 import express from "express";
-import helmet from "helmet";
 import supertest from "supertest";
 import { createLogger } from "@conveyor/logger";
 import { connect } from "node:net";
@@ -7,7 +6,6 @@ import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
 import { errorHandler } from "../src/middleware/error-handler";
 import { jsonBody } from "../src/middleware/json-body";
-import { constantHeaders } from "../src/middleware/security-headers";
 import { requestContext } from "../src/middleware/request-context";
 import { startTestApi, type TestApi } from "@conveyor/api/testing";
 
@@ -164,38 +162,5 @@ describe("JSON bodies read without body-parser (the plain case) answer as body-p
     } finally {
       server.close();
     }
-  });
-});
-
-describe("security headers set from a record of helmet's", () => {
-  const settings = {
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-    crossOriginOpenerPolicy: false,
-    xXssProtection: false,
-  } as const;
-  const headersOf = async (middleware: express.RequestHandler) => {
-    const res = await supertest(
-      express()
-        .use(middleware)
-        .get("/", (_req, res) => res.json({})),
-    ).get("/");
-    return Object.entries(res.headers).filter(([name]) => !["date", "etag", "content-length", "connection", "keep-alive"].includes(name));
-  };
-
-  it("replays exactly the headers helmet sets, in its order", async () => {
-    const replayed = constantHeaders(helmet(settings));
-    expect(replayed.name).not.toBe("helmetMiddleware");
-    expect(await headersOf(replayed)).toEqual(await headersOf(helmet(settings)));
-    expect((await headersOf(replayed)).length).toBeGreaterThan(6);
-  });
-
-  it("keeps a middleware that reads the request or does not finish at once", () => {
-    const readsRequest: express.RequestHandler = (req, res, next) => {
-      res.setHeader("X-Path", req.path);
-      next();
-    };
-    const later: express.RequestHandler = (_req, _res, next) => void setImmediate(next);
-    expect(constantHeaders(readsRequest)).toBe(readsRequest);
-    expect(constantHeaders(later)).toBe(later);
   });
 });

@@ -80,12 +80,8 @@ const refuseUnstorableQuery: RequestHandler = (req, _res, next) => {
 
 /** A Content-Length of 1 byte to BODY_LIMIT_BYTES, in plain decimal. */
 const PLAIN_LENGTH = /^[1-9]\d{0,6}$/;
-/** The first character of `text` that is not JSON whitespace (space, tab, LF, CR). */
-function firstChar(text: string): string | undefined {
-  let i = 0;
-  while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++;
-  return text[i];
-}
+/** The first character that is not JSON whitespace. */
+const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
 
 /** An error body-parser would raise, by its `type` (what the error handler maps to docs/reference/http.md#errors). */
 const bodyError = (type: string, cause?: unknown) => Object.assign(new Error(`request body: ${type}`, { cause }), { type, status: 400, expose: true });
@@ -123,7 +119,7 @@ function plainJson(general: RequestHandler): RequestHandler {
       const decoder = new StringDecoder("utf8");
       let text = decoder.write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)) + decoder.end();
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      const first = firstChar(text);
+      const first = text[0] === "{" || text[0] === "[" ? text[0] : FIRST_CHAR.exec(text)?.[1];
       if (first !== "{" && first !== "[") return next(bodyError("entity.parse.failed"));
       try {
         req.body = JSON.parse(text) as unknown;

@@ -1,11 +1,8 @@
 import express from "express";
 import supertest from "supertest";
 import { createLogger } from "@conveyor/logger";
-import { connect } from "node:net";
-import type { AddressInfo } from "node:net";
 import { PassThrough } from "node:stream";
 import { errorHandler } from "../src/middleware/error-handler";
-import { jsonBody } from "../src/middleware/json-body";
 import { requestContext } from "../src/middleware/request-context";
 import { startTestApi, type TestApi } from "@conveyor/api/testing";
 
@@ -102,65 +99,5 @@ describe("unexpected errors", () => {
     const text = JSON.stringify(res.body);
     for (const leak of ["secret_table", "db.internal", "SELECT", "at ", ".ts:"]) expect(text).not.toContain(leak);
     expect(logged).toContain("secret_table");
-  });
-});
-
-describe("JSON bodies read without body-parser (the plain case) answer as body-parser does", () => {
-  // An app that echoes the body it parsed, so the plain read (application/json with a Content-Length) and
-  // body-parser (the same body under another JSON media type) can be compared byte for byte.
-  const echo = express()
-    .use(requestContext(createLogger({ service: "api", json: true, stream: new PassThrough().resume() })))
-    .use(jsonBody())
-    .post("/echo", (req, res) => res.json({ body: req.body as unknown }))
-    .use(errorHandler);
-  const bodies: Buffer[] = [
-    Buffer.from('{"a":1,"b":[true,null,"x"]}'),
-    Buffer.from(' \t\r\n{"spaced":1}'),
-    Buffer.from('\ufeff{"bom":1}'),
-    Buffer.from("[1,2,3]"),
-    Buffer.from("42"),
-    Buffer.from('"text"'),
-    Buffer.from("null"),
-    Buffer.from('{"a":'),
-    Buffer.from("{} x"),
-    Buffer.from('{"é":"ü€😀"}'),
-    Buffer.concat([Buffer.from('{"bad":"'), Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82]), Buffer.from('"}')]),
-    Buffer.from('{"nul":"a\\u0000b"}'),
-    Buffer.from('{"__proto__":{"x":1}}'),
-  ];
-  it.each(bodies.map((body) => [body.toString("latin1"), body] as const))("%j", async (_name, body) => {
-    const plain = await supertest(echo).post("/echo").set("Content-Type", "application/json").send(body);
-    const general = await supertest(echo).post("/echo").set("Content-Type", "application/vnd.test+json").send(body);
-    expect({ status: plain.status, body: plain.text }).toEqual({ status: general.status, body: general.text });
-  });
-
-  it("reads a body that arrives in several packets, and refuses one cut short", async () => {
-    const server = echo.listen(0);
-    try {
-      const port = (server.address() as AddressInfo).port;
-      const raw = (parts: string[], declared: number) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = connect(port, "127.0.0.1", () => {
-            socket.write(`POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\nConnection: close\r\n\r\n`);
-            parts.forEach((part, i) =>
-              setTimeout(() => (i === parts.length - 1 && declared > Buffer.byteLength(parts.join("")) ? socket.end(part) : socket.write(part)), 20 * (i + 1)),
-            );
-          });
-          let text = "";
-          socket
-            .on("data", (c: Buffer) => (text += c.toString()))
-            .on("close", () => resolve(text))
-            .on("error", reject);
-        });
-      const whole = '{"split":"across","packets":[1,2,3]}';
-      const answer = await raw([whole.slice(0, 10), whole.slice(10, 25), whole.slice(25)], Buffer.byteLength(whole));
-      expect(answer).toMatch(/^HTTP\/1.1 200/);
-      expect(answer).toContain('{"body":{"split":"across","packets":[1,2,3]}}');
-      // Fewer bytes than declared, then the client hangs up: nothing reaches the route.
-      const short = await raw(['{"cut":'], 40);
-      expect(short).not.toContain('"body"');
-    } finally {
-      server.close();
-    }
   });
 });

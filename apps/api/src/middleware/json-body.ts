@@ -5,7 +5,6 @@
 // - no NUL character and no lone UTF-16 surrogate in any string or key (Postgres refuses both in text and
 //   jsonb; a lone surrogate cannot even be encoded as UTF-8).
 // Query strings get the same character rules.
-import { StringDecoder } from "node:string_decoder";
 import express, { type RequestHandler } from "express";
 import { MAX_JSON_DEPTH } from "@conveyor/contracts";
 import { AppError, validationFailed, type ErrorDetail } from "../services/infrastructure/errors";
@@ -78,68 +77,6 @@ const refuseUnstorableQuery: RequestHandler = (req, _res, next) => {
   next(validationFailed([problem]));
 };
 
-/** A Content-Length of 1 byte to BODY_LIMIT_BYTES, in plain decimal. */
-const PLAIN_LENGTH = /^[1-9]\d{0,6}$/;
-/** The first character that is not JSON whitespace. */
-const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
-
-/** An error body-parser would raise, by its `type` (what the error handler maps to docs/reference/http.md#errors). */
-const bodyError = (type: string, cause?: unknown) => Object.assign(new Error(`request body: ${type}`, { cause }), { type, status: 400, expose: true });
-
-/**
- * The common body read without body-parser's generality (content types, charsets, decompression, streams of unknown
- * length), which is most of its cost per request: `application/json` (or with `charset=utf-8`), no Content-Encoding
- * nor Transfer-Encoding, a Content-Length within the limit. Decoded as body-parser decodes UTF-8 (a leading BOM
- * dropped, bad bytes as U+FFFD) and parsed as its strict mode does; its refusals carry body-parser's `type`, so they are
- * answered alike. Every other body goes to body-parser.
- */
-function plainJson(general: RequestHandler): RequestHandler {
-  return (req, res, next) => {
-    const { headers } = req;
-    const length = headers["content-length"];
-    const type = headers["content-type"];
-    if (
-      (type !== "application/json" && type?.toLowerCase() !== "application/json; charset=utf-8") ||
-      headers["content-encoding"] !== undefined ||
-      headers["transfer-encoding"] !== undefined ||
-      length === undefined ||
-      !PLAIN_LENGTH.test(length) ||
-      Number(length) > BODY_LIMIT_BYTES ||
-      req.readableDidRead ||
-      req.readableEnded
-    ) {
-      return general(req, res, next);
-    }
-    const expected = Number(length);
-    const chunks: Buffer[] = [];
-    let received = 0;
-    const finish = (error: Error | null) => {
-      req.off("data", onData).off("end", onEnd).off("aborted", onAborted).off("error", onError);
-      if (error) return next(error);
-      const decoder = new StringDecoder("utf8");
-      let text = decoder.write(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)) + decoder.end();
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      const first = text[0] === "{" || text[0] === "[" ? text[0] : FIRST_CHAR.exec(text)?.[1];
-      if (first !== "{" && first !== "[") return next(bodyError("entity.parse.failed"));
-      try {
-        req.body = JSON.parse(text) as unknown;
-      } catch (parseError) {
-        return next(bodyError("entity.parse.failed", parseError));
-      }
-      next();
-    };
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      received += chunk.length;
-    };
-    const onEnd = () => finish(received === expected ? null : bodyError("request.size.invalid"));
-    const onAborted = () => finish(bodyError("request.aborted"));
-    const onError = (error: Error) => finish(bodyError("request.aborted", error));
-    req.on("data", onData).on("end", onEnd).on("aborted", onAborted).on("error", onError);
-  };
-}
-
 export function jsonBody(): RequestHandler[] {
-  const general = express.json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: true });
-  return [requireJson, plainJson(general), refuseUnstorableBody, refuseUnstorableQuery];
+  return [requireJson, express.json({ limit: BODY_LIMIT_BYTES, type: () => true, strict: true }), refuseUnstorableBody, refuseUnstorableQuery];
 }

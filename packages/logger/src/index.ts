@@ -1,5 +1,6 @@
 // One winston setup for every process: JSON lines in production, readable lines in development, and a
 // redaction pass so credentials and payload bodies never reach the output whatever a caller passes in.
+import { EOL } from "node:os";
 import winston from "winston";
 
 export type Logger = winston.Logger;
@@ -69,5 +70,45 @@ export function createLogger(options: LoggerOptions): Logger {
     ? winston.format.combine(redact(), winston.format.timestamp(), winston.format.json())
     : winston.format.combine(redact(), winston.format.timestamp(), ...colors, readable);
   const transport = options.stream ? new winston.transports.Stream({ stream: options.stream }) : new winston.transports.Console();
-  return winston.createLogger({ level: options.level ?? "info", defaultMeta: { service: options.service }, format, transports: [transport] });
+  const logger = winston.createLogger({ level: options.level ?? "info", defaultMeta: { service: options.service }, format, transports: [transport] });
+  if (options.json) fastLines.set(logger, jsonRequestLine(logger, transport, options.stream ?? process.stdout, options.service));
+  return logger;
+}
+
+/** Writes what `logger.log(level, message, { requestId })` would, or answers false when it cannot be sure to. */
+type FastLine = (level: "info" | "error", message: string, requestId: string) => boolean;
+
+/** The loggers createLogger made in JSON, with the writer of their request lines. */
+const fastLines = new WeakMap<Logger, FastLine>();
+
+/** Text that JSON writes as is: printable ASCII without `"` or `\`. */
+const JSON_AS_IS = /^[ !#-[\]-~]*$/;
+
+/**
+ * A request line written directly, without winston's format pipeline and streams (most of an access line's cost,
+ * ≈ 9 µs): the same bytes the JSON format makes (its keys sorted, the message redacted, an ISO timestamp), to the
+ * transport's destination. Only while the logger is as createLogger made it and the texts need no escaping.
+ */
+function jsonRequestLine(logger: Logger, transport: winston.transport, out: NodeJS.WritableStream, service: string): FastLine {
+  return (level, message, requestId) => {
+    if (logger.silent || transport.silent || transport.level !== undefined || logger.transports.length !== 1 || logger.transports[0] !== transport)
+      return false;
+    if (!logger.isLevelEnabled(level)) return true;
+    const text = redactText(message);
+    const id = redactText(requestId);
+    if (!JSON_AS_IS.test(text) || !JSON_AS_IS.test(id) || !JSON_AS_IS.test(service)) return false;
+    out.write(`{"level":"${level}","message":"${text}","requestId":"${id}","service":"${service}","timestamp":"${new Date().toISOString()}"}${EOL}`);
+    return true;
+  };
+}
+
+/**
+ * A writer of request lines (the access log): `write(level, message, requestId)` logs as
+ * `logger.log(level, message, { requestId })`, more cheaply for a JSON logger made by createLogger.
+ */
+export function requestLineWriter(logger: Logger): (level: "info" | "error", message: string, requestId: string) => void {
+  const fast = fastLines.get(logger);
+  return (level, message, requestId) => {
+    if (!fast?.(level, message, requestId)) logger.log(level, message, { requestId });
+  };
 }

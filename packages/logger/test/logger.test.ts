@@ -1,5 +1,5 @@
 import { PassThrough } from "node:stream";
-import { createLogger, redactText } from "@conveyor/logger";
+import { createLogger, redactText, requestLineWriter } from "@conveyor/logger";
 
 function capture(json: boolean) {
   let out = "";
@@ -49,5 +49,45 @@ describe("logger redaction", () => {
     logger.info("line one\nline two", { url: "https://x.test/\r\nSet-Cookie: a=b" });
     await flush();
     expect(out().trimEnd().split("\n")).toHaveLength(1);
+  });
+});
+
+describe("request lines (the access log)", () => {
+  afterEach(() => jest.useRealTimers());
+
+  it("writes exactly what logger.log writes, in JSON, whatever the texts", async () => {
+    jest.useFakeTimers({ now: new Date("2026-12-07T14:30:00.123Z"), doNotFake: ["setImmediate", "nextTick"] });
+    const lines: [string, string, string][] = [
+      ["info", "POST /jobs 202 1.3ms", "0193a2b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b"],
+      ["error", "GET /jobs/x 500 12.0ms", "client.id:1-2_3"],
+      ["info", "GET /keys/cvk_7Hq2xYz 404 0.4ms", "r"],
+      ["info", 'GET /a"b\\c 404 0.1ms', "r"],
+      ["info", "GET /é/\u2028/\u0001 404 0.1ms", "id"],
+      ["info", "GET /accept-invite?token=abc 200 1.0ms", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"],
+    ];
+    const viaWinston = capture(true);
+    const viaWriter = capture(true);
+    const write = requestLineWriter(viaWriter.logger);
+    for (const [level, message, requestId] of lines) {
+      viaWinston.logger.log(level, message, { requestId });
+      write(level as "info" | "error", message, requestId);
+    }
+    await flush();
+    expect(viaWriter.out().split("\n")).toHaveLength(lines.length + 1);
+    expect(viaWriter.out()).toBe(viaWinston.out());
+    expect(viaWriter.out()).not.toMatch(/7Hq2xYz|eyJzdWIi/);
+  });
+
+  it("writes nothing below the logger's level, and goes through winston for a readable logger", async () => {
+    let out = "";
+    const quiet = createLogger({ service: "test", json: true, level: "warn", stream: new PassThrough().on("data", (c: Buffer) => (out += c)) });
+    requestLineWriter(quiet)("info", "GET / 200 1.0ms", "r");
+    requestLineWriter(quiet)("error", "GET / 500 1.0ms", "r");
+    const readable = capture(false);
+    requestLineWriter(readable.logger)("info", "GET / 200 1.0ms", "r1");
+    await flush();
+    expect(out).not.toContain("200");
+    expect(JSON.parse(out.trim())).toMatchObject({ level: "error", message: "GET / 500 1.0ms", requestId: "r" });
+    expect(readable.out()).toMatch(/ info \[test\] GET \/ 200 1\.0ms \{"requestId":"r1"\}\n$/);
   });
 });

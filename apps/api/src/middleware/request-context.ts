@@ -2,7 +2,7 @@
 // and one access-log line when it finishes. Only the path is logged: query strings can carry invite tokens.
 import { randomUUID } from "node:crypto";
 import type { Request, RequestHandler } from "express";
-import type { Logger } from "@conveyor/logger";
+import { requestLineWriter, type Logger } from "@conveyor/logger";
 
 declare global {
   namespace Express {
@@ -22,6 +22,7 @@ const CLIENT_ID = /^[\w\-.:]{1,128}$/;
  */
 export function requestContext(logger: Logger): RequestHandler {
   const prototypes = new WeakSet<object>();
+  const accessLine = requestLineWriter(logger);
   return (req, res, next) => {
     const prototype = Object.getPrototypeOf(req) as object;
     if (!prototypes.has(prototype)) {
@@ -40,7 +41,7 @@ export function requestContext(logger: Logger): RequestHandler {
     const started = performance.now();
     res.once("finish", () => {
       const ms = performance.now() - started;
-      logger.log(res.statusCode >= 500 ? "error" : "info", `${req.method} ${req.path} ${res.statusCode} ${ms.toFixed(1)}ms`, { requestId });
+      accessLine(res.statusCode >= 500 ? "error" : "info", `${req.method} ${req.path} ${res.statusCode} ${ms.toFixed(1)}ms`, requestId);
     });
     next();
   };

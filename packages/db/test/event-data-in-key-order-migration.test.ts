@@ -45,8 +45,7 @@ const rowTypeFields = async () =>
     )
   ).rows[0]!.names as string;
 const failureGroupLanguage = async () =>
-  (await sql("SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = 'conveyor_failure_group'")).rows[0]!
-    .lanname as string;
+  (await sql("SELECT l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = 'conveyor_failure_group'")).rows[0]!.lanname as string;
 
 /** A job written by the transitions as they are, created with `extra`; its failures' error needs escaping and normalising. */
 const job = (moves: Move[], error = 'it broke: "quoted" \\ back\\slash, tab\t, newline\n, ünïcødé ✓ 42 for a@b.example') =>

@@ -12,6 +12,8 @@ import { jobThrough, readsOf, type Move } from "./support/job-through";
 const MIGRATIONS = path.resolve(__dirname, "../../../prisma/migrations");
 const MIGRATION = path.join(MIGRATIONS, "20261207033400_event_data_by_row_type/migration.sql");
 const SOURCE = path.resolve(__dirname, "../sql/functions/conveyor_job_json.sql");
+/** The later migration that reorders the type's attributes, which the source file's function now expects. */
+const LATER = path.join(MIGRATIONS, "20261207160000_event_data_in_key_order/migration.sql");
 /** The migration that last defined conveyor_job_data before it. */
 const PREVIOUS = path.join(MIGRATIONS, "20261128061603_job_progress_output_public_tokens/migration.sql");
 
@@ -79,7 +81,9 @@ it("keeps every read as it was, and builds the same jsonb as the old function fo
   // created 6, started 5, retrying 2, succeeded 1, failed 1.
   expect(before.events.length).toBe(15);
 
+  // As the migration runner does: the migrations, then the source file.
   await sql(await readFile(MIGRATION, "utf8"));
+  await sql(await readFile(LATER, "utf8"));
   await sql(await readFile(SOURCE, "utf8"));
   expect(await usesRowType()).toBe(true);
   expect(await reads()).toEqual(before);

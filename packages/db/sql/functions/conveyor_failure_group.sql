@@ -27,7 +27,12 @@ CREATE OR REPLACE FUNCTION conveyor_normalise_error(message text) RETURNS text L
       '[[:space:]]+', ' ', 'g')), 500)
 $$;
 
--- A failure group: the job's type and its normalised error, as 16 hex digits.
-CREATE OR REPLACE FUNCTION conveyor_failure_group(type text, error text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-  SELECT left(md5(type || E'\n' || conveyor_normalise_error(error)), 16)
+-- A failure group: the job's type and its normalised error, as 16 hex digits. PL/pgSQL, not SQL: a SQL function in
+-- the generated column's expression was inlined, its body and the normaliser's parsed again, at the start of every
+-- statement that writes jobs; this one is not inlined, and (STRICT) not called for a row without an error
+-- (migration 20261207160000_event_data_in_key_order, docs/decisions/2026-12-07-event-data-in-key-order.md).
+CREATE OR REPLACE FUNCTION conveyor_failure_group(type text, error text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+  RETURN left(md5($1 || E'\n' || conveyor_normalise_error($2)), 16);
+END
 $$;

@@ -17,17 +17,16 @@ CREATE OR REPLACE FUNCTION conveyor_job_item(j jobs) RETURNS json LANGUAGE sql S
     'progress', j.progress)
 $$;
 
--- The event's data as to_jsonb of a row of conveyor_job_data_fields (migration 20261207033400_event_data_by_row_type:
--- its attributes are JOB_EVENT_FIELDS' names, in this order): jsonb_build_object classified each of its 46 arguments
--- (23 keys, 23 values) through the system caches at every call, to_jsonb classifies only the 23 values — the same
--- jsonb for a third less CPU, and still one expression, which the planner inlines
--- (docs/decisions/2026-12-07-lean-transitions.md).
+-- The event's data as to_jsonb of a row of conveyor_job_data_fields, whose attributes are JOB_EVENT_FIELDS' names in
+-- jsonb's own key order (shorter first, then bytewise; migration 20261207160000_event_data_in_key_order): jsonb stores
+-- an object's keys sorted whatever order they came in, so the values are listed here in that order and the sort finds
+-- them sorted — the same jsonb, key for key and byte for byte (docs/decisions/2026-12-07-event-data-in-key-order.md).
+-- to_jsonb rather than jsonb_build_object: the keys come from the type, only the 23 values are classified at every
+-- call; one expression, which the planner inlines (docs/decisions/2026-12-07-lean-transitions.md).
 CREATE OR REPLACE FUNCTION conveyor_job_data(j jobs) RETURNS jsonb LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT to_jsonb(ROW(
-    j.id, j.type, j.status, j.retries, j.max_retries,
-    conveyor_iso(j.created_at), conveyor_iso(j.updated_at), conveyor_iso(j.run_at),
-    j.priority, j.replay_of, j.schedule_id, conveyor_iso(j.cancel_requested_at),
-    j.concurrency_key, j.concurrency_limit, j.rate_limit, j.timeout_ms, j.dedupe_key, j.debounce_key,
-    conveyor_iso(j.started_at), conveyor_iso(j.finished_at),
-    j.result, j.error, j.progress)::conveyor_job_data_fields)
+    j.id, j.type, j.error, j.result, conveyor_iso(j.run_at), j.status, j.retries, j.priority, j.progress,
+    j.replay_of, conveyor_iso(j.created_at), j.dedupe_key, j.rate_limit, conveyor_iso(j.started_at), j.timeout_ms,
+    conveyor_iso(j.updated_at), conveyor_iso(j.finished_at), j.max_retries, j.schedule_id,
+    j.debounce_key, j.concurrency_key, j.concurrency_limit, conveyor_iso(j.cancel_requested_at))::conveyor_job_data_fields)
 $$;

@@ -4,7 +4,9 @@
 // dependency, a schedule, audit entries and webhook deliveries, migrates to today's shape with every stored row as it
 // was, every job's list item and event JSON what part four's functions made of it, and today's reads answering from it.
 // Then the job machine runs on it: a claim of a pending job, a take-over of a processing job whose holder is gone.
-// Each later migration has its own test of what it changes; this one is the whole way at once.
+// Each later migration has its own test of what it changes; this one is the whole way at once, and with them it is
+// docs/reference/robustness.md#r57's check: the same history gives the same events and the same usage after part
+// five's storage changes (event JSON by row type and in key order, usage counted by the statements) as before.
 import { randomBytes } from "node:crypto";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";

@@ -63,11 +63,14 @@ export async function prepareTemplate(): Promise<string> {
   // Databases left by interrupted runs (named with their creation time; other runs may be going on right
   // now on this machine, so only old ones).
   await admin(async (c) => {
-    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'conveyor_test_f_%'");
+    // LIKE's "_" matches any character: escaped, so another test's own database (conveyor_test_fn_…) is not taken
+    // for one of these, and a name without a creation time is never dropped.
+    const { rows } = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 'conveyor\\_test\\_f\\_%'");
     const cutoff = Math.floor(Date.now() / 1000) - STALE_AFTER_SECONDS;
     for (const { datname } of rows) {
-      const created = Number(/^conveyor_test_f_(\d+)_/.exec(datname)?.[1] ?? 0);
-      if (created < cutoff) await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`).catch(() => {});
+      const created = /^conveyor_test_f_(\d+)_/.exec(datname)?.[1];
+      if (created !== undefined && Number(created) < cutoff)
+        await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`).catch(() => {});
     }
   });
   return name;

@@ -151,14 +151,17 @@ export class EnvelopeWorker {
 
   /**
    * Resolves when a slot frees or an envelope finishes claiming (checked again by the loop), or after 50 ms at most.
-   * The loop waits here once per freed slot under load, so the 50 ms timer is cleared when a wake-up comes first:
-   * thousands of stale timers a second were firing for nothing.
+   * The loop waits here once per freed slot under load, so the 50 ms fallback is one timer re-armed each time
+   * (refresh), not a new timer per wait: thousands of stale timers a second were firing for nothing.
    */
   private slotFreed(): Promise<void> {
     return new Promise((resolve) => {
       this.wakeFetch = resolve;
-      this.wakeTimer = setTimeout(() => this.wake(), 50);
-      this.wakeTimer.unref();
+      if (this.wakeTimer) this.wakeTimer.refresh();
+      else {
+        this.wakeTimer = setTimeout(() => this.wake(), 50);
+        this.wakeTimer.unref();
+      }
     });
   }
 
@@ -167,11 +170,8 @@ export class EnvelopeWorker {
 
   private wake(): void {
     const wake = this.wakeFetch;
-    if (!wake) return;
     this.wakeFetch = undefined;
-    clearTimeout(this.wakeTimer);
-    this.wakeTimer = undefined;
-    wake();
+    wake?.();
   }
 
   private async runEnvelope(envelope: Job<EnvelopeData>, token: string): Promise<void> {
@@ -293,6 +293,7 @@ export class EnvelopeWorker {
   async close(): Promise<void> {
     this.stopping = true;
     clearInterval(this.lockTimer);
+    clearTimeout(this.wakeTimer);
     await this.bull.close(true);
     await this.fetching;
   }

@@ -122,7 +122,7 @@ export class EnvelopeWorker {
     let failures = 0;
     while (!this.stopping) {
       // One envelope at a time waits for slots: fetching more while one waits would only hold jobs other workers could run.
-      if (this.slots.available === 0 || [...this.active.values()].some((a) => a.unclaimed.length > 0)) {
+      if (this.slots.available === 0 || this.claimPending()) {
         await this.slotFreed();
         continue;
       }
@@ -143,15 +143,30 @@ export class EnvelopeWorker {
     }
   }
 
-  /** Resolves when a slot frees or an envelope finishes claiming (checked again by the loop). */
+  /** Whether a delivered envelope still has jobs waiting for slots. */
+  private claimPending(): boolean {
+    for (const active of this.active.values()) if (active.unclaimed.length > 0) return true;
+    return false;
+  }
+
+  /**
+   * Resolves when a slot frees or an envelope finishes claiming (checked again by the loop), or after 50 ms at most.
+   * The loop waits here once per freed slot under load, so the 50 ms fallback is one timer re-armed each time
+   * (refresh), not a new timer per wait: thousands of stale timers a second were firing for nothing.
+   */
   private slotFreed(): Promise<void> {
     return new Promise((resolve) => {
       this.wakeFetch = resolve;
-      setTimeout(resolve, 50).unref();
+      if (this.wakeTimer) this.wakeTimer.refresh();
+      else {
+        this.wakeTimer = setTimeout(() => this.wake(), 50);
+        this.wakeTimer.unref();
+      }
     });
   }
 
   private wakeFetch: (() => void) | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
 
   private wake(): void {
     const wake = this.wakeFetch;
@@ -222,7 +237,8 @@ export class EnvelopeWorker {
       this.wake();
     };
     try {
-      const claimed = await this.whenFree(claim, fence);
+      // Only a claim that waits for a rate limit's window goes through whenFree (no promise of its own per job else).
+      const claimed = "retryAt" in claim ? await this.whenFree(claim, fence) : claim;
       if (!claimed) return;
       const { settled } = await this.options.runAttempt(claimed, fence);
       release();
@@ -277,6 +293,7 @@ export class EnvelopeWorker {
   async close(): Promise<void> {
     this.stopping = true;
     clearInterval(this.lockTimer);
+    clearTimeout(this.wakeTimer);
     await this.bull.close(true);
     await this.fetching;
   }

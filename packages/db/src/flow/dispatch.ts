@@ -11,7 +11,6 @@
 // leaves marked jobs Redis does not hold: the next leader returns them to the line at once (`recentHandOvers`), and
 // the reconciler would in any case.
 import type pg from "pg";
-import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
 import { limitsColumns, toDispatchLimits, type DispatchLimits, type LimitsRow } from "./flow-control";
 import { newId } from "../core/ids";
 import { dueCandidates, handOver, type Candidate } from "../job-machine/hand-over";
@@ -151,14 +150,17 @@ export type DispatchPlan = {
  * Takes up to `plan.room` due jobs of the plan's type, marks them handed over, and answers them in the order BullMQ
  * should run them: highest priority first, then round-robin across organizations (every org's oldest, then every
  * org's second oldest, …), starting after `plan.after` — skipping what a limit holds back: a paused queue, an org at
- * its cap, a full concurrency key, a spent rate limit (the job's own, its queue's, the type's deployment-wide one).
+ * its cap, a full concurrency key, a spent rate limit (the job's own, its queue's, the type's deployment-wide one), a
+ * type paused after a provider's 429 — each read by the stored function of "held back" that `conveyor_hold` composes
+ * (docs/reference/flow-control.md#why-a-job-waits), and counted on here as this round chooses jobs.
  * A held job stays in line and never holds back the jobs behind it. `db` is the dispatcher's `handOverConnection`:
  * only one dispatcher takes at a time, so what it counts in flight is exact.
  */
 export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchedEnvelope[]> {
   const { limits } = plan;
   const inFlight = new Map(plan.inFlightByOrg);
-  const keys = new Map(limits.keysInFlight);
+  // Jobs chosen this round per concurrency key (`org key`): with those in flight (each candidate's keyInFlight), the key's count.
+  const keys = new Map<string, number>();
   const allowance = new Map(limits.rateAllowance);
   let typeAllowance = limits.typeAllowance ?? Infinity;
   const capLeft = (org: string) => (limits.orgCaps.get(org) ?? Infinity) - (inFlight.get(org) ?? 0);
@@ -184,8 +186,7 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
       priority: level.priority,
       orgs: serving,
       shares,
-      fullKeys: [...keys].flatMap(([key, n]) => (n >= CONCURRENCY_LIMIT_MAX ? [key] : [])),
-      keysInFlight: [...keys],
+      chosenKeys: [...keys],
       spentLimits: [...allowance].flatMap(([key, left]) => (left <= 0 ? [key] : [])),
     });
     // An org that gave fewer than its share has no more due jobs at this level it may start (until the work is read
@@ -209,7 +210,7 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
     for (const { row } of ranked) {
       if (chosen.length >= Math.min(plan.room, typeAllowance)) break;
       const keyId = row.concurrencyKey === null ? null : `${row.orgId} ${row.concurrencyKey}`;
-      if (keyId !== null && (keys.get(keyId) ?? 0) >= (row.concurrencyLimit ?? 1)) continue;
+      if (keyId !== null && (row.keyInFlight ?? 0) + (keys.get(keyId) ?? 0) >= (row.concurrencyLimit ?? 1)) continue;
       if (allowed(row.orgId, row.rateLimit) <= 0 || allowed(row.orgId, queueLimit(row.orgId)) <= 0 || capLeft(row.orgId) <= 0) continue;
       chosen.push(row);
       if (keyId !== null) keys.set(keyId, (keys.get(keyId) ?? 0) + 1);

@@ -85,11 +85,11 @@ export async function dueCandidates(
     text: `SELECT w.* FROM unnest($3::uuid[], $4::int[]) AS o(org_id, share)
       CROSS JOIN LATERAL (
         SELECT job_id, org_id, due_at, concurrency_key, concurrency_limit, rate_limit,
-               CASE WHEN concurrency_key IS NOT NULL THEN conveyor_key_in_flight(org_id, concurrency_key, NULL) END AS key_in_flight
+               CASE WHEN concurrency_key IS NOT NULL THEN (SELECT n FROM conveyor_key_in_flight(org_id, concurrency_key, NULL) AS n) END AS key_in_flight
           FROM job_queue
          WHERE type = $1 AND priority = $2 AND org_id = o.org_id AND dispatched_at IS NULL AND due_at <= now()
-           AND NOT conveyor_key_full(org_id, concurrency_key,
-                                     coalesce(concurrency_limit, 1) - coalesce(($5::jsonb ->> (org_id::text || ' ' || concurrency_key))::int, 0), NULL)
+           AND NOT EXISTS (SELECT FROM conveyor_key_full(org_id, concurrency_key,
+                         coalesce(concurrency_limit, 1) - coalesce(($5::jsonb ->> (org_id::text || ' ' || concurrency_key))::int, 0), NULL))
            AND (rate_limit IS NULL OR org_id::text || ' ' || rate_limit <> ALL($6::text[]))
          ORDER BY due_at, job_id
          LIMIT o.share

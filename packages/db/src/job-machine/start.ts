@@ -40,11 +40,13 @@ export const RATE_LIMIT_LEAD_MS = 200;
  * Whether the pending job `job` (a row with id, org_id, type, concurrency_key, concurrency_limit) is held back from
  * starting by anything but a rate limit: its queue paused, its type paused after a provider's 429, its concurrency key
  * or its organization's cap full of other jobs in flight. The conditions are the stored functions `conveyor_hold`
- * composes (docs/reference/flow-control.md#why-a-job-waits); Postgres inlines them into the claim.
+ * composes (docs/reference/flow-control.md#why-a-job-waits); Postgres inlines them into the claim (set-returning SQL
+ * functions of one SELECT).
  */
 const heldBack = (job: string) =>
-  `conveyor_queue_paused(${job}.org_id, ${job}.type) OR conveyor_type_paused_until(${job}.type) IS NOT NULL
-   OR conveyor_key_full(${job}.org_id, ${job}.concurrency_key, ${job}.concurrency_limit, ${job}.id) OR conveyor_org_full(${job}.org_id, ${job}.type, ${job}.id)`;
+  `EXISTS (SELECT FROM conveyor_queue_paused(${job}.org_id, ${job}.type)) OR EXISTS (SELECT FROM conveyor_type_paused(${job}.type))
+   OR EXISTS (SELECT FROM conveyor_key_full(${job}.org_id, ${job}.concurrency_key, ${job}.concurrency_limit, ${job}.id))
+   OR EXISTS (SELECT FROM conveyor_org_full(${job}.org_id, ${job}.type, ${job}.id))`;
 
 /** The error of a job failed because its attempts keep getting lost (`job` is the row before the change). */
 const GIVING_UP = (job: string) =>
@@ -220,7 +222,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
      ), pending AS MATERIALIZED (
        -- paused: held back by something other than a rate limit (those are granted below).
        SELECT j.id, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
-              ${heldBack("j")} AS paused, conveyor_type_paused_until(j.type) AS paused_until
+              ${heldBack("j")} AS paused, (SELECT u FROM conveyor_type_paused(j.type) AS u) AS paused_until
          FROM named j
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type

@@ -35,8 +35,8 @@ beforeAll(async () => {
 afterAll(() => stack?.close());
 
 /** Worker slots serve the type, as the dispatcher records them (a slot count older than 10 s means no worker). */
-const workersPresent = (rateLimit: { limit: number; periodMs: number } | null = null, slots = 4) =>
-  recordTypeState(pool, { type: TYPE, slots, rateLimit, orgConcurrencyLimit: 0 });
+const workersPresent = (rateLimit: { limit: number; periodMs: number } | null = null, slots = 4, orgConcurrencyLimit = 0) =>
+  recordTypeState(pool, { type: TYPE, slots, rateLimit, orgConcurrencyLimit });
 
 async function post(body: Record<string, unknown> = {}): Promise<string> {
   const res = await stack.post("/jobs", { type: TYPE, payload: { channel: "held", text: "held back" }, ...body });
@@ -196,6 +196,17 @@ it("its organization's cap full: neither handed over nor started by a claim whil
   await finish(first, fence);
   await expectRunsOnceLifted(id);
   expect((await stack.api.request.patch(`/queues/${TYPE}`).set(owner()).send({ concurrency_limit: null })).status).toBe(200);
+});
+
+it("its organization's cap full under the deployment's ORG_CONCURRENCY_LIMIT", async () => {
+  await workersPresent(null, 4, 1);
+  const first = await post();
+  const fence = await run(first);
+  const id = await post();
+  await expectHeld(id, "org_concurrency");
+  await finish(first, fence);
+  await expectRunsOnceLifted(id);
+  await workersPresent();
 });
 
 it("no worker serving its type: reported so, and counted due rather than held by a limit", async () => {

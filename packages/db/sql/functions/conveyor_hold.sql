@@ -2,21 +2,22 @@
 -- docs/decisions/2026-12-07-held-back-once.md): each condition that keeps a due job from starting is one function
 -- here, and conveyor_hold composes them for `waiting_for`, the backlog gauges and GET /queues. The dispatcher's limits
 -- and candidates (flow/flow-control.ts, job-machine/hand-over.ts) and the claims (job-machine/start.ts) call the same
--- functions over their sets. Each condition answers a row when it holds and none when it does not, asked as
--- `EXISTS (SELECT FROM conveyor_…(…))`: a set-returning SQL function of one SELECT is inlined into the statement that
--- calls it (a scalar one that reads a table is not, and was called once per row: +90 µs of Postgres per claimed job),
--- so a claim of 100 jobs runs the same index probes it ran when it wrote them by hand. `p_job` is the job asking
--- when it is itself handed over (the claim), so that it does not count against its own key or cap; NULL for a job
--- still in line.
+-- functions over their sets. Every one is inlined by Postgres into the statement that calls it, so a claim of 100
+-- jobs runs the probes it ran when it wrote them by hand: a condition of the settings is a function of the settings'
+-- row (`qs`: the organization's queue_settings row of the type, `ts`: the type's type_state row; NULL when there is
+-- none), read once by the caller; a condition that counts jobs is a set-returning function answering a row when it
+-- holds, asked as `EXISTS (SELECT FROM conveyor_…(…))`. (A scalar SQL function that reads a table is never inlined:
+-- called once per claimed job, such functions cost +90 µs of Postgres per job.) `p_job` is the job asking when it is
+-- itself handed over (the claim), so that it does not count against its own key or cap; NULL for a job in line.
 
 -- The organization paused its queue of the type.
-CREATE OR REPLACE FUNCTION conveyor_queue_paused(p_org uuid, p_type text) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT true FROM queue_settings qs WHERE qs.org_id = p_org AND qs.type = p_type AND qs.paused
+CREATE OR REPLACE FUNCTION conveyor_queue_paused(qs queue_settings) RETURNS boolean LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT coalesce(qs.paused, false)
 $$;
 
--- A provider's 429 (Retry-After) paused the type, deployment-wide: until when.
-CREATE OR REPLACE FUNCTION conveyor_type_paused(p_type text) RETURNS SETOF timestamptz LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT ts.paused_until FROM type_state ts WHERE ts.type = p_type AND ts.paused_until > now()
+-- Until when a provider's 429 (Retry-After) paused the type, deployment-wide; NULL when it is not paused.
+CREATE OR REPLACE FUNCTION conveyor_type_paused_until(ts type_state) RETURNS timestamptz LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT CASE WHEN ts.paused_until > now() THEN ts.paused_until END
 $$;
 
 -- Starts an organization's rate limit still allows in its window at `p_at` (now, or the dispatcher's lead).
@@ -29,14 +30,9 @@ CREATE OR REPLACE FUNCTION conveyor_rate_left(t type_state, p_at timestamptz) RE
   SELECT t.rate_limit - conveyor_window_used_at(t.starts, t.rate_period_ms, p_at)
 $$;
 
--- A rate limit the job starts under has no start left now: the type's, the one the job names, its queue's.
-CREATE OR REPLACE FUNCTION conveyor_rate_spent(p_org uuid, p_type text, p_rate_limit text) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT true FROM type_state ts WHERE ts.type = p_type AND conveyor_rate_left(ts, now()) <= 0
-  UNION ALL
-  SELECT true FROM rate_limits r
-   WHERE r.org_id = p_org
-     AND r.name IN (p_rate_limit, (SELECT qs.rate_limit FROM queue_settings qs WHERE qs.org_id = p_org AND qs.type = p_type))
-     AND conveyor_rate_left(r, now()) <= 0
+-- A rate limit of the organization's, of those named (the job's, its queue's), has no start left now.
+CREATE OR REPLACE FUNCTION conveyor_rate_spent(p_org uuid, p_names text[]) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
+  SELECT true FROM rate_limits r WHERE r.org_id = p_org AND r.name = ANY(p_names) AND conveyor_rate_left(r, now()) <= 0
 $$;
 
 -- Jobs of the organization's concurrency key handed over or running, other than `p_job`.
@@ -50,12 +46,10 @@ CREATE OR REPLACE FUNCTION conveyor_key_full(p_org uuid, p_key text, p_limit int
   SELECT true FROM conveyor_key_in_flight(p_org, p_key, p_job) AS n WHERE p_key IS NOT NULL AND n >= coalesce(p_limit, 1)
 $$;
 
--- The organization's cap on its jobs of the type in flight, when it has one: its queue's setting, else the
--- deployment's ORG_CONCURRENCY_LIMIT as the dispatcher recorded it (0: none).
-CREATE OR REPLACE FUNCTION conveyor_org_cap(p_org uuid, p_type text) RETURNS SETOF integer LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT c.cap FROM (SELECT coalesce((SELECT qs.concurrency_limit FROM queue_settings qs WHERE qs.org_id = p_org AND qs.type = p_type),
-                                     (SELECT nullif(ts.org_concurrency_limit, 0) FROM type_state ts WHERE ts.type = p_type)) AS cap) AS c
-   WHERE c.cap IS NOT NULL
+-- The organization's cap on its jobs of the type in flight: its queue's setting, else the deployment's
+-- ORG_CONCURRENCY_LIMIT as the dispatcher recorded it (0: none); NULL when there is none.
+CREATE OR REPLACE FUNCTION conveyor_org_cap(qs queue_settings, ts type_state) RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
+  SELECT coalesce(qs.concurrency_limit, nullif(ts.org_concurrency_limit, 0))
 $$;
 
 -- Jobs of the organization's type handed over or running, other than `p_job`.
@@ -64,25 +58,23 @@ CREATE OR REPLACE FUNCTION conveyor_org_in_flight(p_org uuid, p_type text, p_job
    WHERE f.type = p_type AND f.org_id = p_org AND f.dispatched_at IS NOT NULL AND f.job_id IS DISTINCT FROM p_job
 $$;
 
--- The organization's cap on the type has no room for the job (its jobs in flight are counted only under a cap).
-CREATE OR REPLACE FUNCTION conveyor_org_full(p_org uuid, p_type text, p_job uuid) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT true FROM conveyor_org_cap(p_org, p_type) AS cap
-   WHERE (SELECT n FROM conveyor_org_in_flight(p_org, p_type, p_job) AS n) >= cap
+-- The organization's cap `p_cap` (conveyor_org_cap) on the type has no room for the job; its jobs in flight are
+-- counted only under a cap.
+CREATE OR REPLACE FUNCTION conveyor_org_full(p_org uuid, p_type text, p_cap integer, p_job uuid) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
+  SELECT true FROM conveyor_org_in_flight(p_org, p_type, p_job) AS n WHERE p_cap IS NOT NULL AND n >= p_cap
 $$;
 
 -- No worker serves the type. For an organization's own type (docs/reference/lifecycle.md#your-own-workers), served by
 -- that organization's protocol workers only, never by the built-in workers whose slots type_state records: no
 -- protocol worker of the organization that serves the type is live (its last lease call within GONE_BEATS = 3 of its
--- intervals, as GET /workers says "running"). Otherwise: no slot, or the dispatcher has not said so for 10 seconds.
-CREATE OR REPLACE FUNCTION conveyor_no_worker(p_org uuid, p_type text) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
+-- intervals, as GET /workers says "running"). Otherwise: no slot in `ts`, or the dispatcher has not said so for 10 s.
+CREATE OR REPLACE FUNCTION conveyor_no_worker(p_org uuid, p_type text, ts type_state) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
   SELECT true WHERE CASE
     WHEN EXISTS (SELECT 1 FROM org_job_types o WHERE o.org_id = p_org AND o.name = p_type)
       THEN NOT EXISTS (SELECT 1 FROM protocol_workers w
                         WHERE w.org_id = p_org AND p_type = ANY(w.types)
                           AND w.heartbeat_at >= now() - make_interval(secs => w.heartbeat_ms * 3::double precision / 1000))
-    ELSE NOT EXISTS (SELECT 1 FROM type_state ts
-                      WHERE ts.type = p_type AND ts.slots > 0
-                        AND (ts.slots_checked_at IS NULL OR ts.slots_checked_at >= now() - interval '10 seconds')) END
+    ELSE coalesce(ts.slots, 0) = 0 OR coalesce(ts.slots_checked_at < now() - interval '10 seconds', false) END
 $$;
 
 -- What holds back a job that is due and still in line, the first that applies: its queue paused, a rate limit (the
@@ -91,10 +83,14 @@ $$;
 CREATE OR REPLACE FUNCTION conveyor_hold(p_type text, p_org uuid, p_key text, p_key_limit int, p_rate_limit text)
 RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
   SELECT CASE
-    WHEN EXISTS (SELECT FROM conveyor_queue_paused(p_org, p_type)) THEN 'queue_paused'
-    WHEN EXISTS (SELECT FROM conveyor_type_paused(p_type)) OR EXISTS (SELECT FROM conveyor_rate_spent(p_org, p_type, p_rate_limit)) THEN 'rate_limit'
+    WHEN conveyor_queue_paused(qs) THEN 'queue_paused'
+    WHEN conveyor_type_paused_until(ts) IS NOT NULL OR conveyor_rate_left(ts, now()) <= 0
+      OR EXISTS (SELECT FROM conveyor_rate_spent(p_org, ARRAY[p_rate_limit, qs.rate_limit])) THEN 'rate_limit'
     WHEN EXISTS (SELECT FROM conveyor_key_full(p_org, p_key, p_key_limit, NULL)) THEN 'concurrency_key'
-    WHEN EXISTS (SELECT FROM conveyor_org_full(p_org, p_type, NULL)) THEN 'org_concurrency'
-    WHEN EXISTS (SELECT FROM conveyor_no_worker(p_org, p_type)) THEN 'no_worker'
+    WHEN EXISTS (SELECT FROM conveyor_org_full(p_org, p_type, conveyor_org_cap(qs, ts), NULL)) THEN 'org_concurrency'
+    WHEN EXISTS (SELECT FROM conveyor_no_worker(p_org, p_type, ts)) THEN 'no_worker'
   END
+  FROM (SELECT 1) AS one
+  LEFT JOIN queue_settings qs ON qs.org_id = p_org AND qs.type = p_type
+  LEFT JOIN type_state ts ON ts.type = p_type
 $$;

@@ -43,19 +43,19 @@ export type LimitsRow = {
  * (at the lead, less the jobs handed over and not started, which will spend them), the type paused after a 429.
  */
 export function limitsColumns(orgs: string): string {
-  return `(SELECT json_agg(json_build_object('org_id', s.org_id, 'paused', s.paused, 'concurrency_limit', s.cap, 'rate_limit', s.rate_limit))
-          FROM (SELECT o.org_id, EXISTS (SELECT FROM conveyor_queue_paused(o.org_id, $1)) AS paused, (SELECT c FROM conveyor_org_cap(o.org_id, $1) AS c) AS cap,
-                       (SELECT qs.rate_limit FROM queue_settings qs WHERE qs.org_id = o.org_id AND qs.type = $1) AS rate_limit
-                  FROM unnest(${orgs}) AS o(org_id)) AS s
-         WHERE s.paused OR s.cap IS NOT NULL OR s.rate_limit IS NOT NULL) AS settings,
+  return `(SELECT json_agg(json_build_object('org_id', o.org_id, 'paused', conveyor_queue_paused(qs), 'concurrency_limit', conveyor_org_cap(qs, ts), 'rate_limit', qs.rate_limit))
+          FROM unnest(${orgs}) AS o(org_id)
+          LEFT JOIN queue_settings qs ON qs.org_id = o.org_id AND qs.type = $1
+          LEFT JOIN type_state ts ON ts.type = $1
+         WHERE conveyor_queue_paused(qs) OR conveyor_org_cap(qs, ts) IS NOT NULL OR qs.rate_limit IS NOT NULL) AS settings,
        (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', conveyor_rate_left(r, ${LEAD})
                   - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id
                       WHERE q.org_id = r.org_id AND q.rate_limit = r.name AND q.dispatched_at IS NOT NULL AND j.status = 'pending')))
           FROM rate_limits r WHERE r.org_id = ANY(${orgs})) AS limits,
-       (SELECT CASE WHEN EXISTS (SELECT FROM conveyor_type_paused($1)) THEN 0 ELSE conveyor_rate_left(t, ${LEAD})
+       (SELECT CASE WHEN conveyor_type_paused_until(t) IS NOT NULL THEN 0 ELSE conveyor_rate_left(t, ${LEAD})
                - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.type = $1 AND q.dispatched_at IS NOT NULL AND j.status = 'pending') END
-          FROM type_state t WHERE t.type = $1 AND (t.rate_limit IS NOT NULL OR EXISTS (SELECT FROM conveyor_type_paused($1)))) AS type_left,
-       (SELECT u FROM conveyor_type_paused($1) AS u) AS paused_until,
+          FROM type_state t WHERE t.type = $1 AND (t.rate_limit IS NOT NULL OR conveyor_type_paused_until(t) IS NOT NULL)) AS type_left,
+       (SELECT conveyor_type_paused_until(t) FROM type_state t WHERE t.type = $1) AS paused_until,
        (SELECT min(s.oldest + conveyor_window_span(s.period_ms) - ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond')
           FROM (SELECT r.starts[1] AS oldest, r.period_ms FROM rate_limits r
                  WHERE r.org_id = ANY(${orgs}) AND conveyor_rate_left(r, ${LEAD}) <= 0

@@ -37,16 +37,16 @@ const freesAt = (alias: string, period: string) =>
 export const RATE_LIMIT_LEAD_MS = 200;
 
 /**
- * Whether the pending job `job` (a row with id, org_id, type, concurrency_key, concurrency_limit) is held back from
- * starting by anything but a rate limit: its queue paused, its type paused after a provider's 429, its concurrency key
- * or its organization's cap full of other jobs in flight. The conditions are the stored functions `conveyor_hold`
- * composes (docs/reference/flow-control.md#why-a-job-waits); Postgres inlines them into the claim (set-returning SQL
- * functions of one SELECT).
+ * Whether the pending job `job` (a row with id, org_id, type, concurrency_key, concurrency_limit), under its queue's
+ * settings `qs` and its type's state `ts` (rows, NULL when missing), is held back from starting by anything but a rate
+ * limit: its queue paused, its type paused after a provider's 429, its concurrency key or its organization's cap full
+ * of other jobs in flight. The conditions are the stored functions `conveyor_hold` composes
+ * (docs/reference/flow-control.md#why-a-job-waits), which Postgres inlines into the claim.
  */
-const heldBack = (job: string) =>
-  `EXISTS (SELECT FROM conveyor_queue_paused(${job}.org_id, ${job}.type)) OR EXISTS (SELECT FROM conveyor_type_paused(${job}.type))
+const heldBack = (job: string, qs: string, ts: string) =>
+  `conveyor_queue_paused(${qs}) OR conveyor_type_paused_until(${ts}) IS NOT NULL
    OR EXISTS (SELECT FROM conveyor_key_full(${job}.org_id, ${job}.concurrency_key, ${job}.concurrency_limit, ${job}.id))
-   OR EXISTS (SELECT FROM conveyor_org_full(${job}.org_id, ${job}.type, ${job}.id))`;
+   OR EXISTS (SELECT FROM conveyor_org_full(${job}.org_id, ${job}.type, conveyor_org_cap(${qs}, ${ts}), ${job}.id))`;
 
 /** The error of a job failed because its attempts keep getting lost (`job` is the row before the change). */
 const GIVING_UP = (job: string) =>
@@ -182,11 +182,15 @@ async function claimPlain(db: pg.Pool | pg.PoolClient, requests: readonly ClaimR
     text: `WITH ${EVENT_BASE}, started AS (
        UPDATE jobs j SET status = 'processing', fence = ($2::text[])[array_position($1::uuid[], j.id)], updated_at = now(), started_at = now()
         WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0
-          AND NOT (${heldBack("j")})
-          -- No rate limit to be granted a start by (the whole claim grants them).
-          AND j.rate_limit IS NULL
-          AND NOT EXISTS (SELECT 1 FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type AND qs.rate_limit IS NOT NULL)
-          AND NOT EXISTS (SELECT 1 FROM type_state ts WHERE ts.type = j.type AND ts.rate_limit IS NOT NULL)
+          -- Not held back (heldBack; its queue's cap, rare, is left to the whole claim, as is any rate limit, which
+          -- the whole claim grants): the queue's settings and the type's state are each read once per job, as
+          -- anti-joins, and its key and the deployment's cap are counted only when it has them.
+          AND j.rate_limit IS NULL AND NOT EXISTS (SELECT FROM conveyor_key_full(j.org_id, j.concurrency_key, j.concurrency_limit, j.id))
+          AND NOT EXISTS (SELECT FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type
+                           AND (conveyor_queue_paused(qs) OR qs.rate_limit IS NOT NULL OR qs.concurrency_limit IS NOT NULL))
+          AND NOT EXISTS (SELECT FROM type_state ts WHERE ts.type = j.type
+                           AND (conveyor_type_paused_until(ts) IS NOT NULL OR ts.rate_limit IS NOT NULL
+                                OR EXISTS (SELECT FROM conveyor_org_full(j.org_id, j.type, conveyor_org_cap(NULL::queue_settings, ts), j.id))))
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, j.started_at,
                  ${eventData("j")} AS data
      ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, s.started_at AS new_started_at FROM started s)`)}, announced AS (
@@ -222,7 +226,7 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
      ), pending AS MATERIALIZED (
        -- paused: held back by something other than a rate limit (those are granted below).
        SELECT j.id, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
-              ${heldBack("j")} AS paused, (SELECT u FROM conveyor_type_paused(j.type) AS u) AS paused_until
+              ${heldBack("j", "qs", "ts")} AS paused, conveyor_type_paused_until(ts) AS paused_until
          FROM named j
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type

@@ -35,15 +35,19 @@ CREATE OR REPLACE FUNCTION conveyor_rate_spent(p_org uuid, p_names text[]) RETUR
   SELECT true FROM rate_limits r WHERE r.org_id = p_org AND r.name = ANY(p_names) AND conveyor_rate_left(r, now()) <= 0
 $$;
 
--- Jobs of the organization's concurrency key handed over or running, other than `p_job`.
-CREATE OR REPLACE FUNCTION conveyor_key_in_flight(p_org uuid, p_key text, p_job uuid) RETURNS SETOF integer LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT count(*)::integer FROM job_queue k
-   WHERE k.org_id = p_org AND k.concurrency_key = p_key AND k.dispatched_at IS NOT NULL AND k.job_id IS DISTINCT FROM p_job
+-- Jobs handed over or running per concurrency key of the organizations `p_orgs`, other than `p_job`: the dispatcher
+-- reads it for all the keys of the organizations it serves in a round, a claim or `waiting_for` for one key (its
+-- conditions on a key are pushed down to the index, job_queue_key_in_flight_idx).
+CREATE OR REPLACE FUNCTION conveyor_keys_in_flight(p_orgs uuid[], p_job uuid) RETURNS TABLE (org_id uuid, concurrency_key text, n integer)
+LANGUAGE sql STABLE PARALLEL SAFE ROWS 10 AS $$
+  SELECT k.org_id, k.concurrency_key, count(*)::integer FROM job_queue k
+   WHERE k.org_id = ANY(p_orgs) AND k.concurrency_key IS NOT NULL AND k.dispatched_at IS NOT NULL AND k.job_id IS DISTINCT FROM p_job
+   GROUP BY k.org_id, k.concurrency_key
 $$;
 
 -- The job's concurrency key (at most `p_limit`, default 1, at once) has no room for it.
 CREATE OR REPLACE FUNCTION conveyor_key_full(p_org uuid, p_key text, p_limit integer, p_job uuid) RETURNS SETOF boolean LANGUAGE sql STABLE PARALLEL SAFE ROWS 1 AS $$
-  SELECT true FROM conveyor_key_in_flight(p_org, p_key, p_job) AS n WHERE p_key IS NOT NULL AND n >= coalesce(p_limit, 1)
+  SELECT true FROM conveyor_keys_in_flight(ARRAY[p_org], p_job) AS k WHERE k.concurrency_key = p_key AND k.n >= coalesce(p_limit, 1)
 $$;
 
 -- The organization's cap on its jobs of the type in flight: its queue's setting, else the deployment's

@@ -11,6 +11,7 @@
 // leaves marked jobs Redis does not hold: the next leader returns them to the line at once (`recentHandOvers`), and
 // the reconciler would in any case.
 import type pg from "pg";
+import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
 import { limitsColumns, toDispatchLimits, type DispatchLimits, type LimitsRow } from "./flow-control";
 import { newId } from "../core/ids";
 import { dueCandidates, handOver, type Candidate } from "../job-machine/hand-over";
@@ -159,8 +160,7 @@ export type DispatchPlan = {
 export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPlan): Promise<DispatchedEnvelope[]> {
   const { limits } = plan;
   const inFlight = new Map(plan.inFlightByOrg);
-  // Jobs chosen this round per concurrency key (`org key`): with those in flight (each candidate's keyInFlight), the key's count.
-  const keys = new Map<string, number>();
+  const keys = new Map(limits.keysInFlight);
   const allowance = new Map(limits.rateAllowance);
   let typeAllowance = limits.typeAllowance ?? Infinity;
   const capLeft = (org: string) => (limits.orgCaps.get(org) ?? Infinity) - (inFlight.get(org) ?? 0);
@@ -186,7 +186,8 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
       priority: level.priority,
       orgs: serving,
       shares,
-      chosenKeys: [...keys],
+      fullKeys: [...keys].flatMap(([key, n]) => (n >= CONCURRENCY_LIMIT_MAX ? [key] : [])),
+      keysInFlight: [...keys],
       spentLimits: [...allowance].flatMap(([key, left]) => (left <= 0 ? [key] : [])),
     });
     // An org that gave fewer than its share has no more due jobs at this level it may start (until the work is read
@@ -210,7 +211,7 @@ export async function takeDueJobs(db: pg.Pool | pg.PoolClient, plan: DispatchPla
     for (const { row } of ranked) {
       if (chosen.length >= Math.min(plan.room, typeAllowance)) break;
       const keyId = row.concurrencyKey === null ? null : `${row.orgId} ${row.concurrencyKey}`;
-      if (keyId !== null && (row.keyInFlight ?? 0) + (keys.get(keyId) ?? 0) >= (row.concurrencyLimit ?? 1)) continue;
+      if (keyId !== null && (keys.get(keyId) ?? 0) >= (row.concurrencyLimit ?? 1)) continue;
       if (allowed(row.orgId, row.rateLimit) <= 0 || allowed(row.orgId, queueLimit(row.orgId)) <= 0 || capLeft(row.orgId) <= 0) continue;
       chosen.push(row);
       if (keyId !== null) keys.set(keyId, (keys.get(keyId) ?? 0) + 1);

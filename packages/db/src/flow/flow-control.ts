@@ -17,6 +17,8 @@ export type DispatchLimits = {
   orgCaps: Map<string, number>;
   /** Per organization, the rate limit its queue of this type names. */
   queueRateLimits: Map<string, string>;
+  /** Jobs in flight (handed over or running) per concurrency key of the organizations asked about (conveyor_keys_in_flight). */
+  keysInFlight: Map<string, number>;
   /** Starts each rate limit of those organizations still allows in its window. */
   rateAllowance: Map<string, number>;
   /** The type's deployment-wide limit: starts it still allows (null: no limit; 0 while paused), and a pause after a provider's 429. */
@@ -29,6 +31,7 @@ export type DispatchLimits = {
 /** One row of `limitsColumns`, as Postgres answers it. */
 export type LimitsRow = {
   settings: { org_id: string; paused: boolean; concurrency_limit: number | null; rate_limit: string | null }[] | null;
+  keys: { org_id: string; key: string; n: number }[] | null;
   limits: { org_id: string; name: string; left: number }[] | null;
   type_left: number | null;
   paused_until: Date | null;
@@ -39,8 +42,9 @@ export type LimitsRow = {
  * The select list that reads the limits applying to the type `$1` for the organizations `orgs` (an SQL expression of
  * type uuid[]): one row of LimitsRow. The dispatcher reads it alone (dispatchLimits) or with its due work, in the same
  * round trip (findDueWork). Each condition is the stored function `conveyor_hold` composes
- * (docs/reference/flow-control.md#why-a-job-waits): a paused queue, an organization's cap, a rate limit's starts left
- * (at the lead, less the jobs handed over and not started, which will spend them), the type paused after a 429.
+ * (docs/reference/flow-control.md#why-a-job-waits): a paused queue, an organization's cap, its keys' jobs in flight, a
+ * rate limit's starts left (at the lead, less the jobs handed over and not started, which will spend them), the type
+ * paused after a 429.
  */
 export function limitsColumns(orgs: string): string {
   return `(SELECT json_agg(json_build_object('org_id', o.org_id, 'paused', conveyor_queue_paused(qs), 'concurrency_limit', conveyor_org_cap(qs, ts), 'rate_limit', qs.rate_limit))
@@ -48,6 +52,7 @@ export function limitsColumns(orgs: string): string {
           LEFT JOIN queue_settings qs ON qs.org_id = o.org_id AND qs.type = $1
           LEFT JOIN type_state ts ON ts.type = $1
          WHERE conveyor_queue_paused(qs) OR conveyor_org_cap(qs, ts) IS NOT NULL OR qs.rate_limit IS NOT NULL) AS settings,
+       (SELECT json_agg(json_build_object('org_id', k.org_id, 'key', k.concurrency_key, 'n', k.n)) FROM conveyor_keys_in_flight(${orgs}, NULL) AS k) AS keys,
        (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', conveyor_rate_left(r, ${LEAD})
                   - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id
                       WHERE q.org_id = r.org_id AND q.rate_limit = r.name AND q.dispatched_at IS NOT NULL AND j.status = 'pending')))
@@ -70,6 +75,7 @@ export function toDispatchLimits(row: LimitsRow, orgs: readonly string[], orgCap
     pausedOrgs: new Set(),
     orgCaps: new Map(),
     queueRateLimits: new Map(),
+    keysInFlight: new Map((row.keys ?? []).map((k) => [`${k.org_id} ${k.key}`, k.n])),
     rateAllowance: new Map((row.limits ?? []).map((l) => [`${l.org_id} ${l.name}`, Math.max(0, l.left)])),
     typeAllowance: row.type_left === null ? null : Math.max(0, row.type_left),
     typePausedUntil: row.paused_until,

@@ -77,10 +77,12 @@ async function dispatch(): Promise<string[]> {
 }
 
 const state = async (id: string) =>
-  (await pool.query<{ status: string; in_line: boolean }>(
-    "SELECT j.status, q.dispatched_at IS NULL AS in_line FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id WHERE j.id = $1",
-    [id],
-  )).rows[0];
+  (
+    await pool.query<{ status: string; in_line: boolean }>(
+      "SELECT j.status, q.dispatched_at IS NULL AS in_line FROM jobs j LEFT JOIN job_queue q ON q.job_id = j.id WHERE j.id = $1",
+      [id],
+    )
+  ).rows[0];
 
 /** A claim of `id` as a worker makes it on a delivery; the ids it started. */
 async function claim(id: string): Promise<{ started: string[]; fence: string }> {
@@ -104,8 +106,7 @@ async function run(id: string): Promise<string> {
   return fence;
 }
 
-const finish = (id: string, fence: string) =>
-  writeOutcomes(pool, [], [{ id, fence, status: "done", retries: 0, result: "{}", error: null, runAt: null }]);
+const finish = (id: string, fence: string) => writeOutcomes(pool, [], [{ id, fence, status: "done", retries: 0, result: "{}", error: null, runAt: null }]);
 
 /**
  * The job is held for `reason`: reported so, not handed over, and a claim of an earlier hand-over starts nothing. A

@@ -50,10 +50,12 @@ CREATE OR REPLACE FUNCTION conveyor_key_full(p_org uuid, p_key text, p_limit int
   SELECT true FROM conveyor_keys_in_flight(ARRAY[p_org], p_job) AS k WHERE k.concurrency_key = p_key AND k.n >= coalesce(p_limit, 1)
 $$;
 
--- The organization's cap on its jobs of the type in flight: its queue's setting, else the deployment's
--- ORG_CONCURRENCY_LIMIT as the dispatcher recorded it (0: none); NULL when there is none.
-CREATE OR REPLACE FUNCTION conveyor_org_cap(qs queue_settings, ts type_state) RETURNS integer LANGUAGE sql STABLE PARALLEL SAFE AS $$
-  SELECT coalesce(qs.concurrency_limit, nullif(ts.org_concurrency_limit, 0))
+-- The organization's cap on its jobs of the type in flight: its queue's setting (`p_queue_cap`, queue_settings'
+-- concurrency_limit), else the deployment's ORG_CONCURRENCY_LIMIT as the dispatcher recorded it (`p_deployment_cap`,
+-- type_state's org_concurrency_limit; 0: none); NULL when there is none. Columns rather than rows: a row passed into
+-- a subquery (the count of conveyor_org_full) is built whole for every job.
+CREATE OR REPLACE FUNCTION conveyor_org_cap(p_queue_cap integer, p_deployment_cap integer) RETURNS integer LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT coalesce(p_queue_cap, nullif(p_deployment_cap, 0))
 $$;
 
 -- Jobs of the organization's type handed over or running, other than `p_job`.
@@ -91,7 +93,7 @@ RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
     WHEN conveyor_type_paused_until(ts) IS NOT NULL OR conveyor_rate_left(ts, now()) <= 0
       OR EXISTS (SELECT FROM conveyor_rate_spent(p_org, ARRAY[p_rate_limit, qs.rate_limit])) THEN 'rate_limit'
     WHEN EXISTS (SELECT FROM conveyor_key_full(p_org, p_key, p_key_limit, NULL)) THEN 'concurrency_key'
-    WHEN EXISTS (SELECT FROM conveyor_org_full(p_org, p_type, conveyor_org_cap(qs, ts), NULL)) THEN 'org_concurrency'
+    WHEN EXISTS (SELECT FROM conveyor_org_full(p_org, p_type, conveyor_org_cap(qs.concurrency_limit, ts.org_concurrency_limit), NULL)) THEN 'org_concurrency'
     WHEN EXISTS (SELECT FROM conveyor_no_worker(p_org, p_type, ts)) THEN 'no_worker'
   END
   FROM (SELECT 1) AS one

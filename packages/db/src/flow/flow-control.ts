@@ -6,7 +6,10 @@ import { DEDUPE_SECONDS_MAX, TRANSITION_EVENTS, type JobStatus } from "@conveyor
 import { DISPATCH_CHANNEL } from "../core/job-sql";
 import { RATE_LIMIT_LEAD_MS } from "../job-machine/start";
 
-/** The dispatcher's moment: RATE_LIMIT_LEAD_MS from now (it hands jobs over that far ahead of a window freeing, and their claims wait out the rest, start.ts). */
+/**
+ * The dispatcher's moment, RATE_LIMIT_LEAD_MS from now: it hands jobs over that far ahead of a window freeing, and
+ * their claims wait out the rest (start.ts).
+ */
 const LEAD = `now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'`;
 
 /** What holds back the due jobs of one type this round. Keys: `org key` (concurrency) and `org name` (rate limits). */
@@ -47,11 +50,11 @@ export type LimitsRow = {
  * paused after a 429.
  */
 export function limitsColumns(orgs: string): string {
-  return `(SELECT json_agg(json_build_object('org_id', o.org_id, 'paused', conveyor_queue_paused(qs), 'concurrency_limit', conveyor_org_cap(qs, ts), 'rate_limit', qs.rate_limit))
+  return `(SELECT json_agg(json_build_object('org_id', o.org_id, 'paused', conveyor_queue_paused(qs), 'concurrency_limit', conveyor_org_cap(qs.concurrency_limit, ts.org_concurrency_limit), 'rate_limit', qs.rate_limit))
           FROM unnest(${orgs}) AS o(org_id)
           LEFT JOIN queue_settings qs ON qs.org_id = o.org_id AND qs.type = $1
           LEFT JOIN type_state ts ON ts.type = $1
-         WHERE conveyor_queue_paused(qs) OR conveyor_org_cap(qs, ts) IS NOT NULL OR qs.rate_limit IS NOT NULL) AS settings,
+         WHERE conveyor_queue_paused(qs) OR conveyor_org_cap(qs.concurrency_limit, ts.org_concurrency_limit) IS NOT NULL OR qs.rate_limit IS NOT NULL) AS settings,
        (SELECT json_agg(json_build_object('org_id', k.org_id, 'key', k.concurrency_key, 'n', k.n)) FROM conveyor_keys_in_flight(${orgs}, NULL) AS k) AS keys,
        (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', conveyor_rate_left(r, ${LEAD})
                   - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id

@@ -11,9 +11,10 @@ import { announce, countFailures, countUsage, eventData, eventOfStatus, holderLi
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
- * each grants as many as its window still allows (conveyor_rate_left, what "held back" reads too) and records them in it. Concurrent claims wanting one limit queue
- * on its row, and each re-reads the window the previous one left: no window ever admits more than the limit — which
- * is what makes the limit exact whatever the number of workers (docs/reference/flow-control.md#flow-control).
+ * each grants as many as its window still allows (conveyor_rate_left, which "held back" reads too) and records them in
+ * it. Concurrent claims wanting one limit queue on its row, and each re-reads the window the previous one left: no
+ * window ever admits more than the limit — which is what makes the limit exact whatever the number of workers
+ * (docs/reference/flow-control.md#flow-control).
  */
 function grant(table: string, alias: string, limit: string, period: string, wanted: string, match: string): string {
   const allowed = `greatest(0, least(w.n, conveyor_rate_left(${alias}, now())))`;
@@ -45,8 +46,10 @@ export const RATE_LIMIT_LEAD_MS = 200;
  */
 const heldBack = (job: string, qs: string, ts: string) =>
   `conveyor_queue_paused(${qs}) OR conveyor_type_paused_until(${ts}) IS NOT NULL
-   OR EXISTS (SELECT FROM conveyor_key_full(${job}.org_id, ${job}.concurrency_key, ${job}.concurrency_limit, ${job}.id))
-   OR EXISTS (SELECT FROM conveyor_org_full(${job}.org_id, ${job}.type, conveyor_org_cap(${qs}, ${ts}), ${job}.id))`;
+   OR (${job}.concurrency_key IS NOT NULL
+       AND EXISTS (SELECT FROM conveyor_key_full(${job}.org_id, ${job}.concurrency_key, ${job}.concurrency_limit, ${job}.id)))
+   OR (conveyor_org_cap(${qs}.concurrency_limit, ${ts}.org_concurrency_limit) IS NOT NULL
+       AND EXISTS (SELECT FROM conveyor_org_full(${job}.org_id, ${job}.type, conveyor_org_cap(${qs}.concurrency_limit, ${ts}.org_concurrency_limit), ${job}.id)))`;
 
 /** The error of a job failed because its attempts keep getting lost (`job` is the row before the change). */
 const GIVING_UP = (job: string) =>
@@ -87,9 +90,9 @@ export type ClaimedJob = {
  * was lost — their holder is gone from the worker registry (holderLives, docs/reference/lifecycle.md#storage-and-leases) — counted as an interruption (a
  * processing job whose holder lives is not returned: another delivery of its id starts nothing; one whose fence is
  * this claim's own is answered again, unchanged);
- * a pending job whose queue or type is paused, or whose rate limits have no start left in their windows, goes back in
- * line instead (it is never failed or retried for it) — unless the windows free within RATE_LIMIT_LEAD_MS: then it is
- * answered with a ClaimWait;
+ * a pending job whose queue or type is paused, whose concurrency key or organization's cap is full of other jobs in
+ * flight, or whose rate limits have no start left in their windows, goes back in line instead (it is never failed or
+ * retried for it) — unless the windows free within RATE_LIMIT_LEAD_MS: then it is answered with a ClaimWait;
  * if someone asked to cancel the job meanwhile, it is cancelled instead of run again, and a job lost more than
  * MAX_INTERRUPTIONS times is failed (it probably crashes its worker). Jobs that are done, failed,
  * cancelled, unknown, or being claimed by a concurrent delivery are not returned. The job.started event is the
@@ -168,8 +171,9 @@ const claimedJob = (r: ClaimRow): ClaimedJob => ({
 });
 
 /**
- * The claim's usual case in a statement of its own: the pending jobs that nothing could hold back — no pause and no
- * rate limit on the job, its queue or its type, no dependency still open — started as the whole claim starts them
+ * The claim's usual case in a statement of its own: the pending jobs that nothing holds back (heldBack's conditions)
+ * and nothing could — no rate limit on the job, its queue or its type, no cap of its queue, no dependency still
+ * open — started as the whole claim starts them
  * (status, fence, started_at, the job.started event, the usage counts). A job it leaves (held back or possibly so,
  * processing, taken over, already final) is for the whole claim. The whole claim's statement carries every case —
  * rate-limit grants, holds, take-overs, cancellations, failures, logs — and Postgres builds and tears down each of its
@@ -184,13 +188,16 @@ async function claimPlain(db: pg.Pool | pg.PoolClient, requests: readonly ClaimR
         WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0
           -- Not held back (heldBack; its queue's cap, rare, is left to the whole claim, as is any rate limit, which
           -- the whole claim grants): the queue's settings and the type's state are each read once per job, as
-          -- anti-joins, and its key and the deployment's cap are counted only when it has them.
-          AND j.rate_limit IS NULL AND NOT EXISTS (SELECT FROM conveyor_key_full(j.org_id, j.concurrency_key, j.concurrency_limit, j.id))
+          -- anti-joins, and its key and the deployment's cap are counted only when it has them (the guards spare the
+          -- others a subquery's run: +3-6 µs per job without them).
+          AND j.rate_limit IS NULL
+          AND (j.concurrency_key IS NULL OR NOT EXISTS (SELECT FROM conveyor_key_full(j.org_id, j.concurrency_key, j.concurrency_limit, j.id)))
           AND NOT EXISTS (SELECT FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type
                            AND (conveyor_queue_paused(qs) OR qs.rate_limit IS NOT NULL OR qs.concurrency_limit IS NOT NULL))
           AND NOT EXISTS (SELECT FROM type_state ts WHERE ts.type = j.type
                            AND (conveyor_type_paused_until(ts) IS NOT NULL OR ts.rate_limit IS NOT NULL
-                                OR EXISTS (SELECT FROM conveyor_org_full(j.org_id, j.type, conveyor_org_cap(NULL::queue_settings, ts), j.id))))
+                                OR (conveyor_org_cap(NULL, ts.org_concurrency_limit) IS NOT NULL
+                                    AND EXISTS (SELECT FROM conveyor_org_full(j.org_id, j.type, conveyor_org_cap(NULL, ts.org_concurrency_limit), j.id)))))
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, j.started_at,
                  ${eventData("j")} AS data
      ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, s.started_at AS new_started_at FROM started s)`)}, announced AS (

@@ -151,7 +151,9 @@ export type DispatchPlan = {
  * Takes up to `plan.room` due jobs of the plan's type, marks them handed over, and answers them in the order BullMQ
  * should run them: highest priority first, then round-robin across organizations (every org's oldest, then every
  * org's second oldest, …), starting after `plan.after` — skipping what a limit holds back: a paused queue, an org at
- * its cap, a full concurrency key, a spent rate limit (the job's own, its queue's, the type's deployment-wide one).
+ * its cap, a full concurrency key, a spent rate limit (the job's own, its queue's, the type's deployment-wide one), a
+ * type paused after a provider's 429 — each read by the stored function of "held back" that `conveyor_hold` composes
+ * (docs/reference/flow-control.md#why-a-job-waits), and counted on here as this round chooses jobs.
  * A held job stays in line and never holds back the jobs behind it. `db` is the dispatcher's `handOverConnection`:
  * only one dispatcher takes at a time, so what it counts in flight is exact.
  */

@@ -7,11 +7,10 @@ import { DISPATCH_CHANNEL } from "../core/job-sql";
 import { RATE_LIMIT_LEAD_MS } from "../job-machine/start";
 
 /**
- * Starts of the window `starts` (of `period` ms) that will still be in it RATE_LIMIT_LEAD_MS from now: the dispatcher
- * hands jobs over that far ahead of a window freeing, and their claims wait out the rest (start.ts).
+ * The dispatcher's moment, RATE_LIMIT_LEAD_MS from now: it hands jobs over that far ahead of a window freeing, and
+ * their claims wait out the rest (start.ts).
  */
-const usedAtLead = (starts: string, period: string) =>
-  `conveyor_window_used_at(${starts}, ${period}, now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond')`;
+const LEAD = `now() + ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond'`;
 
 /** What holds back the due jobs of one type this round. Keys: `org key` (concurrency) and `org name` (rate limits). */
 export type DispatchLimits = {
@@ -21,11 +20,11 @@ export type DispatchLimits = {
   orgCaps: Map<string, number>;
   /** Per organization, the rate limit its queue of this type names. */
   queueRateLimits: Map<string, string>;
-  /** Jobs in flight (handed over or running) per concurrency key of the organizations asked about. */
+  /** Jobs in flight (handed over or running) per concurrency key of the organizations asked about (conveyor_keys_in_flight). */
   keysInFlight: Map<string, number>;
   /** Starts each rate limit of those organizations still allows in its window. */
   rateAllowance: Map<string, number>;
-  /** The type's deployment-wide limit: starts it still allows (null: no limit), and a pause after a provider's 429. */
+  /** The type's deployment-wide limit: starts it still allows (null: no limit; 0 while paused), and a pause after a provider's 429. */
   typeAllowance: number | null;
   typePausedUntil: Date | null;
   /** When the first spent rate limit gets a start back (its oldest start leaves the window), less the lead: worth waking then. */
@@ -45,29 +44,32 @@ export type LimitsRow = {
 /**
  * The select list that reads the limits applying to the type `$1` for the organizations `orgs` (an SQL expression of
  * type uuid[]): one row of LimitsRow. The dispatcher reads it alone (dispatchLimits) or with its due work, in the same
- * round trip (findDueWork).
+ * round trip (findDueWork). Each condition is the stored function `conveyor_hold` composes
+ * (docs/reference/flow-control.md#why-a-job-waits): a paused queue, an organization's cap, its keys' jobs in flight, a
+ * rate limit's starts left (at the lead, less the jobs handed over and not started, which will spend them), the type
+ * paused after a 429.
  */
 export function limitsColumns(orgs: string): string {
-  return `(SELECT json_agg(json_build_object('org_id', org_id, 'paused', paused, 'concurrency_limit', concurrency_limit, 'rate_limit', rate_limit))
-          FROM queue_settings WHERE type = $1) AS settings,
-       (SELECT json_agg(json_build_object('org_id', org_id, 'key', concurrency_key, 'n', n))
-          FROM (SELECT org_id, concurrency_key, count(*)::int AS n FROM job_queue
-                 WHERE dispatched_at IS NOT NULL AND concurrency_key IS NOT NULL AND org_id = ANY(${orgs})
-                 GROUP BY org_id, concurrency_key) AS k) AS keys,
-       (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', r."limit" - ${usedAtLead("r.starts", "r.period_ms")}
+  return `(SELECT json_agg(json_build_object('org_id', o.org_id, 'paused', conveyor_queue_paused(qs), 'concurrency_limit', conveyor_org_cap(qs.concurrency_limit, ts.org_concurrency_limit), 'rate_limit', qs.rate_limit))
+          FROM unnest(${orgs}) AS o(org_id)
+          LEFT JOIN queue_settings qs ON qs.org_id = o.org_id AND qs.type = $1
+          LEFT JOIN type_state ts ON ts.type = $1
+         WHERE conveyor_queue_paused(qs) OR conveyor_org_cap(qs.concurrency_limit, ts.org_concurrency_limit) IS NOT NULL OR qs.rate_limit IS NOT NULL) AS settings,
+       (SELECT json_agg(json_build_object('org_id', k.org_id, 'key', k.concurrency_key, 'n', k.n)) FROM conveyor_keys_in_flight(${orgs}, NULL) AS k) AS keys,
+       (SELECT json_agg(json_build_object('org_id', r.org_id, 'name', r.name, 'left', conveyor_rate_left(r, ${LEAD})
                   - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id
                       WHERE q.org_id = r.org_id AND q.rate_limit = r.name AND q.dispatched_at IS NOT NULL AND j.status = 'pending')))
           FROM rate_limits r WHERE r.org_id = ANY(${orgs})) AS limits,
-       (SELECT t.rate_limit - ${usedAtLead("t.starts", "t.rate_period_ms")}
-               - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.type = $1 AND q.dispatched_at IS NOT NULL AND j.status = 'pending')
-          FROM type_state t WHERE t.type = $1 AND t.rate_limit IS NOT NULL) AS type_left,
-       (SELECT paused_until FROM type_state WHERE type = $1 AND paused_until > now()) AS paused_until,
+       (SELECT CASE WHEN conveyor_type_paused_until(t) IS NOT NULL THEN 0 ELSE conveyor_rate_left(t, ${LEAD})
+               - (SELECT count(*) FROM job_queue q JOIN jobs j ON j.id = q.job_id WHERE q.type = $1 AND q.dispatched_at IS NOT NULL AND j.status = 'pending') END
+          FROM type_state t WHERE t.type = $1 AND (t.rate_limit IS NOT NULL OR conveyor_type_paused_until(t) IS NOT NULL)) AS type_left,
+       (SELECT conveyor_type_paused_until(t) FROM type_state t WHERE t.type = $1) AS paused_until,
        (SELECT min(s.oldest + conveyor_window_span(s.period_ms) - ${RATE_LIMIT_LEAD_MS} * interval '1 millisecond')
-          FROM (SELECT starts[1] AS oldest, period_ms FROM rate_limits
-                 WHERE org_id = ANY(${orgs}) AND ${usedAtLead("starts", "period_ms")} >= "limit"
+          FROM (SELECT r.starts[1] AS oldest, r.period_ms FROM rate_limits r
+                 WHERE r.org_id = ANY(${orgs}) AND conveyor_rate_left(r, ${LEAD}) <= 0
                 UNION ALL
-                SELECT starts[1], rate_period_ms FROM type_state
-                 WHERE type = $1 AND rate_limit IS NOT NULL AND ${usedAtLead("starts", "rate_period_ms")} >= rate_limit) AS s) AS next_free_at`;
+                SELECT t.starts[1], t.rate_period_ms FROM type_state t
+                 WHERE t.type = $1 AND conveyor_rate_left(t, ${LEAD}) <= 0) AS s) AS next_free_at`;
 }
 
 /** The limits of a LimitsRow, for `orgs` (those the row was read for) under ORG_CONCURRENCY_LIMIT `orgCap`. */

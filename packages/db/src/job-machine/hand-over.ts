@@ -47,8 +47,10 @@ export type Candidate = { jobId: string; orgId: string; dueAt: Date; concurrency
 
 /**
  * Up to `shares[i]` due, waiting jobs of `orgs[i]` of one type and priority, oldest first, leaving out the jobs of
- * concurrency keys that are full (their count in flight reaches the job's limit) and of rate limits that are spent
- * (`org key` / `org name` strings).
+ * concurrency keys that are full (their count in flight — `conveyor_keys_in_flight` of "held back", read with the
+ * limits, plus the jobs this round chose — reaches the job's limit) and of rate limits that are spent (`org key` /
+ * `org name` strings). The counts are looked up in a JSON object rather than counted again per row: a subquery per
+ * row priced a backlog's scan past jit_above_cost, and Postgres compiled the statement at every run (65 ms).
  */
 export async function dueCandidates(
   db: pg.Pool | pg.PoolClient,

@@ -11,12 +11,13 @@ import { announce, countFailures, countUsage, eventData, eventOfStatus, holderLi
 
 /**
  * An UPDATE of rate-limit rows (`table` as `alias`) joined to the starts wanted per limit (`wanted` as w, with n):
- * each grants as many as its window still allows and records them in it. Concurrent claims wanting one limit queue
- * on its row, and each re-reads the window the previous one left: no window ever admits more than the limit — which
- * is what makes the limit exact whatever the number of workers (docs/reference/flow-control.md#flow-control).
+ * each grants as many as its window still allows (conveyor_rate_left, which "held back" reads too) and records them in
+ * it. Concurrent claims wanting one limit queue on its row, and each re-reads the window the previous one left: no
+ * window ever admits more than the limit — which is what makes the limit exact whatever the number of workers
+ * (docs/reference/flow-control.md#flow-control).
  */
 function grant(table: string, alias: string, limit: string, period: string, wanted: string, match: string): string {
-  const allowed = `greatest(0, least(w.n, ${alias}.${limit} - conveyor_window_used(${alias}.starts, ${alias}.${period})))`;
+  const allowed = `greatest(0, least(w.n, conveyor_rate_left(${alias}, now())))`;
   return `UPDATE ${table} ${alias}
           SET last_grant = ${allowed}, starts = conveyor_window_add(${alias}.starts, ${alias}.${period}, ${alias}.${limit}, ${allowed})
          FROM ${wanted} AS w
@@ -24,8 +25,8 @@ function grant(table: string, alias: string, limit: string, period: string, want
 }
 
 /** When a limit's window, as just updated, admits another start: now if it is not full, else when its oldest start leaves. */
-const freesAt = (alias: string, limit: string, period: string) =>
-  `CASE WHEN conveyor_window_used(${alias}.starts, ${alias}.${period}) < ${alias}.${limit} THEN now()
+const freesAt = (alias: string, period: string) =>
+  `CASE WHEN conveyor_rate_left(${alias}, now()) > 0 THEN now()
         ELSE ${alias}.starts[1] + conveyor_window_span(${alias}.${period}) END`;
 
 /**
@@ -35,6 +36,20 @@ const freesAt = (alias: string, limit: string, period: string) =>
  * dispatcher hands jobs over this far ahead of the window (flow/flow-control.ts) and the claim bridges the gap.
  */
 export const RATE_LIMIT_LEAD_MS = 200;
+
+/**
+ * Whether the pending job `job` (a row with id, org_id, type, concurrency_key, concurrency_limit), under its queue's
+ * settings `qs` and its type's state `ts` (rows, NULL when missing), is held back from starting by anything but a rate
+ * limit: its queue paused, its type paused after a provider's 429, its concurrency key or its organization's cap full
+ * of other jobs in flight. The conditions are the stored functions `conveyor_hold` composes
+ * (docs/reference/flow-control.md#why-a-job-waits), which Postgres inlines into the claim.
+ */
+const heldBack = (job: string, qs: string, ts: string) =>
+  `conveyor_queue_paused(${qs}) OR conveyor_type_paused_until(${ts}) IS NOT NULL
+   OR (${job}.concurrency_key IS NOT NULL
+       AND EXISTS (SELECT FROM conveyor_key_full(${job}.org_id, ${job}.concurrency_key, ${job}.concurrency_limit, ${job}.id)))
+   OR (conveyor_org_cap(${qs}.concurrency_limit, ${ts}.org_concurrency_limit) IS NOT NULL
+       AND EXISTS (SELECT FROM conveyor_org_full(${job}.org_id, ${job}.type, conveyor_org_cap(${qs}.concurrency_limit, ${ts}.org_concurrency_limit), ${job}.id)))`;
 
 /** The error of a job failed because its attempts keep getting lost (`job` is the row before the change). */
 const GIVING_UP = (job: string) =>
@@ -75,9 +90,9 @@ export type ClaimedJob = {
  * was lost — their holder is gone from the worker registry (holderLives, docs/reference/lifecycle.md#storage-and-leases) — counted as an interruption (a
  * processing job whose holder lives is not returned: another delivery of its id starts nothing; one whose fence is
  * this claim's own is answered again, unchanged);
- * a pending job whose queue or type is paused, or whose rate limits have no start left in their windows, goes back in
- * line instead (it is never failed or retried for it) — unless the windows free within RATE_LIMIT_LEAD_MS: then it is
- * answered with a ClaimWait;
+ * a pending job whose queue or type is paused, whose concurrency key or organization's cap is full of other jobs in
+ * flight, or whose rate limits have no start left in their windows, goes back in line instead (it is never failed or
+ * retried for it) — unless the windows free within RATE_LIMIT_LEAD_MS: then it is answered with a ClaimWait;
  * if someone asked to cancel the job meanwhile, it is cancelled instead of run again, and a job lost more than
  * MAX_INTERRUPTIONS times is failed (it probably crashes its worker). Jobs that are done, failed,
  * cancelled, unknown, or being claimed by a concurrent delivery are not returned. The job.started event is the
@@ -156,8 +171,9 @@ const claimedJob = (r: ClaimRow): ClaimedJob => ({
 });
 
 /**
- * The claim's usual case in a statement of its own: the pending jobs that nothing could hold back — no pause and no
- * rate limit on the job, its queue or its type, no dependency still open — started as the whole claim starts them
+ * The claim's usual case in a statement of its own: the pending jobs that nothing holds back (heldBack's conditions)
+ * and nothing could — no rate limit on the job, its queue or its type, no cap of its queue, no dependency still
+ * open — started as the whole claim starts them
  * (status, fence, started_at, the job.started event, the usage counts). A job it leaves (held back or possibly so,
  * processing, taken over, already final) is for the whole claim. The whole claim's statement carries every case —
  * rate-limit grants, holds, take-overs, cancellations, failures, logs — and Postgres builds and tears down each of its
@@ -169,9 +185,19 @@ async function claimPlain(db: pg.Pool | pg.PoolClient, requests: readonly ClaimR
     name: "conveyor-claim-plain-jobs",
     text: `WITH ${EVENT_BASE}, started AS (
        UPDATE jobs j SET status = 'processing', fence = ($2::text[])[array_position($1::uuid[], j.id)], updated_at = now(), started_at = now()
-        WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0 AND j.rate_limit IS NULL
-          AND NOT EXISTS (SELECT 1 FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type AND (qs.paused OR qs.rate_limit IS NOT NULL))
-          AND NOT EXISTS (SELECT 1 FROM type_state ts WHERE ts.type = j.type AND (ts.paused_until > now() OR ts.rate_limit IS NOT NULL))
+        WHERE j.id = ANY($1::uuid[]) AND ${statusIs("j", "pending")} AND j.dependencies_pending = 0
+          -- Not held back (heldBack; its queue's cap, rare, is left to the whole claim, as is any rate limit, which
+          -- the whole claim grants): the queue's settings and the type's state are each read once per job, as
+          -- anti-joins, and its key and the deployment's cap are counted only when it has them (the guards spare the
+          -- others a subquery's run: +3-6 µs per job without them).
+          AND j.rate_limit IS NULL
+          AND (j.concurrency_key IS NULL OR NOT EXISTS (SELECT FROM conveyor_key_full(j.org_id, j.concurrency_key, j.concurrency_limit, j.id)))
+          AND NOT EXISTS (SELECT FROM queue_settings qs WHERE qs.org_id = j.org_id AND qs.type = j.type
+                           AND (conveyor_queue_paused(qs) OR qs.rate_limit IS NOT NULL OR qs.concurrency_limit IS NOT NULL))
+          AND NOT EXISTS (SELECT FROM type_state ts WHERE ts.type = j.type
+                           AND (conveyor_type_paused_until(ts) IS NOT NULL OR ts.rate_limit IS NOT NULL
+                                OR (conveyor_org_cap(NULL, ts.org_concurrency_limit) IS NOT NULL
+                                    AND EXISTS (SELECT FROM conveyor_org_full(j.org_id, j.type, conveyor_org_cap(NULL, ts.org_concurrency_limit), j.id)))))
        RETURNING j.id, j.org_id, j.type, j.payload, j.retries, j.max_retries, j.interruptions, j.timeout_ms, j.trace_parent, j.dependencies, j.status, j.started_at,
                  ${eventData("j")} AS data
      ), ${countUsage(`(SELECT s.org_id, s.type, 'pending'::text AS old_status, NULL::timestamptz AS old_started_at, s.status::text AS new_status, s.started_at AS new_started_at FROM started s)`)}, announced AS (
@@ -202,11 +228,12 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
      ), ${EVENT_BASE}, named AS MATERIALIZED (
        -- The claimed jobs as they are before this statement, read once: the pending ones to start, the processing
        -- ones a take-over may end (their usage is counted from their started_at).
-       SELECT j.id, j.org_id, j.type, j.rate_limit, j.status, j.started_at, j.dependencies_pending FROM jobs j WHERE j.id = ANY($1::uuid[])
+       SELECT j.id, j.org_id, j.type, j.rate_limit, j.concurrency_key, j.concurrency_limit, j.status, j.started_at, j.dependencies_pending
+         FROM jobs j WHERE j.id = ANY($1::uuid[])
      ), pending AS MATERIALIZED (
+       -- paused: held back by something other than a rate limit (those are granted below).
        SELECT j.id, j.org_id, j.type, j.rate_limit, qs.rate_limit AS queue_limit, ts.rate_limit IS NOT NULL AS type_limited,
-              coalesce(qs.paused, false) OR coalesce(ts.paused_until > now(), false) AS paused,
-              CASE WHEN ts.paused_until > now() THEN ts.paused_until END AS paused_until
+              ${heldBack("j", "qs", "ts")} AS paused, conveyor_type_paused_until(ts) AS paused_until
          FROM named j
          LEFT JOIN queue_settings qs ON qs.org_id = j.org_id AND qs.type = j.type
          LEFT JOIN type_state ts ON ts.type = j.type
@@ -219,12 +246,12 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
                 WHERE NOT p.paused AND l.name IS NOT NULL) AS w
      ), granted AS (
        ${grant("rate_limits", "r", '"limit"', "period_ms", "(SELECT org_id, name, count(*)::int AS n FROM wants GROUP BY org_id, name)", "r.org_id = w.org_id AND r.name = w.name")}
-       RETURNING r.org_id, r.name, r.last_grant, ${freesAt("r", '"limit"', "period_ms")} AS frees_at
+       RETURNING r.org_id, r.name, r.last_grant, ${freesAt("r", "period_ms")} AS frees_at
      ), type_wants AS (
        SELECT p.id, p.type, row_number() OVER (PARTITION BY p.type ORDER BY p.id) AS rank FROM pending p WHERE NOT p.paused AND p.type_limited
      ), type_granted AS (
        ${grant("type_state", "t", "rate_limit", "rate_period_ms", "(SELECT type, count(*)::int AS n FROM type_wants GROUP BY type)", "t.type = w.type")}
-       RETURNING t.type, t.last_grant, ${freesAt("t", "rate_limit", "rate_period_ms")} AS frees_at
+       RETURNING t.type, t.last_grant, ${freesAt("t", "rate_period_ms")} AS frees_at
      ), refused AS (
        SELECT w.id, g.frees_at FROM wants w JOIN granted g ON g.org_id = w.org_id AND g.name = w.name WHERE w.rank > g.last_grant
        UNION ALL
@@ -232,8 +259,9 @@ async function claim(db: pg.Pool | pg.PoolClient, requests: readonly ClaimReques
      ), refused_until AS (
        SELECT id, max(frees_at) AS frees_at FROM refused GROUP BY id
      ), held AS (
-       -- Held back since it was handed over — its queue paused, its type paused by a provider's 429, a rate limit
-       -- spent — back in line, due when that ends (a pause of its queue: when it is resumed), never started.
+       -- Held back since it was handed over — its queue paused, its type paused by a provider's 429, its concurrency
+       -- key or its organization's cap full, a rate limit spent — back in line, due when that ends (a pause of its
+       -- queue, a key or a cap: when the dispatcher finds room again), never started.
        -- A window freeing within the lead keeps the job handed over: its worker waits and claims again.
        UPDATE job_queue q SET dispatched_at = NULL, envelope_id = NULL,
               due_at = greatest(q.due_at, p.paused_until, (SELECT r.frees_at FROM refused_until r WHERE r.id = p.id))

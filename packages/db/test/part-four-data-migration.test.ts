@@ -273,27 +273,19 @@ it("migrates part four's data to today's shape: every stored row, job item and e
   const usage = await readUsage(db.pool, { orgId, from: today, to: today, groupBy: "day" });
   expect(JSON.stringify(usage)).toContain('"attempts_started":5');
 
-  // The machine on the migrated rows: the pending job starts and succeeds, the processing one (its holder is gone) is
-  // taken over, each attempt counted once by the statements (no trigger left to count it twice).
-  const claimed = await claimJobs(db.pool, [
-    { id: jobs.pending, fence: "new-1" },
-    { id: jobs.processing, fence: "new-2" },
-  ]);
-  expect(claimed.map((c) => [c.id, "previousStatus" in c ? c.previousStatus : null]).sort()).toEqual(
-    [
-      [jobs.pending, "pending"],
-      [jobs.processing, "processing"],
-    ].sort(),
-  );
-  const outcomes = await writeOutcomes(
-    db.pool,
-    [],
-    [
-      { id: jobs.pending, fence: "new-1", status: "done", retries: 0, result: "{}", error: null, runAt: null },
-      { id: jobs.processing, fence: "new-2", status: "done", retries: 0, result: '{"ok":1}', error: null, runAt: null },
-    ],
-  );
-  expect([...outcomes.values()]).toEqual(["done", "done"]);
+  // The machine on the migrated rows: the processing job (its holder is gone) is taken over; the pending one waits
+  // while that job holds their concurrency key (docs/reference/flow-control.md#why-a-job-waits), then starts and
+  // succeeds. Each attempt is counted once, by the statements (no trigger left to count it twice).
+  const started = async (id: string, fence: string) =>
+    (await claimJobs(db.pool, [{ id, fence }])).filter((c) => "previousStatus" in c).map((c) => ("previousStatus" in c ? c.previousStatus : null));
+  const finish = (id: string, fence: string) =>
+    writeOutcomes(db.pool, [], [{ id, fence, status: "done", retries: 0, result: '{"ok":1}', error: null, runAt: null }]);
+  expect(await started(jobs.processing, "new-2")).toEqual(["processing"]);
+  expect(await started(jobs.pending, "new-1")).toEqual([]);
+  expect((await findJob(db.pool, orgId, jobs.pending))!.status).toBe("pending");
+  expect([...(await finish(jobs.processing, "new-2")).values()]).toEqual(["done"]);
+  expect(await started(jobs.pending, "new-1")).toEqual(["pending"]);
+  expect([...(await finish(jobs.pending, "new-1")).values()]).toEqual(["done"]);
   const later = (await readEventTexts(db.pool, { orgId, after: BigInt(String(before.events.at(-1)!.id)), limit: 100 })).events;
   expect(later.map((e) => e.type).sort()).toEqual(["job.started", "job.started", "job.succeeded", "job.succeeded"]);
   const counted = await readUsage(db.pool, { orgId, from: today, to: today, groupBy: "day" });

@@ -63,25 +63,6 @@ function serialiseResult(result: JobResult): string | null {
   return JSON.stringify(value);
 }
 
-/** An attempt's live reporter (live.ts), made when its handler first reports. */
-function liveReporter(deps: AttemptDeps, jobId: string, fence: string, log: (level: LogLevel, message: string) => void): LiveReporter {
-  return liveRecorderFor(deps).attempt(jobId, fence, (message) => log("warn", message));
-}
-
-type Steps = ReturnType<typeof durableSteps>;
-
-/** An attempt's durable steps (steps.ts), made when its handler first takes one; a suspension first writes its live reports. */
-function stepsOf(
-  deps: AttemptDeps,
-  job: ClaimedJob,
-  fence: string,
-  attempt: number,
-  log: (level: LogLevel, message: string) => void,
-  live: () => LiveReporter | undefined,
-): Steps {
-  return durableSteps({ pool: deps.pool, job, fence, attempt, log, flush: async () => live()?.flush() });
-}
-
 /**
  * Runs one claimed job's attempt: `claimed` was started for the attempt holding `fence` (the envelope's delivery,
  * envelope-runner.ts). Resolves when the handler has returned and, for anything but success, its outcome has been
@@ -120,9 +101,10 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
     });
     // The live reporter and the durable steps are made on first use too: most handlers report no progress and take
     // no steps, and making both for every attempt was about a third of what an attempt allocated (docs/performance.md).
-    // (No named helper closures here either: under tsx each one also costs a defineProperty per attempt.)
     let live: LiveReporter | undefined;
-    let steps: Steps | undefined;
+    const reporter = () => (live ??= liveRecorderFor(deps).attempt(claimed.id, fence, (message) => log("warn", message)));
+    let steps: ReturnType<typeof durableSteps> | undefined;
+    const stepper = () => (steps ??= durableSteps({ pool: deps.pool, job: claimed, fence, attempt, log, flush: async () => live?.flush() }));
     const ctx: JobContext = {
       dependencies: [],
       dependencyArtifact: (dependencyId) => dependencyArtifact(deps.pool, claimed.id, dependencyId),
@@ -140,16 +122,16 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
         return signal;
       },
       log: (level, message) => log(level, clean(message)),
-      progress: (fraction, message) => (live ??= liveReporter(deps, claimed.id, fence, log)).progress(fraction, message),
-      output: (chunk) => (live ??= liveReporter(deps, claimed.id, fence, log)).output(chunk),
+      progress: (fraction, message) => reporter().progress(fraction, message),
+      output: (chunk) => reporter().output(chunk),
       async saveArtifact(artifact) {
         const saved = await saveJobArtifact(deps.pool, { jobId: claimed.id, fence, ...artifact });
         if (!saved) throw new PermanentJobError("this attempt no longer owns the job; its artifact was not stored");
         log("info", `Stored artifact ${artifact.filename} (${artifact.contentType}, ${artifact.data.length} bytes).`);
       },
-      step: (name, fn) => (steps ??= stepsOf(deps, claimed, fence, attempt, log, () => live)).step(name, fn),
-      sleep: (name, ms) => (steps ??= stepsOf(deps, claimed, fence, attempt, log, () => live)).sleep(name, ms),
-      waitFor: (name, waitpoint) => (steps ??= stepsOf(deps, claimed, fence, attempt, log, () => live)).waitFor(name, waitpoint),
+      step: (name, fn) => stepper().step(name, fn),
+      sleep: (name, ms) => stepper().sleep(name, ms),
+      waitFor: (name, waitpoint) => stepper().waitFor(name, waitpoint),
     };
 
     // The timeout (docs/reference/flow-control.md#flow-control): the signal is aborted and the attempt's failure recorded at once; a handler that ignores
@@ -168,16 +150,8 @@ export function createProcessor(type: string, run: RunHandler, deps: AttemptDeps
       // Read before the handler runs: every dependency is final by now, so they no longer change (docs/reference/lifecycle.md#dependencies).
       if (claimed.dependencies > 0) ctx.dependencies = await jobDependencies(deps.pool, claimed.id);
       // Its last progress and output are written before its outcome (live.ts).
-      let value: JobResult;
-      if (span) value = await span.run(() => run(claimed.payload, ctx).finally(() => live?.flush()));
-      else {
-        try {
-          value = await run(claimed.payload, ctx);
-        } finally {
-          if (live) await live.flush();
-        }
-      }
-      result = serialiseResult(value);
+      const handled = () => run(claimed.payload, ctx).finally(() => live?.flush());
+      result = serialiseResult(await (span ? span.run(handled) : handled()));
     } catch (error) {
       if (timedOut) return { settled: recordedAtTimeout! };
       // A sleep or a wait (docs/reference/lifecycle.md#waitpoints-and-durable-steps): the job is pending again already (steps.ts); nothing to record.

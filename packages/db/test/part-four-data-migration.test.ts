@@ -7,19 +7,12 @@
 // Each later migration has its own test of what it changes; this one is the whole way at once, and with them it is
 // docs/reference/robustness.md#r57's check: the same history gives the same events and the same usage after part
 // five's storage changes (event JSON by row type and in key order, usage counted by the statements) as before.
-import { randomBytes } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
-import path from "node:path";
-import pg from "pg";
-import { databaseUrl } from "@conveyor/testkit";
+import type pg from "pg";
 import {
-  applyFunctionSources,
   claimJobs,
-  createDatabase,
   findJob,
   findJobAttempts,
   findJobLogs,
-  functionsDir,
   listAuditEntries,
   listJobsPage,
   listWebhookDeliveries,
@@ -30,43 +23,21 @@ import {
   writeOutcomes,
   type Database,
 } from "../src";
+import { applyMigrations, databaseAtMigration, type DatabaseAtMigration } from "./support/database-at-migration";
 
-const MIGRATIONS = path.resolve(__dirname, "../../../prisma/migrations");
 /** Part four's last migration: everything after it is part five's. */
 const PART_FOUR = "20261128133000_usage_stripe_per_backend";
 const DAY = 86_400_000;
 
-const name = `conveyor_test_p4_${randomBytes(4).toString("hex")}`;
+let database: DatabaseAtMigration;
 let db: Database;
 const sql = <T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = []) => db.pool.query<T>(text, values);
 
-async function migrations(): Promise<string[]> {
-  return (await readdir(MIGRATIONS, { withFileTypes: true }))
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort();
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl("postgres") });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 beforeAll(async () => {
-  await admin(`CREATE DATABASE "${name}"`);
-  db = createDatabase({ url: databaseUrl(name), poolSize: 3, applicationName: "conveyor-test" });
-  for (const dir of (await migrations()).filter((dir) => dir <= PART_FOUR))
-    await db.pool.query(await readFile(path.join(MIGRATIONS, dir, "migration.sql"), "utf8"));
+  database = await databaseAtMigration("conveyor_test_p4", (name) => name <= PART_FOUR);
+  db = database.db;
 }, 180_000);
-afterAll(async () => {
-  await db?.close();
-  await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-});
+afterAll(() => database?.drop());
 
 const orgId = newId();
 const userId = newId();
@@ -228,10 +199,8 @@ it("migrates part four's data to today's shape: every stored row, job item and e
   expect(before.usage_counts.reduce((sum, r) => sum + Number(r.attempts_started), 0)).toBe(5);
 
   // Part five: the migrations after part four's last, then the stored functions' sources, as the runner applies them.
-  for (const dir of (await migrations()).filter((dir) => dir > PART_FOUR))
-    await db.pool.query(await readFile(path.join(MIGRATIONS, dir, "migration.sql"), "utf8"));
-  await sql("CREATE TABLE _prisma_migrations (finished_at timestamptz)"); // the runner reads when Prisma last migrated
-  await applyFunctionSources(databaseUrl(name), functionsDir, { all: true });
+  await applyMigrations(db, (name) => name > PART_FOUR);
+  await database.applyFunctionSources();
 
   const after = await storedRows();
   for (const table of Object.keys(TABLES) as (keyof typeof TABLES)[]) {

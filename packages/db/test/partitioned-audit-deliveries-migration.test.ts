@@ -5,23 +5,11 @@
 // month or day, and every read — the audit log's pages and filters, an endpoint's deliveries, the events a redelivery
 // would send — answers as before. The audit log still refuses UPDATE, DELETE and TRUNCATE (of a partition too), the
 // deliveries' id sequence goes on, and the usage trigger does not count the copied deliveries a second time.
-import { randomBytes } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
-import path from "node:path";
-import pg from "pg";
-import { createTestDatabase, databaseUrl } from "@conveyor/testkit";
-import {
-  applyFunctionSources,
-  createDatabase,
-  findRedeliverableEvents,
-  functionsDir,
-  listAuditEntries,
-  listWebhookDeliveries,
-  newId,
-  type Database,
-} from "../src";
+import type pg from "pg";
+import { createTestDatabase } from "@conveyor/testkit";
+import { findRedeliverableEvents, listAuditEntries, listWebhookDeliveries, newId, type Database } from "../src";
+import { applyMigrations, databaseAtMigration, type DatabaseAtMigration } from "./support/database-at-migration";
 
-const MIGRATIONS = path.resolve(__dirname, "../../../prisma/migrations");
 const MIGRATION = "20261207064000_partitioned_audit_log_and_deliveries";
 const DAY = 86_400_000;
 
@@ -55,7 +43,7 @@ describe("a fresh database", () => {
 });
 
 describe("a database at the migration before", () => {
-  const name = `conveyor_test_part_${randomBytes(4).toString("hex")}`;
+  let database: DatabaseAtMigration;
   let db: Database;
   const sql = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => db.pool.query<T>(text, values);
   const orgId = newId();
@@ -63,24 +51,10 @@ describe("a database at the migration before", () => {
   const endpointId = newId();
 
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: databaseUrl("postgres") });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE "${name}"`);
-    await admin.end();
-    db = createDatabase({ url: databaseUrl(name), poolSize: 3, applicationName: "conveyor-test" });
-    for (const dir of (await readdir(MIGRATIONS, { withFileTypes: true }))
-      .filter((e) => e.isDirectory() && e.name < MIGRATION)
-      .map((e) => e.name)
-      .sort())
-      await db.pool.query(await readFile(path.join(MIGRATIONS, dir, "migration.sql"), "utf8"));
+    database = await databaseAtMigration("conveyor_test_part", (name) => name < MIGRATION);
+    db = database.db;
   }, 120_000);
-  afterAll(async () => {
-    await db?.close();
-    const admin = new pg.Client({ connectionString: databaseUrl("postgres") });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
-  });
+  afterAll(() => database?.drop());
 
   it("migrates: every row in its month's or day's partition, every read as before, still append-only", async () => {
     expect(await partitioning(db.pool, "audit_log")).toBeUndefined();
@@ -136,10 +110,8 @@ describe("a database at the migration before", () => {
     const usageBefore = await usage();
     expect(usageBefore).toBe("8");
 
-    await sql(await readFile(path.join(MIGRATIONS, MIGRATION, "migration.sql"), "utf8"));
-    // Then the stored functions' sources, as the runner applies them (it reads when Prisma last migrated).
-    await sql("CREATE TABLE _prisma_migrations (finished_at timestamptz)");
-    await applyFunctionSources(databaseUrl(name), functionsDir, { all: true });
+    await applyMigrations(db, (name) => name === MIGRATION);
+    await database.applyFunctionSources();
 
     expect(await reads()).toEqual(before);
     expect(await usage()).toBe(usageBefore);

@@ -13,10 +13,20 @@ export const utcDay = (at: string) => `(${at} AT TIME ZONE 'UTC')::date`;
 export const TENANT_JOB = (alias: string) => `left(${alias}.type, 1) <> '_'`;
 
 /**
+ * A queue row `queue` still waiting in Postgres (not handed over), written as the predicate of job_queue_due_idx (every
+ * waiting row by due time) for the reads across types that it serves: the next due time, the due backlog. Not
+ * `dispatched_at IS NULL`, the waiting index's predicate: the dispatcher's reads of one type, written that way, must
+ * not be able to take the due index — planned as generic plans on a table not yet analyzed, they did, and each read
+ * every due row of every type and sorted them (docs/decisions/2026-12-07-one-type-reads-the-waiting-index.md). Nor
+ * `num_nulls(dispatched_at) = 1`, which the hand-over writes so that it can take no partial index at all.
+ */
+export const WAITING_ANY_TYPE = (queue: string) => `num_nonnulls(${queue}.dispatched_at) = 0`;
+
+/**
  * A pending job's queue row `queue` that is due later than `now` (run_at or a retry's wait ahead, not handed over):
  * the overview's Delayed, and the list's `due=later`; every other pending job is due now.
  */
-export const DUE_LATER = (queue: string, now: string) => `${queue}.dispatched_at IS NULL AND ${queue}.due_at > ${now}`;
+export const DUE_LATER = (queue: string, now: string) => `${WAITING_ANY_TYPE(queue)} AND ${queue}.due_at > ${now}`;
 
 /**
  * NOTIFY channel that wakes the dispatcher: new jobs, and slots freed by finished attempts. The payload names the

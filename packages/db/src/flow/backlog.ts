@@ -2,6 +2,7 @@
 // organization (flow-control.ts `listQueues`), summed over every organization, read from the dispatcher's queue in
 // Postgres. The leader serves it as Prometheus gauges; nothing here is per organization.
 import type pg from "pg";
+import { DUE_LATER, WAITING_ANY_TYPE } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 
 export type TypeBacklog = {
@@ -35,9 +36,9 @@ export async function readBacklog(pool: pg.Pool, knownTypes: readonly string[], 
     async (client) => {
       await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
       const { rows } = await client.query<TypeBacklog>(
-        `WITH delayed AS (SELECT type, count(*)::int AS n FROM job_queue WHERE dispatched_at IS NULL AND due_at > now() GROUP BY type),
+        `WITH delayed AS (SELECT q.type, count(*)::int AS n FROM job_queue q WHERE ${DUE_LATER("q", "now()")} GROUP BY q.type),
        groups AS (SELECT type, org_id, concurrency_key, max(concurrency_limit) AS key_limit, rate_limit, count(*)::int AS n, min(due_at) AS oldest
-                    FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()
+                    FROM job_queue q WHERE ${WAITING_ANY_TYPE("q")} AND q.due_at <= now()
                    GROUP BY type, org_id, concurrency_key, rate_limit),
        judged AS (
          SELECT type, n, oldest,

@@ -14,6 +14,7 @@ import type pg from "pg";
 import { CONCURRENCY_LIMIT_MAX } from "@conveyor/contracts";
 import { limitsColumns, toDispatchLimits, type DispatchLimits, type LimitsRow } from "./flow-control";
 import { newId } from "../core/ids";
+import { DUE_LATER } from "../core/job-sql";
 import { dueCandidates, handOver, type Candidate } from "../job-machine/hand-over";
 
 /** A job handed over; `traceParent` is its creating request's trace context, read only when the plan asks for it. */
@@ -47,7 +48,7 @@ export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<str
 export async function msUntilNextDue(db: pg.Pool | pg.PoolClient): Promise<number | null> {
   const { rows } = await db.query<{ ms: number | null }>({
     name: "conveyor-next-due",
-    text: "SELECT extract(epoch FROM min(due_at) - now()) * 1000 AS ms FROM job_queue WHERE dispatched_at IS NULL AND due_at > now()",
+    text: `SELECT extract(epoch FROM min(q.due_at) - now()) * 1000 AS ms FROM job_queue q WHERE ${DUE_LATER("q", "now()")}`,
   });
   const ms = rows[0]?.ms;
   return ms === null || ms === undefined ? null : Number(ms);

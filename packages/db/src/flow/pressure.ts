@@ -2,6 +2,7 @@
 // (job_queue rows not handed over, due_at passed) — and which organizations hold it. Read by each API process at
 // most about once a second (apps/api/src/services/infrastructure/admission/backpressure.ts), never per request.
 import type pg from "pg";
+import { WAITING_ANY_TYPE } from "../core/job-sql";
 import { inTransaction } from "../core/transaction";
 
 export type DueBacklog = {
@@ -34,14 +35,14 @@ export async function readDueBacklog(
       await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(timeoutMs))}`);
       const writing = atSnapshot();
       const { rows } = await client.query<{ due: number }>(
-        `SELECT count(*)::int AS due FROM (SELECT 1 FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now() LIMIT $1::bigint + 1) d`,
+        `SELECT count(*)::int AS due FROM (SELECT 1 FROM job_queue q WHERE ${WAITING_ANY_TYPE("q")} AND q.due_at <= now() LIMIT $1::bigint + 1) d`,
         [max],
       );
       const due = rows[0]!.due;
       let byOrg: DueBacklog["byOrg"] = [];
       if (due > max) {
         const shares = await client.query<{ orgId: string; due: number }>(
-          `SELECT org_id AS "orgId", count(*)::int AS due FROM job_queue WHERE dispatched_at IS NULL AND due_at <= now()
+          `SELECT q.org_id AS "orgId", count(*)::int AS due FROM job_queue q WHERE ${WAITING_ANY_TYPE("q")} AND q.due_at <= now()
           GROUP BY org_id ORDER BY 2 DESC, 1`,
         );
         byOrg = shares.rows;

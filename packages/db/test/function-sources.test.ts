@@ -89,9 +89,12 @@ describe("stored functions from source", () => {
 
     const root = path.resolve(__dirname, "../../..");
     const check = spawnSync("npm", ["run", "-s", "db:check"], { cwd: root, env: { ...process.env, DATABASE_URL: url }, encoding: "utf8" });
-    expect(check.status).toBe(1);
-    expect(check.stdout).toContain("schema.prisma, prisma/migrations and packages/db/sql/functions agree.");
-    expect(check.stderr).toContain(`${signature} is not what packages/db/sql/functions/conveyor_hold.sql defines`);
+    // Compared whole, so that a failure shows both streams.
+    expect({ status: check.status, stdout: check.stdout, stderr: check.stderr }).toMatchObject({
+      status: 1,
+      stdout: expect.stringContaining("schema.prisma, prisma/migrations and packages/db/sql/functions agree."),
+      stderr: expect.stringContaining(`${signature} is not what packages/db/sql/functions/conveyor_hold.sql defines`),
+    });
 
     expect(await applyFunctionSources(url, functionsDir, { all: true })).toHaveLength((await readFunctionSources()).length);
     expect(await findFunctionDrift(url)).toEqual({ differs: [], pending: [] });

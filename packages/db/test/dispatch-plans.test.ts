@@ -7,7 +7,18 @@
 // time, the backlog count), which name its predicate in their own words (WAITING_ANY_TYPE).
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
 import type pg from "pg";
-import { closeHandOverConnection, dueCandidates, findDueWork, handOver, handOverConnection, insertJobs, msUntilNextDue, newId, readDueBacklog, typesWithDueJobs } from "../src";
+import {
+  closeHandOverConnection,
+  dueCandidates,
+  findDueWork,
+  handOver,
+  handOverConnection,
+  insertJobs,
+  msUntilNextDue,
+  newId,
+  readDueBacklog,
+  typesWithDueJobs,
+} from "../src";
 
 let database: TestDatabase;
 let orgId: string;

@@ -1,6 +1,6 @@
-// Child processes for the benchmarks: Conveyor's API and worker from source, and the baseline programs.
-// Their output is read line by line and dropped, except a baseline's `RESULT {json}` line.
-import { spawn, type ChildProcess } from "node:child_process";
+// Child processes for the benchmarks: Conveyor's API and worker as their images run them (the build, `dist/`), and
+// the baseline programs. Their output is read line by line and dropped, except a baseline's `RESULT {json}` line.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -8,15 +8,46 @@ import { pathToFileURL } from "node:url";
 export const repoRoot = path.resolve(__dirname, "../..");
 const tsx = pathToFileURL(path.join(repoRoot, "node_modules/tsx/dist/loader.mjs")).href;
 
+/**
+ * The command that runs Conveyor's entry point `entry` (`apps/<app>/src/<file>.ts`, or a package's) from the checkout `root`: its
+ * build, `node apps/<app>/dist/<file>.js`, as Dockerfile.api and Dockerfile.worker run it, built first if the build is
+ * missing or older than the sources (turbo decides by a hash of the inputs, and answers from its cache when nothing
+ * changed). The baselines are measured as their packages ship, so Conveyor is too: from source, through tsx's loader,
+ * the same code cost the worker ≈ 17 % more CPU per job (docs/decisions/2026-12-07-benches-run-the-build.md).
+ * BENCH_FROM_SOURCE=1 runs the sources instead (a CPU profile then names source lines).
+ */
+export function conveyorCommand(entry: string, root = repoRoot): string[] {
+  if (process.env.BENCH_FROM_SOURCE)
+    return ["--conditions=conveyor-source", "--import", pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href, path.join(root, entry)];
+  buildApps(root);
+  return [path.join(root, entry.replace("/src/", "/dist/").replace(/\.ts$/, ".js"))];
+}
+
+const built = new Set<string>();
+
+/** Builds the API and the worker with the packages they import (`npm run build`'s tasks for them), once per checkout. */
+function buildApps(root: string): void {
+  if (built.has(root)) return;
+  execFileSync(
+    path.join(root, "node_modules/.bin/turbo"),
+    ["run", "build", "--filter=@conveyor/api...", "--filter=@conveyor/worker...", "--output-logs=errors-only", "--log-prefix=none"],
+    { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
+  );
+  built.add(root);
+}
+
 export type Child = { proc: ChildProcess; pid: number; result: Promise<Record<string, unknown>>; stop(signal?: NodeJS.Signals): Promise<void> };
 
 /**
- * Runs a TypeScript entry point. A line `RESULT {json}` on stdout resolves `result`. With BENCH_CPU_PROF=dir,
- * Conveyor's own processes (apps/) write a V8 CPU profile there when they exit.
+ * Runs a TypeScript entry point: Conveyor's (apps/) as built (conveyorCommand), a baseline's through tsx. A line
+ * `RESULT {json}` on stdout resolves `result`. With BENCH_CPU_PROF=dir, Conveyor's own processes write a V8 CPU
+ * profile there when they exit.
  */
 export function run(entry: string, env: Record<string, string>): Child {
-  const profile = process.env.BENCH_CPU_PROF && entry.startsWith("apps/") ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const proc = spawn(process.execPath, [...profile, "--conditions=conveyor-source", "--import", tsx, path.resolve(repoRoot, entry)], {
+  const conveyor = entry.startsWith("apps/");
+  const profile = process.env.BENCH_CPU_PROF && conveyor ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const command = conveyor ? conveyorCommand(entry) : ["--conditions=conveyor-source", "--import", tsx, path.resolve(repoRoot, entry)];
+  const proc = spawn(process.execPath, [...profile, ...command], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["ignore", "pipe", "pipe"],

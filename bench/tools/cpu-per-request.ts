@@ -11,12 +11,11 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import pg from "pg";
 import { freePort } from "@conveyor/testkit";
 import { startPrivatePostgres } from "../lib/private-postgres";
-import { waitForHttp } from "../lib/procs";
+import { conveyorCommand, waitForHttp } from "../lib/procs";
 import { JWT_SECRET } from "../lib/setup";
 
 const root = path.resolve(process.argv[2] ?? path.join(__dirname, "../.."));
@@ -58,17 +57,10 @@ async function main() {
   );
   const tracing = process.env.TRACING ? { OTEL_EXPORTER_OTLP_ENDPOINT: await otlpSink(), ...sampler } : {};
   const server = await startPrivatePostgres();
-  const tsx = pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href;
   const node = (entry: string, env: Record<string, string>) =>
     spawn(
       process.execPath,
-      [
-        ...(process.env.CPU_PROF && entry.startsWith("apps/") ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : []),
-        "--conditions=conveyor-source",
-        "--import",
-        tsx,
-        path.join(root, entry),
-      ],
+      [...(process.env.CPU_PROF && entry.startsWith("apps/") ? ["--cpu-prof", `--cpu-prof-dir=${process.env.CPU_PROF}`] : []), ...conveyorCommand(entry, root)],
       {
         cwd: root,
         env: { PATH: process.env.PATH ?? "", HOME: "/tmp", ...env },

@@ -30,16 +30,21 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-/** Index scans of job_queue's indexes so far, as the statistics say once `client`'s own are flushed. */
+/** Index scans and entries read of job_queue's indexes so far, as the statistics say once `client`'s own are flushed. */
 async function indexScans(client: pg.PoolClient): Promise<Record<string, number>> {
   await client.query("SELECT pg_stat_force_next_flush()");
   // A new statement in a new transaction: the flush happens at the end of the previous one.
   await client.query("SELECT 1");
   await client.query("SELECT pg_stat_clear_snapshot()");
-  const { rows } = await client.query<{ name: string; scans: string }>(
-    "SELECT indexrelname AS name, idx_scan AS scans FROM pg_stat_user_indexes WHERE relname = 'job_queue'",
+  const { rows } = await client.query<{ name: string; scans: string; read: string }>(
+    "SELECT indexrelname AS name, idx_scan AS scans, idx_tup_read AS read FROM pg_stat_user_indexes WHERE relname = 'job_queue'",
   );
-  return Object.fromEntries(rows.map((r) => [r.name, Number(r.scans)]));
+  return Object.fromEntries(
+    rows.flatMap((r) => [
+      [r.name, Number(r.scans)],
+      [`${r.name} read`, Number(r.read)],
+    ]),
+  );
 }
 
 it("reads one type's due work by the waiting index and marks it by key, never by the deployment-wide due index", async () => {
@@ -67,6 +72,8 @@ it("reads one type's due work by the waiting index and marks it by key, never by
 
     expect(after.job_queue_due_idx).toBe(before.job_queue_due_idx);
     expect(after.job_queue_waiting_idx).toBeGreaterThan(before.job_queue_waiting_idx!);
+    // What they read of it: the 100 candidates and a few probes, not the 2,000 due rows (a hash join over them did).
+    expect(after["job_queue_waiting_idx read"]! - before["job_queue_waiting_idx read"]!).toBeLessThan(200);
   } finally {
     await closeHandOverConnection(connection);
   }

@@ -25,7 +25,9 @@ export type DispatchedEnvelope = { id: string; type: string; jobs: DispatchCandi
 
 /** Types that have due jobs waiting, in name order. */
 export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<string[]> {
-  // A loose index scan over job_queue_waiting_idx: one index probe per type, however long the backlog.
+  // A loose index scan over job_queue_waiting_idx: one index probe per type, however long the backlog; then, per
+  // type, a probe for one due row. That probe is a scalar subquery with LIMIT 1, not EXISTS: the planner turned an
+  // EXISTS into a hash semi-join that read every due row of the waiting index to find the types.
   const { rows } = await db.query<{ type: string }>({
     name: "conveyor-types-with-due-jobs",
     text: `WITH RECURSIVE types(type) AS (
@@ -36,7 +38,7 @@ export async function typesWithDueJobs(db: pg.Pool | pg.PoolClient): Promise<str
      )
      SELECT type FROM types t
       WHERE type IS NOT NULL
-        AND EXISTS (SELECT 1 FROM job_queue q WHERE q.type = t.type AND q.dispatched_at IS NULL AND q.due_at <= now())`,
+        AND (SELECT true FROM job_queue q WHERE q.type = t.type AND q.dispatched_at IS NULL AND q.due_at <= now() LIMIT 1)`,
   });
   return rows.map((r) => r.type);
 }

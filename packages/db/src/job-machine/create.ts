@@ -6,7 +6,7 @@ import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@convey
 import { DISPATCH_CHANNEL, dispatchTypes, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
 import { inTransaction, Rollback, rollingBack } from "../core/transaction";
 import { insertDependencyEdges, lockDependencies, settleDependents, type DependencyEdge } from "./dependencies";
-import { announce, eventOf } from "./sql";
+import { announce, eventData, eventOf } from "./sql";
 
 export type NewJob = {
   id: string;
@@ -101,9 +101,28 @@ async function insertGraph(tx: pg.PoolClient, jobs: readonly NewJob[]): Promise<
   return refused;
 }
 
+/**
+ * A job's search values as a Postgres array literal, with its short id (the last 8 characters of its id, which the
+ * console shows) so it can be searched: every element quoted, `"` and `\\` escaped (array_in's own rules), so the
+ * statement casts it to text[] without parsing JSON and unnesting it per job.
+ */
+export function searchLiteral(id: string, values: readonly string[]): string {
+  let literal = "{";
+  for (const value of values) literal += `"${value.replace(/["\\]/g, "\\$&")}",`;
+  // The id as Postgres writes a uuid (lower case, no braces) has its last 8 hex digits last.
+  return `${literal}"${id
+    .replace(/[^0-9a-f]/gi, "")
+    .slice(-8)
+    .toLowerCase()}"}`;
+}
+
 async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[], graph: ReadonlyMap<string, GraphCounts>): Promise<Refused> {
+  // A batch without dedupe keys (every batch of plain jobs, every graph) runs a statement without the key's CTEs:
+  // its rows go from the input straight to the insert.
+  const dedupe = jobs.some((j) => j.dedupe);
+  const accepted = dedupe ? "accepted" : "input";
   const { rows } = await client.query<{ refused: string[] | null }>({
-    name: "conveyor-insert-jobs",
+    name: dedupe ? "conveyor-insert-jobs-dedupe" : "conveyor-insert-jobs",
     text: `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::smallint[], $8::timestamptz[], $9::uuid[], $10::uuid[], $11::text[],
                             $12::text[], $13::smallint[], $14::text[], $15::int[], $16::text[], $17::int[], $18::text[],
@@ -111,7 +130,9 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
          WITH ORDINALITY AS t(id, org_id, type, payload, max_retries, created_at, priority, run_at, replay_of, schedule_id, search,
                               concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, dedupe_seconds, debounce_key,
                               dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent, n)
-     ), ${EVENT_BASE}, deduped AS (
+     ), ${EVENT_BASE}, ${
+       dedupe
+         ? `deduped AS (
        -- A key is taken over when its job is older than this job's window, or failed or was cancelled. (Not when its
        -- job cannot be seen: a job committed while this statement waited for the key's row is not in its snapshot.)
        INSERT INTO dedupe_keys AS k (org_id, key, job_id, created_at)
@@ -122,29 +143,32 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
        RETURNING job_id
      ), accepted AS (
        SELECT * FROM input WHERE dedupe_key IS NULL OR id IN (SELECT job_id FROM deduped)
-     ), inserted AS (
+     ), `
+         : ""
+     }inserted AS (
        INSERT INTO jobs (id, org_id, type, status, payload, retries, max_retries, created_at, updated_at, run_at, priority, replay_of, schedule_id,
                          concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key,
                          dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent)
        SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
               concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key,
               dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent
-         FROM accepted ORDER BY n
-       RETURNING *
+         FROM ${accepted} ORDER BY n
+       -- The event's JSON from the new row's own columns (not from a copy of the whole row taken apart again).
+       RETURNING id, org_id, type, priority, run_at, created_at, concurrency_key, concurrency_limit, rate_limit, debounce_key, dependencies_pending,
+                 ${eventData("jobs")} AS data
      ), searchable AS (
        INSERT INTO job_search (job_id, org_id, search_values)
-       -- With the job's short id (the last 8 characters of its id, which the console shows), so it can be searched.
-       SELECT id, org_id, ARRAY(SELECT jsonb_array_elements_text(search::jsonb)) || right(id::text, 8) FROM accepted WHERE left(type, 1) <> '_'
+       SELECT id, org_id, search::text[] FROM ${accepted} WHERE left(type, 1) <> '_'
      ), queued AS (
        INSERT INTO job_queue (job_id, type, org_id, priority, due_at, concurrency_key, concurrency_limit, rate_limit, debounce_key)
        SELECT id, type, org_id, priority, COALESCE(run_at, created_at), concurrency_key, concurrency_limit, rate_limit, debounce_key FROM inserted
         -- A job waiting for dependencies joins the queue when the last one is final (dependencies.ts).
         WHERE dependencies_pending = 0
      ), announced AS (
-       ${announce({ from: "(SELECT i.id, i.org_id, i.type, i::jobs AS job FROM inserted i)", event: eventOf("created") })}
+       ${announce({ from: "inserted", event: eventOf("created"), data: "x.data" })}
      )
      SELECT pg_notify('${DISPATCH_CHANNEL}', ${dispatchTypes("inserted")}), pg_notify('${EVENTS_CHANNEL}', ''),
-            (SELECT array_agg(id::text || ' ' || dedupe_key) FROM input WHERE dedupe_key IS NOT NULL AND id NOT IN (SELECT job_id FROM deduped)) AS refused`,
+            ${dedupe ? "(SELECT array_agg(id::text || ' ' || dedupe_key) FROM input WHERE dedupe_key IS NOT NULL AND id NOT IN (SELECT job_id FROM deduped))" : "NULL::text[]"} AS refused`,
     values: [
       jobs.map((j) => j.id),
       jobs.map((j) => j.orgId),
@@ -157,7 +181,7 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
       jobs.map((j) => j.replayOf ?? null),
       jobs.map((j) => j.scheduleId ?? null),
       // Internal jobs (TENANT_JOB) are never searched.
-      jobs.map((j) => (j.type.startsWith("_") ? "[]" : JSON.stringify(searchValues(j.payload ?? JSON.parse(j.payloadJson))))),
+      jobs.map((j) => (j.type.startsWith("_") ? null : searchLiteral(j.id, searchValues(j.payload ?? JSON.parse(j.payloadJson))))),
       jobs.map((j) => j.concurrencyKey ?? null),
       jobs.map((j) => (j.concurrencyKey ? (j.concurrencyLimit ?? CONCURRENCY_LIMIT_DEFAULT) : null)),
       jobs.map((j) => j.rateLimit ?? null),

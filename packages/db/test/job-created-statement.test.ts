@@ -121,3 +121,47 @@ it("announces nothing and indexes nothing for an internal job", async () => {
   );
   expect(rows[0]).toEqual({ events: 0, search: 0, queued: 1 });
 });
+
+it("counts jobs created and payload bytes as the insert trigger did: by UTC day and type, internal and refused jobs not at all", async () => {
+  const org = newId();
+  await sql("INSERT INTO organizations (id, name) VALUES ($1, 'Counted org')", [org]);
+  const yesterday = new Date(Date.now() - 86_400_000);
+  const key = `k-${newId()}`;
+  const job = (type: string, payloadJson: string, createdAt = new Date(), dedupe?: { key: string; seconds: number }) => ({
+    id: newId(),
+    orgId: org,
+    type,
+    payloadJson,
+    maxRetries: 0,
+    createdAt,
+    dedupe,
+  });
+  await insertJobs(database.db.pool, [
+    job("email", '{"to":"a@b.c","n":[1,2,3]}'),
+    job("email", '{"b":1,"a":"ünïcode"}', yesterday),
+    job("sms", "{}"),
+    job("_internal", '{"not":"counted"}'),
+  ]);
+  // The second job holding the same key in the next batch is refused: not inserted, not counted.
+  await insertJobs(database.db.pool, [job("sms", '{"x":true}', new Date(), { key, seconds: 3600 })]);
+  expect((await insertJobs(database.db.pool, [job("sms", '{"x":false}', new Date(), { key, seconds: 3600 })])).size).toBe(1);
+  // What the trigger's queries derived, read from the stored jobs.
+  const expected = await sql(
+    `SELECT (created_at AT TIME ZONE 'UTC')::date::text AS day, type, count(*)::int AS jobs, sum(octet_length(payload::text))::int AS bytes
+       FROM jobs WHERE org_id = $1 AND left(type, 1) <> '_' GROUP BY 1, 2 ORDER BY 1, 2`,
+    [org],
+  );
+  const counted = await sql(
+    `SELECT day::text AS day, type, sum(jobs_created)::int AS jobs, sum(payload_bytes)::int AS bytes
+       FROM usage_counts WHERE org_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`,
+    [org],
+  );
+  expect(counted.rows).toEqual(expected.rows);
+  expect(expected.rows.map((r) => r.jobs)).toEqual([1, 1, 2]);
+  const stored = await sql("SELECT sum(bytes)::int AS bytes, sum(pending_jobs)::int AS pending FROM stored_payload_bytes WHERE org_id = $1", [org]);
+  expect(stored.rows[0]).toEqual({ bytes: expected.rows.reduce((sum, r) => sum + r.bytes, 0), pending: 4 });
+  // Counted once: no trigger adds a second count.
+  expect((await sql("SELECT count(*)::int AS n FROM pg_trigger WHERE tgrelid = 'jobs'::regclass AND tgname = 'conveyor_usage_jobs_inserted'")).rows[0].n).toBe(
+    0,
+  );
+});

@@ -1,5 +1,5 @@
 // Issue 36's cheaper quotas and metering, against real Postgres: payload bytes counted without a round trip equal what
-// the insert trigger counts; a quota block is granted only far from the limit, counted as used by the exact check, and
+// the creation statement counts; a quota block is granted only far from the limit, counted as used by the exact check, and
 // given back near it; each backend counts usage in a stripe of its own.
 import pg from "pg";
 import {
@@ -58,7 +58,7 @@ describe("jsonbTextBytes", () => {
     expect(jsonbTextBytes('{"a":1,"a":2}')).toBeGreaterThan(rows[0]!.n);
   });
 
-  it("equals what the insert trigger adds to the organization's stored bytes", async () => {
+  it("equals what the creation statement adds to the organization's stored bytes", async () => {
     const orgId = await newOrg();
     await insertJobs(
       database.db.pool,

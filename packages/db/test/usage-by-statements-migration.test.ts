@@ -15,15 +15,21 @@ let database: TestDatabase;
 let orgId: string;
 const today = new Date().toISOString().slice(0, 10);
 
-/** The trigger as the migrations before this one left it: its function (quota_counters) and its trigger (usage_quotas). */
+/**
+ * The triggers as the migrations before this one left them: their functions (quota_counters) and their triggers
+ * (usage_quotas) — the update trigger this migration drops, and the insert trigger that counted the jobs created until
+ * 20261207181000_jobs_created_counted_by_statement (the old statements below insert jobs by hand).
+ */
 async function restoreTrigger(): Promise<void> {
   const quota = await readFile(path.join(MIGRATIONS, "20261128093000_quota_counters/migration.sql"), "utf8");
   const usage = await readFile(path.join(MIGRATIONS, "20261128061720_usage_quotas/migration.sql"), "utf8");
-  const fn = /CREATE OR REPLACE FUNCTION conveyor_usage_jobs_updated\(\)[\s\S]*?\n\$\$;/.exec(quota)?.[0];
-  const trigger = /CREATE TRIGGER conveyor_usage_jobs_updated[\s\S]*?;/.exec(usage)?.[0];
-  if (!fn || !trigger) throw new Error("the previous definitions of conveyor_usage_jobs_updated were not found");
-  await database.db.pool.query(fn);
-  await database.db.pool.query(trigger);
+  for (const name of ["conveyor_usage_jobs_inserted", "conveyor_usage_jobs_updated"]) {
+    const fn = new RegExp(`CREATE OR REPLACE FUNCTION ${name}\\(\\)[\\s\\S]*?\\n\\$\\$;`).exec(quota)?.[0];
+    const trigger = new RegExp(`CREATE TRIGGER ${name}[\\s\\S]*?;`).exec(usage)?.[0];
+    if (!fn || !trigger) throw new Error(`the previous definitions of ${name} were not found`);
+    await database.db.pool.query(fn);
+    await database.db.pool.query(trigger);
+  }
 }
 
 const sql = (text: string, values: unknown[] = []) => database.db.pool.query(text, values);

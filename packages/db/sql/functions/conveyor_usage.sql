@@ -1,7 +1,7 @@
 -- Usage counted where jobs and deliveries are written (docs/reference/tenants.md#usage-quotas-and-backpressure):
--- statement-level triggers of jobs (AFTER INSERT, AFTER DELETE) and webhook_deliveries (AFTER INSERT) with transition
--- tables, adding to usage_counts and stored_payload_bytes in the stripe conveyor_usage_stripe gives the backend.
--- Attempts and pending-job changes are counted by the job machine's own statements (countUsage).
+-- statement-level triggers of jobs (AFTER DELETE) and webhook_deliveries (AFTER INSERT) with transition tables,
+-- adding to usage_counts and stored_payload_bytes in the stripe conveyor_usage_stripe gives the backend. Jobs created,
+-- attempts and pending-job changes are counted by the job machine's own statements (create.ts, countUsage).
 
 -- Issue 36, the cost of usage metering on POST /jobs: waits on counter rows. A transaction adds to the stripe of its
 -- backend, and two concurrent inserts of one organization whose backends share a stripe queue on that row until the
@@ -34,26 +34,6 @@ BEGIN
   k := pg_backend_pid() % 64;
   PERFORM set_config('conveyor.usage_stripe', k::text, false);
   RETURN k;
-END
-$$;
-
--- Jobs created and their payload bytes (type names starting with _ are the service's own, never counted).
-CREATE OR REPLACE FUNCTION conveyor_usage_jobs_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO usage_counts AS u (org_id, day, type, stripe, jobs_created, payload_bytes)
-  SELECT n.org_id, (n.created_at AT TIME ZONE 'UTC')::date, n.type, conveyor_usage_stripe(), count(*), sum(octet_length(n.payload::text))
-    FROM usage_new_jobs n
-   WHERE left(n.type, 1) <> '_'
-   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-  ON CONFLICT (org_id, day, type, stripe) DO UPDATE
-     SET jobs_created = u.jobs_created + EXCLUDED.jobs_created, payload_bytes = u.payload_bytes + EXCLUDED.payload_bytes;
-  INSERT INTO stored_payload_bytes AS s (org_id, stripe, bytes, pending_jobs)
-  SELECT n.org_id, conveyor_usage_stripe(), sum(octet_length(n.payload::text)), count(*) FILTER (WHERE n.status = 'pending')
-    FROM usage_new_jobs n
-   WHERE left(n.type, 1) <> '_'
-   GROUP BY 1 ORDER BY 1
-  ON CONFLICT (org_id, stripe) DO UPDATE SET bytes = s.bytes + EXCLUDED.bytes, pending_jobs = s.pending_jobs + EXCLUDED.pending_jobs;
-  RETURN NULL;
 END
 $$;
 

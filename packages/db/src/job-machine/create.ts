@@ -3,7 +3,7 @@
 // a job: the dispatcher hands it to BullMQ when it is due and there is room.
 import type pg from "pg";
 import { CONCURRENCY_LIMIT_DEFAULT, searchValues, type JobStatus } from "@conveyor/contracts";
-import { DISPATCH_CHANNEL, dispatchTypes, EVENT_BASE, EVENTS_CHANNEL } from "../core/job-sql";
+import { DISPATCH_CHANNEL, dispatchTypes, EVENT_BASE, EVENTS_CHANNEL, TENANT_JOB } from "../core/job-sql";
 import { inTransaction, Rollback, rollingBack } from "../core/transaction";
 import { insertDependencyEdges, lockDependencies, settleDependents, type DependencyEdge } from "./dependencies";
 import { announce, eventData, eventOf } from "./sql";
@@ -102,6 +102,37 @@ async function insertGraph(tx: pg.PoolClient, jobs: readonly NewJob[]): Promise<
 }
 
 /**
+ * Two CTEs, `created_counted` and `stored_counted`, counting the rows of `inserted` (columns `org_id`, `type`,
+ * `created_at`, `payload_bytes`: the payload's size as its jsonb text, NULL for an internal job) in the usage rows
+ * (docs/reference/tenants.md#usage-quotas-and-backpressure): jobs created and their payload bytes by organization, UTC
+ * day of created_at and type, and the organization's stored payload bytes and pending jobs (every job is pending when
+ * it is inserted). What the jobs insert trigger counted until the statement counted it itself (docs/reference/lifecycle.md#storage-and-leases):
+ * no transition table of whole rows, and each payload turned into text once rather than once per row written. The
+ * usage rows before the stored rows, each in key order, as countUsage takes them; both after every other write of the
+ * statement, where the trigger took them: CTEs that the final SELECT does not read run after it, the last written
+ * first, so these two come right after `inserted`, before the CTEs written after them.
+ */
+const COUNT_CREATED = `created_counted AS (
+       INSERT INTO usage_counts AS u (org_id, day, type, stripe, jobs_created, payload_bytes)
+       SELECT c.org_id, (c.created_at AT TIME ZONE 'UTC')::date, c.type, conveyor_usage_stripe(), count(*), sum(c.payload_bytes)
+         FROM inserted c
+        WHERE ${TENANT_JOB("c")}
+        GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (org_id, day, type, stripe) DO UPDATE
+          SET jobs_created = u.jobs_created + EXCLUDED.jobs_created, payload_bytes = u.payload_bytes + EXCLUDED.payload_bytes
+       RETURNING 1
+     ), stored_counted AS (
+       INSERT INTO stored_payload_bytes AS s (org_id, stripe, bytes, pending_jobs)
+       SELECT c.org_id, conveyor_usage_stripe(), sum(c.payload_bytes), count(*)
+         FROM inserted c
+        WHERE ${TENANT_JOB("c")}
+          -- After the usage rows: the subquery runs their upsert first.
+          AND (SELECT count(*) FROM created_counted) >= 0
+        GROUP BY 1 ORDER BY 1
+       ON CONFLICT (org_id, stripe) DO UPDATE SET bytes = s.bytes + EXCLUDED.bytes, pending_jobs = s.pending_jobs + EXCLUDED.pending_jobs
+     )`;
+
+/**
  * A job's search values as a Postgres array literal, with its short id (the last 8 characters of its id, which the
  * console shows) so it can be searched: every element quoted, `"` and `\\` escaped (array_in's own rules), so the
  * statement casts it to text[] without parsing JSON and unnesting it per job.
@@ -155,8 +186,8 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
          FROM ${accepted} ORDER BY n
        -- The event's JSON from the new row's own columns (not from a copy of the whole row taken apart again).
        RETURNING id, org_id, type, priority, run_at, created_at, concurrency_key, concurrency_limit, rate_limit, debounce_key, dependencies_pending,
-                 ${eventData("jobs")} AS data
-     ), searchable AS (
+                 ${eventData("jobs")} AS data, CASE WHEN ${TENANT_JOB("jobs")} THEN octet_length(payload::text) END AS payload_bytes
+     ), ${COUNT_CREATED}, searchable AS (
        INSERT INTO job_search (job_id, org_id, search_values)
        SELECT id, org_id, search::text[] FROM ${accepted} WHERE left(type, 1) <> '_'
      ), queued AS (

@@ -112,7 +112,7 @@ export const holderLives = (job: string): string =>
  * millisecond precision events are stored with; and the organization's pending jobs (quotas) change by the jobs
  * that moved into or out of 'pending'. `moved` has columns `org_id`, `type`, `old_status`, `old_started_at`,
  * `new_status`, `new_started_at` (statuses as text). The usage rows are taken before the stored rows, in key order,
- * as the insert trigger takes them, so two statements never wait for each other in a cycle. For use after other CTEs.
+ * as the creation statement takes them (create.ts), so two statements never wait for each other in a cycle. For use after other CTEs.
  */
 export function countUsage(moved: string): string {
   return `usage_counted AS (

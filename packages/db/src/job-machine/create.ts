@@ -147,6 +147,16 @@ export function searchLiteral(id: string, values: readonly string[]): string {
     .toLowerCase()}"}`;
 }
 
+/**
+ * One input column of the creation statement: the batch's values, or null when every one is missing — unnest reads a
+ * null array as a column of NULLs as long as the longest array, so a batch of plain jobs sends (and Postgres parses)
+ * no array of a thousand NULLs for each option none of its jobs uses.
+ */
+function column<T>(jobs: readonly NewJob[], value: (job: NewJob) => T | null | undefined): (T | null)[] | null {
+  const values = jobs.map((j) => value(j) ?? null);
+  return values.some((v) => v !== null) ? values : null;
+}
+
 async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[], graph: ReadonlyMap<string, GraphCounts>): Promise<Refused> {
   // A batch without dedupe keys (every batch of plain jobs, every graph) runs a statement without the key's CTEs:
   // its rows go from the input straight to the insert.
@@ -182,7 +192,7 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
                          dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent)
        SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
               concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key,
-              dependencies, dependencies_pending, dependents, run_on_dependency_failure, trace_parent
+              COALESCE(dependencies, 0), COALESCE(dependencies_pending, 0), COALESCE(dependents, 0), COALESCE(run_on_dependency_failure, false), trace_parent
          FROM ${accepted} ORDER BY n
        -- The event's JSON from the new row's own columns (not from a copy of the whole row taken apart again).
        RETURNING id, org_id, type, priority, run_at, created_at, concurrency_key, concurrency_limit, rate_limit, debounce_key, dependencies_pending,
@@ -208,23 +218,24 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
       jobs.map((j) => j.maxRetries),
       jobs.map((j) => j.createdAt),
       jobs.map((j) => j.priority ?? 5),
-      jobs.map((j) => j.runAt ?? null),
-      jobs.map((j) => j.replayOf ?? null),
-      jobs.map((j) => j.scheduleId ?? null),
+      column(jobs, (j) => j.runAt),
+      column(jobs, (j) => j.replayOf),
+      column(jobs, (j) => j.scheduleId),
       // Internal jobs (TENANT_JOB) are never searched.
       jobs.map((j) => (j.type.startsWith("_") ? null : searchLiteral(j.id, searchValues(j.payload ?? JSON.parse(j.payloadJson))))),
-      jobs.map((j) => j.concurrencyKey ?? null),
-      jobs.map((j) => (j.concurrencyKey ? (j.concurrencyLimit ?? CONCURRENCY_LIMIT_DEFAULT) : null)),
-      jobs.map((j) => j.rateLimit ?? null),
-      jobs.map((j) => j.timeoutMs ?? null),
-      jobs.map((j) => j.dedupe?.key ?? null),
-      jobs.map((j) => j.dedupe?.seconds ?? null),
-      jobs.map((j) => j.debounceKey ?? null),
-      jobs.map((j) => graph.get(j.id)?.dependencies ?? 0),
-      jobs.map((j) => graph.get(j.id)?.pending ?? 0),
-      jobs.map((j) => graph.get(j.id)?.dependents ?? 0),
-      jobs.map((j) => j.runOnDependencyFailure ?? false),
-      jobs.map((j) => j.traceParent ?? null),
+      column(jobs, (j) => j.concurrencyKey),
+      column(jobs, (j) => (j.concurrencyKey ? (j.concurrencyLimit ?? CONCURRENCY_LIMIT_DEFAULT) : null)),
+      column(jobs, (j) => j.rateLimit),
+      column(jobs, (j) => j.timeoutMs),
+      column(jobs, (j) => j.dedupe?.key),
+      column(jobs, (j) => j.dedupe?.seconds),
+      column(jobs, (j) => j.debounceKey),
+      // A graph's counts (0 for a job outside any, as the statement's COALESCE reads a missing one).
+      graph.size ? jobs.map((j) => graph.get(j.id)?.dependencies ?? 0) : null,
+      graph.size ? jobs.map((j) => graph.get(j.id)?.pending ?? 0) : null,
+      graph.size ? jobs.map((j) => graph.get(j.id)?.dependents ?? 0) : null,
+      column(jobs, (j) => j.runOnDependencyFailure || null),
+      column(jobs, (j) => j.traceParent),
     ],
   });
   const refused: Refused = new Map();

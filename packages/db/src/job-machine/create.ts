@@ -159,9 +159,8 @@ function column<T>(jobs: readonly NewJob[], value: (job: NewJob) => T | null | u
 
 async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob[], graph: ReadonlyMap<string, GraphCounts>): Promise<Refused> {
   // A batch without dedupe keys (every batch of plain jobs, every graph) runs a statement without the key's CTEs:
-  // its rows go from the input straight to the insert.
+  // its rows go from the input straight to the insert, in the input's order.
   const dedupe = jobs.some((j) => j.dedupe);
-  const accepted = dedupe ? "accepted" : "input";
   const { rows } = await client.query<{ refused: string[] | null }>({
     name: dedupe ? "conveyor-insert-jobs-dedupe" : "conveyor-insert-jobs",
     text: `WITH input AS (
@@ -193,13 +192,17 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
        SELECT id, org_id, type, 'pending', payload::jsonb, 0, max_retries, created_at, created_at, run_at, priority, replay_of, schedule_id,
               concurrency_key, concurrency_limit, rate_limit, timeout_ms, dedupe_key, debounce_key,
               COALESCE(dependencies, 0), COALESCE(dependencies_pending, 0), COALESCE(dependents, 0), COALESCE(run_on_dependency_failure, false), trace_parent
-         FROM ${accepted} ORDER BY n
+         FROM ${dedupe ? "accepted ORDER BY n" : "input"}
        -- The event's JSON from the new row's own columns (not from a copy of the whole row taken apart again).
        RETURNING id, org_id, type, priority, run_at, created_at, concurrency_key, concurrency_limit, rate_limit, debounce_key, dependencies_pending,
                  ${eventData("jobs")} AS data, CASE WHEN ${TENANT_JOB("jobs")} THEN octet_length(payload::text) END AS payload_bytes
      ), ${COUNT_CREATED}, searchable AS (
        INSERT INTO job_search (job_id, org_id, search_values)
-       SELECT id, org_id, search::text[] FROM ${accepted} WHERE left(type, 1) <> '_'
+       SELECT id, org_id, search::text[] FROM ${
+         // Without the keys' CTEs, the insert alone reads input (which Postgres then inlines, copying no row of it):
+         // the search values are unnested apart, three columns (an internal job has none).
+         dedupe ? "accepted WHERE left(type, 1) <> '_'" : "unnest($1::uuid[], $2::uuid[], $11::text[]) AS s(id, org_id, search) WHERE search IS NOT NULL"
+       }
      ), queued AS (
        INSERT INTO job_queue (job_id, type, org_id, priority, due_at, concurrency_key, concurrency_limit, rate_limit, debounce_key)
        SELECT id, type, org_id, priority, COALESCE(run_at, created_at), concurrency_key, concurrency_limit, rate_limit, debounce_key FROM inserted

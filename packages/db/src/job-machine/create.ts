@@ -107,7 +107,7 @@ async function insertGraph(tx: pg.PoolClient, jobs: readonly NewJob[]): Promise<
  * (docs/reference/tenants.md#usage-quotas-and-backpressure): jobs created and their payload bytes by organization, UTC
  * day of created_at and type, and the organization's stored payload bytes and pending jobs (every job is pending when
  * it is inserted). What the jobs insert trigger counted until the statement counted it itself (docs/reference/lifecycle.md#storage-and-leases):
- * no transition table of whole rows, and each payload turned into text once rather than once per row written. The
+ * no transition table of whole rows, and each payload turned into text once rather than once per usage table. The
  * usage rows before the stored rows, each in key order, as countUsage takes them; both after every other write of the
  * statement, where the trigger took them: CTEs that the final SELECT does not read run after it, the last written
  * first, so these two come right after `inserted`, before the CTEs written after them.

@@ -4,15 +4,17 @@
 // analyzed (a deployment's first burst, every bench run): the planner then rated the deployment-wide due index
 // (job_queue_due_idx, every waiting row by due time) as cheap and, reading all due rows of every type and sorting
 // them, each round cost as many rows as the backlog holds. That index serves the reads across types (the next due
-// time, the backlog count), which name its predicate in their own words (WAITING_ANY_TYPE).
+// time, the backlog count), which name its predicate in their own words (WAITING_ANY_TYPE). The worker protocol's
+// lease probe, which asks the same "has this type due jobs" of one organization, must probe one row per type too.
 import { createTestDatabase, type TestDatabase } from "@conveyor/testkit";
-import type pg from "pg";
+import pg from "pg";
 import {
   closeHandOverConnection,
   dueCandidates,
   findDueWork,
   handOver,
   handOverConnection,
+  leaseJobs,
   insertJobs,
   msUntilNextDue,
   newId,
@@ -89,5 +91,28 @@ it("still reads the next due time across types by the due index, and counts the 
     expect(after.job_queue_due_idx).toBeGreaterThan(before.job_queue_due_idx!);
   } finally {
     client.release();
+  }
+});
+
+it("probes one due row per type for a lease, not every due job of the organization", async () => {
+  // One connection, so that its statistics can be flushed and read after the lease's probe.
+  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  const client = await pool.connect();
+  try {
+    const before = await indexScans(client);
+    client.release();
+    // No sms job is due: the probe finds nothing and the lease starts nothing, beside the organization's 1,980 due emails.
+    const attempt = await leaseJobs(pool, { orgId, types: ["sms"], max: 10, workerId: newId(), leaseMs: 30_000 });
+    expect(attempt).toEqual({ jobs: [], contended: false });
+    const again = await pool.connect();
+    try {
+      const after = await indexScans(again);
+      // The waiting index's entries read (the due index's counter may still take the previous test's backlog count).
+      expect(after["job_queue_waiting_idx read"]! - before["job_queue_waiting_idx read"]!).toBeLessThan(200);
+    } finally {
+      again.release();
+    }
+  } finally {
+    await pool.end();
   }
 });

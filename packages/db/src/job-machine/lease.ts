@@ -132,8 +132,10 @@ async function probeLeasable(pool: pg.Pool, request: LeaseRequest): Promise<{ la
   const { rows } = await pool.query<{ lapsed: boolean; due: string[] }>(
     `SELECT EXISTS (SELECT 1 FROM worker_leases WHERE org_id = $1 AND type = ANY($2::text[])
                       AND expires_at < now() - ${LEASE_TAKE_OVER_GRACE_MS} * interval '1 millisecond') AS lapsed,
+            -- One due row probed per type: a scalar subquery with LIMIT 1, not EXISTS, which the planner ran as a semi-join
+            -- reading every due row of the organization (as typesWithDueJobs did, flow/dispatch.ts).
             ARRAY(SELECT t FROM unnest($2::text[]) AS t
-                   WHERE EXISTS (SELECT 1 FROM job_queue q WHERE q.type = t AND q.org_id = $1 AND q.dispatched_at IS NULL AND q.due_at <= now())) AS due`,
+                   WHERE (SELECT true FROM job_queue q WHERE q.type = t AND q.org_id = $1 AND q.dispatched_at IS NULL AND q.due_at <= now() LIMIT 1)) AS due`,
     [request.orgId, request.types],
   );
   return rows;

@@ -6,7 +6,13 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 export const repoRoot = path.resolve(__dirname, "../..");
-const tsx = pathToFileURL(path.join(repoRoot, "node_modules/tsx/dist/loader.mjs")).href;
+/** The command that runs a TypeScript entry point of the checkout `root` from source, through tsx's loader. */
+const fromSource = (entry: string, root = repoRoot): string[] => [
+  "--conditions=conveyor-source",
+  "--import",
+  pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href,
+  path.resolve(root, entry),
+];
 
 /**
  * The command that runs Conveyor's entry point `entry` (`apps/<app>/src/<file>.ts`, or a package's) from the checkout `root`: its
@@ -17,8 +23,7 @@ const tsx = pathToFileURL(path.join(repoRoot, "node_modules/tsx/dist/loader.mjs"
  * BENCH_FROM_SOURCE=1 runs the sources instead (a CPU profile then names source lines).
  */
 export function conveyorCommand(entry: string, root = repoRoot): string[] {
-  if (process.env.BENCH_FROM_SOURCE)
-    return ["--conditions=conveyor-source", "--import", pathToFileURL(path.join(root, "node_modules/tsx/dist/loader.mjs")).href, path.join(root, entry)];
+  if (process.env.BENCH_FROM_SOURCE) return fromSource(entry, root);
   buildApps(root);
   return [path.join(root, entry.replace("/src/", "/dist/").replace(/\.ts$/, ".js"))];
 }
@@ -46,7 +51,7 @@ export type Child = { proc: ChildProcess; pid: number; result: Promise<Record<st
 export function run(entry: string, env: Record<string, string>): Child {
   const conveyor = entry.startsWith("apps/");
   const profile = process.env.BENCH_CPU_PROF && conveyor ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const command = conveyor ? conveyorCommand(entry) : ["--conditions=conveyor-source", "--import", tsx, path.resolve(repoRoot, entry)];
+  const command = conveyor ? conveyorCommand(entry) : fromSource(entry);
   const proc = spawn(process.execPath, [...profile, ...command], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },

@@ -200,9 +200,9 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
        INSERT INTO job_search (job_id, org_id, search_values)
        SELECT id, org_id, search::text[] FROM ${
          // Without the keys' CTEs, the insert alone reads input (which Postgres then inlines, copying no row of it):
-         // the search values are unnested apart, three columns (an internal job has none).
-         dedupe ? "accepted WHERE left(type, 1) <> '_'" : "unnest($1::uuid[], $2::uuid[], $11::text[]) AS s(id, org_id, search) WHERE search IS NOT NULL"
-       }
+         // the search values are unnested apart, three columns. An internal job has none (null).
+         dedupe ? "accepted" : "unnest($1::uuid[], $2::uuid[], $11::text[]) AS s(id, org_id, search)"
+       } WHERE search IS NOT NULL
      ), queued AS (
        INSERT INTO job_queue (job_id, type, org_id, priority, due_at, concurrency_key, concurrency_limit, rate_limit, debounce_key)
        SELECT id, type, org_id, priority, COALESCE(run_at, created_at), concurrency_key, concurrency_limit, rate_limit, debounce_key FROM inserted
@@ -233,10 +233,10 @@ async function insertRows(client: pg.Pool | pg.PoolClient, jobs: readonly NewJob
       column(jobs, (j) => j.dedupe?.key),
       column(jobs, (j) => j.dedupe?.seconds),
       column(jobs, (j) => j.debounceKey),
-      // A graph's counts (0 for a job outside any, as the statement's COALESCE reads a missing one).
-      graph.size ? jobs.map((j) => graph.get(j.id)?.dependencies ?? 0) : null,
-      graph.size ? jobs.map((j) => graph.get(j.id)?.pending ?? 0) : null,
-      graph.size ? jobs.map((j) => graph.get(j.id)?.dependents ?? 0) : null,
+      // A graph's counts (a job outside any has none: the statement's COALESCE reads 0).
+      column(jobs, (j) => graph.get(j.id)?.dependencies),
+      column(jobs, (j) => graph.get(j.id)?.pending),
+      column(jobs, (j) => graph.get(j.id)?.dependents),
       column(jobs, (j) => j.runOnDependencyFailure || null),
       column(jobs, (j) => j.traceParent),
     ],
